@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Hops of the simulated chain that faults can target. */
+export const FaultTarget = z.enum(['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool']);
+export type FaultTarget = z.infer<typeof FaultTarget>;
+
+export const FaultKind = z.enum([
+  'latency', 'error', 'timeout', 'cpu_hog', 'tls_slow_handshake', 'gpu_oom', 'kv_cache_thrash', 'tcp_retransmit',
+]);
+export type FaultKind = z.infer<typeof FaultKind>;
+
+export const FaultRequest = z.object({
+  target: FaultTarget,
+  kind: FaultKind,
+  magnitude: z.number().optional(),
+  durationS: z.number().positive().max(3600).optional(),
+});
+export type FaultRequest = z.infer<typeof FaultRequest>;
+
+/** A fault as an annotation (what the proxy reads and the app marks on time series). */
+export const FaultAnnotation = z.object({
+  id: z.string(),
+  target: FaultTarget,
+  kind: FaultKind,
+  magnitude: z.number().optional(),
+  startMs: z.number(),
+  endMs: z.number().optional(),
+  active: z.boolean(),
+});
+export type FaultAnnotation = z.infer<typeof FaultAnnotation>;

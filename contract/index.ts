@@ -1,0 +1,7 @@
+// The HTTP contracts between Hopscope's parts, defined once as zod schemas; TypeScript types are inferred from them.
+// The proxy validates with these, the app imports them, the exporter and the chain produce them.
+export * from './common';
+export * from './kernel-events';
+export * from './traces';
+export * from './rca';
+export * from './faults';

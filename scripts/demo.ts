@@ -1,0 +1,115 @@
+/**
+ * The demo: starts every part of Hopscope on 127.0.0.1 (each declared in scripts/demo-parts/*.ts), waits until each
+ * answers, prints the URL to open, and on Ctrl-C stops every process group it started, leaving nothing behind.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DemoContext, DemoPart } from './demo-parts/types';
+
+const HELP = `Usage: npm start [-- --only name1,name2]
+
+Starts the Hopscope demo on 127.0.0.1 (no Docker): every part found in scripts/demo-parts/.
+  --only a,b   start only these parts
+  --help       this text
+Stop with Ctrl-C: every process started is stopped.`;
+
+const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+const onlyArg = argv.indexOf('--only');
+const only = onlyArg >= 0 ? new Set((argv[onlyArg + 1] ?? '').split(',').filter(Boolean)) : undefined;
+
+const root = join(import.meta.dirname, '..');
+const ctx: DemoContext = { root, dataDir: mkdtempSync(join(tmpdir(), 'hopscope-demo-')) };
+const children: Array<{ name: string; child: ChildProcess }> = [];
+let stopping = false;
+
+async function loadParts(): Promise<DemoPart[]> {
+  const dir = join(import.meta.dirname, 'demo-parts');
+  const parts: DemoPart[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'types.ts').sort()) {
+    const mod = (await import(join(dir, file))) as { part: (ctx: DemoContext) => DemoPart };
+    parts.push(mod.part(ctx));
+  }
+  return parts.filter((p) => !only || only.has(p.name)).sort((a, b) => a.order - b.order);
+}
+
+function prefixLines(name: string, stream: NodeJS.ReadableStream | null, out: NodeJS.WriteStream): void {
+  let buf = '';
+  stream?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const l of lines) out.write(`[${name}] ${l}\n`);
+  });
+}
+
+function start(part: DemoPart): ChildProcess {
+  // detached → own process group, so stopping kills the whole tree (tsx, bpftrace children…).
+  const child = spawn(part.command, part.args, { cwd: root, env: { ...process.env, ...part.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  prefixLines(part.name, child.stdout, process.stdout);
+  prefixLines(part.name, child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`[demo] ${part.name} exited (${signal ?? code}); stopping the demo`);
+    if (!stopping) void stopAll(1);
+  });
+  children.push({ name: part.name, child });
+  return child;
+}
+
+async function waitReady(part: DemoPart, timeoutMs = 60_000): Promise<void> {
+  if (!part.readyUrl) return;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !stopping) {
+    try {
+      const res = await fetch(part.readyUrl, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${part.name} did not answer ${part.readyUrl} within ${timeoutMs / 1000} s`);
+}
+
+async function stopAll(code: number): Promise<never> {
+  stopping = true;
+  for (const { child } of children) {
+    if (child.exitCode === null && child.pid) try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+  }
+  const deadline = Date.now() + 5000;
+  while (children.some(({ child }) => child.exitCode === null && child.signalCode === null) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const { child } of children) {
+    if (child.exitCode === null && child.signalCode === null && child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+  rmSync(ctx.dataDir, { recursive: true, force: true });
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+const parts = await loadParts();
+const openUrls: string[] = [];
+try {
+  for (const order of [...new Set(parts.map((p) => p.order))]) {
+    const group = parts.filter((p) => p.order === order);
+    const runnable: DemoPart[] = [];
+    for (const p of group) {
+      const ok = p.available ? await p.available() : true;
+      if (ok === true) runnable.push(p);
+      else console.log(`[demo] skipping ${p.name}: ${ok}`);
+    }
+    runnable.forEach(start);
+    await Promise.all(runnable.map((p) => waitReady(p)));
+    for (const p of runnable) if (p.openUrl) openUrls.push(p.openUrl);
+  }
+} catch (err) {
+  console.error(`[demo] ${(err as Error).message}`);
+  await stopAll(1);
+}
+console.log(`\n  Hopscope is running. Open: ${openUrls[0] ?? '(no UI part started)'}\n  Stop with Ctrl-C.\n`);
