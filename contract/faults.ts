@@ -14,6 +14,8 @@ export const FaultRequest = z.object({
   kind: FaultKind,
   magnitude: z.number().optional(),
   durationS: z.number().positive().max(3600).optional(),
+  /** Only this replica of the target (a pod name from the chain's topology); all replicas when absent. */
+  pod: z.string().optional(),
 });
 export type FaultRequest = z.infer<typeof FaultRequest>;
 
@@ -26,5 +28,9 @@ export const FaultAnnotation = z.object({
   startMs: z.number(),
   endMs: z.number().optional(),
   active: z.boolean(),
+  /** The replica hit, when the fault targeted one pod. */
+  pod: z.string().optional(),
+  /** Why a fault ended early or what it did (e.g. "nft table lg-… removed"). */
+  note: z.string().optional(),
 });
 export type FaultAnnotation = z.infer<typeof FaultAnnotation>;

@@ -5,3 +5,4 @@ export * from './kernel-events';
 export * from './traces';
 export * from './rca';
 export * from './faults';
+export * from './proxy';

@@ -1,0 +1,143 @@
+/**
+ * Holds the composite rules and the alerts, evaluates continuously, and pushes firing/resolved alerts to
+ * Alertmanager's v2 API when one is configured. State is per proxy instance (rules come back via PUT).
+ */
+import type pino from 'pino';
+import type { Alert, AlertRule, KernelEvent, SourceStatus } from '../../../contract';
+import { alertsFiring } from '../metrics';
+import { callJson, settle } from '../sources/http';
+import { eventsFromAll } from '../sources/exporters';
+import type { PromSeries } from '../sources/prometheus';
+import type { Sources } from '../sources';
+import { evaluateRule } from './evaluate';
+
+export const DEFAULT_RULES: AlertRule[] = [{
+  id: 'tls-slow-and-gpu-oom',
+  name: 'Slow TLS handshakes with a GPU allocation failure',
+  conditions: [
+    { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
+    { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
+  ],
+  withinMs: 5000, lookbackMs: 60_000, severity: 'critical', enabled: true,
+}];
+
+export class AlertManager {
+  rules: AlertRule[] = DEFAULT_RULES;
+  private active = new Map<string, Alert>();
+  private history: Alert[] = [];
+  evaluatedAt: number | null = null;
+  lastSources: SourceStatus[] = [];
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(private sources: Sources, private log: pino.Logger, private appBase = '/a/hopscope-rca-app') {}
+
+  start(intervalMs: number): void {
+    if (intervalMs <= 0) return;
+    this.timer = setInterval(() => { void this.evaluate(); }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  setRules(rules: AlertRule[]): void {
+    this.rules = rules;
+    // Alerts of removed rules resolve on the next evaluation.
+  }
+
+  list(): Alert[] {
+    return [...this.active.values(), ...this.history].sort((a, b) => b.startsAt - a.startsAt);
+  }
+
+  /** One evaluation round; concurrent callers share it. */
+  evaluate(now = Date.now()): Promise<void> {
+    this.running ??= this.round(now).finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
+  private link(pod: string | undefined, at: number, ruleId: string): string {
+    const from = at - 5 * 60_000;
+    const to = at + 60_000;
+    if (pod) {
+      const svc = this.sources.store.spansInWindow(from, to, 20_000).find((s) => s.resource['k8s.pod.name'] === pod)?.service;
+      if (svc) return `${this.appBase}/services/${encodeURIComponent(svc)}/pods/${encodeURIComponent(pod)}?from=${from}&to=${to}`;
+    }
+    return `${this.appBase}/alerts?rule=${encodeURIComponent(ruleId)}&from=${from}&to=${to}`;
+  }
+
+  private async round(now: number): Promise<void> {
+    const rules = this.rules.filter((r) => r.enabled);
+    const lookback = Math.max(0, ...rules.map((r) => r.lookbackMs));
+    const statuses: SourceStatus[] = [];
+    let events: KernelEvent[] = [];
+    if (rules.some((r) => r.conditions.some((c) => c.kind === 'kernel')) && this.sources.exporters.length) {
+      const k = await eventsFromAll(this.sources.exporters, { from: now - lookback, to: now, limit: 100_000 });
+      events = k.events;
+      statuses.push(...k.sources);
+    }
+    const metrics = new Map<string, PromSeries[] | Error>();
+    const exprs = [...new Set(rules.flatMap((r) => r.conditions.flatMap((c) => (c.kind === 'metric' ? [c.expr] : []))))];
+    if (exprs.length) {
+      const prom = this.sources.prometheus;
+      const s = await settle('prometheus', async () => {
+        await Promise.all(exprs.map(async (e) => {
+          if (!prom) { metrics.set(e, new Error('prometheus: not configured')); return; }
+          try { metrics.set(e, await prom.query(e, now)); } catch (err) { metrics.set(e, err as Error); }
+        }));
+        const firstErr = [...metrics.values()].find((v) => v instanceof Error) as Error | undefined;
+        if (firstErr) throw firstErr;
+      });
+      statuses.push(s.status);
+    }
+    const changed: Alert[] = [];
+    for (const rule of rules) {
+      const ruleEvents = events.filter((e) => e.ts >= now - rule.lookbackMs);
+      const v = evaluateRule(rule, { events: ruleEvents, metrics });
+      if (v.unknown) continue; // cannot tell: keep the current state rather than flap
+      const key = rule.id;
+      const cur = this.active.get(key);
+      if (v.firing && !cur) {
+        const a: Alert = { ruleId: rule.id, name: rule.name, state: 'firing', severity: rule.severity, startsAt: v.atMs ?? now, summary: v.summary, link: this.link(v.pod, v.atMs ?? now, rule.id), ...(v.pod ? { pod: v.pod } : {}) };
+        this.active.set(key, a);
+        changed.push(a);
+      } else if (!v.firing && cur) {
+        this.resolve(key, cur, now, changed);
+      } else if (cur) {
+        changed.push(cur); // Alertmanager needs firing alerts re-sent, or it resolves them itself
+      }
+    }
+    // Rules removed or disabled since the last round: their alerts resolve.
+    const live = new Set(rules.map((r) => r.id));
+    for (const [key, cur] of [...this.active]) if (!live.has(key)) this.resolve(key, cur, now, changed);
+    alertsFiring.set(this.active.size);
+    this.evaluatedAt = now;
+    if (this.sources.config.alertmanagerUrl && changed.length) statuses.push((await settle('alertmanager', () => this.push(changed))).status);
+    this.lastSources = statuses;
+  }
+
+  private resolve(key: string, cur: Alert, now: number, changed: Alert[]): void {
+    const done: Alert = { ...cur, state: 'resolved', endsAt: now };
+    this.active.delete(key);
+    this.history.unshift(done);
+    this.history.length = Math.min(this.history.length, 200);
+    changed.push(done);
+  }
+
+  private async push(alerts: Alert[]): Promise<void> {
+    const body = alerts.map((a) => ({
+      labels: { alertname: a.name.replace(/[^A-Za-z0-9_]/g, '_'), rule_id: a.ruleId, severity: a.severity, source: 'hopscope', ...(a.pod ? { pod: a.pod } : {}) },
+      annotations: { summary: a.summary, link: a.link },
+      startsAt: new Date(a.startsAt).toISOString(),
+      ...(a.endsAt ? { endsAt: new Date(a.endsAt).toISOString() } : {}),
+      generatorURL: a.link,
+    }));
+    const r = await callJson(`${this.sources.config.alertmanagerUrl}/api/v2/alerts`, {
+      source: 'alertmanager', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: this.sources.config.sourceTimeoutMs,
+    });
+    if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    this.log.debug({ n: alerts.length }, 'alerts pushed to alertmanager');
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The proxy's configuration: defaults from DESIGN.md, environment overrides, and a clear error for every bad value.
+ * One module so that the CLI, tests and the demo read the same rules.
+ */
+
+export interface ProxyConfig {
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** When set, every /api call needs `Authorization: Bearer <token>`. */
+  token?: string;
+  prometheusUrl?: string;
+  /** Unset → the embedded OTLP store is the trace source. */
+  tempoUrl?: string;
+  exporterUrls: string[];
+  chainControlUrl?: string;
+  alertmanagerUrl?: string;
+  /** Origins allowed by CORS; empty = CORS closed. */
+  corsOrigins: string[];
+  /** Largest request body accepted (bytes), JSON and OTLP protobuf alike. */
+  bodyLimitBytes: number;
+  /** Per-call deadline to any source. */
+  sourceTimeoutMs: number;
+  /** Embedded store bounds. */
+  storeMaxSpans: number;
+  storeMaxAgeMs: number;
+  storeMaxBytes: number;
+  /** Continuous alert evaluation period; 0 disables the loop. */
+  alertIntervalMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const DEFAULTS: ProxyConfig = {
+  host: '127.0.0.1',
+  port: 3301,
+  prometheusUrl: 'http://127.0.0.1:9090',
+  exporterUrls: ['http://127.0.0.1:3302'],
+  chainControlUrl: 'http://127.0.0.1:3319',
+  corsOrigins: [],
+  bodyLimitBytes: 10 * 1024 * 1024,
+  sourceTimeoutMs: 5000,
+  storeMaxSpans: 200_000,
+  storeMaxAgeMs: 60 * 60_000,
+  storeMaxBytes: 256 * 1024 * 1024,
+  alertIntervalMs: 5000,
+  logLevel: 'info',
+};
+
+/** Environment variables the proxy reads, with what they mean (used by --help too). */
+export const ENV_HELP: Record<string, string> = {
+  HOPSCOPE_PROXY_HOST: 'bind address (default 127.0.0.1; non-loopback needs a token)',
+  HOPSCOPE_PROXY_PORT: 'port (default 3301; 0 = any free port)',
+  HOPSCOPE_PROXY_TOKEN: 'bearer token required on /api when set',
+  HOPSCOPE_PROMETHEUS_URL: 'Prometheus base URL (default http://127.0.0.1:9090; "none" disables)',
+  HOPSCOPE_TEMPO_URL: 'Tempo base URL (unset = embedded OTLP store at POST /v1/traces)',
+  HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables)',
+  HOPSCOPE_CHAIN_CONTROL_URL: 'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
+  HOPSCOPE_ALERTMANAGER_URL: 'Alertmanager base URL; firing/resolved alerts are pushed to its v2 API when set',
+  HOPSCOPE_PROXY_CORS_ORIGINS: 'comma list of allowed CORS origins (default none: CORS closed)',
+  HOPSCOPE_PROXY_BODY_LIMIT: 'max request body in bytes (default 10485760)',
+  HOPSCOPE_SOURCE_TIMEOUT_MS: 'deadline per source call in ms (default 5000)',
+  HOPSCOPE_STORE_MAX_SPANS: 'embedded store: max spans kept (default 200000)',
+  HOPSCOPE_STORE_MAX_AGE_MS: 'embedded store: max span age in ms (default 3600000)',
+  HOPSCOPE_STORE_MAX_BYTES: 'embedded store: approximate max bytes of span data (default 268435456)',
+  HOPSCOPE_ALERT_INTERVAL_MS: 'alert evaluation period in ms (default 5000; 0 disables)',
+  HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
+};
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function parseUrl(name: string, raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not a URL (expected e.g. http://127.0.0.1:9090)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new ConfigError(`${name}: "${raw}" must use http or https, not ${u.protocol}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function parseInt0(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name}: "${raw}" is not a whole number`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name}: ${n} is out of range ${min}..${max}`);
+  return n;
+}
+
+function optionalUrl(name: string, raw: string | undefined, dflt: string | undefined): string | undefined {
+  if (raw === undefined) return dflt;
+  if (raw.trim() === '' || raw.trim() === 'none') return undefined;
+  return parseUrl(name, raw.trim());
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Reads the environment into a config; throws ConfigError with a message naming the variable. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig {
+  const c: ProxyConfig = { ...DEFAULTS, exporterUrls: [...DEFAULTS.exporterUrls] };
+  if (env.HOPSCOPE_PROXY_HOST !== undefined) {
+    const h = env.HOPSCOPE_PROXY_HOST.trim();
+    if (!h || /[\s/]/.test(h)) throw new ConfigError(`HOPSCOPE_PROXY_HOST: "${env.HOPSCOPE_PROXY_HOST}" is not a host name or address`);
+    c.host = h;
+  }
+  if (env.HOPSCOPE_PROXY_PORT !== undefined) c.port = parseInt0('HOPSCOPE_PROXY_PORT', env.HOPSCOPE_PROXY_PORT, 0, 65535);
+  if (env.HOPSCOPE_PROXY_TOKEN !== undefined) {
+    const t = env.HOPSCOPE_PROXY_TOKEN;
+    if (t === '') c.token = undefined;
+    else if (/\s/.test(t)) throw new ConfigError('HOPSCOPE_PROXY_TOKEN: must not contain whitespace');
+    else c.token = t;
+  }
+  c.prometheusUrl = optionalUrl('HOPSCOPE_PROMETHEUS_URL', env.HOPSCOPE_PROMETHEUS_URL, c.prometheusUrl);
+  c.tempoUrl = optionalUrl('HOPSCOPE_TEMPO_URL', env.HOPSCOPE_TEMPO_URL, undefined);
+  c.chainControlUrl = optionalUrl('HOPSCOPE_CHAIN_CONTROL_URL', env.HOPSCOPE_CHAIN_CONTROL_URL, c.chainControlUrl);
+  c.alertmanagerUrl = optionalUrl('HOPSCOPE_ALERTMANAGER_URL', env.HOPSCOPE_ALERTMANAGER_URL, undefined);
+  if (env.HOPSCOPE_EXPORTER_URLS !== undefined) {
+    const raw = env.HOPSCOPE_EXPORTER_URLS.trim();
+    c.exporterUrls = raw === '' || raw === 'none'
+      ? []
+      : raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => parseUrl('HOPSCOPE_EXPORTER_URLS', s));
+  }
+  if (env.HOPSCOPE_PROXY_CORS_ORIGINS !== undefined) {
+    c.corsOrigins = env.HOPSCOPE_PROXY_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean)
+      .map((s) => (s === '*' ? s : parseUrl('HOPSCOPE_PROXY_CORS_ORIGINS', s)));
+  }
+  if (env.HOPSCOPE_PROXY_BODY_LIMIT !== undefined) c.bodyLimitBytes = parseInt0('HOPSCOPE_PROXY_BODY_LIMIT', env.HOPSCOPE_PROXY_BODY_LIMIT, 1024, 1024 ** 3);
+  if (env.HOPSCOPE_SOURCE_TIMEOUT_MS !== undefined) c.sourceTimeoutMs = parseInt0('HOPSCOPE_SOURCE_TIMEOUT_MS', env.HOPSCOPE_SOURCE_TIMEOUT_MS, 50, 600_000);
+  if (env.HOPSCOPE_STORE_MAX_SPANS !== undefined) c.storeMaxSpans = parseInt0('HOPSCOPE_STORE_MAX_SPANS', env.HOPSCOPE_STORE_MAX_SPANS, 100, 100_000_000);
+  if (env.HOPSCOPE_STORE_MAX_AGE_MS !== undefined) c.storeMaxAgeMs = parseInt0('HOPSCOPE_STORE_MAX_AGE_MS', env.HOPSCOPE_STORE_MAX_AGE_MS, 1000, 30 * 24 * 3600_000);
+  if (env.HOPSCOPE_STORE_MAX_BYTES !== undefined) c.storeMaxBytes = parseInt0('HOPSCOPE_STORE_MAX_BYTES', env.HOPSCOPE_STORE_MAX_BYTES, 65536, 64 * 1024 ** 3);
+  if (env.HOPSCOPE_ALERT_INTERVAL_MS !== undefined) c.alertIntervalMs = parseInt0('HOPSCOPE_ALERT_INTERVAL_MS', env.HOPSCOPE_ALERT_INTERVAL_MS, 0, 3600_000);
+  if (env.HOPSCOPE_LOG_LEVEL !== undefined) {
+    if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL)) throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
+    c.logLevel = env.HOPSCOPE_LOG_LEVEL;
+  }
+  return c;
+}
+
+/** Rules that involve more than one value; run on the final config (env + overrides). */
+export function validateConfig(c: ProxyConfig): ProxyConfig {
+  if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) throw new ConfigError(`port: ${c.port} is out of range 0..65535`);
+  if (!isLoopback(c.host) && !c.token) {
+    throw new ConfigError(
+      `refusing to bind ${c.host} without a token: a non-loopback address exposes traces and metrics to the network. ` +
+        'Set HOPSCOPE_PROXY_TOKEN, or bind 127.0.0.1.',
+    );
+  }
+  return c;
+}
+
+export function loadConfig(overrides: Partial<ProxyConfig> = {}, env: NodeJS.ProcessEnv = process.env): ProxyConfig {
+  return validateConfig({ ...configFromEnv(env), ...overrides });
+}

@@ -1,0 +1,50 @@
+/** Errors as `{error: {code, message}}` JSON, thrown by routes and turned into responses in one place. */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+
+export class HttpError extends Error {
+  constructor(public status: number, public code: string, message: string, public details?: unknown) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, details?: unknown): HttpError => new HttpError(400, 'bad_request', message, details);
+export const notFound = (message: string): HttpError => new HttpError(404, 'not_found', message);
+export const notImplemented = (message: string): HttpError => new HttpError(501, 'not_implemented', message);
+
+export function errorBody(code: string, message: string, details?: unknown): { error: { code: string; message: string; details?: unknown } } {
+  return { error: details === undefined ? { code, message } : { code, message, details } };
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json(errorBody('not_found', `no route for ${req.method} ${req.path}`));
+};
+
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) return;
+  if (err instanceof HttpError) {
+    res.status(err.status).json(errorBody(err.code, err.message, err.details));
+    return;
+  }
+  // body-parser / raw-body errors carry `type` and `status`.
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e.type === 'entity.too.large') {
+    res.status(413).json(errorBody('payload_too_large', `request body exceeds the limit (${e.message ?? ''})`));
+    return;
+  }
+  if (e.type === 'entity.parse.failed') {
+    res.status(400).json(errorBody('bad_request', `malformed JSON body: ${e.message ?? ''}`));
+    return;
+  }
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    res.status(e.status).json(errorBody('bad_request', e.message ?? 'bad request'));
+    return;
+  }
+  req.log?.error({ err }, 'unhandled error');
+  res.status(500).json(errorBody('internal', 'internal error; see the proxy log'));
+};
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    log?: import('pino').Logger;
+  }
+}

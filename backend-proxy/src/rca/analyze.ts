@@ -1,0 +1,382 @@
+/**
+ * One trace → per-hop anomaly accounting: the anchor (the span that failed or breached its SLO), its critical path,
+ * each on-path span's exclusive time and client→server gap against the baseline, error/timeout origins, kernel
+ * events joined by pod+window and by trace id, and broken context propagation. Scoring is left to the callers
+ * (per trace and per window), which add these accounts up differently.
+ */
+import type { Evidence, Span } from '../../../contract';
+import { type Baseline, opKey } from './baseline';
+import type { RcaConfig } from './config';
+import { type KernelIndex, eventsInWindow } from './kernel';
+import { lambdaFor } from './lambda';
+import { robustZ } from './stats';
+import { type TraceTree, buildTree, criticalPath, podOf } from './tree';
+
+export interface HopAccount {
+  service: string;
+  pod: string;
+  /** λ-weighted significant excess on the critical path (ms). */
+  weightedExcessMs: number;
+  selfMs: number;
+  baselineMs: number;
+  hasBaseline: boolean;
+  onPathMs: number;
+  /** 0…1: this hop is where an error/timeout started. */
+  errorScore: number;
+  /** Broken propagation seen at this hop (count). */
+  propagationBreaks: number;
+  /** Kernel event indexes joined here; `strong` ones matched by trace id. */
+  kernel: Map<number, 'window' | 'trace'>;
+  /** Network-side kernel events count only when the hop's gap or self time is anomalous. */
+  spanId?: string;
+  operation?: string;
+  bestExcessMs: number;
+  evidence: Evidence[];
+}
+
+export interface PathItem {
+  spanId: string;
+  service: string;
+  pod: string;
+  operation: string;
+  kind: Span['kind'];
+  status: Span['status'];
+  startMs: number;
+  endMs: number;
+  durationMs: number;
+  selfMs: number;
+  onPathMs: number;
+  gapMs?: number;
+  baselineSelfMs?: number;
+  skewCorrectedMs?: number;
+}
+
+export interface TraceAnalysis {
+  traceId?: string;
+  tree: TraceTree;
+  anchor: number;
+  anchorReason: string;
+  anchorDurationMs: number;
+  criticalPath: PathItem[];
+  hops: Map<string, HopAccount>;
+  missing: string[];
+}
+
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+export const fmtMs = (x: number): string => (x >= 100 ? `${Math.round(x)} ms` : x >= 10 ? `${x.toFixed(1)} ms` : `${x.toFixed(2)} ms`);
+const isBad = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
+
+export const hopKey = (service: string, pod: string): string => `${service}\u001f${pod}`;
+
+export function peerOf(s: Span): string | undefined {
+  for (const k of ['peer.service', 'server.address', 'net.peer.name', 'hopscope.peer']) {
+    const v = s.attributes[k];
+    if (typeof v === 'string' && v) return v;
+  }
+  return undefined;
+}
+
+export interface AnalyzeContext {
+  baseline?: Baseline;
+  kernel?: KernelIndex;
+  config: RcaConfig;
+}
+
+export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis {
+  const { baseline, kernel, config: c } = ctx;
+  const t = buildTree(spans, c.asyncToleranceMs);
+  const n = spans.length;
+  const missing: string[] = [];
+  const hops = new Map<string, HopAccount>();
+  const hop = (service: string, pod: string): HopAccount => {
+    const k = hopKey(service, pod);
+    let h = hops.get(k);
+    if (!h) {
+      h = { service, pod, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, hasBaseline: true, onPathMs: 0, errorScore: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [] };
+      hops.set(k, h);
+    }
+    return h;
+  };
+  const hopOfSpan = (i: number): HopAccount => hop(spans[i].service, podOf(spans[i]));
+  /** Where a client span's own time belongs: the callee (network side into it), or the unnamed peer it called. */
+  const calleeOf = (i: number): HopAccount => {
+    const sc = t.serverChild[i];
+    if (sc >= 0) return hopOfSpan(sc);
+    return hop(peerOf(spans[i]) ?? `${spans[i].name} (no span)`, 'unknown');
+  };
+
+  // Subtree sizes (reverse BFS) pick the main root: the one holding most of the trace.
+  const size = new Int32Array(n).fill(1);
+  for (let q = t.order.length - 1; q >= 0; q--) {
+    const i = t.order[q];
+    if (t.parent[i] >= 0) size[t.parent[i]] += size[i];
+  }
+  let root = t.roots[0];
+  for (const r of t.roots) if (size[r] > size[root] || (size[r] === size[root] && t.start[r] < t.start[root])) root = r;
+
+  // Anchor: the root if it failed or breached its SLO, else the shallowest span that timed out, failed or breached.
+  const sloOf = (i: number): number | undefined => {
+    const s = spans[i];
+    const explicit = c.sloMs[s.service];
+    if (explicit !== undefined) return explicit;
+    const b = baseline?.ops[opKey(s)];
+    return b && b.duration.count >= 5 ? b.duration.p99 * c.sloFactor : undefined;
+  };
+  const breach = (i: number): boolean => {
+    const slo = sloOf(i);
+    return slo !== undefined && t.end[i] - t.start[i] > slo;
+  };
+  let anchor = root;
+  let anchorReason = 'trace root';
+  const rootSpan = spans[root];
+  if (rootSpan.status === 'timeout') anchorReason = 'the root span timed out';
+  else if (rootSpan.status === 'error') anchorReason = 'the root span failed';
+  else if (breach(root)) anchorReason = `the root span breached its SLO (${fmtMs(sloOf(root)!)})`;
+  else {
+    const inRoot = new Uint8Array(n);
+    inRoot[root] = 1;
+    let found = -1;
+    let foundRank = 9;
+    for (const i of t.order) {
+      if (i !== root && t.parent[i] >= 0 && inRoot[t.parent[i]]) inRoot[i] = 1;
+      if (i === root || !inRoot[i]) continue;
+      const rank = spans[i].status === 'timeout' ? 0 : spans[i].status === 'error' ? 1 : breach(i) ? 2 : 9;
+      if (rank < foundRank) {
+        found = i;
+        foundRank = rank;
+      }
+      if (foundRank === 0) break;
+    }
+    if (found >= 0) {
+      anchor = found;
+      anchorReason = ['a span timed out', 'a span failed', 'a span breached its SLO'][foundRank];
+    }
+  }
+  const anchorDurationMs = Math.max(t.cEnd[anchor] - t.cStart[anchor], 1e-6);
+
+  // Critical path under the anchor, per span time on it.
+  const segs = criticalPath(t, anchor);
+  const onPath = new Map<number, number>();
+  const firstSeen: number[] = [];
+  for (const sg of segs) {
+    if (!onPath.has(sg.index)) firstSeen.push(sg.index);
+    onPath.set(sg.index, (onPath.get(sg.index) ?? 0) + (sg.endMs - sg.startMs));
+  }
+  // Spans whose own time is on the path, but also zero-width ancestors of path spans (a server span entirely
+  // covered by its children still frames them), in order of first appearance.
+  const pathItems: PathItem[] = [];
+  const noBaselineOps = new Set<string>();
+  const kernelWindows: Array<[HopAccount, string, number | undefined, number, number]> = [];
+  const pidOf = (s: Span): number | undefined => {
+    const p = s.resource['process.pid'];
+    return typeof p === 'number' ? p : undefined;
+  };
+
+  const spanExcess = (i: number): { excess: number; z: number } => {
+    const s = spans[i];
+    const b = baseline?.ops[opKey(s)];
+    const on = onPath.get(i) ?? 0;
+    if (!b) return { excess: on * 0.5, z: NaN };
+    const z = robustZ(t.self[i], b.self, c.madFloorRatio);
+    return { excess: z >= c.zThreshold && t.self[i] - b.self.median >= c.minExcessMs ? Math.min(t.self[i] - b.self.median, on) : 0, z };
+  };
+  // A caller whose calls to several different services all show a grown client→server gap is itself slow on the
+  // client side (CPU starvation, connection pool, its own egress): blame it, not each callee.
+  const gapByCaller = new Map<string, Map<string, number>>();
+  for (const i of firstSeen) {
+    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || !baseline?.ops[opKey(spans[i])]) continue;
+    const { excess } = spanExcess(i);
+    if (excess <= 0) continue;
+    const ck = hopKey(spans[i].service, podOf(spans[i]));
+    let m = gapByCaller.get(ck);
+    if (!m) gapByCaller.set(ck, (m = new Map()));
+    const callee = spans[t.serverChild[i]].service;
+    m.set(callee, Math.max(m.get(callee) ?? 0, excess));
+  }
+  const blamedCallers = new Set<string>();
+  for (const [ck, m] of gapByCaller) {
+    const max = Math.max(...m.values());
+    if ([...m.values()].filter((v) => v >= 0.25 * max).length >= 2) blamedCallers.add(ck);
+  }
+
+  for (const i of firstSeen) {
+    const s = spans[i];
+    const self = t.self[i];
+    const on = onPath.get(i) ?? 0;
+    const b = baseline?.ops[opKey(s)];
+    const item: PathItem = {
+      spanId: s.spanId, service: s.service, pod: podOf(s), operation: s.name, kind: s.kind, status: s.status,
+      startMs: s.startMs, endMs: s.endMs, durationMs: round(s.endMs - s.startMs), selfMs: round(self), onPathMs: round(on),
+    };
+    if (!Number.isNaN(t.gap[i])) item.gapMs = round(t.gap[i]);
+    if (b) item.baselineSelfMs = round(b.self.median);
+    if (t.skewMs[i] !== 0) item.skewCorrectedMs = round(t.skewMs[i]);
+    pathItems.push(item);
+
+    const callerSide = s.kind === 'client' && t.serverChild[i] >= 0 && blamedCallers.has(hopKey(s.service, podOf(s)));
+    const isClient = s.kind === 'client' && !callerSide;
+    const h = isClient ? calleeOf(i) : hopOfSpan(i);
+    h.onPathMs += on;
+    h.selfMs += self;
+    // Without a baseline all of the span's own time on the path is suspect, at half weight, and we say so.
+    const { excess, z } = spanExcess(i);
+    if (b) h.baselineMs += b.self.median;
+    else {
+      h.hasBaseline = false;
+      noBaselineOps.add(`${s.service} ${s.kind} "${s.name}"`);
+    }
+    const { lambda, reasons } = lambdaFor(s.kind === 'client' && t.serverChild[i] >= 0 ? spans[t.serverChild[i]] : s, c);
+    if (excess > 0) {
+      h.weightedExcessMs += excess * lambda;
+      if (excess > h.bestExcessMs) {
+        h.bestExcessMs = excess;
+        h.spanId = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].spanId : s.spanId;
+        h.operation = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].name : s.name;
+      }
+      const base = b
+        ? ` vs ${fmtMs(b.self.median)} usually (median of ${b.self.count} healthy; z=${z.toFixed(1)})`
+        : ' (no baseline for this operation: counted at half weight)';
+      const why = reasons.length ? `; ${reasons.join('; ')}` : '';
+      if (isClient) {
+        const callee = t.serverChild[i] >= 0 ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;
+        h.evidence.push({
+          kind: t.serverChild[i] >= 0 ? 'client_server_gap' : 'unanswered_call',
+          summary: `${s.service} → ${h.service}: ${fmtMs(self)} between the client span "${s.name}" and ${callee}${base}; network, TLS or queueing${why}`,
+          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
+        });
+      } else if (callerSide) {
+        h.evidence.push({
+          kind: 'client_side_delay',
+          summary: `${s.service} → ${spans[t.serverChild[i]].service}: ${fmtMs(self)} between the client span "${s.name}" and the server span${base}; ${s.service}'s calls to ${gapByCaller.get(hopKey(s.service, podOf(s)))!.size} services are all slow to leave it (CPU, client pool or its egress)${why}`,
+          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
+        });
+      } else {
+        h.evidence.push({
+          kind: 'self_time',
+          summary: `${s.service} "${s.name}" spent ${fmtMs(self)} in itself${base}; ${fmtMs(excess)} of it above baseline on the critical path${why}`,
+          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
+        });
+      }
+    }
+    // Kernel joins use the span's own clock (the node's), not the skew-corrected window.
+    kernelWindows.push([h, podOf(s), pidOf(s), s.startMs, s.endMs]);
+    if (isClient && t.serverChild[i] >= 0) {
+      const sc = spans[t.serverChild[i]];
+      kernelWindows.push([h, podOf(sc), pidOf(sc), s.startMs - t.skewMs[t.serverChild[i]] + t.skewMs[i], s.endMs - t.skewMs[t.serverChild[i]] + t.skewMs[i]]);
+    }
+  }
+  if (noBaselineOps.size) {
+    const list = [...noBaselineOps].sort();
+    missing.push(`baseline for ${list.length} operation(s): ${list.slice(0, 5).join(', ')}${list.length > 5 ? ', …' : ''}`);
+  }
+
+  // Error and timeout origins under the anchor: a failed span none of whose synchronous children failed.
+  const inAnchor = new Uint8Array(n);
+  inAnchor[anchor] = 1;
+  for (const i of t.order) if (i !== anchor && t.parent[i] >= 0 && inAnchor[t.parent[i]]) inAnchor[i] = 1;
+  for (let i = 0; i < n; i++) {
+    if (!inAnchor[i] || !isBad(spans[i])) continue;
+    if (t.children[i].some((ch) => isBad(spans[ch]))) continue;
+    const s = spans[i];
+    const isClient = s.kind === 'client';
+    const h = isClient ? calleeOf(i) : hopOfSpan(i);
+    const b = baseline?.ops[opKey(s)];
+    const usual = b ? b.errorRate : 0;
+    const weight = s.status === 'timeout' ? 1 : Math.max(0, 1 - usual);
+    h.errorScore = Math.max(h.errorScore, weight);
+    if (h.bestExcessMs === -Infinity || !h.spanId) {
+      h.spanId = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].spanId : s.spanId;
+      h.operation = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].name : s.name;
+    }
+    const msg = s.statusMessage ? `: ${s.statusMessage}` : '';
+    const dur = fmtMs(s.endMs - s.startMs);
+    let summary: string;
+    if (isClient && s.status === 'timeout') {
+      const sc = t.serverChild[i];
+      summary = sc >= 0
+        ? `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; ${h.service}'s span ran ${fmtMs(spans[sc].endMs - spans[sc].startMs)}`
+        : `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; no span from ${h.service} arrived`;
+    } else if (isClient) {
+      summary = `${s.service}'s call "${s.name}" to ${h.service} failed after ${dur}${msg} (${t.serverChild[i] >= 0 ? 'the server span did not fail: network side' : 'no server span'})`;
+    } else {
+      summary = `${s.service} "${s.name}" ${s.status === 'timeout' ? 'timed out' : 'failed'} after ${dur}${msg}; the first failure on its branch (its children did not fail)`;
+    }
+    if (usual > 0) summary += `; ${(usual * 100).toFixed(1)}% of healthy calls fail too`;
+    h.evidence.push({ kind: s.status === 'timeout' ? 'timeout' : 'error', summary, spanId: s.spanId });
+    kernelWindows.push([h, podOf(s), pidOf(s), s.startMs, s.endMs]);
+  }
+
+  // Kernel events: by pod (or pid) inside each on-path span's window, and by trace id wherever they happened.
+  if (kernel && kernel.events.length) {
+    const buf: number[] = [];
+    for (const [h, pod, pid, from, to] of kernelWindows) {
+      buf.length = 0;
+      eventsInWindow(kernel, pod, pid, from, to, c.kernelSlackMs, buf);
+      for (const e of buf) if (!h.kernel.has(e)) h.kernel.set(e, 'window');
+    }
+    const traceId = spans[anchor].traceId;
+    const byTrace = kernel.byTrace.get(traceId);
+    if (byTrace) {
+      const podService = new Map<string, string>();
+      for (const s of spans) if (!podService.has(podOf(s))) podService.set(podOf(s), s.service);
+      let unplaced = 0;
+      for (const e of byTrace) {
+        const ev = kernel.events[e];
+        const svc = ev.pod ? podService.get(ev.pod) : undefined;
+        if (svc === undefined) { unplaced++; continue; }
+        hop(svc, ev.pod!).kernel.set(e, 'trace');
+      }
+      if (unplaced) missing.push(`pod of ${unplaced} kernel event(s) carrying this trace id (no span of this trace ran on it)`);
+    }
+  }
+
+  // Broken context propagation.
+  const propagation = (h: HopAccount, summary: string, extra: Record<string, unknown>): void => {
+    h.propagationBreaks++;
+    h.evidence.push({ kind: 'broken_propagation', summary, ...extra });
+  };
+  for (const o of t.orphans) {
+    const s = spans[o];
+    const text = `span ${s.parentSpanId} (parent of ${s.service} "${s.name}"): dropped, or context propagation broke before ${s.service}`;
+    missing.push(text);
+    propagation(hopOfSpan(o), `${s.service} "${s.name}" names parent ${s.parentSpanId}, which is not in the trace: context propagation broke or a span was dropped`, { spanId: s.spanId });
+  }
+  const parentless = t.roots.filter((r) => spans[r].parentSpanId === undefined);
+  if (parentless.length > 1) {
+    missing.push(`a single root: ${parentless.length} spans start the trace (${parentless.slice(0, 3).map((r) => `${spans[r].service} "${spans[r].name}"`).join(', ')}): a hop restarted the trace context`);
+  }
+  if (spans[root].parentSpanId !== undefined) missing.push(`the trace's root span (the earliest span names parent ${spans[root].parentSpanId})`);
+  for (let i = 0; i < n; i++) {
+    const s = spans[i];
+    if (s.kind !== 'client' || t.serverChild[i] >= 0 || t.async[i]) continue;
+    const b = baseline?.ops[opKey(s)];
+    // Calls to uninstrumented dependencies (databases…) never had a server span: only flag what healthy traffic had.
+    if (b && !b.gap) continue;
+    if (!b && peerOf(s) === undefined && !isBad(s)) continue;
+    const peer = peerOf(s) ?? 'its server';
+    missing.push(`server span for ${s.service}'s call "${s.name}" to ${peer}`);
+    propagation(calleeOf(i), `${s.service} called ${peer} ("${s.name}", ${fmtMs(s.endMs - s.startMs)}) but no server span joined the trace: uninstrumented hop or lost traceparent`, { spanId: s.spanId });
+  }
+  if (c.expectedEdges.length) {
+    const edges = new Set(c.expectedEdges.map(([a, b]) => `${a}\u001f${b}`));
+    const via = new Map<string, string[]>();
+    for (const [a, x] of c.expectedEdges) for (const [x2, b] of c.expectedEdges) if (x === x2 && !edges.has(`${a}\u001f${b}`)) {
+      const k = `${a}\u001f${b}`;
+      via.set(k, [...(via.get(k) ?? []), x]);
+    }
+    const reported = new Set<string>();
+    for (let i = 0; i < n; i++) {
+      let p = t.parent[i];
+      while (p >= 0 && spans[p].service === spans[i].service) p = t.parent[p];
+      if (p < 0 || t.parent[i] < 0 || spans[t.parent[i]].service === spans[i].service) continue;
+      const k = `${spans[p].service}\u001f${spans[i].service}`;
+      const between = via.get(k);
+      if (!between || reported.has(k)) continue;
+      reported.add(k);
+      missing.push(`a span from ${between.join(' or ')} between ${spans[p].service} and ${spans[i].service}`);
+      for (const x of between) propagation(hop(x, 'unknown'), `${spans[p].service} reached ${spans[i].service} directly, but the topology routes it through ${x}: ${x} is uninstrumented or dropped the context`, { spanId: spans[i].spanId });
+    }
+  }
+
+  return { traceId: spans[anchor].traceId, tree: t, anchor, anchorReason, anchorDurationMs, criticalPath: pathItems, hops, missing };
+}

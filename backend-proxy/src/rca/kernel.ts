@@ -1,0 +1,96 @@
+/**
+ * Kernel events indexed for joins: by pod (sorted by time, binary-searched per span window), by pid for events the
+ * exporter could not map to a pod, and by trace id for events whose probe saw a traceparent.
+ */
+import type { KernelEvent } from '../../../contract';
+import type { RcaConfig } from './config';
+
+export interface KernelIndex {
+  events: KernelEvent[];
+  byPod: Map<string, { ts: Float64Array; idx: Int32Array }>;
+  byPid: Map<number, { ts: Float64Array; idx: Int32Array }>;
+  byTrace: Map<string, number[]>;
+  /** Longest event duration: widens the window search so long events that started earlier still join. */
+  maxDurationMs: number;
+}
+
+function sortedIndex(list: number[], events: KernelEvent[]): { ts: Float64Array; idx: Int32Array } {
+  list.sort((a, b) => events[a].ts - events[b].ts || a - b);
+  return { ts: Float64Array.from(list, (i) => events[i].ts), idx: Int32Array.from(list) };
+}
+
+export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
+  const pods = new Map<string, number[]>();
+  const pids = new Map<number, number[]>();
+  const byTrace = new Map<string, number[]>();
+  let maxDurationMs = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    if (e.pod) {
+      let l = pods.get(e.pod);
+      if (!l) pods.set(e.pod, (l = []));
+      l.push(i);
+    } else {
+      let l = pids.get(e.pid);
+      if (!l) pids.set(e.pid, (l = []));
+      l.push(i);
+    }
+    if (e.traceId) {
+      let l = byTrace.get(e.traceId);
+      if (!l) byTrace.set(e.traceId, (l = []));
+      l.push(i);
+    }
+    if (e.durationMs && e.durationMs > maxDurationMs) maxDurationMs = e.durationMs;
+  }
+  const byPod = new Map<string, { ts: Float64Array; idx: Int32Array }>();
+  for (const [k, l] of pods) byPod.set(k, sortedIndex(l, events));
+  const byPid = new Map<number, { ts: Float64Array; idx: Int32Array }>();
+  for (const [k, l] of pids) byPid.set(k, sortedIndex(l, events));
+  return { events, byPod, byPid, byTrace, maxDurationMs };
+}
+
+function lowerBound(a: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Event indexes of `pod` (or, failing that, `pid`) whose [ts − duration, ts] overlaps [from, to] ± slack. */
+export function eventsInWindow(k: KernelIndex, pod: string, pid: number | undefined, from: number, to: number, slackMs: number, out: number[]): void {
+  const lists = [k.byPod.get(pod), pid === undefined ? undefined : k.byPid.get(pid)];
+  for (const l of lists) {
+    if (!l) continue;
+    const lo = from - slackMs;
+    const hi = to + slackMs + k.maxDurationMs;
+    for (let j = lowerBound(l.ts, lo); j < l.ts.length && l.ts[j] <= hi; j++) {
+      const e = k.events[l.idx[j]];
+      if (e.ts - (e.durationMs ?? 0) <= to + slackMs) out.push(l.idx[j]);
+    }
+  }
+}
+
+/** How bad one event is, 0 (routine) … 1, and why; routine events (a fast handshake) do not count as evidence. */
+export function eventSeverity(e: KernelEvent, c: RcaConfig): number {
+  switch (e.type) {
+    case 'gpu_alloc_fail':
+      return 1;
+    case 'tcp_connect_fail':
+      return 0.6;
+    case 'tcp_retransmit':
+      return 0.3;
+    case 'tls_handshake':
+      return (e.durationMs ?? 0) >= c.slowTlsMs ? 0.5 : 0;
+    case 'tcp_connect':
+      return (e.durationMs ?? 0) >= c.slowConnectMs ? 0.4 : 0;
+    default:
+      return 0;
+  }
+}
+
+/** Kernel event types that explain network-side delay (joined to client→server gaps). */
+export const NETWORK_EVENTS = new Set(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail', 'tls_handshake']);

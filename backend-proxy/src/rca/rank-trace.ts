@@ -1,0 +1,42 @@
+/** Root cause of one trace: pure, deterministic (apart from `tookMs`), no I/O. */
+import type { KernelEvent, RcaAnswer, Span } from '../../../contract';
+import { analyzeTrace } from './analyze';
+import type { Baseline } from './baseline';
+import { type RcaConfigInput, resolveConfig } from './config';
+import { type KernelIndex, indexKernelEvents } from './kernel';
+import { rankScored, scoreHop } from './score';
+
+export interface RankTraceInput {
+  spans: Span[];
+  baseline?: Baseline;
+  /** Raw events, or an index built once with `indexKernelEvents` when ranking many traces against the same events. */
+  kernelEvents?: KernelEvent[] | KernelIndex;
+  config?: RcaConfigInput;
+}
+
+export type TraceRcaAnswer = RcaAnswer & { anchor?: { spanId: string; reason: string; durationMs: number } };
+
+const isIndex = (k: KernelEvent[] | KernelIndex): k is KernelIndex => !Array.isArray(k);
+
+export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
+  const t0 = performance.now();
+  const config = resolveConfig(input.config);
+  if (!input.spans.length) {
+    return { tookMs: performance.now() - t0, criticalPath: [], candidates: [], missing: ['spans: the trace is empty'] };
+  }
+  const kernel = input.kernelEvents === undefined ? undefined : isIndex(input.kernelEvents) ? input.kernelEvents : indexKernelEvents(input.kernelEvents);
+  const a = analyzeTrace(input.spans, { baseline: input.baseline, kernel, config });
+  const missing = [...a.missing];
+  if (!input.baseline) missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
+  if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
+  const scored = [...a.hops.values()].map((h) => scoreHop(h, a.anchorDurationMs, kernel?.events, config));
+  const anchorSpan = input.spans[a.anchor];
+  return {
+    traceId: a.traceId,
+    tookMs: performance.now() - t0,
+    anchor: { spanId: anchorSpan.spanId, reason: a.anchorReason, durationMs: Math.round(a.anchorDurationMs * 1000) / 1000 },
+    criticalPath: a.criticalPath,
+    candidates: rankScored(scored, config),
+    missing,
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * Root cause of an incident window: every trace analysed as in `rankTrace`, the per-hop anomaly accounts summed
+ * over the window (excess time, error origins, kernel events, propagation breaks), and traces that continue other
+ * traces (split by a hop that restarted the context) reported. Pure and deterministic apart from `tookMs`.
+ */
+import type { Evidence, KernelEvent, RcaAnswer, Span } from '../../../contract';
+import { type HopAccount, analyzeTrace, fmtMs, hopKey } from './analyze';
+import { buildBaseline } from './background';
+import { type Baseline, groupByTrace } from './baseline';
+import { type RcaConfigInput, resolveConfig } from './config';
+import { indexKernelEvents } from './kernel';
+import { rankScored, scoreHop } from './score';
+
+export interface RankWindowInput {
+  /** Traces as span lists, or all spans mixed (grouped by trace id here). */
+  traces: Span[][] | Span[];
+  /** A baseline, or healthy spans to build one from; absent: the window is compared with its own medians. */
+  baseline?: Baseline | Span[] | Span[][];
+  kernelEvents?: KernelEvent[];
+  config?: RcaConfigInput;
+}
+
+export type WindowRcaAnswer = RcaAnswer & {
+  window: { traces: number; spans: number; fromMs?: number; toMs?: number; anomalousTraces: number };
+};
+
+const isBaseline = (b: unknown): b is Baseline => typeof b === 'object' && b !== null && !Array.isArray(b) && (b as Baseline).version === 1;
+
+interface WindowHop {
+  acc: HopAccount;
+  traces: number;
+  kinds: Map<string, { traces: Set<string>; excess: number[]; example?: { traceId: string; spanId?: string } }>;
+}
+
+export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
+  const t0 = performance.now();
+  const config = resolveConfig(input.config);
+  const traces = input.traces.length && Array.isArray(input.traces[0]) ? (input.traces as Span[][]) : groupByTrace(input.traces as Span[]);
+  const missing: string[] = [];
+  let baseline: Baseline;
+  if (isBaseline(input.baseline)) baseline = input.baseline;
+  else if (input.baseline && input.baseline.length) baseline = buildBaseline(input.baseline, input.config);
+  else {
+    baseline = buildBaseline(traces, input.config);
+    missing.push('baseline: none given, so the window is compared with its own medians (a fault present in most traces hides itself)');
+  }
+  const kernel = input.kernelEvents?.length ? indexKernelEvents(input.kernelEvents) : undefined;
+  if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
+
+  const hops = new Map<string, WindowHop>();
+  let totalMs = 0;
+  let spanCount = 0;
+  let anomalous = 0;
+  let fromMs = Infinity;
+  let toMs = -Infinity;
+  const missingCounts = new Map<string, number>();
+  for (const tr of traces) {
+    if (!tr.length) continue;
+    spanCount += tr.length;
+    const a = analyzeTrace(tr, { baseline, kernel, config });
+    totalMs += a.anchorDurationMs;
+    fromMs = Math.min(fromMs, a.tree.cStart[a.anchor]);
+    toMs = Math.max(toMs, a.tree.cEnd[a.anchor]);
+    let any = false;
+    for (const [k, h] of a.hops) {
+      let w = hops.get(k);
+      if (!w) {
+        w = { acc: { ...h, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, onPathMs: 0, errorScore: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [], spanId: undefined, operation: undefined }, traces: 0, kinds: new Map() };
+        hops.set(k, w);
+      }
+      const acc = w.acc;
+      acc.weightedExcessMs += h.weightedExcessMs;
+      acc.selfMs += h.selfMs;
+      acc.baselineMs += h.baselineMs;
+      acc.hasBaseline &&= h.hasBaseline;
+      acc.onPathMs += h.onPathMs;
+      acc.errorScore += h.errorScore;
+      acc.propagationBreaks += h.propagationBreaks;
+      for (const [e, how] of h.kernel) if (acc.kernel.get(e) !== 'trace') acc.kernel.set(e, how);
+      if (h.bestExcessMs > acc.bestExcessMs && h.spanId) {
+        acc.bestExcessMs = h.bestExcessMs;
+        acc.spanId = h.spanId;
+        acc.operation = h.operation;
+      } else if (!acc.operation && h.operation) acc.operation = h.operation;
+      if (h.evidence.length) {
+        w.traces++;
+        any ||= h.evidence.some((e) => e.kind !== 'broken_propagation');
+      }
+      for (const ev of h.evidence) {
+        let g = w.kinds.get(ev.kind);
+        if (!g) w.kinds.set(ev.kind, (g = { traces: new Set(), excess: [] }));
+        g.traces.add(a.traceId ?? '');
+        if (typeof ev.excessMs === 'number') g.excess.push(ev.excessMs);
+        g.example ??= { traceId: a.traceId ?? '', spanId: typeof ev.spanId === 'string' ? ev.spanId : undefined };
+      }
+    }
+    if (any) anomalous++;
+    for (const m of a.missing) if (!m.startsWith('baseline for')) missingCounts.set(m.replace(/[0-9a-f]{16}/g, '…'), (missingCounts.get(m.replace(/[0-9a-f]{16}/g, '…')) ?? 0) + 1);
+  }
+
+  // Split traces: a trace whose orphan names a parent span that lives in another trace of the window.
+  const owner = new Map<string, string>();
+  for (const tr of traces) for (const s of tr) owner.set(s.spanId, s.traceId);
+  const splits = new Map<string, number>();
+  for (const tr of traces) {
+    const ids = new Set(tr.map((s) => s.spanId));
+    for (const s of tr) {
+      if (!s.parentSpanId || ids.has(s.parentSpanId)) continue;
+      const other = owner.get(s.parentSpanId);
+      if (other && other !== s.traceId) {
+        const k = hopKey(s.service, String(s.resource['k8s.pod.name'] ?? s.service));
+        splits.set(k, (splits.get(k) ?? 0) + 1);
+        const w = hops.get(k);
+        if (w) w.acc.propagationBreaks++;
+      }
+    }
+  }
+  for (const k of [...splits.keys()].sort()) {
+    const [service] = k.split('\u001f');
+    missing.push(`one trace per request: ${splits.get(k)} trace(s) restart at ${service}, whose parent span is in another trace (the trace id was not propagated into ${service})`);
+  }
+  for (const m of [...missingCounts.keys()].sort()) missing.push(`${m} (in ${missingCounts.get(m)} trace${missingCounts.get(m) === 1 ? '' : 's'})`);
+  const nTraces = traces.length || 1;
+
+  // Calls that no span answered are booked on pod "unknown"; when the window shows one pod for that service, it is that pod.
+  const podsOf = new Map<string, string[]>();
+  for (const w of hops.values()) if (w.acc.pod !== 'unknown') podsOf.set(w.acc.service, [...(podsOf.get(w.acc.service) ?? []), w.acc.pod]);
+  for (const [k, w] of [...hops]) {
+    const only = podsOf.get(w.acc.service);
+    if (w.acc.pod !== 'unknown' || !only || only.length !== 1) continue;
+    const into = hops.get(hopKey(w.acc.service, only[0]))!;
+    const a = into.acc;
+    const b = w.acc;
+    a.weightedExcessMs += b.weightedExcessMs;
+    a.selfMs += b.selfMs;
+    a.baselineMs += b.baselineMs;
+    a.onPathMs += b.onPathMs;
+    a.errorScore += b.errorScore;
+    a.propagationBreaks += b.propagationBreaks;
+    for (const [e, how] of b.kernel) if (a.kernel.get(e) !== 'trace') a.kernel.set(e, how);
+    into.traces += w.traces;
+    for (const [kind, g] of w.kinds) {
+      const t = into.kinds.get(kind);
+      if (!t) into.kinds.set(kind, g);
+      else {
+        for (const x of g.traces) t.traces.add(x);
+        t.excess.push(...g.excess);
+      }
+    }
+    hops.delete(k);
+  }
+
+  const scored = [...hops.values()].map((w) => {
+    const evidence: Evidence[] = [];
+    for (const kind of [...w.kinds.keys()].sort()) {
+      const g = w.kinds.get(kind)!;
+      const n = g.traces.size;
+      const ex = [...g.excess].sort((x, y) => x - y);
+      const med = ex.length ? ex[Math.floor(ex.length / 2)] : undefined;
+      const share = `${n} of ${traces.length} traces (${((100 * n) / nTraces).toFixed(0)}%)`;
+      const what: Record<string, string> = {
+        self_time: 'own (exclusive) time above its baseline',
+        client_server_gap: 'client→server gap above its baseline (network, TLS, queueing)',
+        unanswered_call: 'calls into it with no server span, slower than baseline',
+        error: 'the first failing span',
+        timeout: 'calls into it timed out',
+        broken_propagation: 'broken context propagation',
+      };
+      evidence.push({
+        kind,
+        summary: `${what[kind] ?? kind} in ${share}${med !== undefined ? `, median excess ${fmtMs(med)}` : ''}; e.g. trace ${g.example?.traceId}${g.example?.spanId ? ` span ${g.example.spanId}` : ''}`,
+        traces: n,
+        ...(med !== undefined ? { medianExcessMs: med } : {}),
+        ...(g.example ? { exampleTraceId: g.example.traceId } : {}),
+      });
+    }
+    // What healthy traffic already shows at this service is chronic, not this incident's cause.
+    const bg = baseline.background?.[w.acc.service];
+    const weightedExcessMs = bg ? Math.max(0, w.acc.weightedExcessMs - bg.latencyShare * totalMs) : w.acc.weightedExcessMs;
+    if (bg && bg.latencyShare >= 0.005) {
+      evidence.push({ kind: 'chronic', summary: `healthy traffic already shows ${(bg.latencyShare * 100).toFixed(1)}% of end-to-end time as excess at ${w.acc.service}; discounted` });
+    }
+    const errorScore = bg ? Math.max(0, w.acc.errorScore - bg.errorShare * nTraces) : w.acc.errorScore;
+    const h: HopAccount = { ...w.acc, weightedExcessMs, errorScore, evidence };
+    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces });
+  });
+  return {
+    tookMs: performance.now() - t0,
+    criticalPath: [],
+    candidates: rankScored(scored, config),
+    missing,
+    window: { traces: traces.length, spans: spanCount, ...(Number.isFinite(fromMs) ? { fromMs, toMs } : {}), anomalousTraces: anomalous },
+  };
+}

@@ -1,0 +1,26 @@
+/** GET|PUT /api/alerts/rules and GET /api/alerts (firing and recently resolved composite alerts). */
+import { Router } from 'express';
+import { AlertRules, type AlertsAnswer } from '../../../contract';
+import type { ProxyConfig } from '../config';
+import { badRequest } from '../http/errors';
+import type { AlertManager } from '../alerts/manager';
+
+export function alertRoutes(_config: ProxyConfig, alerts: AlertManager): Router {
+  const r = Router();
+  r.get('/alerts/rules', (_req, res) => { res.json({ rules: alerts.rules }); });
+  r.put('/alerts/rules', async (req, res) => {
+    const parsed = AlertRules.safeParse(req.body);
+    if (!parsed.success) throw badRequest(`rules: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const ids = parsed.data.rules.map((x) => x.id);
+    if (new Set(ids).size !== ids.length) throw badRequest('rules: every rule id must be unique');
+    alerts.setRules(parsed.data.rules);
+    res.json({ rules: alerts.rules });
+  });
+  r.get('/alerts', async (req, res) => {
+    // `?evaluate=1` runs a round now (tests, and a user pressing refresh); otherwise the loop's latest state.
+    if (req.query.evaluate === '1' || alerts.evaluatedAt === null) await alerts.evaluate();
+    const answer: AlertsAnswer = { alerts: alerts.list(), evaluatedAt: alerts.evaluatedAt, sources: alerts.lastSources };
+    res.json(answer);
+  });
+  return r;
+}

@@ -1,0 +1,111 @@
+/**
+ * Root cause: GET /api/traces/:traceId/rca (one trace, baseline = recent healthy traffic of the same operations
+ * from the trace source, kernel events of the trace's window from the exporters) and POST /api/rca (an incident
+ * window given as data). The engine itself is pure (../rca); this file only gathers its inputs.
+ */
+import { Router } from 'express';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { z } from 'zod';
+import { KernelEvent, type SourceStatus, type Span } from '../../../contract';
+import type { ProxyConfig } from '../config';
+import { HttpError, badRequest, notFound } from '../http/errors';
+import { rcaDuration } from '../metrics';
+import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
+import { buildBaseline, rankTrace, rankWindow } from '../rca';
+import { eventsFromAll } from '../sources/exporters';
+import { settle, SourceError } from '../sources/http';
+import type { Sources } from '../sources';
+import { TRACE_ID_RE } from './traces';
+
+const tracer = trace.getTracer('hopscope-proxy');
+
+/** Runs the engine inside a span and times it. */
+function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | string>, fn: () => T): T {
+  return tracer.startActiveSpan(`rca ${kind}`, { attributes: attrs }, (span) => {
+    const t0 = performance.now();
+    try {
+      return fn();
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      rcaDuration.observe({ kind }, (performance.now() - t0) / 1000);
+      span.end();
+    }
+  });
+}
+
+const RcaConfigBody = z.record(z.string(), z.unknown()).optional();
+const WindowBody = z.object({
+  traces: z.unknown(),
+  baseline: z.unknown().optional(),
+  kernelEvents: z.array(KernelEvent).max(1_000_000).optional(),
+  config: RcaConfigBody,
+});
+
+function spansOf(body: unknown, what: string): Span[] {
+  try {
+    return otlpToSpans(body);
+  } catch (err) {
+    if (err instanceof OtlpFormatError) throw badRequest(`${what}: ${err.message}`);
+    throw err;
+  }
+}
+
+export function rcaRoutes(_config: ProxyConfig, sources: Sources): Router {
+  const r = Router();
+
+  r.get('/traces/:traceId/rca', async (req, res) => {
+    const id = String(req.params.traceId);
+    if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
+    const statuses: SourceStatus[] = [];
+    const t0 = performance.now();
+    let detail;
+    try {
+      detail = await sources.traces.get(id);
+    } catch (err) {
+      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+      throw err;
+    }
+    statuses.push({ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
+    if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
+    const spans = detail.spans;
+    const keys = [...new Map(spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values()];
+    const start = Math.min(...spans.map((s) => s.startMs));
+    const end = Math.max(...spans.map((s) => s.endMs));
+    // Baseline and kernel events in parallel; either missing degrades the answer (and says so), never fails it.
+    const [base, kern] = await Promise.all([
+      settle(`${sources.traces.name} (baseline)`, () => sources.traces.baseline(keys, detail.traceId)),
+      sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined,
+    ]);
+    statuses.push(base.status);
+    if (kern) statuses.push(...kern.sources);
+    const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
+      spans,
+      baseline: base.value?.length ? buildBaseline(base.value) : undefined,
+      kernelEvents: kern ? kern.events : undefined,
+    }));
+    const missing = [...answer.missing];
+    if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
+    if (!sources.exporters.length) missing.push('kernel events: no bpf-exporter configured');
+    else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
+    if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
+    res.json({ ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses });
+  });
+
+  r.post('/rca', (req, res) => {
+    const parsed = WindowBody.safeParse(req.body);
+    if (!parsed.success) throw badRequest(`body: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '$'}: ${i.message}`).join('; ')}`);
+    const b = parsed.data;
+    if (b.traces === undefined || b.traces === null) throw badRequest('body.traces: OTLP JSON traces of the incident window are required');
+    const traces = spansOf(b.traces, 'traces');
+    if (!traces.length) throw badRequest('traces: no spans in the given OTLP JSON');
+    const baseline = b.baseline === undefined ? undefined : spansOf(b.baseline, 'baseline');
+    const answer = timed('window', { 'hopscope.spans': traces.length }, () => rankWindow({
+      traces, baseline, kernelEvents: b.kernelEvents, config: b.config as never,
+    }));
+    res.json(answer);
+  });
+  return r;
+}

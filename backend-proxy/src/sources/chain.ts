@@ -1,0 +1,25 @@
+/** The simulated chain's control API: active and past faults, served as annotations for the time series. */
+import { FaultAnnotation } from '../../../contract';
+import { callJson, SourceError } from './http';
+
+export class ChainControlSource {
+  readonly name = 'chain-control';
+  constructor(public baseUrl: string, private timeoutMs: number) {}
+
+  async faults(): Promise<{ annotations: FaultAnnotation[]; invalid: number }> {
+    const r = await callJson<unknown>(`${this.baseUrl}/faults`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+    if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `faults: HTTP ${r.status}`, r.status);
+    const body = r.body as { faults?: unknown[] } | unknown[];
+    const list = Array.isArray(body) ? body : Array.isArray(body?.faults) ? body.faults : undefined;
+    if (!list) throw new SourceError(this.name, 'faults: expected an array or {faults: [...]}');
+    const annotations: FaultAnnotation[] = [];
+    let invalid = 0;
+    for (const f of list) {
+      const a = FaultAnnotation.safeParse(f);
+      if (a.success) annotations.push(a.data); else invalid++;
+    }
+    return { annotations, invalid };
+  }
+
+  async health(): Promise<void> { await this.faults(); }
+}

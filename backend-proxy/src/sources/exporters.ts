@@ -1,0 +1,55 @@
+/**
+ * The bpf-exporters (one per node): kernel events and health. Every node is asked in parallel with its own
+ * deadline; one hanging node yields a per-source error, the others' events still arrive.
+ */
+import { KernelEvent, type KernelEventType } from '../../../contract';
+import { callJson, settle, SourceError } from './http';
+import type { SourceStatus } from '../../../contract';
+
+export interface EventQuery { from: number; to: number; pod?: string; pid?: number; type?: KernelEventType; traceId?: string; limit?: number }
+
+export class ExporterSource {
+  readonly name: string;
+  constructor(public baseUrl: string, private timeoutMs: number) {
+    this.name = `bpf-exporter ${new URL(baseUrl).host}`;
+  }
+
+  async events(q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; invalid: number; truncated: boolean }> {
+    const p = new URLSearchParams({ from: String(Math.floor(q.from)), to: String(Math.ceil(q.to)) });
+    if (q.pod) p.set('pod', q.pod);
+    if (q.pid !== undefined) p.set('pid', String(q.pid));
+    if (q.type) p.set('type', q.type);
+    if (q.traceId) p.set('traceId', q.traceId);
+    if (q.limit) p.set('limit', String(q.limit));
+    const r = await callJson<{ events?: unknown[]; dropped?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+    if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `events: HTTP ${r.status} ${String(typeof r.body === "string" ? r.body : JSON.stringify(r.body)).slice(0, 200)}`, r.status);
+    if (typeof r.body !== 'object' || !Array.isArray(r.body?.events)) throw new SourceError(this.name, 'events: answer has no `events` array');
+    const events: KernelEvent[] = [];
+    let invalid = 0;
+    for (const raw of r.body.events) {
+      const ev = KernelEvent.safeParse(raw);
+      if (ev.success) events.push(ev.data); else invalid++;
+    }
+    return { events, dropped: r.body.dropped ?? 0, invalid, truncated: r.body.truncated ?? false };
+  }
+
+  async health(): Promise<unknown> {
+    const r = await callJson<unknown>(`${this.baseUrl}/health`, { source: this.name, timeoutMs: Math.min(this.timeoutMs, 2000), retries: 0 });
+    if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `health: HTTP ${r.status}`, r.status);
+    return r.body;
+  }
+}
+
+/** Asks every node; merges events (time order), per-node status, never throws. */
+export async function eventsFromAll(exporters: ExporterSource[], q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; invalid: number; truncated: boolean; sources: SourceStatus[] }> {
+  const results = await Promise.all(exporters.map((e) => settle(e.name, () => e.events(q))));
+  const events: KernelEvent[] = [];
+  let dropped = 0; let invalid = 0; let truncated = false;
+  for (const r of results) {
+    if (!r.value) continue;
+    events.push(...r.value.events);
+    dropped += r.value.dropped; invalid += r.value.invalid; truncated ||= r.value.truncated;
+  }
+  events.sort((a, b) => a.ts - b.ts);
+  return { events, dropped, invalid, truncated, sources: results.map((r) => r.status) };
+}

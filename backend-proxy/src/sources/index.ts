@@ -1,0 +1,71 @@
+/** Builds every source adapter from the config, once per proxy instance. */
+import type pino from 'pino';
+import type { ProxyConfig } from '../config';
+import type { SourceStatus } from '../../../contract';
+import { TraceStore } from '../store/trace-store';
+import { ChainControlSource } from './chain';
+import { ExporterSource } from './exporters';
+import { settle } from './http';
+import { PrometheusSource } from './prometheus';
+import { TempoSource } from './tempo';
+import { EmbeddedTraceSource, type TraceSource } from './traces';
+
+export interface Sources {
+  config: ProxyConfig;
+  prometheus?: PrometheusSource;
+  tempo?: TempoSource;
+  /** Always present: receives POST /v1/traces even when Tempo is the trace source. */
+  store: TraceStore;
+  traces: TraceSource;
+  exporters: ExporterSource[];
+  chain?: ChainControlSource;
+  health(): Promise<SourceStatus[]>;
+  /** Background work (store age sweep, alert loop) hooks. */
+  onStart: Array<() => void>;
+  onStop: Array<() => Promise<void> | void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
+  const t = config.sourceTimeoutMs;
+  const store = new TraceStore({ maxSpans: config.storeMaxSpans, maxBytes: config.storeMaxBytes, maxAgeMs: config.storeMaxAgeMs });
+  const tempo = config.tempoUrl ? new TempoSource(config.tempoUrl, t) : undefined;
+  const prometheus = config.prometheusUrl ? new PrometheusSource(config.prometheusUrl, t) : undefined;
+  const exporters = config.exporterUrls.map((u) => new ExporterSource(u, t));
+  const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t) : undefined;
+  let sweep: NodeJS.Timeout | undefined;
+  const s: Sources = {
+    config, prometheus, tempo, store, exporters, chain,
+    traces: tempo ?? new EmbeddedTraceSource(store),
+    onStart: [],
+    onStop: [],
+    async health() {
+      const checks: Array<Promise<{ status: SourceStatus }>> = [];
+      if (prometheus) checks.push(settle('prometheus', () => prometheus.health()));
+      checks.push(settle(s.traces.name, () => s.traces.health()));
+      for (const e of exporters) checks.push(settle(e.name, () => e.health()));
+      if (chain) checks.push(settle('chain-control', () => chain.health()));
+      if (config.alertmanagerUrl) {
+        const am = config.alertmanagerUrl;
+        checks.push(settle('alertmanager', async () => {
+          const r = await fetch(`${am}/-/ready`, { signal: AbortSignal.timeout(Math.ceil(Math.min(t, 2000))) });
+          if (!r.ok) throw new Error(`not ready: HTTP ${r.status}`);
+        }));
+      }
+      return (await Promise.all(checks)).map((c) => c.status);
+    },
+    start() {
+      // Age eviction also runs without ingest, so an idle store still forgets old traces.
+      sweep = setInterval(() => store.evict(), Math.min(60_000, Math.max(1000, config.storeMaxAgeMs / 10)));
+      sweep.unref();
+      for (const f of s.onStart) f();
+      log.debug('sources started');
+    },
+    async stop() {
+      if (sweep) clearInterval(sweep);
+      for (const f of s.onStop) await f();
+    },
+  };
+  return s;
+}

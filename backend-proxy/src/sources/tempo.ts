@@ -1,0 +1,155 @@
+/**
+ * Tempo over its HTTP API: trace by id (v2 `{trace: {resourceSpans}}` with `status: PARTIAL`, falling back to v1
+ * `batches` on older Tempo; ids base64), TraceQL search (hex ids with leading zeros stripped → left-padded), tags.
+ * TraceQL is built from whitelisted names and escaped string literals only.
+ */
+import type { Span, TraceDetail, TraceStatus, TraceSummary } from '../../../contract';
+import { otlpToSpans, tempoPartial } from '../otlp/normalize';
+import type { TraceQuery } from '../store/trace-store';
+import { callJson, SourceError } from './http';
+import type { TraceSource } from './traces';
+
+const HEX_ID = /^[0-9a-fA-F]{1,32}$/;
+
+/** A TraceQL string literal: backslash and double quote escaped, control characters refused. */
+export function traceqlString(v: string): string {
+  if (/[\u0000-\u001f]/.test(v)) throw new Error('TraceQL value contains control characters');
+  return `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+export function buildTraceQL(q: TraceQuery & { operation?: string; notError?: boolean }): string {
+  const parts: string[] = [];
+  if (q.service) parts.push(`resource.service.name = ${traceqlString(q.service)}`);
+  if (q.operation) parts.push(`name = ${traceqlString(q.operation)}`);
+  if (q.minDurationMs !== undefined) parts.push(`duration >= ${Math.floor(q.minDurationMs)}ms`);
+  if (q.maxDurationMs !== undefined) parts.push(`duration <= ${Math.ceil(q.maxDurationMs)}ms`);
+  // TraceQL has no "timeout" status: a timed-out span is an error span.
+  if (q.status === 'error' || q.status === 'timeout') parts.push('status = error');
+  else if (q.status === 'ok') parts.push('status = ok');
+  else if (q.status === 'unset') parts.push('status = unset');
+  if (q.notError) parts.push('status != error');
+  return parts.length ? `{ ${parts.join(' && ')} }` : '{ }';
+}
+
+interface TempoSearchTrace {
+  traceID: string; rootServiceName?: string; rootTraceName?: string; startTimeUnixNano?: string; durationMs?: number;
+  spanSets?: Array<{ spans?: Array<{ spanID: string; name?: string; startTimeUnixNano?: string; durationNanos?: string; attributes?: unknown }> }>;
+  spanSet?: { spans?: Array<{ spanID: string; name?: string; startTimeUnixNano?: string; durationNanos?: string }> };
+}
+
+export function padTraceId(id: string): string {
+  return id.toLowerCase().padStart(32, '0');
+}
+
+export class TempoSource implements TraceSource {
+  readonly name = 'tempo';
+  constructor(public baseUrl: string, private timeoutMs: number) {}
+
+  private async call<T>(path: string, params?: Record<string, string>): Promise<{ status: number; body: T }> {
+    const url = `${this.baseUrl}${path}${params ? `?${new URLSearchParams(params)}` : ''}`;
+    return callJson<T>(url, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+  }
+
+  private fail(status: number, body: unknown, what: string): never {
+    const text = typeof body === 'string' ? body.trim().slice(0, 200) : JSON.stringify(body).slice(0, 200);
+    throw new SourceError(this.name, `${what}: HTTP ${status}${text ? ` (${text})` : ''}`, status);
+  }
+
+  async get(traceId: string): Promise<TraceDetail | undefined> {
+    if (!HEX_ID.test(traceId)) throw new SourceError(this.name, `"${traceId}" is not a hex trace id`);
+    const id = padTraceId(traceId);
+    let r = await this.call<unknown>(`/api/v2/traces/${id}`);
+    if (r.status === 404 && (r.body === '' || r.body === undefined || r.body === null)) {
+      // 404 with an empty body is "trace not found" on v2; a v2-less Tempo (< 2.6) answers 404 "page not found": try v1.
+      return undefined;
+    }
+    if (r.status === 404) r = await this.call<unknown>(`/api/traces/${id}`);
+    if (r.status === 404) return undefined;
+    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, `trace ${id}`);
+    let spans: Span[];
+    try {
+      spans = otlpToSpans(r.body);
+    } catch (err) {
+      throw new SourceError(this.name, `trace ${id} is not a trace Tempo would serve: ${(err as Error).message}`);
+    }
+    const p = tempoPartial(r.body);
+    const detail: TraceDetail = { traceId: id, spans: spans.sort((a, b) => a.startMs - b.startMs) };
+    if (p.partial) detail.partial = true;
+    return detail;
+  }
+
+  private async searchRaw(q: TraceQuery & { operation?: string; notError?: boolean }): Promise<TempoSearchTrace[]> {
+    const params: Record<string, string> = { q: buildTraceQL(q), limit: String(q.limit ?? 100) };
+    if (q.from !== undefined) params.start = String(Math.floor(q.from / 1000));
+    if (q.to !== undefined) params.end = String(Math.ceil(q.to / 1000));
+    if (q.operation) params.spss = '20';
+    const r = await this.call<{ traces?: TempoSearchTrace[] }>('/api/search', params);
+    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, 'search');
+    if (typeof r.body !== 'object' || r.body === null) throw new SourceError(this.name, 'search answered something that is not JSON');
+    return r.body.traces ?? [];
+  }
+
+  async search(q: TraceQuery): Promise<TraceSummary[]> {
+    const traces = await this.searchRaw(q);
+    const status: TraceStatus = q.status === 'timeout' || q.status === 'error' ? 'error' : q.status ?? 'unset';
+    return traces.map((t) => {
+      const spans = t.spanSets?.flatMap((s) => s.spans ?? []) ?? t.spanSet?.spans ?? [];
+      return {
+        traceId: padTraceId(t.traceID),
+        rootService: t.rootServiceName ?? '<root span not yet received>',
+        rootName: t.rootTraceName ?? '',
+        startMs: t.startTimeUnixNano ? Number(BigInt(t.startTimeUnixNano) / 1000n) / 1000 : 0,
+        durationMs: t.durationMs ?? 0,
+        status,
+        spanCount: spans.length || undefined,
+      } as TraceSummary;
+    }).map((s) => { if (s.spanCount === undefined) delete s.spanCount; return s; });
+  }
+
+  /** Baseline from TraceQL: the matched spans of healthy traces of each service+operation (durations only). */
+  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]> {
+    const now = Date.now();
+    const out: Span[] = [];
+    await Promise.all(keys.slice(0, 12).map(async (k) => {
+      const traces = await this.searchRaw({ service: k.service, operation: k.name, notError: true, from: now - 3600_000, to: now, limit: 20 });
+      for (const t of traces) {
+        const id = padTraceId(t.traceID);
+        if (id === exceptTraceId) continue;
+        for (const s of t.spanSets?.flatMap((x) => x.spans ?? []) ?? t.spanSet?.spans ?? []) {
+          if (!s.startTimeUnixNano || !s.durationNanos) continue;
+          const startMs = Number(BigInt(s.startTimeUnixNano) / 1000n) / 1000;
+          out.push({
+            traceId: id, spanId: s.spanID.padStart(16, '0'), name: k.name, service: k.service, kind: 'unspecified',
+            startMs, endMs: startMs + Number(s.durationNanos) / 1e6, status: 'ok', attributes: {}, resource: { 'service.name': k.service },
+          });
+        }
+      }
+    }));
+    return out;
+  }
+
+  /** Windows from Tempo: the most recent traces in the range, fetched whole (bounded to keep it a dashboard call). */
+  async spansInWindow(from: number, to: number): Promise<Span[]> {
+    const list = await this.searchRaw({ from, to, limit: 50 });
+    const details = await Promise.all(list.map((t) => this.get(t.traceID).catch(() => undefined)));
+    return details.flatMap((d) => d?.spans ?? []);
+  }
+
+  async tags(): Promise<unknown> {
+    const r = await this.call<unknown>('/api/v2/search/tags');
+    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, 'tags');
+    return r.body;
+  }
+
+  async tagValues(tag: string): Promise<Array<{ type: string; value: string }>> {
+    if (!/^[A-Za-z0-9_.:-]{1,200}$/.test(tag)) throw new SourceError(this.name, `"${tag}" is not a tag name`);
+    const r = await this.call<{ tagValues?: Array<{ type: string; value: string }> }>(`/api/v2/search/tag/${encodeURIComponent(tag)}/values`);
+    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, `tag values of ${tag}`);
+    return r.body.tagValues ?? [];
+  }
+
+  async health(): Promise<void> {
+    const r = await this.call<unknown>('/ready');
+    if (r.status !== 200) this.fail(r.status, r.body, 'not ready');
+  }
+}

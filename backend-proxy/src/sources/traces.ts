@@ -1,0 +1,24 @@
+/** The trace source interface (Tempo or the embedded store) and the embedded store's adapter. */
+import type { Span, TraceDetail, TraceSummary } from '../../../contract';
+import type { TraceQuery, TraceStore } from '../store/trace-store';
+
+export interface TraceSource {
+  readonly name: string;
+  search(q: TraceQuery): Promise<TraceSummary[]>;
+  get(traceId: string): Promise<TraceDetail | undefined>;
+  /** Recent healthy traffic containing these service+operation pairs (the RCA baseline), as spans grouped by trace id. */
+  baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]>;
+  /** Spans in a window (services, compare, window RCA); bounded. */
+  spansInWindow(from: number, to: number): Promise<Span[]>;
+  health(): Promise<void>;
+}
+
+export class EmbeddedTraceSource implements TraceSource {
+  readonly name = 'embedded-store';
+  constructor(public store: TraceStore) {}
+  async search(q: TraceQuery): Promise<TraceSummary[]> { return this.store.search(q); }
+  async get(traceId: string): Promise<TraceDetail | undefined> { return this.store.get(traceId); }
+  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]> { return this.store.baseline(keys, 200, exceptTraceId); }
+  async spansInWindow(from: number, to: number): Promise<Span[]> { return this.store.spansInWindow(from, to); }
+  async health(): Promise<void> { /* in-process: always there */ }
+}

@@ -1,0 +1,95 @@
+/**
+ * Checks, before a bpftrace child is started, everything a probe needs, so /health says exactly why a probe is not
+ * attached (not root, bpftrace missing, no tracefs, no BTF, tracepoint or file or symbol missing).
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import type { FoundSymbols, Requirement } from './probe';
+
+const run = promisify(execFile);
+
+export type NotAttachedCode =
+  | 'not_root' | 'bpftrace_missing' | 'no_tracefs' | 'no_btf' | 'tracepoint_missing' | 'file_missing' | 'symbol_missing'
+  | 'bpftrace_failed' | 'disabled' | 'replay_mode';
+
+export type Preflight = { ok: true; found: FoundSymbols } | { ok: false; code: NotAttachedCode; reason: string };
+
+export function findBinary(name: string): string | undefined {
+  if (name.includes('/')) return existsSync(name) ? name : undefined;
+  for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(delimiter)) {
+    const p = join(dir, name);
+    try { accessSync(p, constants.X_OK); return p; } catch { /* next */ }
+  }
+  return undefined;
+}
+
+export function tracefsEvents(): string | undefined {
+  return ['/sys/kernel/tracing/events', '/sys/kernel/debug/tracing/events'].find((p) => existsSync(p));
+}
+
+/** Machine-wide checks shared by every probe. */
+export function machinePreflight(bpftrace: string): { ok: true; bin: string } | { ok: false; code: NotAttachedCode; reason: string } {
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    return { ok: false, code: 'not_root', reason: `not root (uid ${process.getuid()}): loading eBPF programs needs root or CAP_BPF+CAP_PERFMON` };
+  }
+  const bin = findBinary(bpftrace);
+  if (!bin) return { ok: false, code: 'bpftrace_missing', reason: `bpftrace not found (${bpftrace}); install it (apt-get install bpftrace) or set HOPSCOPE_BPFTRACE` };
+  if (!tracefsEvents()) {
+    return { ok: false, code: 'no_tracefs', reason: 'tracefs not mounted: run `mount -t tracefs nodev /sys/kernel/tracing`' };
+  }
+  return { ok: true, bin };
+}
+
+const symbolCache = new Map<string, Promise<string[]>>();
+
+/** Symbols bpftrace can attach uprobes to in `path` (bpftrace -l lists exactly what it would accept). */
+export function listSymbols(bin: string, path: string, pattern: string): Promise<string[]> {
+  const key = `${path}\0${pattern}`;
+  let p = symbolCache.get(key);
+  if (!p) {
+    p = run(bin, ['-l', `uprobe:${path}:${pattern}`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
+      .then(({ stdout }) => stdout.split('\n').map((l) => l.trim().split(':').pop() ?? '').filter(Boolean))
+      .catch(() => []);
+    symbolCache.set(key, p);
+    // A library may be installed later: forget failures and empty answers after a while.
+    void p.then((s) => { if (!s.length) setTimeout(() => symbolCache.delete(key), 10_000).unref(); });
+  }
+  return p;
+}
+
+export async function probePreflight(bin: string, reqs: Requirement[]): Promise<Preflight> {
+  const found: FoundSymbols = {};
+  const events = tracefsEvents();
+  for (const r of reqs) {
+    if (r.kind === 'tracepoint') {
+      if (!events || !existsSync(join(events, r.category, r.name))) {
+        return { ok: false, code: 'tracepoint_missing', reason: `tracepoint ${r.category}:${r.name} not in this kernel` };
+      }
+      if (!existsSync('/sys/kernel/btf/vmlinux')) {
+        return { ok: false, code: 'no_btf', reason: 'no BTF (/sys/kernel/btf/vmlinux): struct sock fields cannot be read' };
+      }
+    } else if (r.kind === 'file') {
+      if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `${r.what} not found: ${r.path}` };
+    } else {
+      if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `library not found: ${r.path}` };
+      const prefix = commonPrefix(r.symbols);
+      const have = new Set(await listSymbols(bin, r.path, `${prefix}*`));
+      const present = r.symbols.filter((s) => have.has(s));
+      const missing = r.symbols.filter((s) => !have.has(s));
+      if (r.anyOf ? !present.length : missing.length) {
+        return { ok: false, code: 'symbol_missing', reason: `symbol${missing.length > 1 ? 's' : ''} missing in ${r.path}: ${missing.join(', ')}` };
+      }
+      found[r.path] = present;
+    }
+  }
+  return { ok: true, found };
+}
+
+function commonPrefix(xs: string[]): string {
+  if (!xs.length) return '';
+  let p = xs[0];
+  for (const x of xs) while (!x.startsWith(p)) p = p.slice(0, -1);
+  return p;
+}

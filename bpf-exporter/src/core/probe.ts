@@ -1,0 +1,96 @@
+/**
+ * What a probe module is: its bpftrace program, what it needs from the machine, a parser of its printf lines, and its
+ * metrics. The core runs any probe through this interface and knows nothing probe-specific (ebpf_exporter's model).
+ */
+import type { Registry } from 'prom-client';
+import type { KernelEvent, KernelEventType } from '../../../contract';
+
+/** Options every probe may read; each probe takes what it needs. */
+export interface ProbeOptions {
+  /** Binary whose TLSWrap/SSL_write symbols Node probes attach to (defaults to this node). */
+  nodeBinary: string;
+  /** OpenSSL 3 shared libraries for non-Node TLS users. */
+  libssl: string[];
+  /** CUDA driver library whose allocation entry points are watched. */
+  libcuda: string;
+  /** 1 in N HTTP requests has its traceparent read (1 = every request). */
+  traceparentSampleEvery: number;
+  /** The exporter's own pid, excluded where a probe would otherwise see the exporter itself. */
+  selfPid: number;
+}
+
+/** Something the probe needs before bpftrace is worth starting; checked up front so /health can say exactly why. */
+export type Requirement =
+  | { kind: 'tracepoint'; category: string; name: string }
+  | { kind: 'file'; path: string; what: string }
+  | { kind: 'symbol'; path: string; symbols: string[]; anyOf?: boolean };
+
+/** A probe's parse result: the event without attribution (the core adds pod/namespace/node/traceId and `mode`). */
+export interface RawEvent {
+  type: KernelEventType;
+  /** Monotonic kernel time (bpf `nsecs`) of the event; the core converts it to epoch ms. */
+  nsecs?: bigint;
+  pid: number;
+  comm: string;
+  /** cgroup v2 id the event belongs to (the socket's, for softirq-context TCP events). */
+  cgroupId?: number;
+  durationMs?: number;
+  /** A W3C trace id seen by this event itself (http_traceparent). */
+  traceId?: string;
+  detail: Record<string, unknown>;
+}
+
+export type FoundSymbols = Record<string, string[]>;
+
+export interface ProbeMetrics {
+  observe(event: KernelEvent): void;
+}
+
+export interface ProbeModule {
+  name: string;
+  /** One line for /health and --help. */
+  description: string;
+  /** Not started unless asked for (expensive probes). */
+  optIn?: boolean;
+  requirements(opts: ProbeOptions): Requirement[];
+  /** `found` holds, per library path of a `symbol` requirement, the symbols that library really exports. */
+  program(opts: ProbeOptions, found: FoundSymbols): string;
+  /** Extra environment for this probe's bpftrace (e.g. BPFTRACE_STRLEN). */
+  env?: Record<string, string>;
+  /** `line` is one printf line of the probe (most probes print JSON); null when the line is not an event. */
+  parse(line: string): RawEvent | null;
+  metrics(registry: Registry): ProbeMetrics;
+}
+
+/** Labels every probe metric carries, so Prometheus joins kernel evidence to pods. */
+export const POD_LABELS = ['pod', 'namespace', 'node'] as const;
+
+export function podLabels(e: KernelEvent): Record<(typeof POD_LABELS)[number], string> {
+  return { pod: e.pod ?? '', namespace: e.namespace ?? '', node: e.node ?? '' };
+}
+
+/** Decodes a probe's JSON printf line; throws on a malformed line (the core counts those). */
+export function json(line: string): Record<string, unknown> {
+  const v: unknown = JSON.parse(line);
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('probe line is not a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** bpftrace prints u64 values as JSON numbers; big ones lose precision, so probes print them as strings. */
+export function num(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
+}
+export function big(v: unknown): bigint | undefined {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  if (typeof v === 'string' && /^\d+$/.test(v)) return BigInt(v);
+  return undefined;
+}
+export function str(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+}
+
+export const TCP_STATES: Record<number, string> = {
+  1: 'ESTABLISHED', 2: 'SYN_SENT', 3: 'SYN_RECV', 4: 'FIN_WAIT1', 5: 'FIN_WAIT2', 6: 'TIME_WAIT', 7: 'CLOSE',
+  8: 'CLOSE_WAIT', 9: 'LAST_ACK', 10: 'LISTEN', 11: 'CLOSING', 12: 'NEW_SYN_RECV',
+};

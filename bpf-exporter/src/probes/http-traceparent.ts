@@ -1,0 +1,107 @@
+/**
+ * http_traceparent (opt-in, sampled): reads the W3C `traceparent` header of HTTP requests from syscall buffers
+ * (Beyla-style) so kernel evidence of that process joins the trace: outgoing on write/writev/sendto and Node's
+ * SSL_write (HTTPS, before encryption), incoming on read/recvfrom. Only the first 200 bytes of a request are read
+ * (bpftrace 0.17: one 200-byte string per probe fits the 512-byte BPF stack), so the header must come early — Node and
+ * curl put it there. Expensive (one printf per sampled request), hence opt-in; its cost is measured in bench/.
+ */
+import { Counter, type Registry } from 'prom-client';
+import { POD_LABELS, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
+
+const IS_REQUEST = (b: string): string =>
+  `(strncmp(str(${b}, 8), "GET ", 4) == 0 || strncmp(str(${b}, 8), "POST", 4) == 0 || strncmp(str(${b}, 8), "PUT ", 4) == 0 ||` +
+  ` strncmp(str(${b}, 8), "PATCH ", 6) == 0 || strncmp(str(${b}, 8), "DELETE ", 7) == 0)`;
+
+const OUT = (dir: string, via: string, b: string): string =>
+  `printf("${dir}|${via}|%llu|%d|%llu|%s|%s\\n", nsecs, pid, cgroup, comm, str(${b}, 200))`;
+
+function program(o: ProbeOptions): string {
+  const sample = o.traceparentSampleEvery > 1 ? ` && rand % ${o.traceparentSampleEvery} == 0` : '';
+  const self = `pid != ${o.selfPid}`;
+  return `
+tracepoint:syscalls:sys_enter_write /${self}/ { if (${IS_REQUEST('args->buf')}${sample}) { ${OUT('out', 'write', 'args->buf')}; } }
+tracepoint:syscalls:sys_enter_sendto /${self}/ { if (${IS_REQUEST('args->buff')}${sample}) { ${OUT('out', 'sendto', 'args->buff')}; } }
+tracepoint:syscalls:sys_enter_writev /${self}/
+{
+  $b = (uint64)uptr(((struct iovec *)args->vec)->iov_base);
+  if (${IS_REQUEST('$b')}${sample}) { ${OUT('out', 'writev', '$b')}; }
+}
+uprobe:${o.nodeBinary}:SSL_write /${self}/ { if (${IS_REQUEST('arg1')}${sample}) { ${OUT('out', 'ssl_write', 'arg1')}; } }
+tracepoint:syscalls:sys_enter_read /${self}/ { @rb[tid] = args->buf; }
+tracepoint:syscalls:sys_exit_read /@rb[tid]/
+{
+  $b = @rb[tid]; delete(@rb[tid]);
+  if (args->ret > 0 && ${IS_REQUEST('$b')}${sample}) { ${OUT('in', 'read', '$b')}; }
+}
+tracepoint:syscalls:sys_enter_recvfrom /${self}/ { @rb[tid] = args->ubuf; }
+tracepoint:syscalls:sys_exit_recvfrom /@rb[tid]/
+{
+  $b = @rb[tid]; delete(@rb[tid]);
+  if (args->ret > 0 && ${IS_REQUEST('$b')}${sample}) { ${OUT('in', 'recvfrom', '$b')}; }
+}
+END { clear(@rb); }
+`;
+}
+
+const LINE = /^(in|out)\|(\w+)\|(\d+)\|(\d+)\|(\d+)\|(.{0,16}?)\|([A-Z]+) (\S{0,200})/s;
+const TRACEPARENT = /\r\ntraceparent:\s*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/i;
+
+// Node's SSL_write fired several times for one request during the handshake, and a sampled request may be seen by
+// both write and SSL_write: one event per (pid, direction, traceparent) per second.
+const DEDUP_MS = 1000;
+const DEDUP_MAX = 4096;
+const seen = new Map<string, number>();
+
+function duplicate(key: string, now: number): boolean {
+  const at = seen.get(key);
+  if (at !== undefined && now - at < DEDUP_MS) return true;
+  if (seen.size >= DEDUP_MAX) seen.delete(seen.keys().next().value as string);
+  seen.delete(key);
+  seen.set(key, now);
+  return false;
+}
+
+export const httpTraceparentProbe: ProbeModule = {
+  name: 'http_traceparent',
+  description: 'traceparent of HTTP requests (plaintext syscalls, Node SSL_write), sampled; opt-in because it costs per request',
+  optIn: true,
+  requirements: (o) => [
+    { kind: 'tracepoint', category: 'syscalls', name: 'sys_enter_writev' },
+    { kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' },
+  ],
+  program,
+  env: { BPFTRACE_STRLEN: '200' },
+  parse(line) {
+    const m = LINE.exec(line);
+    if (!m) return null;
+    const tp = TRACEPARENT.exec(line);
+    if (!tp || /^0+$/.test(tp[2])) return null; // requests without a (valid) traceparent are not events
+    const [, dir, via, t, pid, cg, comm, method, path] = m;
+    if (duplicate(`${pid}|${dir}|${tp[2]}|${tp[3]}`, Date.now())) return null;
+    return {
+      type: 'http_traceparent',
+      nsecs: BigInt(t),
+      pid: Number(pid),
+      comm,
+      cgroupId: Number(cg),
+      traceId: tp[2].toLowerCase(),
+      detail: {
+        direction: dir === 'out' ? 'outgoing' : 'incoming',
+        syscall: via,
+        method,
+        path,
+        spanId: tp[3].toLowerCase(),
+        sampled: (parseInt(tp[4], 16) & 1) === 1,
+      },
+    };
+  },
+  metrics(registry: Registry) {
+    const total = new Counter({
+      name: 'hopscope_http_traceparent_total',
+      help: 'HTTP requests whose traceparent the probe read (sampled), by pod and direction',
+      labelNames: [...POD_LABELS, 'direction'],
+      registers: [registry],
+    });
+    return { observe: (e) => { if (e.type === 'http_traceparent') total.inc({ ...podLabels(e), direction: String(e.detail.direction) }); } };
+  },
+};

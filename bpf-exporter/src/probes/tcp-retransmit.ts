@@ -1,0 +1,73 @@
+/**
+ * tcp_retransmit: every retransmitted TCP segment (SYN and data). The tracepoint fires in softirq/timer context, so
+ * the CPU's pid is meaningless; ownership comes from the socket: its cgroup id and netns, plus the pid that last
+ * connected or sent on it (tracked in a map, cleaned up when the socket closes).
+ */
+import { Counter, type Registry } from 'prom-client';
+import { POD_LABELS, json, TCP_STATES, big, num, podLabels, str, type ProbeModule } from '../core/probe';
+
+const program = (): string => `
+tracepoint:sock:inet_sock_set_state /args->protocol == 6/
+{
+  $sk = (struct sock *)args->skaddr;
+  if (args->newstate == 2) { @pid[$sk] = pid; @comm[$sk] = comm; }
+  if (args->newstate == 7) { delete(@pid[$sk]); delete(@comm[$sk]); }
+}
+tracepoint:sock:sock_send_length /args->protocol == 6/
+{
+  $sk = (struct sock *)args->sk;
+  if (@pid[$sk] == 0) { @pid[$sk] = pid; @comm[$sk] = comm; }
+}
+tracepoint:tcp:tcp_retransmit_skb
+{
+  $sk = (struct sock *)args->skaddr;
+  if (args->family == 10) {
+    printf("{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n",
+      nsecs, @pid[$sk], @comm[$sk], $sk->sk_cgrp_data.cgroup->kn->id, $sk->__sk_common.skc_net.net->ns.inum, args->state,
+      ntop(args->saddr_v6), args->sport, ntop(args->daddr_v6), args->dport);
+  } else {
+    printf("{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n",
+      nsecs, @pid[$sk], @comm[$sk], $sk->sk_cgrp_data.cgroup->kn->id, $sk->__sk_common.skc_net.net->ns.inum, args->state,
+      ntop(args->saddr), args->sport, ntop(args->daddr), args->dport);
+  }
+}
+END { clear(@pid); clear(@comm); }
+`;
+
+export const tcpRetransmitProbe: ProbeModule = {
+  name: 'tcp_retransmit',
+  description: 'TCP segment retransmits (SYN and data), attributed through the socket, not the softirq',
+  requirements: () => [
+    { kind: 'tracepoint', category: 'tcp', name: 'tcp_retransmit_skb' },
+    { kind: 'tracepoint', category: 'sock', name: 'inet_sock_set_state' },
+    { kind: 'tracepoint', category: 'sock', name: 'sock_send_length' },
+  ],
+  program,
+  parse(line) {
+    const p = json(line);
+    const state = num(p.st);
+    return {
+      type: 'tcp_retransmit',
+      nsecs: big(p.t),
+      pid: num(p.pid),
+      comm: str(p.comm),
+      cgroupId: num(p.cg),
+      detail: {
+        saddr: str(p.sa), sport: num(p.sp), daddr: str(p.da), dport: num(p.dp), netns: num(p.net),
+        state: TCP_STATES[state] ?? String(state),
+        segment: state === 2 ? 'syn' : 'data',
+        // pid 0 = a socket that neither connected nor sent since the probe started: attributed by cgroup only.
+        owner: num(p.pid) > 0 ? 'socket_pid' : 'socket_cgroup',
+      },
+    };
+  },
+  metrics(registry: Registry) {
+    const total = new Counter({
+      name: 'hopscope_tcp_retransmits_total',
+      help: 'TCP segments retransmitted, by the owning pod of the socket',
+      labelNames: [...POD_LABELS, 'segment'],
+      registers: [registry],
+    });
+    return { observe: (e) => { if (e.type === 'tcp_retransmit') total.inc({ ...podLabels(e), segment: String(e.detail.segment) }); } };
+  },
+};

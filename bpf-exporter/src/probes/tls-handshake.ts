@@ -1,0 +1,116 @@
+/**
+ * tls_handshake: TLS handshake duration, role and result per process.
+ * - Node (statically linked OpenSSL): TLSWrap's info callback, HANDSHAKE_START (0x10) → HANDSHAKE_DONE (0x20) per SSL
+ *   pointer; SSL_do_handshake/SSL_connect do not fire for Node (it drives the handshake from SSL_read).
+ * - Other OpenSSL 3 users (libssl.so.3): SSL_in_init returning 1 (in handshake) then 0 (done). An upper bound: the
+ *   end is seen at the next SSL call after the handshake finished.
+ * Role comes from SSL_set_connect_state / SSL_set_accept_state; an SSL freed mid-handshake is result "aborted".
+ */
+import { existsSync } from 'node:fs';
+import { Histogram, type Registry } from 'prom-client';
+import { POD_LABELS, big, json, num, podLabels, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
+
+export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii';
+
+const OUT = (lib: string): string =>
+  `printf("{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n"`;
+
+function nodeSection(bin: string, i: number): string {
+  return `
+uprobe:${bin}:SSL_set_connect_state { @nrole${i}[arg0] = 1; }
+uprobe:${bin}:SSL_set_accept_state { @nrole${i}[arg0] = 2; }
+uprobe:${bin}:${NODE_INFO_CALLBACK}
+{
+  if ((arg1 & 0x10) && @nhs${i}[arg0] == 0) { @nhs${i}[arg0] = nsecs; }
+  if (arg1 & 0x20) {
+    $t = @nhs${i}[arg0];
+    if ($t) {
+      ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 1);
+      delete(@nhs${i}[arg0]);
+    }
+  }
+}
+uprobe:${bin}:SSL_free
+{
+  $t = @nhs${i}[arg0];
+  if ($t) { ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 0); }
+  delete(@nhs${i}[arg0]); delete(@nrole${i}[arg0]);
+}`;
+}
+
+// @lhs: 0 = not seen, 1 = handshake finished (do not restart on post-handshake messages), >1 = start time.
+function libsslSection(lib: string, i: number): string {
+  return `
+uprobe:${lib}:SSL_set_connect_state { @lrole${i}[arg0] = 1; }
+uprobe:${lib}:SSL_set_accept_state { @lrole${i}[arg0] = 2; }
+uprobe:${lib}:SSL_in_init { @larg${i}[tid] = arg0; }
+uretprobe:${lib}:SSL_in_init
+{
+  $s = @larg${i}[tid]; delete(@larg${i}[tid]);
+  if (retval == 1 && @lhs${i}[$s] == 0) { @lhs${i}[$s] = nsecs; }
+  if (retval == 0 && @lhs${i}[$s] > 1) {
+    ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - @lhs${i}[$s], @lrole${i}[$s], 1);
+    @lhs${i}[$s] = 1;
+  }
+}
+uprobe:${lib}:SSL_free
+{
+  $t = @lhs${i}[arg0];
+  if ($t > 1) { ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - $t, @lrole${i}[arg0], 0); }
+  delete(@lhs${i}[arg0]); delete(@lrole${i}[arg0]);
+}`;
+}
+
+const libsslPresent = (o: ProbeOptions): string[] => o.libssl.filter((p) => existsSync(p));
+
+export const tlsHandshakeProbe: ProbeModule = {
+  name: 'tls_handshake',
+  description: 'TLS handshake latency, role and result: Node via TLSWrap info callback, other OpenSSL 3 users via SSL_in_init',
+  requirements(o) {
+    const reqs: Requirement[] = [{ kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' }];
+    return reqs;
+  },
+  program(o) {
+    const maps: string[] = ['@nrole0', '@nhs0'];
+    const parts = [nodeSection(o.nodeBinary, 0)];
+    libsslPresent(o).forEach((lib, i) => {
+      parts.push(libsslSection(lib, i));
+      maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`);
+    });
+    return `${parts.join('\n')}\nEND { ${maps.map((m) => `clear(${m});`).join(' ')} }\n`;
+  },
+  parse(line) {
+    const p = json(line);
+    const role = num(p.role);
+    const lib = str(p.lib);
+    return {
+      type: 'tls_handshake',
+      nsecs: big(p.t),
+      pid: num(p.pid),
+      comm: str(p.comm),
+      cgroupId: num(p.cg),
+      durationMs: num(p.d) / 1e6,
+      detail: {
+        role: role === 1 ? 'client' : role === 2 ? 'server' : 'unknown',
+        result: num(p.ok) === 1 ? 'ok' : 'aborted',
+        library: lib === 'node' ? 'node' : 'libssl.so.3',
+        method: lib === 'node' ? 'tlswrap_info_callback' : 'ssl_in_init_upper_bound',
+      },
+    };
+  },
+  metrics(registry: Registry) {
+    const seconds = new Histogram({
+      name: 'hopscope_tls_handshake_seconds',
+      help: 'TLS handshake duration per process, by pod, role (client/server) and result (ok/aborted)',
+      labelNames: [...POD_LABELS, 'role', 'result'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+    return {
+      observe(e) {
+        if (e.type !== 'tls_handshake') return;
+        seconds.observe({ ...podLabels(e), role: String(e.detail.role), result: String(e.detail.result) }, (e.durationMs ?? 0) / 1000);
+      },
+    };
+  },
+};

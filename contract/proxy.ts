@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { SourceStatus } from './common';
+import { FaultAnnotation } from './faults';
+import { KernelEvent, KernelEventType } from './kernel-events';
+
+/** A time series point: [epoch ms, value or null = no data]. */
+export const Point = z.tuple([z.number(), z.number().nullable()]);
+export type Point = z.infer<typeof Point>;
+
+export const InferenceBackend = z.enum(['vllm', 'tgi']);
+export type InferenceBackend = z.infer<typeof InferenceBackend>;
+
+export const GoldenMetric = z.enum(['rps', 'output_tokens_per_s', 'e2e_p99_s', 'ttft_p99_s', 'kv_cache_hit_rate', 'error_rate']);
+export type GoldenMetric = z.infer<typeof GoldenMetric>;
+
+/** One golden series. `origin` says where the numbers come from: server metrics (Prometheus) or OTel/client spans. */
+export const GoldenSeries = z.object({
+  metric: GoldenMetric,
+  backend: InferenceBackend,
+  labels: z.record(z.string(), z.string()),
+  unit: z.string(),
+  origin: z.enum(['prometheus', 'otel']),
+  query: z.string().optional(),
+  note: z.string().optional(),
+  points: z.array(Point),
+});
+export type GoldenSeries = z.infer<typeof GoldenSeries>;
+
+/** GET /api/golden?from&to&step[&service][&backend][&model] */
+export const GoldenAnswer = z.object({
+  from: z.number(),
+  to: z.number(),
+  stepMs: z.number().positive(),
+  series: z.array(GoldenSeries),
+  /** Metrics that have no series, and why (e.g. TGI has no KV-cache hit rate). */
+  missing: z.array(z.object({ metric: GoldenMetric, backend: InferenceBackend, reason: z.string() })),
+  sources: z.array(SourceStatus),
+});
+export type GoldenAnswer = z.infer<typeof GoldenAnswer>;
+
+export const DcgmField = z.enum(['DCGM_FI_PROF_SM_ACTIVE', 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', 'DCGM_FI_DEV_GPU_UTIL']);
+export type DcgmField = z.infer<typeof DcgmField>;
+
+/** GET /api/gpu/heatmap?from&to — GPUs (or MIG instances) × time, values 0..1 (null = no data / DCGM blank). */
+export const HeatmapAnswer = z.object({
+  from: z.number(),
+  to: z.number(),
+  stepMs: z.number().positive(),
+  field: DcgmField.nullable(),
+  /** Always "per GPU / MIG instance": no live source gives per-SM figures. */
+  granularity: z.literal('gpu'),
+  note: z.string().optional(),
+  times: z.array(z.number()),
+  rows: z.array(z.object({ gpu: z.string(), uuid: z.string().optional(), mig: z.string().optional(), host: z.string().optional(), pod: z.string().optional(), namespace: z.string().optional(), values: z.array(z.number().nullable()) })),
+  sources: z.array(SourceStatus),
+});
+export type HeatmapAnswer = z.infer<typeof HeatmapAnswer>;
+
+export const ServiceSummary = z.object({
+  service: z.string(),
+  spans: z.number().int().nonnegative(),
+  errors: z.number().int().nonnegative(),
+  rps: z.number().nonnegative(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  pods: z.array(z.string()),
+});
+export type ServiceSummary = z.infer<typeof ServiceSummary>;
+
+export const ServicesAnswer = z.object({ from: z.number(), to: z.number(), services: z.array(ServiceSummary), sources: z.array(SourceStatus) });
+export type ServicesAnswer = z.infer<typeof ServicesAnswer>;
+
+export const PodSummary = z.object({
+  pod: z.string(),
+  node: z.string().optional(),
+  spans: z.number().int().nonnegative(),
+  errors: z.number().int().nonnegative(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  kernelEvents: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type PodSummary = z.infer<typeof PodSummary>;
+
+export const PodsAnswer = z.object({ service: z.string(), from: z.number(), to: z.number(), pods: z.array(PodSummary), sources: z.array(SourceStatus) });
+export type PodsAnswer = z.infer<typeof PodsAnswer>;
+
+/** GET /api/pods/:pod/kernel-events?from&to[&type] */
+export const PodKernelEventsAnswer = z.object({
+  pod: z.string(),
+  from: z.number(),
+  to: z.number(),
+  events: z.array(KernelEvent),
+  counts: z.record(z.string(), z.number().int().nonnegative()),
+  dropped: z.number().int().nonnegative(),
+  truncated: z.boolean(),
+  sources: z.array(SourceStatus),
+});
+export type PodKernelEventsAnswer = z.infer<typeof PodKernelEventsAnswer>;
+
+export const AnnotationsAnswer = z.object({ annotations: z.array(FaultAnnotation), sources: z.array(SourceStatus) });
+export type AnnotationsAnswer = z.infer<typeof AnnotationsAnswer>;
+
+/** A/B selector: `backend=vllm,model=llama-3-8b` (either part optional). */
+export const CompareSide = z.object({
+  selector: z.object({ backend: InferenceBackend.optional(), model: z.string().optional(), service: z.string().optional() }),
+  count: z.number().int().nonnegative(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  ttftP50Ms: z.number().nullable(),
+  ttftP99Ms: z.number().nullable(),
+  /** Latency histogram on shared bucket edges (for overlay). */
+  histogram: z.array(z.number().int().nonnegative()),
+  /** Per time bucket P50/P99 (shared `times`). */
+  p50Series: z.array(z.number().nullable()),
+  p99Series: z.array(z.number().nullable()),
+  hotZones: z.array(z.object({ startMs: z.number(), endMs: z.number(), ratio: z.number(), p50Ms: z.number(), p99Ms: z.number() })),
+});
+export type CompareSide = z.infer<typeof CompareSide>;
+
+export const CompareAnswer = z.object({
+  from: z.number(),
+  to: z.number(),
+  bucketEdgesMs: z.array(z.number()),
+  times: z.array(z.number()),
+  bucketMs: z.number().positive(),
+  a: CompareSide,
+  b: CompareSide,
+  sources: z.array(SourceStatus),
+});
+export type CompareAnswer = z.infer<typeof CompareAnswer>;
+
+/** One condition of a composite alert rule. */
+export const AlertCondition = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('metric'),
+    /** PromQL evaluated as an instant query; compared with `threshold`. */
+    expr: z.string().min(1).max(2000),
+    op: z.enum(['>', '>=', '<', '<=']),
+    threshold: z.number(),
+  }),
+  z.object({
+    kind: z.literal('kernel'),
+    type: KernelEventType,
+    /** Only events longer than this (e.g. TLS handshakes > 500 ms). */
+    minDurationMs: z.number().nonnegative().optional(),
+    /** N consecutive matching events on one pod (consecutive among that pod's events of this type). */
+    consecutive: z.number().int().positive().optional(),
+    /** Or at least N matching events within the rule's window. */
+    atLeast: z.number().int().positive().optional(),
+    pod: z.string().optional(),
+  }),
+]);
+export type AlertCondition = z.infer<typeof AlertCondition>;
+
+export const AlertRule = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,80}$/),
+  name: z.string().min(1).max(200),
+  /** All conditions must hold, and their matching instants must fall within `withinMs` of each other (co-occurrence). */
+  conditions: z.array(AlertCondition).min(1).max(10),
+  withinMs: z.number().positive().max(3600_000).default(5000),
+  /** How far back each evaluation looks. */
+  lookbackMs: z.number().positive().max(24 * 3600_000).default(60_000),
+  severity: z.enum(['info', 'warning', 'critical']).default('warning'),
+  enabled: z.boolean().default(true),
+});
+export type AlertRule = z.infer<typeof AlertRule>;
+export const AlertRules = z.object({ rules: z.array(AlertRule) });
+export type AlertRules = z.infer<typeof AlertRules>;
+
+export const Alert = z.object({
+  ruleId: z.string(),
+  name: z.string(),
+  state: z.enum(['firing', 'resolved']),
+  severity: z.string(),
+  startsAt: z.number(),
+  endsAt: z.number().optional(),
+  pod: z.string().optional(),
+  summary: z.string(),
+  /** Drill-down link into the app (relative to the Grafana root). */
+  link: z.string(),
+});
+export type Alert = z.infer<typeof Alert>;
+
+export const AlertsAnswer = z.object({ alerts: z.array(Alert), evaluatedAt: z.number().nullable(), sources: z.array(SourceStatus) });
+export type AlertsAnswer = z.infer<typeof AlertsAnswer>;

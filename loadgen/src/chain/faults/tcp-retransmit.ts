@@ -1,0 +1,62 @@
+/**
+ * tcp_retransmit: an nftables rule drops a share of the packets sent to the target hop's ports on loopback, so the
+ * kernel really retransmits (visible to a retransmit probe). Needs root and nft; otherwise the fault is refused with
+ * "unavailable here: <reason>". One table per fault, named `lg-hopscope-<pid>-<n>`, removed when the fault ends or the
+ * chain stops.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const tables = new Set<string>();
+let seq = 0;
+
+/** `true` when this machine can inject retransmits, else the reason it cannot. */
+export async function tcpRetransmitAvailable(): Promise<true | string> {
+  if (process.platform !== 'linux') return `needs Linux (this is ${process.platform})`;
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'needs root (nftables rules)';
+  try {
+    await run('nft', ['list', 'tables'], { timeout: 5000 });
+    return true;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    return e.code === 'ENOENT' ? 'the nft binary is not installed (Debian package nftables)' : `nft does not work here: ${(e.stderr ?? e.message).trim()}`;
+  }
+}
+
+/** Installs the drop rule; returns the table name (to remove later). */
+export async function startRetransmits(ports: number[], percent: number): Promise<string> {
+  const table = `lg-hopscope-${process.pid}-${seq++}`;
+  const p = Math.max(1, Math.min(50, Math.round(percent)));
+  await run('nft', ['add', 'table', 'inet', table]);
+  tables.add(table);
+  try {
+    await run('nft', ['add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0; policy accept; }']);
+    await run('nft', ['add', 'rule', 'inet', table, 'out', 'ip', 'daddr', '127.0.0.1', 'tcp', 'dport', `{ ${ports.join(', ')} }`, 'numgen', 'random', 'mod', '100', '<', String(p), 'counter', 'drop']);
+  } catch (err) {
+    await stopRetransmits(table);
+    throw err;
+  }
+  return table;
+}
+
+export async function stopRetransmits(table: string): Promise<void> {
+  tables.delete(table);
+  await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
+}
+
+/** Packets the rule dropped so far (for tests and the fault note). */
+export async function droppedPackets(table: string): Promise<number> {
+  try {
+    const { stdout } = await run('nft', ['list', 'table', 'inet', table]);
+    const m = /counter packets (\d+)/.exec(stdout);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Removes every table this process made (on shutdown). */
+export async function stopAllRetransmits(): Promise<void> {
+  await Promise.all([...tables].map(stopRetransmits));
+}

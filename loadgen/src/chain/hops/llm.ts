@@ -1,0 +1,198 @@
+/**
+ * `llm-vllm` / `llm-tgi`: an OpenAI-compatible /v1/chat/completions (streaming and not) served by the simulated
+ * continuous-batching engine, with the backend's own /metrics (vLLM or TGI names) and GenAI span attributes.
+ * gpu_oom: the allocation fails at admission; the hop falls back once to the lighter model and records it on the span.
+ */
+import type { ServerResponse } from 'node:http';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { Counter } from 'prom-client';
+import { EngineError, ENGINE_DEFAULTS, InferenceEngine, type SeqResult } from '../llm/engine';
+import { MODELS, MODEL_IDS, type ModelSpec } from '../llm/models';
+import { tgiMetrics } from '../llm/metrics-tgi';
+import { vllmMetrics, type LlmMetrics } from '../llm/metrics-vllm';
+import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { countTokens, fillerText, hashFraction } from '../util';
+
+export interface ChatMessage { role: string; content: string }
+
+export interface LlmHop {
+  routes: Routes;
+  engine: InferenceEngine;
+  backend: 'vllm' | 'tgi';
+  stop(): void;
+}
+
+export function createLlmHop(env: HopEnv): LlmHop {
+  const backend = env.replica.hop === 'llm-tgi' ? 'tgi' : 'vllm';
+  const { faults, replica } = env;
+  const engine = new InferenceEngine({
+    ...ENGINE_DEFAULTS,
+    // TGI's router batches a little differently: smaller max batch, slightly cheaper steps.
+    ...(backend === 'tgi' ? { maxNumSeqs: 24, decodeBaseMs: 7, decodeMsPerSeq: 0.45 } : {}),
+    scale: env.scale,
+    rand: env.rand,
+    kvFactor: () => faults.active(replica.hop, replica.pod, 'kv_cache_thrash')?.magnitude ?? 1,
+    oomProbability: (m: ModelSpec) => {
+      const f = faults.active(replica.hop, replica.pod, 'gpu_oom');
+      return f ? f.magnitude * (m.fallback ? 1 : 0.15) : 0;
+    },
+  });
+  const metrics: LlmMetrics = backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
+  const oomCounter = new Counter({
+    name: 'hopscope_gpu_alloc_failures_total', help: 'GPU memory allocation failures seen by this LLM replica (gpu_oom), by model.',
+    labelNames: ['model'], registers: [env.registry],
+  });
+  const fallbacks = new Counter({
+    name: 'hopscope_llm_fallbacks_total', help: 'Requests served by a lighter model after an allocation failure.',
+    labelNames: ['from_model', 'to_model'], registers: [env.registry],
+  });
+
+  /** Runs one generation, resolving when done; tokens go to onToken as they are decoded. */
+  const generate = (model: ModelSpec, prompt: { tokens: number; prefixKey: string; prefixTokens: number }, maxTokens: number, targetTokens: number,
+    onToken: (i: number) => void, abortOn: ServerResponse): Promise<SeqResult> =>
+    new Promise((resolve, reject) => {
+      metrics.onArrival(model.id, prompt.tokens, maxTokens);
+      let cancel: (() => void) | undefined;
+      try {
+        cancel = engine.submit(
+          { model, promptTokens: prompt.tokens, prefixKey: prompt.prefixKey, prefixTokens: prompt.prefixTokens, maxTokens, targetTokens },
+          { onToken: (i) => onToken(i), onDone: resolve, onError: reject },
+        );
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      abortOn.once('close', () => {
+        if (!abortOn.writableFinished) {
+          cancel?.();
+          reject(new EngineError('aborted', 'client closed the connection'));
+        }
+      });
+    });
+
+  const chat = async (req: HopRequest, res: ServerResponse, span: Span): Promise<void> => {
+    const b = req.body ?? {};
+    const modelId: string = b.model ?? MODEL_IDS[0];
+    let model = MODELS[modelId];
+    if (!model) throw new HopError(404, 'model_not_found', `The model \`${modelId}\` does not exist. Available: ${MODEL_IDS.join(', ')}`);
+    const messages: ChatMessage[] = Array.isArray(b.messages) ? b.messages : [];
+    if (!messages.length || messages.some((m) => typeof m?.content !== 'string')) throw new HopError(400, 'validation', 'messages must be a non-empty array of {role, content}');
+    const maxTokens = Math.max(1, Math.min(Number(b.max_tokens ?? 64) | 0, 2048));
+    const stream = b.stream === true;
+    // The prefix cache keys on the first system message (the template every request shares).
+    const system = messages.find((m) => m.role === 'system')?.content ?? '';
+    const promptText = messages.map((m) => m.content).join('\n');
+    const prompt = { tokens: countTokens(promptText) + 4 * messages.length, prefixKey: `${model.id}|${system}`, prefixTokens: countTokens(system) };
+    // Output length: a seeded draw per prompt, so the same prompt writes as much each time.
+    const f = hashFraction(promptText);
+    const targetTokens = f < 0.3 ? maxTokens : Math.max(1, Math.round(maxTokens * (0.5 + f * 0.5)));
+    const id = `chatcmpl-${Math.floor(env.rand() * 1e12).toString(36)}`;
+    const created = Math.floor(Date.now() / 1000);
+    span.updateName(`chat ${model.id}`);
+    span.setAttributes({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': backend,
+      'gen_ai.request.model': model.id,
+      'gen_ai.request.max_tokens': maxTokens,
+      'gen_ai.request.stream': stream,
+      'gen_ai.response.id': id,
+      'gen_ai.usage.input_tokens': prompt.tokens,
+      'hopscope.llm.backend': backend,
+    });
+    const words = fillerText(targetTokens * 2, Math.floor(f * 1e9)).split(' ');
+    const tokenText = (i: number) => `${words[i % words.length]} `;
+
+    let firstChunkAt = 0;
+    const t0 = performance.now();
+    if (stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    }
+    const write = (i: number): void => {
+      if (!stream) return;
+      if (!firstChunkAt) {
+        firstChunkAt = performance.now();
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
+      }
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { content: tokenText(i) }, finish_reason: null }] })}\n\n`);
+    };
+
+    let result: SeqResult;
+    try {
+      result = await generate(model, prompt, maxTokens, targetTokens, write, res);
+    } catch (err) {
+      const e = err as EngineError;
+      metrics.onFailure(model.id, e.code ?? 'generation');
+      if (e.code === 'gpu_oom') {
+        oomCounter.inc({ model: model.id });
+        span.addEvent('gpu.allocation_failure', { 'exception.type': 'torch.cuda.OutOfMemoryError', 'exception.message': e.message, 'gen_ai.request.model': model.id });
+        span.setAttribute('hopscope.gpu.oom', true);
+        const light = model.fallback ? MODELS[model.fallback] : undefined;
+        if (!light) throw new HopError(503, 'gpu_oom', e.message, 'gpu_oom');
+        fallbacks.inc({ from_model: model.id, to_model: light.id });
+        span.setAttributes({ 'hopscope.fallback.from_model': model.id, 'hopscope.fallback.model': light.id, 'hopscope.fallback.reason': 'gpu_oom' });
+        model = light;
+        try {
+          result = await generate(model, { ...prompt, prefixKey: `${model.id}|${system}` }, maxTokens, targetTokens, write, res);
+        } catch (err2) {
+          const e2 = err2 as EngineError;
+          metrics.onFailure(model.id, e2.code ?? 'generation');
+          if (e2.code === 'gpu_oom') oomCounter.inc({ model: model.id });
+          throw new HopError(503, e2.code ?? 'generation', `fallback ${model.id} failed too: ${e2.message}`, e2.code ?? 'generation');
+        }
+      } else if (e.code === 'overloaded') {
+        throw new HopError(503, 'overloaded', e.message, 'overloaded');
+      } else if (e.code === 'aborted') {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'client closed the connection' });
+        span.setAttribute('error.type', 'client_abort');
+        return;
+      } else {
+        throw err;
+      }
+    }
+    metrics.onFinish(model.id, result, maxTokens);
+    const usage = { prompt_tokens: result.promptTokens, completion_tokens: result.outputTokens, total_tokens: result.promptTokens + result.outputTokens, prompt_tokens_details: { cached_tokens: result.cachedTokens } };
+    span.setAttributes({
+      'gen_ai.response.model': model.id,
+      'gen_ai.response.finish_reasons': [result.finishReason],
+      'gen_ai.usage.output_tokens': result.outputTokens,
+      'gen_ai.usage.cache_read.input_tokens': result.cachedTokens,
+      'gen_ai.response.time_to_first_chunk': (result.firstTokenMs - t0) / 1000,
+      'hopscope.llm.queue_ms': Math.max(0, result.scheduledMs - result.arrivalMs),
+      'hopscope.llm.batch_size': result.maxBatch,
+      'hopscope.llm.preemptions': result.preemptions,
+      'hopscope.llm.kv_cache_usage': Number(engine.kvUsage.toFixed(3)),
+    });
+    if (stream) {
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: {}, finish_reason: result.finishReason }] })}\n\n`);
+      if (b.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [], usage })}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    const content = Array.from({ length: result.outputTokens }, (_, i) => tokenText(i)).join('');
+    if (backend === 'tgi') {
+      const ms = (x: number) => String(Math.round(Math.max(0, x)));
+      res.setHeader('x-queue-time', ms(result.scheduledMs - result.arrivalMs));
+      res.setHeader('x-inference-time', ms(result.endMs - result.scheduledMs));
+      res.setHeader('x-total-time', ms(result.endMs - result.arrivalMs));
+      res.setHeader('x-time-per-token', ms((result.endMs - result.scheduledMs) / Math.max(1, result.outputTokens)));
+      res.setHeader('x-prompt-tokens', String(result.promptTokens));
+      res.setHeader('x-generated-tokens', String(result.outputTokens));
+    }
+    sendJson(res, 200, {
+      id, object: 'chat.completion', created, model: model.id,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: result.finishReason }],
+      usage,
+    });
+  };
+
+  const models = async (_req: HopRequest, res: ServerResponse): Promise<void> => {
+    sendJson(res, 200, { object: 'list', data: MODEL_IDS.map((id) => ({ id, object: 'model', owned_by: 'hopscope', created: 0 })) });
+  };
+
+  return {
+    routes: { 'POST /v1/chat/completions': chat, 'GET /v1/models': models },
+    engine,
+    backend,
+    stop: () => engine.stop(),
+  };
+}

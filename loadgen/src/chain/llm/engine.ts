@@ -1,0 +1,253 @@
+/**
+ * A continuous-batching inference engine, simulated: a waiting queue, a running batch of at most `maxNumSeqs`
+ * sequences, a KV cache measured in blocks of tokens, a prefix cache, and an engine step whose duration comes from
+ * the work in it — prefill time grows with the uncached prompt tokens admitted, decode time with the batch size.
+ * When the KV cache overflows, the newest sequence is preempted (recomputed later), as vLLM does. Faults plug in
+ * through `kvFactor` (kv_cache_thrash shrinks the usable cache and evicts the prefix cache) and `oomProbability`
+ * (gpu_oom makes the allocation at admission fail).
+ */
+import { EventEmitter } from 'node:events';
+import type { ModelSpec } from './models';
+
+export interface EngineOptions {
+  maxNumSeqs: number;
+  kvCapacityTokens: number;
+  blockSize: number;
+  stepOverheadMs: number;
+  prefillMsPerToken: number;
+  decodeBaseMs: number;
+  decodeMsPerSeq: number;
+  maxQueue: number;
+  prefixCacheEntries: number;
+  scale: (ms: number) => number;
+  rand: () => number;
+  kvFactor: () => number;
+  /** Probability an allocation for this model fails now (gpu_oom); lighter models need less memory. */
+  oomProbability: (model: ModelSpec) => number;
+}
+
+export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' | 'oomProbability'> = {
+  maxNumSeqs: 32,
+  kvCapacityTokens: 32_768,
+  blockSize: 16,
+  stepOverheadMs: 3,
+  prefillMsPerToken: 0.04,
+  decodeBaseMs: 8,
+  decodeMsPerSeq: 0.35,
+  maxQueue: 1024,
+  prefixCacheEntries: 512,
+};
+
+export class EngineError extends Error {
+  constructor(readonly code: 'gpu_oom' | 'overloaded' | 'aborted', message: string) {
+    super(message);
+  }
+}
+
+export interface SeqRequest {
+  model: ModelSpec;
+  promptTokens: number;
+  /** Identifies the shared prefix (system prompt + context) for the prefix cache. */
+  prefixKey: string;
+  prefixTokens: number;
+  maxTokens: number;
+  /** Tokens the model "wants" to write; finish reason is `stop` when < maxTokens, else `length`. */
+  targetTokens: number;
+}
+
+export interface SeqResult {
+  finishReason: 'stop' | 'length';
+  promptTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  preemptions: number;
+  arrivalMs: number;
+  scheduledMs: number;
+  firstTokenMs: number;
+  endMs: number;
+  /** Every token's emission time (performance.now() ms). */
+  tokenTimes: number[];
+  maxBatch: number;
+}
+
+export interface SeqHandlers {
+  onToken(index: number, at: number): void;
+  onDone(r: SeqResult): void;
+  onError(e: EngineError): void;
+}
+
+export interface StepInfo {
+  prefillTokens: number;
+  prefillSeqs: number;
+  decodeSeqs: number;
+  durationMs: number;
+}
+
+class Seq {
+  generated = 0;
+  kv = 0;
+  cached = 0;
+  preemptions = 0;
+  scheduledMs = 0;
+  firstTokenMs = 0;
+  maxBatch = 0;
+  readonly tokenTimes: number[] = [];
+  constructor(readonly id: number, readonly req: SeqRequest, readonly h: SeqHandlers, readonly arrivalMs: number) {}
+  get done(): boolean { return this.generated >= this.req.targetTokens; }
+}
+
+export class InferenceEngine extends EventEmitter {
+  private readonly waiting: Seq[] = [];
+  private readonly running: Seq[] = [];
+  private readonly prefix = new Map<string, number>();
+  private busy = false;
+  private nextId = 0;
+  private kvUsed = 0;
+  private closed = false;
+  /** Real milliseconds spent in engine steps (for GPU activity). */
+  busyMsTotal = 0;
+  lastBatchSize = 0;
+  prefixQueries = 0;
+  prefixHits = 0;
+  preemptions = 0;
+  oomFailures = 0;
+
+  constructor(readonly opts: EngineOptions) {
+    super();
+  }
+
+  get numRunning(): number { return this.running.length; }
+  get numWaiting(): number { return this.waiting.length; }
+  get capacityTokens(): number { return Math.max(this.opts.blockSize, Math.floor(this.opts.kvCapacityTokens * this.opts.kvFactor())); }
+  /** 0..1 of the usable KV cache in use. */
+  get kvUsage(): number { return Math.min(1, this.kvUsed / this.capacityTokens); }
+  runningBy(model: string): number { return this.running.filter((s) => s.req.model.id === model).length; }
+  waitingBy(model: string): number { return this.waiting.filter((s) => s.req.model.id === model).length; }
+
+  submit(req: SeqRequest, h: SeqHandlers): () => void {
+    if (this.closed) throw new EngineError('aborted', 'engine stopped');
+    if (this.waiting.length >= this.opts.maxQueue) throw new EngineError('overloaded', `queue full (${this.opts.maxQueue} waiting)`);
+    const s = new Seq(this.nextId++, req, h, performance.now());
+    this.waiting.push(s);
+    this.kick();
+    // Abort: the client went away; free the sequence's place.
+    return () => {
+      const wi = this.waiting.indexOf(s);
+      if (wi >= 0) this.waiting.splice(wi, 1);
+      const ri = this.running.indexOf(s);
+      if (ri >= 0) { this.running.splice(ri, 1); this.kvUsed -= s.kv; s.kv = 0; }
+    };
+  }
+
+  stop(): void {
+    this.closed = true;
+    for (const s of [...this.waiting, ...this.running]) s.h.onError(new EngineError('aborted', 'engine stopped'));
+    this.waiting.length = 0;
+    this.running.length = 0;
+  }
+
+  private blocks(tokens: number): number {
+    return Math.ceil(tokens / this.opts.blockSize) * this.opts.blockSize;
+  }
+
+  private kick(): void {
+    if (this.busy || this.closed || (!this.running.length && !this.waiting.length)) return;
+    this.busy = true;
+    setImmediate(() => this.step());
+  }
+
+  private step(): void {
+    const o = this.opts;
+    const cap = this.capacityTokens;
+    if (o.kvFactor() < 1) this.prefix.clear(); // thrash: the prefix cache is evicted as fast as it fills
+    const admitted: Seq[] = [];
+    while (this.waiting.length && this.running.length + admitted.length < o.maxNumSeqs) {
+      const s = this.waiting[0];
+      const need = this.blocks(s.req.promptTokens + s.generated + 1);
+      if (this.kvUsed + need > cap && this.running.length + admitted.length > 0) break;
+      this.waiting.shift();
+      const oomP = o.oomProbability(s.req.model);
+      if (oomP > 0 && o.rand() < oomP) {
+        this.oomFailures++;
+        s.h.onError(new EngineError('gpu_oom', `CUDA out of memory: tried to allocate ${((need * 0.125) | 0)} MiB for ${need} KV tokens`));
+        continue;
+      }
+      if (s.generated === 0) {
+        const hit = this.prefix.has(s.req.prefixKey);
+        s.cached = hit ? Math.min(s.req.prefixTokens, s.req.promptTokens - 1) : 0;
+        this.prefixQueries += s.req.promptTokens;
+        this.prefixHits += s.cached;
+        this.prefix.delete(s.req.prefixKey);
+        this.prefix.set(s.req.prefixKey, s.req.prefixTokens);
+        if (this.prefix.size > o.prefixCacheEntries) this.prefix.delete(this.prefix.keys().next().value!);
+        s.scheduledMs = performance.now();
+      } else {
+        s.cached = 0; // recompute after preemption
+      }
+      s.kv = need;
+      this.kvUsed += need;
+      admitted.push(s);
+    }
+    const decoding = [...this.running];
+    const prefillTokens = admitted.reduce((n, s) => n + s.req.promptTokens + s.generated - s.cached, 0);
+    const pf = Math.max(0, ...admitted.map((s) => s.req.model.prefill));
+    const df = Math.max(0, ...decoding.map((s) => s.req.model.decode));
+    const simMs = o.stepOverheadMs + prefillTokens * o.prefillMsPerToken * pf + (decoding.length ? o.decodeBaseMs * df + o.decodeMsPerSeq * decoding.length : 0);
+    const realMs = o.scale(simMs);
+    const started = performance.now();
+    this.lastBatchSize = decoding.length + admitted.length;
+    const info: StepInfo = { prefillTokens, prefillSeqs: admitted.length, decodeSeqs: decoding.length, durationMs: realMs };
+    const done = (): void => {
+      this.busyMsTotal += performance.now() - started;
+      this.complete(admitted, decoding);
+      this.emit('step', info);
+      this.busy = false;
+      this.kick();
+    };
+    if (realMs < 0.5) setImmediate(done);
+    else setTimeout(done, realMs);
+  }
+
+  private emitToken(s: Seq, now: number): void {
+    if (s.generated === 0 && !s.firstTokenMs) s.firstTokenMs = now;
+    s.generated++;
+    s.tokenTimes.push(now);
+    s.maxBatch = Math.max(s.maxBatch, this.running.length);
+    s.h.onToken(s.generated - 1, now);
+  }
+
+  private complete(admitted: Seq[], decoding: Seq[]): void {
+    const now = performance.now();
+    if (this.closed) return;
+    this.running.push(...admitted);
+    const live = new Set(this.running);
+    for (const s of [...admitted, ...decoding]) {
+      if (!live.has(s)) continue; // aborted meanwhile
+      this.emitToken(s, now);
+      const grown = this.blocks(s.req.promptTokens + s.generated + 1);
+      this.kvUsed += grown - s.kv;
+      s.kv = grown;
+    }
+    for (const s of [...this.running]) {
+      if (!s.done) continue;
+      this.running.splice(this.running.indexOf(s), 1);
+      this.kvUsed -= s.kv;
+      s.kv = 0;
+      s.h.onDone({
+        finishReason: s.req.targetTokens < s.req.maxTokens ? 'stop' : 'length',
+        promptTokens: s.req.promptTokens, outputTokens: s.generated, cachedTokens: s.cached, preemptions: s.preemptions,
+        arrivalMs: s.arrivalMs, scheduledMs: s.scheduledMs, firstTokenMs: s.firstTokenMs, endMs: now, tokenTimes: s.tokenTimes, maxBatch: s.maxBatch,
+      });
+    }
+    // KV overflow: preempt the newest running sequences until the rest fit (they are recomputed when readmitted).
+    while (this.kvUsed > this.capacityTokens && this.running.length > 1) {
+      const victim = this.running.pop()!;
+      this.kvUsed -= victim.kv;
+      victim.kv = 0;
+      victim.preemptions++;
+      this.preemptions++;
+      this.waiting.unshift(victim);
+      this.emit('preempt');
+    }
+  }
+}

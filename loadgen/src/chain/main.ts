@@ -1,0 +1,89 @@
+/**
+ * hopscope-chain: runs the simulated AI chain (all hops, dcgm-exporters, control API) in this process, optionally
+ * under a steady open-loop load, until SIGINT/SIGTERM. Configuration: flags below or HOPSCOPE_* variables.
+ */
+import { parseArgs } from 'node:util';
+import { runLoad } from '../load/driver';
+import { makeLogger } from '../log';
+import { loadChainConfig, type ChainConfig } from '../config';
+import { startChain } from './start';
+
+const HELP = `Usage: tsx loadgen/src/chain/main.ts [options]
+
+Runs the simulated chain gateway → embedding → vector-cache → rag → llm-{vllm,tgi} → agent → tool on 127.0.0.1.
+  --gateway-port N     (default 3310, env HOPSCOPE_GATEWAY_PORT; 0 = any free port)
+  --control-port N     (default 3319, env HOPSCOPE_CONTROL_PORT)
+  --time-scale F       multiplies every simulated duration (default 1, env HOPSCOPE_TIME_SCALE)
+  --otlp-endpoint URL  OTLP/HTTP traces endpoint (default http://127.0.0.1:3301/v1/traces, env HOPSCOPE_OTLP_ENDPOINT)
+  --no-tracing         no OpenTelemetry SDK at all (env HOPSCOPE_TRACING=off)
+  --steady-rps N       also drive a steady open-loop load of N requests/s against the gateway (the demo uses 4)
+  --help               this text
+Other settings (env): HOPSCOPE_REPLICAS=rag=2,llm-vllm=2  HOPSCOPE_VECTOR_CACHE_HIT_RATE=0.35  HOPSCOPE_TLS_HOPS=tool
+  HOPSCOPE_DCGM_SM_ACTIVE=on|off  HOPSCOPE_DCGM_HOSTNAME_LABEL=Hostname|hostname  HOPSCOPE_MIG=on|off
+  HOPSCOPE_EXPORTER_URL=http://127.0.0.1:3302 (pid → pod registration)  HOPSCOPE_SAMPLER_BASE_RATE=1  HOPSCOPE_LOG_LEVEL=info`;
+
+let values: Record<string, string | boolean | undefined>;
+try {
+  ({ values } = parseArgs({ args: process.argv.slice(2), strict: true, options: {
+    help: { type: 'boolean', short: 'h' }, 'gateway-port': { type: 'string' }, 'control-port': { type: 'string' }, 'time-scale': { type: 'string' },
+    'otlp-endpoint': { type: 'string' }, 'no-tracing': { type: 'boolean' }, 'steady-rps': { type: 'string' },
+  } }));
+} catch (err) {
+  console.error(`hopscope-chain: ${(err as Error).message}\n\n${HELP}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const overrides: Partial<ChainConfig> = {};
+if (values['gateway-port'] !== undefined) overrides.gatewayPort = Number(values['gateway-port']);
+if (values['control-port'] !== undefined) overrides.controlPort = Number(values['control-port']);
+if (values['time-scale'] !== undefined) overrides.timeScale = Number(values['time-scale']);
+if (values['otlp-endpoint'] !== undefined) overrides.otlpEndpoint = String(values['otlp-endpoint']);
+if (values['no-tracing']) overrides.tracing = false;
+const steadyRps = values['steady-rps'] !== undefined ? Number(values['steady-rps']) : 0;
+if (!Number.isFinite(steadyRps) || steadyRps < 0 || steadyRps > 1000) {
+  console.error('hopscope-chain: --steady-rps must be a number in [0, 1000]');
+  process.exit(2);
+}
+let cfg: ChainConfig;
+try {
+  cfg = loadChainConfig(overrides);
+} catch (err) {
+  console.error(`hopscope-chain: ${(err as Error).message}`);
+  process.exit(2);
+}
+const log = makeLogger(cfg.logLevel);
+const chain = await startChain({ ...cfg, logger: log }).catch((err) => {
+  log.fatal({ err: (err as Error).message }, 'chain failed to start');
+  process.exit(1);
+});
+const loadAbort = new AbortController();
+if (steadyRps > 0) {
+  // One long run (a day); restarted if it ever ends while the chain is up.
+  const drive = async (): Promise<void> => {
+    while (!loadAbort.signal.aborted) {
+      const sum = await runLoad({
+        target: chain.gatewayUrl, path: '/v1/chat/completions', method: 'POST', stream: true,
+        profile: { kind: 'constant', rps: steadyRps, durationS: 86_400, arrivals: 'poisson' },
+        models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'], backend: 'mix', agentRatio: 0.1, maxTokens: 48, seed: Date.now() % 1e6,
+        runId: 'demo-steady', timeoutMs: 30_000, connections: 64, maxInFlight: 2000, slo: { ttftMs: 1000, e2eMs: 5000 }, traceparent: false, signal: loadAbort.signal,
+        onProgress: (p) => { if (Math.round(p.elapsedS) % 30 === 0) log.info({ load: p }, 'steady load'); },
+      });
+      log.info({ sent: sum.sent, errors: sum.errors.total }, 'steady load run ended');
+    }
+  };
+  void drive();
+}
+let stopping = false;
+const stop = async (sig: string): Promise<void> => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ sig }, 'stopping the chain');
+  loadAbort.abort();
+  await chain.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

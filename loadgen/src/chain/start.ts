@@ -1,0 +1,195 @@
+/**
+ * Starts the whole simulated chain in this process: every hop replica on its own port with its own TracerProvider
+ * and /metrics registry, one dcgm-exporter per GPU node, and the control API (faults, Prometheus targets, topology).
+ * `startChain({gatewayPort: 0, controlPort: 0, timeScale: 0.05})` is what tests use; it returns the URLs it got.
+ */
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { loadChainConfig, type ChainConfig } from '../config';
+import { makeLogger } from '../log';
+import { createHopTelemetry, type HopTelemetry } from '../telemetry/tracing';
+import { Directory, HopClient } from './client';
+import { startControlApi } from './control-api';
+import { CpuBurner } from './faults/cpu-burn';
+import { FaultRegistry } from './faults/registry';
+import { stopAllRetransmits } from './faults/tcp-retransmit';
+import { dcgmRegistry, makeGpus, type DcgmOptions, type SimGpu } from './gpu/dcgm';
+import { startHopServer, type HopEnv, type HopServer, type Routes } from './hop-server';
+import { agentRoutes } from './hops/agent';
+import { embeddingRoutes } from './hops/embedding';
+import { gatewayRoutes } from './hops/gateway';
+import { createLlmHop, type LlmHop } from './hops/llm';
+import { ragRoutes } from './hops/rag';
+import { toolRoutes } from './hops/tool';
+import { vectorCacheRoutes } from './hops/vector-cache';
+import { MODELS } from './llm/models';
+import { HOPS, replicasOf, type HopName, type Replica } from './topology';
+import { seededRandom } from './util';
+import { registerWithExporter } from './registration';
+
+export interface HopInfo {
+  hop: HopName;
+  pod: string;
+  node: string;
+  namespace: string;
+  url: string;
+  tlsUrl?: string;
+  metricsUrl: string;
+}
+
+export interface RunningChain {
+  config: ChainConfig;
+  gatewayUrl: string;
+  controlUrl: string;
+  hops: HopInfo[];
+  dcgm: Array<{ node: string; url: string; metricsUrl: string }>;
+  faults: FaultRegistry;
+  llm: Map<string, LlmHop>;
+  /** Mutable settings the control API can change at run time. */
+  settings: { vectorCacheHitRate: number; dcgm: DcgmOptions };
+  /** Prometheus http_sd targets for every hop and dcgm-exporter. */
+  targets(): Array<{ targets: string[]; labels: Record<string, string> }>;
+  forceFlush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartChainOptions extends Partial<ChainConfig> {
+  /** Added to every hop's TracerProvider (tests use an in-memory exporter). */
+  spanProcessors?: SpanProcessor[];
+  logger?: Logger;
+}
+
+export async function startChain(opts: StartChainOptions = {}): Promise<RunningChain> {
+  const { spanProcessors, logger, ...overrides } = opts;
+  const cfg = loadChainConfig(overrides);
+  const log = logger ?? makeLogger(cfg.logLevel);
+  const rand = seededRandom(cfg.seed);
+  const directory = new Directory();
+  const gpuNodeNames = Array.from({ length: cfg.gpuNodes }, (_, i) => `gpu-node-${i}`);
+  const replicas: Replica[] = HOPS.flatMap((h) => replicasOf(h, cfg.replicas[h], cfg.namespace, gpuNodeNames));
+  const podsByHop: Record<string, string[]> = {};
+  for (const r of replicas) (podsByHop[r.hop] ??= []).push(r.pod);
+  const faults = new FaultRegistry(podsByHop);
+  const settings = { vectorCacheHitRate: cfg.vectorCacheHitRate, dcgm: { smActive: cfg.dcgmSmActive, hostnameLabel: cfg.dcgmHostnameLabel, mig: cfg.mig } as DcgmOptions };
+  const scale = (ms: number) => ms * cfg.timeScale;
+
+  const servers: HopServer[] = [];
+  const telemetries: HopTelemetry[] = [];
+  const clients: HopClient[] = [];
+  const burners: CpuBurner[] = [];
+  const llm = new Map<string, LlmHop>();
+  const hops: HopInfo[] = [];
+  let nextFixedPort = cfg.hopPort;
+
+  const stopAll = async (): Promise<void> => {
+    faults.endAll();
+    await stopAllRetransmits();
+    for (const l of llm.values()) l.stop();
+    await Promise.all(servers.map((s) => s.close().catch(() => {})));
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(burners.map((b) => b.close()));
+    await Promise.all(telemetries.map((t) => t.shutdown().catch(() => {})));
+  };
+
+  try {
+    for (const replica of replicas) {
+      const registry = new Registry();
+      const tel = createHopTelemetry({ service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace }, {
+        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
+        samplerP99KneeMs: cfg.samplerP99KneeMs, registry, extraProcessors: spanProcessors,
+      });
+      telemetries.push(tel);
+      const client = new HopClient(directory, tel.tracer, cfg.tlsHops, cfg.hopTimeoutMs);
+      clients.push(client);
+      const burner = new CpuBurner();
+      burners.push(burner);
+      const env: HopEnv = { cfg, replica, tracer: tel.tracer, registry, faults, log: log.child({ hop: replica.hop, pod: replica.pod }), client, rand, burner, scale };
+      let routes: Routes;
+      switch (replica.hop) {
+        case 'gateway': routes = gatewayRoutes(env); break;
+        case 'embedding': routes = embeddingRoutes(env); break;
+        case 'vector-cache': routes = vectorCacheRoutes(env, () => settings.vectorCacheHitRate); break;
+        case 'rag': routes = ragRoutes(env); break;
+        case 'llm-vllm':
+        case 'llm-tgi': {
+          const l = createLlmHop(env);
+          llm.set(replica.pod, l);
+          routes = l.routes;
+          break;
+        }
+        case 'agent': routes = agentRoutes(env); break;
+        case 'tool': routes = toolRoutes(env); break;
+      }
+      const port = replica.hop === 'gateway' && replica.index === 0 ? cfg.gatewayPort : nextFixedPort ? nextFixedPort++ : 0;
+      const server = await startHopServer(env, routes, port);
+      servers.push(server);
+      hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: server.url, tlsUrl: server.tlsUrl, metricsUrl: `${server.url}/metrics` });
+    }
+    for (const h of HOPS) directory.set(h, hops.filter((x) => x.hop === h).map((x) => ({ pod: x.pod, url: x.url, tlsUrl: x.tlsUrl })));
+
+    // GPUs: each LLM replica owns a pair of GPUs on its node (or one when a node has too few).
+    const gpuNodes = [...new Set(replicas.filter((r) => r.hop.startsWith('llm-')).map((r) => r.node))];
+    const gpus: SimGpu[] = makeGpus(gpuNodes, cfg.gpusPerNode);
+    for (const node of gpuNodes) {
+      const owners = replicas.filter((r) => r.node === node && r.hop.startsWith('llm-'));
+      const mine = gpus.filter((g) => g.node === node);
+      const per = Math.max(1, Math.floor(mine.length / Math.max(1, owners.length)));
+      owners.forEach((r, i) => {
+        const l = llm.get(r.pod)!;
+        for (const g of mine.slice(i * per, i * per + per)) {
+          g.owner = { pod: r.pod, namespace: r.namespace, container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm', engine: l.engine, weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per, oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')) };
+        }
+      });
+    }
+    const dcgm: RunningChain['dcgm'] = [];
+    for (const node of gpuNodes) {
+      let reg = dcgmRegistry(node, gpus, settings.dcgm);
+      let builtFor = JSON.stringify(settings.dcgm);
+      const server = http.createServer(async (req, res) => {
+        if (req.url?.startsWith('/metrics')) {
+          if (JSON.stringify(settings.dcgm) !== builtFor) { reg = dcgmRegistry(node, gpus, settings.dcgm); builtFor = JSON.stringify(settings.dcgm); }
+          res.writeHead(200, { 'content-type': reg.contentType });
+          res.end(await reg.metrics());
+        } else {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { code: 'not_found', message: 'dcgm-exporter serves /metrics' } }));
+        }
+      });
+      const port = nextFixedPort ? nextFixedPort++ : 0;
+      await new Promise<void>((r, j) => { server.once('error', j); server.listen(port, cfg.host, () => r()); });
+      const url = `http://${cfg.host}:${(server.address() as AddressInfo).port}`;
+      servers.push({ url, port: 0, close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }) });
+      dcgm.push({ node, url, metricsUrl: `${url}/metrics` });
+    }
+
+    const chain: RunningChain = {
+      config: cfg,
+      gatewayUrl: hops.find((h) => h.hop === 'gateway')!.url,
+      controlUrl: '',
+      hops,
+      dcgm,
+      faults,
+      llm,
+      settings,
+      targets: () => [
+        ...hops.map((h) => ({ targets: [new URL(h.url).host], labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace } })),
+        ...dcgm.map((d) => ({ targets: [new URL(d.url).host], labels: { service: 'dcgm-exporter', node: d.node } })),
+      ],
+      forceFlush: async () => { await Promise.all(telemetries.map((t) => t.forceFlush())); },
+      stop: async () => {},
+    };
+    const control = await startControlApi(chain, cfg.controlPort, log);
+    servers.push(control);
+    chain.controlUrl = control.url;
+    chain.stop = stopAll;
+    if (cfg.exporterUrl) void registerWithExporter(cfg.exporterUrl, { pid: process.pid, pod: hops[0].pod, namespace: cfg.namespace, node: hops[0].node, service: 'gateway' }, log);
+    log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint }, 'chain started');
+    return chain;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Typed access to the Hopscope backend proxy through Grafana's data proxy (`/api/plugin-proxy/<id>/api/...`, a route
+ * of plugin.json that adds the bearer token server-side). Every answer is parsed with the shared zod schemas of
+ * `contract/`, so a page gets either typed data or a typed error, never an unchecked `any`.
+ */
+import { getBackendSrv, isFetchError } from '@grafana/runtime';
+import { lastValueFrom } from 'rxjs';
+import type { z } from 'zod';
+
+import {
+  ErrorBody, HealthAnswer, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
+  PodsAnswer, RcaAnswer, ServicesAnswer, TraceDetail, TraceList,
+} from '../../contract';
+import { PROXY_BASE_URL } from '../constants';
+
+/** Why a call failed: `http` (the proxy answered 4xx/5xx), `network` (nothing answered), `invalid` (wrong shape). */
+export type ApiErrorKind = 'http' | 'network' | 'invalid';
+
+export interface ApiError {
+  kind: ApiErrorKind;
+  /** HTTP status, when there was one. */
+  status?: number;
+  /** The `error.code` of the proxy's `{error: {code, message}}` body, or a code of our own. */
+  code: string;
+  message: string;
+}
+
+export type ApiResult<T> = { ok: true; data: T } | { ok: false; error: ApiError };
+
+export type QueryParams = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  params?: QueryParams;
+  body?: unknown;
+  /** Cancels an older request with the same id (Grafana's backendSrv semantics), e.g. one per panel. */
+  requestId?: string;
+}
+
+/** Builds the data-proxy URL of a proxy API path (`/traces` → `/api/plugin-proxy/hopscope-rca-app/api/traces`). */
+export function proxyUrl(path: string): string {
+  return `${PROXY_BASE_URL}/${path.replace(/^\/+/, '')}`;
+}
+
+function cleanParams(params: QueryParams | undefined): Record<string, string> | undefined {
+  if (!params) {
+    return undefined;
+  }
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined) {
+      out[key] = String(value);
+    }
+  }
+  return out;
+}
+
+/** Turns whatever backendSrv rejected with into an ApiError, keeping the proxy's own error code when it sent one. */
+export function toApiError(err: unknown): ApiError {
+  if (isFetchError(err)) {
+    const parsed = ErrorBody.safeParse(err.data);
+    if (parsed.success) {
+      return { kind: 'http', status: err.status, code: parsed.data.error.code, message: parsed.data.error.message };
+    }
+    if (!err.status) {
+      return { kind: 'network', code: 'network', message: err.statusText || 'The request did not reach the proxy' };
+    }
+    const message = typeof err.data?.message === 'string' ? err.data.message : err.statusText || `HTTP ${err.status}`;
+    return { kind: 'http', status: err.status, code: `http_${err.status}`, message };
+  }
+  return { kind: 'network', code: 'network', message: err instanceof Error ? err.message : String(err) };
+}
+
+/** Calls one proxy endpoint and validates the answer with `schema`. Never throws. */
+export async function request<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  options: RequestOptions = {}
+): Promise<ApiResult<z.infer<S>>> {
+  let data: unknown;
+  try {
+    const response = await lastValueFrom(
+      getBackendSrv().fetch<unknown>({
+        url: proxyUrl(path),
+        method: options.method ?? 'GET',
+        params: cleanParams(options.params),
+        data: options.body,
+        requestId: options.requestId,
+        showErrorAlert: false,
+        showSuccessAlert: false,
+      })
+    );
+    data = response.data;
+  } catch (err) {
+    return { ok: false, error: toApiError(err) };
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
+    return {
+      ok: false,
+      error: { kind: 'invalid', code: 'invalid_response', message: `Unexpected answer from ${path}${where}: ${first?.message ?? 'invalid'}` },
+    };
+  }
+  return { ok: true, data: parsed.data };
+}
+
+/** `GET /api/health`: per-source status of the proxy. */
+export function getHealth(): Promise<ApiResult<HealthAnswer>> {
+  return request('/health', HealthAnswer);
+}
+
+// ---- The app views' endpoints (issue 6). Times are epoch ms; optional filters are dropped when undefined. ----
+
+
+export interface TimeWindow {
+  from: number;
+  to: number;
+}
+
+export interface GoldenFilter extends TimeWindow {
+  step?: number;
+  service?: string;
+  backend?: string;
+  model?: string;
+}
+
+const seg = (s: string): string => encodeURIComponent(s);
+
+export const api = {
+  golden: (f: GoldenFilter) => request('/golden', GoldenAnswer, { params: { ...f }, requestId: 'hopscope-golden' }),
+  heatmap: (w: TimeWindow) => request('/gpu/heatmap', HeatmapAnswer, { params: { ...w }, requestId: 'hopscope-heatmap' }),
+  annotations: (w: TimeWindow) => request('/annotations', AnnotationsAnswer, { params: { ...w }, requestId: 'hopscope-annotations' }),
+  services: (w: TimeWindow) => request('/services', ServicesAnswer, { params: { ...w }, requestId: 'hopscope-services' }),
+  pods: (service: string, w: TimeWindow) => request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId: 'hopscope-pods' }),
+  kernelEvents: (pod: string, w: TimeWindow & { type?: string }) =>
+    request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId: 'hopscope-kernel-events' }),
+  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number }, requestId = 'hopscope-traces') =>
+    request('/traces', TraceList, { params: { ...f }, requestId }),
+  trace: (traceId: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId: 'hopscope-trace' }),
+  traceRca: (traceId: string) => request(`/traces/${seg(traceId)}/rca`, RcaAnswer, { requestId: 'hopscope-trace-rca' }),
+  compare: (a: string, b: string, w: TimeWindow) => request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId: 'hopscope-compare' }),
+  alertRules: () => request('/alerts/rules', AlertRules),
+  putAlertRules: (rules: AlertRules) => request('/alerts/rules', AlertRules, { method: 'PUT', body: rules }),
+  alerts: (w: TimeWindow) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId: 'hopscope-alerts' }),
+};
+
+/** `GET /api/export/postmortem`: the PNG or the Markdown of a view, as a Blob to download. Never throws. */
+export async function downloadPostmortem(params: QueryParams & { format: 'png' | 'markdown' }): Promise<ApiResult<Blob>> {
+  try {
+    const response = await lastValueFrom(
+      getBackendSrv().fetch<Blob>({
+        url: proxyUrl('/export/postmortem'),
+        method: 'GET',
+        params: cleanParams(params),
+        responseType: 'blob',
+        showErrorAlert: false,
+        showSuccessAlert: false,
+      })
+    );
+    return { ok: true, data: response.data };
+  } catch (err) {
+    // An error body arrives as a Blob too: read it to keep the proxy's own message.
+    const e = err as { data?: unknown };
+    if (e && e.data instanceof Blob) {
+      try {
+        e.data = JSON.parse(await e.data.text());
+      } catch {
+        // not JSON: keep the status text
+      }
+    }
+    return { ok: false, error: toApiError(err) };
+  }
+}

@@ -1,0 +1,27 @@
+import pluginJson from '../plugin.json';
+
+/** The plugin id, read from plugin.json so the two never disagree. */
+export const PLUGIN_ID = pluginJson.id;
+
+/** Where Grafana mounts the app: every page lives under this path. */
+export const PLUGIN_BASE_URL = `/a/${PLUGIN_ID}`;
+
+/** The data proxy prefix: Grafana forwards `${PROXY_BASE_URL}/...` to `{{ .JsonData.proxyUrl }}/api/...`. */
+export const PROXY_BASE_URL = `/api/plugin-proxy/${PLUGIN_ID}/api`;
+
+/** Route segments of the app (relative to PLUGIN_BASE_URL), as named in the design handout. */
+export enum ROUTES {
+  Overview = 'overview',
+  Services = 'services',
+  Traces = 'traces',
+  Compare = 'compare',
+  Alerts = 'alerts',
+}
+
+/** Absolute URL of an app route, e.g. prefixRoute(ROUTES.Traces) → `/a/hopscope-rca-app/traces`. */
+export function prefixRoute(route: string): string {
+  return `${PLUGIN_BASE_URL}/${route}`;
+}
+
+/** The URL keys every page carries along (time range and refresh), so any view is a shareable link. */
+export const PRESERVED_URL_KEYS = ['from', 'to', 'timezone', 'refresh'];

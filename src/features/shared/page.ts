@@ -1,0 +1,75 @@
+/**
+ * One view page of the app: URL-synced time range, refresh, the backend/model/service variables, and the export
+ * button in the header. Every page keeps `APP_URL_KEYS` when the user drills down, so a pasted link opens the same view.
+ */
+import {
+  CustomVariable,
+  EmbeddedScene,
+  SceneAppPage,
+  SceneFlexItem,
+  SceneFlexLayout,
+  SceneRefreshPicker,
+  SceneTimePicker,
+  SceneTimeRange,
+  SceneVariableSet,
+  TextBoxVariable,
+  VariableValueSelectors,
+  type SceneAppDrilldownView,
+  type SceneAppPageLike,
+  type SceneObject,
+} from '@grafana/scenes';
+
+import { APP_BASE, APP_URL_KEYS } from '../../transforms/urlState';
+import { ExportButton } from '../export/ExportButton';
+
+export interface ViewPageDefinition {
+  /** URL of the page (absolute app path, e.g. `/a/hopscope-rca-app/services/rag`). */
+  url: string;
+  /** Route pattern relative to the parent (`services/*`, `:service/*`). */
+  routePath: string;
+  title: string;
+  subTitle?: string;
+  body: () => SceneObject;
+  drilldowns?: SceneAppDrilldownView[];
+  getParentPage?: () => SceneAppPageLike;
+  /** Show the backend/model/service variables (views whose data they filter). */
+  variables?: boolean;
+  from?: string;
+  to?: string;
+}
+
+export function appVariables(): SceneVariableSet {
+  return new SceneVariableSet({
+    variables: [
+      new CustomVariable({ name: 'backend', label: 'Backend', query: 'vllm,tgi', includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
+      new TextBoxVariable({ name: 'model', label: 'Model', value: '' }),
+      new TextBoxVariable({ name: 'service', label: 'Service', value: '' }),
+    ],
+  });
+}
+
+export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
+  return new SceneAppPage({
+    title: def.title,
+    subTitle: def.subTitle,
+    url: def.url,
+    routePath: def.routePath,
+    preserveUrlKeys: [...APP_URL_KEYS],
+    getParentPage: def.getParentPage,
+    drilldowns: def.drilldowns,
+    getScene: () =>
+      new EmbeddedScene({
+        $timeRange: new SceneTimeRange({ from: def.from ?? 'now-1h', to: def.to ?? 'now' }),
+        $variables: appVariables(),
+        controls: [
+          ...(def.variables === false ? [] : [new VariableValueSelectors({})]),
+          new SceneTimePicker({ isOnCanvas: true }),
+          new SceneRefreshPicker({ isOnCanvas: true, intervals: ['10s', '30s', '1m', '5m'] }),
+          new ExportButton(),
+        ],
+        body: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ body: def.body() })] }),
+      }),
+  });
+}
+
+export const appUrl = (path: string): string => `${APP_BASE}/${path}`;

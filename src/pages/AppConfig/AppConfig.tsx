@@ -1,0 +1,128 @@
+import { css } from '@emotion/css';
+import type { AppPluginMeta, GrafanaTheme2, PluginConfigPageProps, PluginMeta } from '@grafana/data';
+import { getBackendSrv } from '@grafana/runtime';
+import { Alert, Button, Field, FieldSet, Input, SecretInput, useStyles2 } from '@grafana/ui';
+import React, { useState, type ChangeEvent, type FormEvent } from 'react';
+import { lastValueFrom } from 'rxjs';
+
+import { PLUGIN_ID } from '../../constants';
+import { testIds } from '../../testIds';
+import { normalizeProxyUrl, validateProxyUrl } from './validateProxyUrl';
+
+/** What the app stores in Grafana's plugin settings (jsonData); the token goes to secureJsonData.proxyToken. */
+export interface HopscopeJsonData {
+  proxyUrl?: string;
+}
+
+export type AppConfigProps = PluginConfigPageProps<AppPluginMeta<HopscopeJsonData>>;
+
+interface ConfigState {
+  proxyUrl: string;
+  proxyToken: string;
+  /** True while a token is stored server-side and not reset (Grafana never sends the token back). */
+  tokenConfigured: boolean;
+}
+
+/** The config page: proxy URL (validated inline) and the access token the route sends as a bearer token. */
+export function AppConfig({ plugin }: AppConfigProps) {
+  const styles = useStyles2(getStyles);
+  const { enabled, pinned, jsonData, secureJsonFields } = plugin.meta;
+  const [state, setState] = useState<ConfigState>({
+    proxyUrl: jsonData?.proxyUrl ?? '',
+    proxyToken: '',
+    tokenConfigured: Boolean(secureJsonFields?.proxyToken),
+  });
+  const [urlError, setUrlError] = useState<string | undefined>();
+  const [saveError, setSaveError] = useState<string | undefined>();
+  const [saving, setSaving] = useState(false);
+
+  const onSubmit = async (event: FormEvent) => {
+    event.preventDefault();
+    const error = validateProxyUrl(state.proxyUrl);
+    setUrlError(error);
+    if (error) {
+      return;
+    }
+    setSaving(true);
+    setSaveError(undefined);
+    try {
+      await updatePluginSettings(PLUGIN_ID, {
+        enabled,
+        pinned,
+        jsonData: { ...jsonData, proxyUrl: normalizeProxyUrl(state.proxyUrl) },
+        // Send the token only when it changed: typed anew, or reset to empty.
+        secureJsonData: state.tokenConfigured ? undefined : { proxyToken: state.proxyToken },
+      });
+      // Grafana's app template reloads so every part of the app sees the new settings.
+      window.location.reload();
+    } catch (err) {
+      setSaveError(err instanceof Error ? err.message : 'Saving the settings failed');
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form onSubmit={onSubmit} data-testid={testIds.appConfig.container} noValidate>
+      <FieldSet label="Hopscope proxy">
+        <Field
+          label="Proxy URL"
+          description="Where Grafana reaches the Hopscope backend proxy. Requests from the app go through Grafana's data proxy to this URL."
+          invalid={Boolean(urlError)}
+          error={<span data-testid={testIds.appConfig.proxyUrlError}>{urlError}</span>}
+        >
+          <Input
+            id="hopscope-proxy-url"
+            width={60}
+            value={state.proxyUrl}
+            placeholder="http://127.0.0.1:3301"
+            data-testid={testIds.appConfig.proxyUrl}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => {
+              setState({ ...state, proxyUrl: e.target.value });
+              if (urlError) {
+                setUrlError(validateProxyUrl(e.target.value));
+              }
+            }}
+            onBlur={() => setUrlError(state.proxyUrl ? validateProxyUrl(state.proxyUrl) : undefined)}
+          />
+        </Field>
+        <Field
+          label="Access token"
+          description="Sent by Grafana as a bearer token to the proxy (HOPSCOPE_PROXY_TOKEN on the proxy). Stored encrypted; never shown again."
+        >
+          <SecretInput
+            id="hopscope-proxy-token"
+            width={60}
+            data-testid={testIds.appConfig.proxyToken}
+            isConfigured={state.tokenConfigured}
+            value={state.proxyToken}
+            placeholder="Token of the Hopscope proxy (optional)"
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setState({ ...state, proxyToken: e.target.value.trim() })}
+            onReset={() => setState({ ...state, proxyToken: '', tokenConfigured: false })}
+          />
+        </Field>
+        {saveError && (
+          <Alert severity="error" title="Could not save">
+            {saveError}
+          </Alert>
+        )}
+        <div className={styles.actions}>
+          <Button type="submit" data-testid={testIds.appConfig.submit} disabled={saving} icon={saving ? 'spinner' : undefined}>
+            Save settings
+          </Button>
+        </div>
+      </FieldSet>
+    </form>
+  );
+}
+
+async function updatePluginSettings(pluginId: string, data: Partial<PluginMeta<HopscopeJsonData>>): Promise<void> {
+  await lastValueFrom(
+    getBackendSrv().fetch({ url: `/api/plugins/${pluginId}/settings`, method: 'POST', data, showErrorAlert: false })
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  actions: css({
+    marginTop: theme.spacing(2),
+  }),
+});

@@ -1,0 +1,72 @@
+/**
+ * Builds the host's browser bundle (tests/host/client/) with esbuild, once: the output is cached under
+ * .cache/host-client/ keyed by a hash of the client sources and the versions of the libraries it bundles, so test
+ * files and the demo reuse it. Written to a temp file and renamed, so concurrent builders never see half a file.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+const clientDir = join(import.meta.dirname, 'client');
+const cacheDir = join(root, '.cache', 'host-client');
+
+/** The libraries the client bundles; their versions are part of the cache key. */
+const BUNDLED = ['react', 'react-dom', 'react-router', 'react-router-dom', '@grafana/data', '@grafana/ui', '@grafana/runtime', '@grafana/i18n', 'rxjs', 'lodash', 'moment', 'jquery', 'redux', 'd3', 'i18next', '@emotion/css', '@emotion/react', 'esbuild'];
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const p = join(dir, name);
+      return statSync(p).isDirectory() ? listFiles(p) : [p];
+    });
+}
+
+function cacheKey(): string {
+  const hash = createHash('sha256');
+  for (const file of [...listFiles(clientDir), import.meta.filename]) {
+    hash.update(file).update(readFileSync(file));
+  }
+  for (const name of BUNDLED) {
+    try {
+      hash.update(name).update(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version);
+    } catch {
+      hash.update(`${name}:missing`);
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Returns the path of the built client bundle, building it first when the cache has no bundle for these inputs. */
+export async function ensureClientBundle(): Promise<string> {
+  const out = join(cacheDir, `client-${cacheKey()}.js`);
+  if (existsSync(out)) {
+    return out;
+  }
+  mkdirSync(cacheDir, { recursive: true });
+  const { build } = await import('esbuild');
+  const tmp = `${out}.${process.pid}.tmp`;
+  await build({
+    entryPoints: [join(clientDir, 'index.tsx')],
+    bundle: true,
+    outfile: tmp,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    minify: true,
+    jsx: 'automatic',
+    legalComments: 'none',
+    logLevel: 'error',
+    define: { 'process.env.NODE_ENV': '"production"', global: 'window' },
+    loader: { '.svg': 'text', '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.png': 'empty', '.css': 'empty' },
+    conditions: ['browser', 'import', 'module', 'default'],
+    mainFields: ['browser', 'module', 'main'],
+    alias: {
+      'grafana-runtime-internal/plugin-page': join(root, 'node_modules/@grafana/runtime/dist/esm/components/PluginPage.mjs'),
+      'grafana-i18n-internal': join(root, 'node_modules/@grafana/i18n/dist/esm/i18n.mjs'),
+    },
+  });
+  renameSync(tmp, out);
+  return out;
+}

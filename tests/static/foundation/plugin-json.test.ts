@@ -1,0 +1,99 @@
+/**
+ * plugin.json, as written and as built into dist/, is valid against Grafana's plugin.json schema
+ * (../shared/fixtures/grafana/plugin.schema.json) and says what the app needs: pages, config, the data-proxy route.
+ */
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+
+import { ensurePluginBuilt } from '../../support/host';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const schemaPath = process.env.HOPSCOPE_PLUGIN_SCHEMA ?? join(root, '..', 'shared', 'fixtures', 'grafana', 'plugin.schema.json');
+const SCHEMA_FALLBACK = '/work/shared/fixtures/grafana/plugin.schema.json';
+
+type PluginJson = {
+  id: string;
+  type: string;
+  info: { version: string; updated: string; logos: { small: string; large: string } };
+  includes: Array<{ type: string; name: string; path?: string; addToNav?: boolean; defaultNav?: boolean }>;
+  routes: Array<{ path: string; url: string; headers: Array<{ name: string; content: string }> }>;
+  dependencies: { grafanaDependency: string };
+};
+
+function loadSchemaValidator() {
+  const path = existsSync(schemaPath) ? schemaPath : SCHEMA_FALLBACK;
+  const schema = JSON.parse(readFileSync(path, 'utf8'));
+  // Grafana's schema uses regex syntax that is not valid with the `u` flag.
+  const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
+  addFormats(ajv);
+  return ajv.compile(schema);
+}
+
+describe('plugin.json', () => {
+  const validate = loadSchemaValidator();
+  let source: PluginJson;
+  let built: PluginJson;
+
+  before(() => {
+    ensurePluginBuilt();
+    source = JSON.parse(readFileSync(join(root, 'plugin.json'), 'utf8'));
+    built = JSON.parse(readFileSync(join(root, 'dist', 'plugin.json'), 'utf8'));
+  });
+
+  it('the source plugin.json passes the schema', () => {
+    assert.equal(validate(source), true, JSON.stringify(validate.errors, null, 2));
+  });
+
+  it('the built plugin.json passes the schema, with version and date filled in', () => {
+    assert.equal(validate(built), true, JSON.stringify(validate.errors, null, 2));
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    assert.equal(built.info.version, pkg.version);
+    assert.match(built.info.updated, /^\d{4}-\d{2}-\d{2}$/);
+    assert.equal(JSON.stringify(built).includes('%'), false, 'no %PLACEHOLDER% left');
+  });
+
+  it('the schema check can fail: a plugin.json without an id is rejected', () => {
+    const broken = { ...source } as Partial<PluginJson>;
+    delete broken.id;
+    assert.equal(validate(broken), false);
+  });
+
+  it('declares the app, its pages and the Grafana version it needs', () => {
+    assert.equal(built.id, 'hopscope-rca-app');
+    assert.equal(built.type, 'app');
+    const pages = built.includes.filter((i) => i.type === 'page' && i.path?.startsWith('/a/hopscope-rca-app/'));
+    assert.deepEqual(
+      pages.map((p) => [p.name, p.path]),
+      ['overview', 'services', 'traces', 'compare', 'alerts'].map((r) => [r[0].toUpperCase() + r.slice(1), `/a/hopscope-rca-app/${r}`])
+    );
+    assert.ok(pages.every((p) => p.addToNav));
+    assert.deepEqual(pages.filter((p) => p.defaultNav).map((p) => p.name), ['Overview']);
+    assert.equal(built.dependencies.grafanaDependency, '>=12.4.0');
+    for (const logo of [built.info.logos.small, built.info.logos.large]) {
+      assert.ok(existsSync(join(root, 'dist', logo)), `dist/${logo} exists`);
+    }
+  });
+
+  it('routes api/* to {{ .JsonData.proxyUrl }}/api with the bearer token from secureJsonData', () => {
+    assert.deepEqual(built.routes, [
+      {
+        path: 'api/*',
+        url: '{{ .JsonData.proxyUrl }}/api',
+        headers: [{ name: 'Authorization', content: 'Bearer {{ .SecureJsonData.proxyToken }}' }],
+      },
+    ]);
+  });
+
+  it('dist/ carries the docs Grafana shows', () => {
+    for (const f of ['module.js', 'plugin.json', 'CHANGELOG.md', 'img/logo.svg']) {
+      assert.ok(existsSync(join(root, 'dist', f)), `dist/${f}`);
+    }
+    if (existsSync(join(root, 'README.md'))) {
+      assert.ok(existsSync(join(root, 'dist', 'README.md')), 'dist/README.md');
+    }
+  });
+});

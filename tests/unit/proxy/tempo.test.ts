@@ -1,0 +1,122 @@
+/** The Tempo adapter against Tempo's own recorded/derived answers (../shared/fixtures/tempo), replayed by a tiny server. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { TraceDetail, TraceList } from '../../../contract';
+import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
+import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/tempo';
+import { tinyServer } from './helpers';
+
+const FX = '/work/shared/fixtures/tempo';
+const fx = (f: string): string => readFileSync(`${FX}/${f}`, 'utf8');
+const V2_DOCS = '5b8efff798038103d269b633813fc700';
+const VULTURE = '3149195ffb0bec05347b48efe8ecc1b0';
+const OLD_V1 = '000000000000000060ba2abb44f13eae';
+
+let tempo: Awaited<ReturnType<typeof tinyServer>>;
+let proxy: RunningProxy;
+const seen: string[] = [];
+
+before(async () => {
+  tempo = await tinyServer((req, res) => {
+    const u = new URL(req.url!, 'http://x');
+    seen.push(`${u.pathname}${u.search}`);
+    const json = (body: string, status = 200): void => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(body); };
+    if (u.pathname === '/ready') return void res.end('ready');
+    if (u.pathname === `/api/v2/traces/${V2_DOCS}`) return json(fx('docs_v2_trace_by_id.json'));
+    if (u.pathname === `/api/v2/traces/${VULTURE}`) {
+      // Same trace, as Tempo answers when some blocks could not be read.
+      const body = JSON.parse(fx('derived_v2_trace_by_id_from_vulture.json'));
+      return json(JSON.stringify({ ...body, status: 'PARTIAL', message: 'some blocks failed' }));
+    }
+    // An old Tempo without /api/v2: 404 text, the v1 path serves `batches` (old OTLP names).
+    if (u.pathname.startsWith('/api/v2/traces/')) { res.writeHead(404, { 'content-type': 'text/plain' }); return void res.end('404 page not found\n'); }
+    if (u.pathname === `/api/traces/${OLD_V1}`) return json(fx('grafana_docs_v1_trace_old_otlp_schema.json'));
+    if (u.pathname.startsWith('/api/traces/')) { res.writeHead(404); return void res.end(); }
+    if (u.pathname === '/api/search') {
+      const body = JSON.parse(fx('docs_search_traceql_status_error.json'));
+      // Tempo strips leading zeros from search ids.
+      body.traces.push({ traceID: '60ba2abb44f13eae', rootServiceName: 'db', rootTraceName: 'q', startTimeUnixNano: '1684778327699392724', durationMs: 5 });
+      return json(JSON.stringify(body));
+    }
+    if (u.pathname === '/api/v2/search/tags') return json(fx('docs_search_tags_v2.json'));
+    if (u.pathname.startsWith('/api/v2/search/tag/')) return json(fx('docs_search_tag_values_v2.json'));
+    res.writeHead(500, { 'content-type': 'text/plain' }); res.end('unexpected path');
+  });
+  proxy = await startProxy({ port: 0, tempoUrl: tempo.url, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
+});
+after(async () => { await proxy.close(); await tempo.close(); });
+
+const getJson = async (path: string): Promise<{ status: number; body: any }> => {
+  const r = await fetch(`${proxy.url}${path}`);
+  return { status: r.status, body: await r.json() };
+};
+
+test('v2 trace by id: base64 ids become hex', async () => {
+  const { body } = await getJson(`/api/traces/${V2_DOCS}`);
+  const d = TraceDetail.parse(body);
+  assert.equal(d.spans[0].traceId, V2_DOCS);
+  assert.equal(d.spans[0].spanId, 'eee19b7ec3c1b100');
+  assert.equal(d.spans[0].service, 'my.service');
+  assert.equal(d.partial, undefined);
+});
+
+test('v2 PARTIAL is reported as partial', async () => {
+  const d = TraceDetail.parse((await getJson(`/api/traces/${VULTURE}`)).body);
+  assert.equal(d.partial, true);
+  assert.equal(d.spans.length, 6);
+  assert.ok(d.spans.every((s) => s.traceId === VULTURE));
+});
+
+test('v1 batches with old OTLP names, reached with a leading-zero-stripped id', async () => {
+  const d = TraceDetail.parse((await getJson('/api/traces/60ba2abb44f13eae')).body);
+  assert.equal(d.traceId, OLD_V1);
+  assert.equal(d.spans[0].service, 'db');
+  assert.ok(seen.includes(`/api/traces/${OLD_V1}`));
+  assert.equal((await getJson(`/api/traces/${'a'.repeat(32)}`)).status, 404);
+});
+
+test('TraceQL search: ids padded, query built from parameters', async () => {
+  const { body } = await getJson('/api/traces?service=shop-backend&status=error&minDurationMs=100&from=1684778000000&to=1684779000000');
+  const list = TraceList.parse(body);
+  assert.ok(list.traces.some((t) => t.traceId === '2f3e0cee77ae5dc9c17ade3689eb2e54' && t.rootService === 'shop-backend' && t.durationMs === 557));
+  assert.ok(list.traces.some((t) => t.traceId === OLD_V1));
+  const q = seen.find((s) => s.startsWith('/api/search'))!;
+  const params = new URLSearchParams(q.split('?')[1]);
+  assert.equal(params.get('q'), '{ resource.service.name = "shop-backend" && duration >= 100ms && status = error }');
+  assert.equal(params.get('start'), '1684778000');
+});
+
+test('TraceQL literals are escaped so nothing is injected', () => {
+  assert.equal(buildTraceQL({ service: 'a" || true || "' }), '{ resource.service.name = "a\\" || true || \\"" }');
+  assert.equal(buildTraceQL({ service: 'a\\' }), '{ resource.service.name = "a\\\\" }');
+  assert.throws(() => buildTraceQL({ service: 'a\nb' }));
+});
+
+test('tags and tag values', async () => {
+  const t = new TempoSource(tempo.url, 2000);
+  const tags = (await t.tags()) as { scopes: Array<{ name: string }> };
+  assert.ok(tags.scopes.some((s) => s.name === 'resource'));
+  const values = await t.tagValues('resource.service.name');
+  assert.ok(values.some((v) => v.value === 'cart-service'));
+  await assert.rejects(t.tagValues('bad tag}'));
+});
+
+test('health reports Tempo', async () => {
+  const { body } = await getJson('/api/health');
+  assert.deepEqual(body.sources.map((s: { source: string; ok: boolean }) => [s.source, s.ok]), [['tempo', true]]);
+});
+
+test('Tempo unreachable: search degrades with a per-source error, trace by id is 502', async () => {
+  const dead = await startProxy({ port: 0, tempoUrl: 'http://127.0.0.1:1', prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, sourceTimeoutMs: 500 });
+  try {
+    const r = await fetch(`${dead.url}/api/traces`);
+    assert.equal(r.status, 200);
+    const b = await r.json();
+    assert.deepEqual(b.traces, []);
+    assert.equal(b.sources[0].ok, false);
+    assert.match(b.sources[0].error, /tempo: unreachable/);
+    const one = await fetch(`${dead.url}/api/traces/${V2_DOCS}`);
+    assert.equal(one.status, 502);
+  } finally { await dead.close(); }
+});

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type KernelEvent, RcaAnswer, type Span } from '../../../contract';
+import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
+import { rng } from '../../../backend-proxy/src/rca/synthetic';
+import { TRACE, sp } from './helpers';
+
+/** gw(server) → gw client → a(server, own work `aSelf`) and gw client → b(server); jitter from the seed. */
+function chain(seed: number, o: { aSelf?: number; aGap?: number; bGap?: number; aAttrs?: Span['attributes']; aStatus?: Span['status'] } = {}): Span[] {
+  const r = rng(seed);
+  const j = (x: number): number => x * (0.95 + 0.1 * r());
+  const aGap = o.aGap ?? j(1);
+  const aSelf = o.aSelf ?? j(10);
+  const bGap = o.bGap ?? j(1);
+  const t1 = 2;
+  const aEnd = t1 + aGap + aSelf;
+  const t2 = aEnd + 1;
+  const bEnd = t2 + bGap + j(20);
+  const end = bEnd + 2;
+  return [
+    sp('1', undefined, 'gw', 'POST /', 'server', 0, end),
+    sp('2', '1', 'gw', 'call a', 'client', t1, aEnd, { attributes: { 'peer.service': 'a' } }),
+    sp('3', '2', 'a', 'work', 'server', t1 + aGap / 2, aEnd - aGap / 2, { attributes: o.aAttrs ?? {}, status: o.aStatus ?? 'unset' }),
+    sp('4', '1', 'gw', 'call b', 'client', t2, bEnd, { attributes: { 'peer.service': 'b' } }),
+    sp('5', '4', 'b', 'work', 'server', t2 + bGap / 2, bEnd - bGap / 2),
+  ];
+}
+const healthy = buildBaseline(Array.from({ length: 40 }, (_, i) => chain(i + 1)));
+const strip = (a: RcaAnswer): Omit<RcaAnswer, 'tookMs'> => ({ ...a, tookMs: 0 });
+
+test('self time above the robust baseline ranks its hop first, with the numbers in the evidence', () => {
+  const a = rankTrace({ spans: chain(99, { aSelf: 60 }), baseline: healthy });
+  RcaAnswer.parse(a);
+  const top = a.candidates[0];
+  assert.equal(top.service, 'a');
+  assert.equal(top.pod, 'a-0');
+  assert.equal(top.operation, 'work');
+  const ev = top.evidence.find((e) => e.kind === 'self_time')!;
+  assert.ok(ev && Math.abs((ev.excessMs as number) - 50) < 2, JSON.stringify(ev));
+  assert.match(ev.summary, /usually/);
+  assert.ok(top.baselineMs! > 9 && top.baselineMs! < 12);
+  assert.ok(a.tookMs >= 0);
+  // Within the healthy spread: no self-time evidence anywhere.
+  const calm = rankTrace({ spans: chain(98, { aSelf: 10.2 }), baseline: healthy });
+  assert.ok(calm.candidates.every((c) => c.evidence.every((e) => e.kind !== 'self_time')), JSON.stringify(calm.candidates));
+});
+
+test('critical path lists the spans the request waited on, chronologically, with self and gap', () => {
+  const a = rankTrace({ spans: chain(5), baseline: healthy });
+  const path = a.criticalPath as Array<{ operation: string; service: string; gapMs?: number; onPathMs: number }>;
+  assert.deepEqual(path.map((p) => `${p.service}:${p.operation}`), ['gw:POST /', 'gw:call a', 'a:work', 'gw:call b', 'b:work']);
+  assert.ok(path[1].gapMs! > 0.9 && path[1].gapMs! < 1.1);
+});
+
+test('a grown client→server gap is the callee\'s network side; gaps to several callees blame the caller', () => {
+  const one = rankTrace({ spans: chain(7, { aGap: 40 }), baseline: healthy });
+  assert.equal(one.candidates[0].service, 'a');
+  assert.equal(one.candidates[0].evidence[0].kind, 'client_server_gap');
+  const both = rankTrace({ spans: chain(7, { aGap: 40, bGap: 35 }), baseline: healthy });
+  assert.equal(both.candidates[0].service, 'gw');
+  assert.ok(both.candidates[0].evidence.some((e) => e.kind === 'client_side_delay'));
+});
+
+test('kernel events join by pod inside the span window, and by trace id anywhere', () => {
+  const spans = chain(11, { aGap: 30 });
+  const a3 = spans[2];
+  const ev = (o: Partial<KernelEvent>): KernelEvent => ({ ts: a3.startMs, type: 'tcp_retransmit', pid: 7, comm: 'a', pod: 'a-0', detail: {}, mode: 'replay', ...o });
+  const events: KernelEvent[] = [
+    ev({ ts: a3.startMs - 1 }),                       // inside the client window (network side)
+    ev({ ts: a3.startMs + 5000 }),                    // long after: not joined
+    ev({ pod: 'b-0', ts: a3.startMs }),               // other pod: not joined to a
+    ev({ type: 'tls_handshake', durationMs: 900, ts: a3.startMs + 5000, traceId: TRACE }), // by trace id
+    ev({ type: 'tls_handshake', durationMs: 3, ts: a3.startMs }), // routine: no evidence
+  ];
+  const a = rankTrace({ spans, baseline: healthy, kernelEvents: events });
+  const top = a.candidates[0];
+  assert.equal(top.service, 'a');
+  const retrans = top.evidence.find((e) => e.kind === 'kernel:tcp_retransmit')!;
+  assert.equal(retrans.count, 1);
+  const tls = top.evidence.find((e) => e.kind === 'kernel:tls_handshake')!;
+  assert.equal(tls.count, 1);
+  assert.match(tls.summary, /carried this trace's id/);
+  assert.match(tls.summary, /900 ms/);
+  // Events on a pod whose spans are calm add little: kernel evidence needs corroboration.
+  const b = a.candidates.find((c) => c.service === 'b');
+  assert.ok(!b || b.score < top.score / 5);
+  // Without the events, a's score is lower by the kernel share.
+  const plain = rankTrace({ spans, baseline: healthy });
+  assert.ok(plain.candidates[0].score < top.score);
+  assert.ok(plain.missing.some((m) => /kernel events/.test(m)));
+});
+
+test('an event with no pod joins by pid (process.pid) inside the window', () => {
+  const spans = chain(12, { aSelf: 40 });
+  spans[2].resource['process.pid'] = 4242;
+  const e: KernelEvent = { ts: spans[2].startMs + 1, type: 'gpu_alloc_fail', pid: 4242, comm: 'python', detail: {}, mode: 'live' };
+  const a = rankTrace({ spans, baseline: healthy, kernelEvents: [e] });
+  assert.ok(a.candidates[0].evidence.some((x) => x.kind === 'kernel:gpu_alloc_fail'));
+});
+
+test('errors: the deepest failing span is the origin, failures above it only propagate', () => {
+  const spans = chain(13, { aStatus: 'error' });
+  spans[0].status = 'error';
+  spans[1].status = 'error';
+  spans[2].statusMessage = 'boom';
+  const a = rankTrace({ spans, baseline: healthy });
+  assert.equal(a.candidates[0].service, 'a');
+  assert.match(a.candidates[0].evidence.find((e) => e.kind === 'error')!.summary, /boom/);
+  assert.ok(!a.candidates.some((c) => c.service === 'gw' && c.evidence.some((e) => e.kind === 'error')));
+  assert.match((a as { anchor?: { reason: string } }).anchor!.reason, /failed/);
+});
+
+test('a timed-out call with no server span blames the peer and says the span is missing', () => {
+  const spans = chain(14).filter((s) => s.spanId !== '3'.padStart(16, '0'));
+  spans[1].status = 'timeout';
+  spans[1].endMs = spans[1].startMs + 500;
+  const a = rankTrace({ spans, baseline: healthy });
+  assert.equal(a.candidates[0].service, 'a');
+  assert.equal(a.candidates[0].pod, 'unknown');
+  assert.ok(a.candidates[0].evidence.some((e) => e.kind === 'timeout'));
+  assert.ok(a.missing.some((m) => /server span for gw's call "call a" to a/.test(m)), JSON.stringify(a.missing));
+});
+
+test('broken propagation: orphan spans, a missing root, and a hop the topology expects', () => {
+  const spans = chain(15);
+  const orphan = sp('9', 'dead', 'c', 'lost', 'server', 3, 4);
+  const a = rankTrace({ spans: [...spans, orphan], baseline: healthy });
+  assert.ok(a.missing.some((m) => m.includes('000000000000dead') && /propagation/.test(m)), JSON.stringify(a.missing));
+  assert.ok(a.candidates.find((c) => c.service === 'c')!.evidence.some((e) => e.kind === 'broken_propagation'));
+  // Partial trace: the root is gone; the engine still ranks and says what is missing.
+  const partial = rankTrace({ spans: spans.slice(1), baseline: healthy });
+  assert.ok(partial.candidates.length > 0);
+  assert.ok(partial.missing.some((m) => /root span/.test(m)), JSON.stringify(partial.missing));
+  // Topology gw → x → a, but gw reached a directly.
+  const edged = rankTrace({ spans, baseline: healthy, config: { expectedEdges: [['gw', 'x'], ['x', 'a'], ['gw', 'b']] } });
+  assert.ok(edged.missing.some((m) => /from x between gw and a/.test(m)), JSON.stringify(edged.missing));
+});
+
+test('λ: long embedding inputs weigh 0.8, a KV-cache hit rate under 75% weighs 1.2', () => {
+  const emb = rankTrace({ spans: chain(16, { aSelf: 60, aAttrs: { 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 900 } }), baseline: healthy });
+  const plain = rankTrace({ spans: chain(16, { aSelf: 60 }), baseline: healthy });
+  const kv = rankTrace({ spans: chain(16, { aSelf: 60, aAttrs: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 1000, 'gen_ai.usage.cache_read.input_tokens': 300 } }), baseline: healthy });
+  const lat = (a: RcaAnswer): number => a.candidates[0].evidence.find((e) => e.kind === 'self_time')!.lambda as number;
+  assert.equal(lat(emb), 0.8);
+  assert.equal(lat(plain), 1);
+  assert.equal(lat(kv), 1.2);
+  assert.ok(emb.candidates[0].score < plain.candidates[0].score && plain.candidates[0].score < kv.candidates[0].score);
+  const custom = rankTrace({ spans: chain(16, { aSelf: 60, aAttrs: { 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 900 } }), baseline: healthy, config: { lambda: { embeddingLongInput: 0.5 } } });
+  assert.equal(lat(custom), 0.5);
+});
+
+test('without a baseline it still ranks by own time on the path, and says so', () => {
+  const a = rankTrace({ spans: chain(17, { aSelf: 80 }) });
+  assert.equal(a.candidates[0].service, 'a');
+  assert.ok(a.missing.some((m) => /baseline/.test(m)));
+});
+
+test('deterministic: same input → same answer; span order does not change the ranking', () => {
+  const spans = chain(18, { aSelf: 45, aGap: 20 });
+  const events: KernelEvent[] = [{ ts: spans[2].startMs + 2, type: 'tcp_retransmit', pid: 1, comm: 'a', pod: 'a-0', detail: {}, mode: 'replay' }];
+  const x = rankTrace({ spans, baseline: healthy, kernelEvents: events });
+  const y = rankTrace({ spans: structuredClone(spans), baseline: healthy, kernelEvents: structuredClone(events) });
+  assert.deepEqual(strip(x), strip(y));
+  const z = rankTrace({ spans: [...spans].reverse(), baseline: healthy, kernelEvents: events });
+  assert.deepEqual(z.candidates, x.candidates);
+});
+
+test('an empty trace answers with what is missing', () => {
+  const a = rankTrace({ spans: [] });
+  assert.deepEqual(a.candidates, []);
+  assert.ok(a.missing.length > 0);
+});

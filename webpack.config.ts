@@ -1,0 +1,103 @@
+/**
+ * Builds the Grafana app plugin into dist/ the way Grafana's plugin toolchain does: an AMD `module.js` whose shared
+ * modules (React, @grafana/data|ui|runtime, …) are left to Grafana, everything else bundled, plus plugin.json (with
+ * version and date filled in), README, CHANGELOG, LICENSE and img/.
+ * Run with `npm run build` (scripts/build-plugin.ts); `--mode development` for an unminified build.
+ */
+import CopyWebpackPlugin from 'copy-webpack-plugin';
+import { EsbuildPlugin } from 'esbuild-loader';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Configuration } from 'webpack';
+
+const root = import.meta.dirname;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+const pluginJson = JSON.parse(readFileSync(join(root, 'plugin.json'), 'utf8')) as { id: string };
+
+/** The modules Grafana shares with plugins at runtime (see ../shared/GRAFANA-HOST.md): never bundled. */
+export const SHARED_MODULES = [
+  'react',
+  'react-dom',
+  'react/jsx-runtime',
+  '@grafana/data',
+  '@grafana/ui',
+  '@grafana/runtime',
+  'rxjs',
+  'lodash',
+  '@emotion/css',
+  '@emotion/react',
+  'i18next',
+  'react-router',
+  'd3',
+  'moment',
+  'jquery',
+  'redux',
+] as const;
+
+export function buildConfig(mode: 'production' | 'development' = 'production'): Configuration {
+  const production = mode === 'production';
+  return {
+    mode,
+    context: root,
+    target: 'web',
+    entry: { module: './src/module.tsx' },
+    devtool: production ? false : 'eval-source-map',
+    // Rebuilds reuse the previous work: the build runs in every CI and every `npm start`.
+    cache: { type: 'filesystem', cacheDirectory: join(root, '.cache/webpack'), buildDependencies: { config: [join(root, 'webpack.config.ts')] } },
+    output: {
+      path: join(root, 'dist'),
+      filename: '[name].js',
+      chunkFilename: '[name].[contenthash:8].js',
+      library: { type: 'amd' },
+      uniqueName: pluginJson.id,
+      // Overridden at runtime from the AMD module uri (src/publicPath.ts); this is the fallback.
+      publicPath: `public/plugins/${pluginJson.id}/`,
+      clean: true,
+    },
+    externals: [...SHARED_MODULES, { 'amd-module': 'module' }],
+    resolve: {
+      extensions: ['.tsx', '.ts', '.mjs', '.js', '.json'],
+      // Only the ESM builds of the bundled libraries, so unused code is shaken out.
+      mainFields: ['browser', 'module', 'main'],
+    },
+    module: {
+      rules: [
+        {
+          test: /\.[cm]?tsx?$/,
+          exclude: /node_modules/,
+          loader: 'esbuild-loader',
+          options: { loader: 'tsx', target: 'es2022', jsx: 'automatic', tsconfig: join(root, 'tsconfig.json') },
+        },
+        // Some ESM packages import without extensions; webpack 5 is strict about that in .mjs.
+        { test: /\.m?js$/, resolve: { fullySpecified: false } },
+      ],
+    },
+    optimization: {
+      minimize: production,
+      minimizer: [new EsbuildPlugin({ target: 'es2020', legalComments: 'none' })],
+    },
+    performance: { hints: false },
+    plugins: [
+      new CopyWebpackPlugin({
+        patterns: [
+          {
+            from: 'plugin.json',
+            to: '.',
+            transform: (content) =>
+              content
+                .toString()
+                .replaceAll('%VERSION%', pkg.version)
+                .replaceAll('%TODAY%', new Date().toISOString().slice(0, 10)),
+          },
+          { from: 'README.md', to: '.', noErrorOnMissing: true },
+          { from: 'CHANGELOG.md', to: '.', noErrorOnMissing: true },
+          ...(existsSync(join(root, 'LICENSE')) ? [{ from: 'LICENSE', to: '.' }] : []),
+          { from: 'img', to: 'img' },
+        ],
+      }),
+    ],
+    stats: 'errors-warnings',
+  };
+}
+
+export default buildConfig();
