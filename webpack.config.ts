@@ -43,7 +43,11 @@ export function buildConfig(mode: 'production' | 'development' = 'production'): 
     entry: { module: './src/module.tsx' },
     devtool: production ? false : 'eval-source-map',
     // Rebuilds reuse the previous work: the build runs in every CI and every `npm start`.
-    cache: { type: 'filesystem', cacheDirectory: join(root, '.cache/webpack'), buildDependencies: { config: [join(root, 'webpack.config.ts')] } },
+    // HOPSCOPE_BUILD_CACHE=0 builds from scratch (to measure, or to rule the cache out).
+    cache:
+      process.env.HOPSCOPE_BUILD_CACHE === '0'
+        ? false
+        : { type: 'filesystem', cacheDirectory: join(root, '.cache/webpack'), buildDependencies: { config: [join(root, 'webpack.config.ts')] } },
     output: {
       path: join(root, 'dist'),
       filename: '[name].js',

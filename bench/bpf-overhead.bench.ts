@@ -1,6 +1,6 @@
 /**
  * bpf-exporter overhead, side by side (bench/lib/ab.ts alternation), as root on the real kernel:
- *  1. loopback HTTP (keep-alive, autocannon 10 connections): probes detached vs the default probes attached —
+ *  1. loopback HTTP (keep-alive, 10 connections, closed loop): probes detached vs the default probes attached —
  *     throughput and P99 ratios (target: throughput −3% at most, P99 +5% at most);
  *  2. the exporter's own CPU (node + its bpftrace children, from /proc) at 5,000 events/s (target ≤ 2% of one core
  *     for the node process) — events are failing allocations through a stand-in libcuda.so.1, a rate we control;
@@ -10,11 +10,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'undici';
 import { machinePreflight } from '../bpf-exporter/src/core/preflight';
-import { abCompare, abRow, report } from './lib/ab';
+import { abCompare, report } from './lib/ab';
 
 if (process.argv.includes('--help')) {
   console.log('Usage: tsx bench/bpf-overhead.bench.ts  (root, bpftrace, gcc; env BX_ROUNDS=5 BX_SECONDS=3)');
@@ -26,9 +26,29 @@ if (!pre.ok) {
   process.exit(0);
 }
 
-interface CannonResult { requests: { average: number }; latency: { p99: number; average: number }; errors: number; non2xx: number }
-const autocannon = createRequire(import.meta.url)('autocannon') as (o: Record<string, unknown>) => Promise<CannonResult>;
+interface LoadResult { requests: { average: number }; latency: { p99: number; average: number } }
+
+/** Closed-loop keep-alive load with µs latencies (autocannon rounds latencies to whole ms: P99 on loopback reads 0). */
+async function load(o: { url: string; connections: number; duration: number; headers?: Record<string, string> }): Promise<LoadResult> {
+  const pool = new Pool(o.url, { connections: o.connections, pipelining: 1 });
+  const lat: number[] = [];
+  const end = Date.now() + o.duration * 1000;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: o.connections }, async () => {
+    while (Date.now() < end) {
+      const t = process.hrtime.bigint();
+      const { body } = await pool.request({ path: '/', method: 'GET', headers: o.headers });
+      await body.dump();
+      lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+  }));
+  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  await pool.close();
+  lat.sort((a, b) => a - b);
+  return { requests: { average: lat.length / secs }, latency: { p99: lat[Math.floor(lat.length * 0.99)], average: lat.reduce((a, b) => a + b, 0) / lat.length } };
+}
 const ROUNDS = Number(process.env.BX_ROUNDS ?? 5);
+const PARTS = (process.env.BX_PARTS ?? 'http,events,traceparent').split(',');
 const SECONDS = Number(process.env.BX_SECONDS ?? 3);
 const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'bx-bench-'));
@@ -139,71 +159,86 @@ function runGen(rate: number, secs: number): Promise<number> {
 
 const results: Record<string, unknown> = {};
 const rows: Array<Record<string, string | number>> = [];
+const med = (xs: number[]): number => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const row = (measure: string, a: string | number, b: string | number, ratio: number | string, spread: string, rounds: number): void => {
+  rows.push({ measure, A: a, B: b, 'B/A (median)': ratio, spread, rounds });
+};
+const abLine = (r: { name: string; unit: string; a: { label: string; median: number }; b: { label: string; median: number }; ratio: { median: number; min: number; max: number } }, rounds: number): void =>
+  row(`${r.name} (${r.unit}) A=${r.a.label} B=${r.b.label}`, r.a.median, r.b.median, r.ratio.median, `${r.ratio.min.toFixed(3)}–${r.ratio.max.toFixed(3)}`, rounds);
 try {
   const server = await httpServer();
-  await autocannon({ url: server.url, connections: 10, duration: 1 }); // warm up
-  const cannon = (connections: number) => autocannon({ url: server.url, connections, duration: SECONDS });
+  const origin = server.url.replace(/\/$/, '');
+  await load({ url: origin, connections: 10, duration: 1 }); // warm up
+  const cannon = (connections: number) => load({ url: origin, connections, duration: SECONDS });
 
-  // 1. throughput and P99, detached vs default probes attached. The exporter is started before and stopped after the
-  // measured window of B; A runs with nothing attached.
-  const rps: number[][] = [[], []];
-  const p99: number[][] = [[], []];
-  const tp = await abCompare({
-    name: 'HTTP req/s (10 conns, keep-alive)', unit: 'req/s', rounds: ROUNDS,
-    a: { label: 'detached', run: async () => { const r = await cannon(10); rps[0].push(r.requests.average); p99[0].push(r.latency.p99); return r.requests.average; } },
-    b: {
-      label: 'default probes attached',
-      run: async () => {
-        const e = await startExporter('tcp_connect,tcp_retransmit,tls_handshake,gpu_alloc_fail');
-        try { const r = await cannon(10); rps[1].push(r.requests.average); p99[1].push(r.latency.p99); return r.requests.average; } finally { await e.stop(); }
+  if (PARTS.includes('http')) {
+    // 1. throughput and P99, detached vs default probes attached (the exporter is started before and stopped after
+    // B's measured window; A runs with nothing attached).
+    const p99: number[][] = [[], []];
+    const tp = await abCompare({
+      name: 'HTTP throughput, 10 conns keep-alive', unit: 'req/s', rounds: ROUNDS,
+      a: { label: 'detached', run: async () => { const r = await cannon(10); p99[0].push(r.latency.p99); return r.requests.average; } },
+      b: {
+        label: 'default probes',
+        run: async () => {
+          const e = await startExporter('tcp_connect,tcp_retransmit,tls_handshake,gpu_alloc_fail');
+          try { const r = await cannon(10); p99[1].push(r.latency.p99); return r.requests.average; } finally { await e.stop(); }
+        },
       },
-    },
-  });
-  rows.push(abRow(tp));
-  const p99ratios = p99[0].map((a, i) => p99[1][i] / a);
-  const med = (xs: number[]): number => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
-  rows.push({ measure: 'HTTP P99 latency', 'A: detached (req/s)': med(p99[0]), 'B: default probes attached (req/s)': med(p99[1]), 'ratio B/A (median)': med(p99ratios), spread: `${Math.min(...p99ratios).toFixed(3)}–${Math.max(...p99ratios).toFixed(3)}`, rounds: p99ratios.length });
-  results.throughput = tp;
-  results.p99 = { detachedMs: p99[0], attachedMs: p99[1], ratioMedian: med(p99ratios) };
-
-  // 2 + 3. exporter CPU at 5,000 events/s and loss at 20,000 events/s.
-  const e = await startExporter('gpu_alloc_fail');
-  const pid = e.child.pid!;
-  for (const rate of [5000, 20000]) {
-    const secs = 5;
-    const before = { cpu: cpuSeconds(pid), got: await metric(e.url, /^hopscope_bpf_events_total\{probe="gpu_alloc_fail"/), lost: await metric(e.url, /^hopscope_bpf_events_lost_total\{probe="gpu_alloc_fail"/) };
-    const t0 = Date.now();
-    const sent = await runGen(rate, secs);
-    await sleep(1000); // let the pipe drain
-    const wall = (Date.now() - t0) / 1000;
-    const after = { cpu: cpuSeconds(pid), got: await metric(e.url, /^hopscope_bpf_events_total\{probe="gpu_alloc_fail"/), lost: await metric(e.url, /^hopscope_bpf_events_lost_total\{probe="gpu_alloc_fail"/) };
-    const r = {
-      rate, sent, received: after.got - before.got, lost: after.lost - before.lost,
-      exporterCpuPctOfCore: (100 * (after.cpu.self - before.cpu.self)) / wall,
-      bpftraceCpuPctOfCore: (100 * (after.cpu.children - before.cpu.children)) / wall,
-    };
-    results[`events_${rate}`] = r;
-    rows.push({ measure: `${rate} events/s for ${secs} s`, 'A: detached (req/s)': `sent ${sent}`, 'B: default probes attached (req/s)': `received ${r.received}, lost ${r.lost}`, 'ratio B/A (median)': r.received / sent, spread: `exporter ${r.exporterCpuPctOfCore.toFixed(2)}% + bpftrace ${r.bpftraceCpuPctOfCore.toFixed(2)}% of a core`, rounds: 1 });
+    });
+    abLine(tp, ROUNDS);
+    const ratios = p99[0].map((a, i) => p99[1][i] / a);
+    row('HTTP P99 latency (ms) A=detached B=default probes', med(p99[0]), med(p99[1]), med(ratios), `${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`, ratios.length);
+    results.throughput = tp;
+    results.p99 = { detachedMs: p99[0], attachedMs: p99[1], ratioMedian: med(ratios) };
   }
-  await e.stop();
 
-  // 4. http_traceparent cost per request: 1 connection, sequential requests carrying a traceparent.
-  const tpHeader = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-  const seq = () => autocannon({ url: server.url, connections: 1, duration: SECONDS, headers: tpHeader });
-  const lat = await abCompare({
-    name: 'mean latency per request, 1 conn', unit: 'ms', rounds: ROUNDS,
-    a: { label: 'detached', run: async () => (await seq()).latency.average },
-    b: {
-      label: 'http_traceparent every request',
-      run: async () => {
-        const x = await startExporter('http_traceparent', { HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1' });
-        try { return (await seq()).latency.average; } finally { await x.stop(); }
+  if (PARTS.includes('events')) {
+    // 2 + 3. exporter CPU at 5,000 events/s and loss at 20,000 events/s (exact counts: the generator reports its calls).
+    const e = await startExporter('gpu_alloc_fail');
+    const pid = e.child.pid!;
+    const got = (): Promise<number> => metric(e.url, /^hopscope_bpf_events_total\{probe="gpu_alloc_fail"/);
+    const lost = (): Promise<number> => metric(e.url, /^hopscope_bpf_events_lost_total\{probe="gpu_alloc_fail"/);
+    for (const rate of [5000, 20000]) {
+      const secs = 5;
+      const before = { cpu: cpuSeconds(pid), got: await got(), lost: await lost() };
+      const t0 = Date.now();
+      const sent = await runGen(rate, secs);
+      await sleep(1000); // let the pipe drain
+      const wall = (Date.now() - t0) / 1000;
+      const after = { cpu: cpuSeconds(pid), got: await got(), lost: await lost() };
+      const r = {
+        rate, seconds: secs, sent, received: after.got - before.got, lost: after.lost - before.lost,
+        exporterCpuPctOfCore: (100 * (after.cpu.self - before.cpu.self)) / wall,
+        bpftraceCpuPctOfCore: (100 * (after.cpu.children - before.cpu.children)) / wall,
+      };
+      results[`events_${rate}`] = r;
+      row(`${rate} events/s, ${secs} s: A=sent B=received (lost ${r.lost}); CPU % of a core`, sent, r.received, r.received / sent,
+        `exporter ${r.exporterCpuPctOfCore.toFixed(2)}% + bpftrace ${r.bpftraceCpuPctOfCore.toFixed(2)}%`, 1);
+    }
+    await e.stop();
+  }
+
+  if (PARTS.includes('traceparent')) {
+    // 4. http_traceparent cost per request: 1 connection, sequential requests carrying a traceparent.
+    const headers = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    const seq = () => load({ url: origin, connections: 1, duration: SECONDS, headers });
+    const lat = await abCompare({
+      name: 'mean latency per request, 1 conn', unit: 'ms', rounds: ROUNDS,
+      a: { label: 'detached', run: async () => (await seq()).latency.average },
+      b: {
+        label: 'http_traceparent 1/1',
+        run: async () => {
+          const x = await startExporter('http_traceparent', { HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1' });
+          try { return (await seq()).latency.average; } finally { await x.stop(); }
+        },
       },
-    },
-  });
-  rows.push(abRow(lat));
-  results.traceparent = { ...lat, costPerRequestUs: (lat.b.median - lat.a.median) * 1000 };
-  rows.push({ measure: 'http_traceparent cost per request', 'A: detached (req/s)': '', 'B: default probes attached (req/s)': `${((lat.b.median - lat.a.median) * 1000).toFixed(1)} µs`, 'ratio B/A (median)': lat.ratio.median, spread: '', rounds: ROUNDS });
+    });
+    abLine(lat, ROUNDS);
+    const costUs = (lat.b.median - lat.a.median) * 1000;
+    row('http_traceparent cost per request (µs, median B − median A)', '', Number(costUs.toFixed(1)), lat.ratio.median, '', ROUNDS);
+    results.traceparent = { ...lat, costPerRequestUs: costUs };
+  }
   report('bpf-exporter overhead (side by side)', rows, results);
   server.child.kill();
 } finally {

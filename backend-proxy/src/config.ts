@@ -15,6 +15,9 @@ export interface ProxyConfig {
   exporterUrls: string[];
   chainControlUrl?: string;
   alertmanagerUrl?: string;
+  /** Where the app is served (links in exports and the PNG renderer's base); PNG renders only paths under it. */
+  appUrl: string;
+  chromiumPath: string;
   /** Origins allowed by CORS; empty = CORS closed. */
   corsOrigins: string[];
   /** Largest request body accepted (bytes), JSON and OTLP protobuf alike. */
@@ -41,6 +44,8 @@ export const DEFAULTS: ProxyConfig = {
   exporterUrls: ['http://127.0.0.1:3302'],
   chainControlUrl: 'http://127.0.0.1:3319',
   corsOrigins: [],
+  appUrl: 'http://127.0.0.1:3300',
+  chromiumPath: '/usr/bin/chromium',
   bodyLimitBytes: 10 * 1024 * 1024,
   sourceTimeoutMs: 5000,
   storeMaxSpans: 200_000,
@@ -60,6 +65,8 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables)',
   HOPSCOPE_CHAIN_CONTROL_URL: 'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
   HOPSCOPE_ALERTMANAGER_URL: 'Alertmanager base URL; firing/resolved alerts are pushed to its v2 API when set',
+  HOPSCOPE_APP_URL: 'base URL of the app (Grafana or the host; default http://127.0.0.1:3300) for export links and PNG rendering',
+  HOPSCOPE_CHROMIUM: 'Chromium binary for PNG export (default /usr/bin/chromium)',
   HOPSCOPE_PROXY_CORS_ORIGINS: 'comma list of allowed CORS origins (default none: CORS closed)',
   HOPSCOPE_PROXY_BODY_LIMIT: 'max request body in bytes (default 10485760)',
   HOPSCOPE_SOURCE_TIMEOUT_MS: 'deadline per source call in ms (default 5000)',
@@ -121,6 +128,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   c.tempoUrl = optionalUrl('HOPSCOPE_TEMPO_URL', env.HOPSCOPE_TEMPO_URL, undefined);
   c.chainControlUrl = optionalUrl('HOPSCOPE_CHAIN_CONTROL_URL', env.HOPSCOPE_CHAIN_CONTROL_URL, c.chainControlUrl);
   c.alertmanagerUrl = optionalUrl('HOPSCOPE_ALERTMANAGER_URL', env.HOPSCOPE_ALERTMANAGER_URL, undefined);
+  if (env.HOPSCOPE_APP_URL !== undefined) c.appUrl = parseUrl('HOPSCOPE_APP_URL', env.HOPSCOPE_APP_URL.trim());
+  if (env.HOPSCOPE_CHROMIUM !== undefined) {
+    if (!env.HOPSCOPE_CHROMIUM.startsWith('/')) throw new ConfigError(`HOPSCOPE_CHROMIUM: "${env.HOPSCOPE_CHROMIUM}" must be an absolute path`);
+    c.chromiumPath = env.HOPSCOPE_CHROMIUM;
+  }
   if (env.HOPSCOPE_EXPORTER_URLS !== undefined) {
     const raw = env.HOPSCOPE_EXPORTER_URLS.trim();
     c.exporterUrls = raw === '' || raw === 'none'

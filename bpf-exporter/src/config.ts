@@ -19,6 +19,8 @@ export interface ExporterConfig {
   replayTiming: 'original' | 'fast';
   recordFile?: string;
   logLevel: string;
+  perfPages: number;
+  batchPauseMs: number;
 }
 
 export const ENV_HELP = `Environment (all optional):
@@ -36,6 +38,8 @@ export const ENV_HELP = `Environment (all optional):
   HOPSCOPE_BPF_REPLAY          JSONL file to replay instead of attaching probes (mode "replay")
   HOPSCOPE_BPF_REPLAY_TIMING   original | fast (original)
   HOPSCOPE_BPF_RECORD          JSONL file to append live events to
+  HOPSCOPE_BPF_PERF_PAGES      bpftrace perf ring pages per CPU (512; bpftrace's default 64 loses events on a busy node)
+  HOPSCOPE_BPF_BATCH_PAUSE_MS  pause after a small read of probe output so lines batch up (3; 0 = off)
   HOPSCOPE_LOG_LEVEL           pino level (info)`;
 
 export class ConfigError extends Error {}
@@ -45,6 +49,11 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   if (raw === undefined || raw === '') return dflt;
   const v = Number(raw);
   if (!Number.isInteger(v) || v < min || v > max) throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  return v;
+}
+
+function pow2(v: number, name: string): number {
+  if ((v & (v - 1)) !== 0) throw new ConfigError(`${name} must be a power of two, got ${v}`);
   return v;
 }
 
@@ -74,5 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExporterConfig
     replayTiming: timing,
     recordFile: env.HOPSCOPE_BPF_RECORD || undefined,
     logLevel: env.HOPSCOPE_LOG_LEVEL || 'info',
+    perfPages: pow2(int(env, 'HOPSCOPE_BPF_PERF_PAGES', 512, 8, 65536), 'HOPSCOPE_BPF_PERF_PAGES'),
+    batchPauseMs: int(env, 'HOPSCOPE_BPF_BATCH_PAUSE_MS', 3, 0, 100),
   };
 }

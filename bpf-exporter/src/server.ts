@@ -93,6 +93,8 @@ export async function startExporter(cfg: ExporterConfig, log: Logger = pino({ le
     ringSize: cfg.ringSize,
     replay: cfg.replayFile ? { file: cfg.replayFile, timing: cfg.replayTiming } : undefined,
     recordFile: cfg.recordFile,
+    perfPages: cfg.perfPages,
+    batchPauseMs: cfg.batchPauseMs,
     log,
   });
   const app = createApp(pipeline, cfg);

@@ -120,7 +120,8 @@ export interface TimeWindow {
 }
 
 export interface GoldenFilter extends TimeWindow {
-  step?: number;
+  /** A Prometheus duration (`15s`); a bare number would be read as seconds. */
+  step?: string;
   service?: string;
   backend?: string;
   model?: string;
@@ -147,7 +148,7 @@ export const api = {
 };
 
 /** `GET /api/export/postmortem`: the PNG or the Markdown of a view, as a Blob to download. Never throws. */
-export async function downloadPostmortem(params: QueryParams & { format: 'png' | 'markdown' }): Promise<ApiResult<Blob>> {
+export async function downloadPostmortem(params: QueryParams & { format: 'png' | 'md' }): Promise<ApiResult<Blob>> {
   try {
     const response = await lastValueFrom(
       getBackendSrv().fetch<Blob>({

@@ -52,7 +52,7 @@ export function goldenFrames(answer: GoldenAnswer, def: GoldenPanelDef): DataFra
           name: seriesName(s),
           type: NUMBER,
           labels: s.labels,
-          config: { unit: def.unit, decimals: def.decimals, displayName: seriesName(s), custom: { spanNulls: false, fillOpacity: 8, lineWidth: 1 } },
+          config: { unit: def.unit, decimals: def.decimals, displayName: seriesName(s), color: { mode: 'palette-classic' }, custom: { spanNulls: false, fillOpacity: 8, lineWidth: 1 } },
           values: s.points.map((p) => p[1]),
         },
       ],

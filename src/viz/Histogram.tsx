@@ -54,8 +54,8 @@ export function Histogram({ series, height = 200, unit = 'ms', normalize = true,
     <div ref={ref} className={styles.wrap} data-testid={testIds.viz.histogram}>
       <svg width={width} height={height} role="img" aria-label={`Distribution of ${series.map((s) => s.label).join(' vs ')}`}>
         <line x1={PAD.l} x2={PAD.l + w} y1={PAD.t + h} y2={PAD.t + h} stroke={theme.colors.border.medium} />
-        {ticks.map((t) => (
-          <text key={t.x} x={t.x} y={height - 6} textAnchor="middle" fill={theme.colors.text.secondary} fontSize={11}>
+        {ticks.map((t, i) => (
+          <text key={t.x} x={t.x} y={height - 6} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'} fill={theme.colors.text.secondary} fontSize={11}>
             {t.label}
           </text>
         ))}

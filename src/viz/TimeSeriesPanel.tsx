@@ -4,7 +4,7 @@
  * time range, fault annotations as vertical markers, and a tooltip with every series at the hovered instant.
  */
 import { css } from '@emotion/css';
-import { DashboardCursorSync, EventBusSrv, formattedValueToString, type DataFrame, type GrafanaTheme2, type TimeRange } from '@grafana/data';
+import { applyFieldOverrides, DashboardCursorSync, EventBusSrv, FieldColorModeId, formattedValueToString, type DataFrame, type GrafanaTheme2, type TimeRange } from '@grafana/data';
 import { LegendDisplayMode } from '@grafana/schema';
 import { PanelContextProvider, SeriesTable, TimeSeries, TooltipPlugin2, useStyles2, useTheme2 } from '@grafana/ui';
 import React, { useEffect, useMemo, useRef } from 'react';
@@ -67,6 +67,19 @@ export function TimeSeriesPanel({ id, frames, timeRange, width, height, timeZone
     return () => sub.unsubscribe();
   }, [crosshair]);
 
+  // What Grafana does before any panel draws: display processors (units, decimals) and series colours from the theme.
+  const processed = useMemo(
+    () =>
+      applyFieldOverrides({
+        data: frames,
+        fieldConfig: { defaults: { color: { mode: FieldColorModeId.PaletteClassic } }, overrides: [] },
+        replaceVariables: (v: string) => v,
+        theme,
+        timeZone,
+      }),
+    [frames, theme, timeZone]
+  );
+
   const legendOptions = useMemo(
     () => ({ showLegend: legend, displayMode: LegendDisplayMode.List, placement: 'bottom' as const, calcs: [] }),
     [legend]
@@ -74,7 +87,7 @@ export function TimeSeriesPanel({ id, frames, timeRange, width, height, timeZone
 
   return (
     <PanelContextProvider value={sharedContext}>
-      <TimeSeries frames={frames} timeRange={timeRange} timeZone={timeZone} width={width} height={height} legend={legendOptions}>
+      <TimeSeries frames={processed} timeRange={timeRange} timeZone={timeZone} width={width} height={height} legend={legendOptions}>
         {(builder, alignedFrame) => {
           builder.addHook('init', (u: uPlot) => {
             plotRef.current = u;

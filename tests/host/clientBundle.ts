@@ -4,7 +4,7 @@
  * files and the demo reuse it. Written to a temp file and renamed, so concurrent builders never see half a file.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -68,5 +68,17 @@ export async function ensureClientBundle(): Promise<string> {
     },
   });
   renameSync(tmp, out);
+  pruneOldBundles(out);
   return out;
+}
+
+/** Keeps the cache small: bundles of older inputs go once they are an hour old (a running host may still serve one). */
+function pruneOldBundles(keep: string): void {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const name of readdirSync(cacheDir)) {
+    const file = join(cacheDir, name);
+    if (file !== keep && /^client-.*\.js$/.test(name) && statSync(file).mtimeMs < hourAgo) {
+      rmSync(file, { force: true });
+    }
+  }
 }

@@ -27,6 +27,11 @@ export interface HostOptions {
   dist?: string;
   /** Log each request to stdout. */
   log?: boolean;
+  /**
+   * Where the plugin's files are served (Grafana: `public/plugins/<id>`; a CDN-served Grafana uses another base).
+   * The plugin must load its lazy chunks from wherever module.js came from.
+   */
+  pluginBaseUrl?: string;
 }
 
 export interface RunningHost {
@@ -56,7 +61,7 @@ function escapeForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-function bootData(theme: 'dark' | 'light', plugin: PluginJson): unknown {
+function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string): unknown {
   return {
     settings: {
       appSubUrl: '',
@@ -65,7 +70,7 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson): unknown {
       featureToggles: {},
       datasources: {},
       panels: {},
-      apps: { [plugin.id]: { id: plugin.id, path: `public/plugins/${plugin.id}/module.js`, version: plugin.info.version, preload: false, angular: { detected: false } } },
+      apps: { [plugin.id]: { id: plugin.id, path: `${baseUrl}/module.js`, version: plugin.info.version, preload: false, angular: { detected: false } } },
       minRefreshInterval: '5s',
       namespace: 'default',
       defaultDatasource: '',
@@ -95,7 +100,7 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson): unknown {
   };
 }
 
-function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string): string {
+function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string): string {
   return `<!DOCTYPE html>
 <html lang="en-US">
 <head>
@@ -103,13 +108,13 @@ function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string
 <base href="/">
 <meta name="viewport" content="width=device-width">
 <title>${plugin.name} - Grafana</title>
-<link rel="icon" href="/public/plugins/${plugin.id}/${plugin.info.logos.small}">
+<link rel="icon" href="/${baseUrl}/${plugin.info.logos.small}">
 <style>body{margin:0;background:${theme === 'dark' ? '#111217' : '#f4f5f5'}}</style>
 </head>
 <body class="theme-${theme}" data-host-state="loading">
 <div id="reactRoot"></div>
 <script>
-window.grafanaBootData = ${escapeForScript(bootData(theme, plugin))};
+window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl))};
 window.hopscopeHost = ${escapeForScript({ pluginId: plugin.id })};
 </script>
 <script src="${clientUrl}"></script>
@@ -121,6 +126,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   const dist = resolve(options.dist ?? join(import.meta.dirname, '..', '..', 'dist'));
   const readPluginJson = (): PluginJson => JSON.parse(readFileSync(join(dist, 'plugin.json'), 'utf8')) as PluginJson;
   const plugin = readPluginJson();
+  const baseUrl = (options.pluginBaseUrl ?? `public/plugins/${plugin.id}`).replace(/^\/+|\/+$/g, '');
   const clientFile = await ensureClientBundle();
   const clientUrl = `/public/host/${clientFile.split('/').pop()}`;
   const settings = new PluginSettingsStore({
@@ -150,8 +156,8 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
       info: current.info,
       includes: current.includes ?? [],
       dependencies: current.dependencies,
-      module: `public/plugins/${current.id}/module.js`,
-      baseUrl: `public/plugins/${current.id}`,
+      module: `${baseUrl}/module.js`,
+      baseUrl,
       enabled: settings.enabled,
       pinned: settings.pinned,
       jsonData: settings.jsonData,
@@ -268,7 +274,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   // @grafana/ui's <Icon> fetches SVGs from public/build/img/icons/: the same files ship in the package.
   app.use('/public/build/img/icons', express.static(join(import.meta.dirname, '..', '..', 'node_modules/@grafana/ui/dist/public/img/icons'), { fallthrough: false, maxAge: '1d' }));
 
-  app.use(`/public/plugins/${plugin.id}`, express.static(dist, { fallthrough: false, index: false }));
+  app.use(`/${baseUrl}`, express.static(dist, { fallthrough: false, index: false }));
   app.get(clientUrl, (_req, res) => {
     res.setHeader('cache-control', 'public, max-age=31536000, immutable');
     res.sendFile(clientFile, { dotfiles: 'allow' });
@@ -276,7 +282,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const page = (req: Request, res: Response) => {
     const theme = req.query.theme === 'light' ? 'light' : 'dark';
-    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl));
+    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl));
   };
   app.get(['/a/{*rest}', `/plugins/${plugin.id}`], page);
   app.get('/', (req, res) => {

@@ -24,11 +24,19 @@ export interface TestHostOptions {
   proxyUrl?: string;
   proxyToken?: string;
   dist?: string;
+  /** Serve the plugin from another base than `public/plugins/<id>` (as a CDN-served Grafana does). */
+  pluginBaseUrl?: string;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<RunningHost> {
   ensurePluginBuilt();
-  return startHost({ port: 0, proxyUrl: options.proxyUrl ?? 'http://127.0.0.1:9', proxyToken: options.proxyToken, dist: options.dist ?? DIST });
+  return startHost({
+    port: 0,
+    proxyUrl: options.proxyUrl ?? 'http://127.0.0.1:9',
+    proxyToken: options.proxyToken,
+    dist: options.dist ?? DIST,
+    pluginBaseUrl: options.pluginBaseUrl,
+  });
 }
 
 /** URL of an app page in the host, e.g. appUrl(host, 'traces', { theme: 'light', query: { from: 'now-6h' } }). */

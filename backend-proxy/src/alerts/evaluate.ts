@@ -18,7 +18,8 @@ export function kernelMatches(c: KernelCond, events: KernelEvent[]): Array<{ ts:
     if (e.type !== c.type) continue;
     if (c.pod && e.pod !== c.pod) continue;
     const k = e.pod ?? '';
-    byPod.set(k, [...(byPod.get(k) ?? []), e]);
+    const l = byPod.get(k);
+    if (l) l.push(e); else byPod.set(k, [e]);
   }
   const out: Array<{ ts: number; pod?: string }> = [];
   const ok = (e: KernelEvent): boolean => c.minDurationMs === undefined || (e.durationMs ?? 0) > c.minDurationMs;

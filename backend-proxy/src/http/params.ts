@@ -101,3 +101,10 @@ export function stepMs(q: Query, range: TimeRange, points = 240): number {
   }
   return Math.max(1000, Math.ceil((range.to - range.from) / points / 1000) * 1000);
 }
+
+/** Aligns a range to its step (as Grafana does), so equal dashboards issue equal queries that can be shared. */
+export function alignRange(range: TimeRange, step: number): TimeRange {
+  const from = Math.floor(range.from / step) * step;
+  const to = Math.max(from + step, Math.floor(range.to / step) * step);
+  return { from, to };
+}

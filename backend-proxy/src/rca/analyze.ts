@@ -5,7 +5,7 @@
  * (per trace and per window), which add these accounts up differently.
  */
 import type { Evidence, Span } from '../../../contract';
-import { type Baseline, opKey } from './baseline';
+import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
 import { type KernelIndex, eventsInWindow } from './kernel';
 import { lambdaFor } from './lambda';
@@ -76,6 +76,26 @@ export function peerOf(s: Span): string | undefined {
   return undefined;
 }
 
+const lookups = new WeakMap<Baseline, (s: Span) => OperationBaseline | undefined>();
+/** Baseline entry of a span through nested maps: no key string built per span (50k-span traces). */
+function baselineLookup(b: Baseline | undefined): (s: Span) => OperationBaseline | undefined {
+  if (!b) return () => undefined;
+  let f = lookups.get(b);
+  if (!f) {
+    const m = new Map<string, Map<string, Map<string, OperationBaseline>>>();
+    for (const op of Object.values(b.ops)) {
+      let byKind = m.get(op.service);
+      if (!byKind) m.set(op.service, (byKind = new Map()));
+      let byName = byKind.get(op.kind);
+      if (!byName) byKind.set(op.kind, (byName = new Map()));
+      byName.set(op.operation, op);
+    }
+    f = (s: Span) => m.get(s.service)?.get(s.kind)?.get(s.name);
+    lookups.set(b, f);
+  }
+  return f;
+}
+
 export interface AnalyzeContext {
   baseline?: Baseline;
   kernel?: KernelIndex;
@@ -97,12 +117,17 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     }
     return h;
   };
-  const hopOfSpan = (i: number): HopAccount => hop(spans[i].service, podOf(spans[i]));
+  const hopOfSpan = (i: number): HopAccount => (spanHop[i] ??= hop(spans[i].service, podOf(spans[i])));
+  const opOf = baselineLookup(baseline);
+  // Per span: its own hop (server/internal spans) or its callee's (client spans), looked up once.
+  const spanHop: Array<HopAccount | undefined> = new Array(n);
+  const peerHop: Array<HopAccount | undefined> = [];
   /** Where a client span's own time belongs: the callee (network side into it), or the unnamed peer it called. */
   const calleeOf = (i: number): HopAccount => {
     const sc = t.serverChild[i];
     if (sc >= 0) return hopOfSpan(sc);
-    return hop(peerOf(spans[i]) ?? `${spans[i].name} (no span)`, 'unknown');
+    const peerPod = spans[i].attributes['hopscope.peer.pod'];
+    return (peerHop[i] ??= hop(peerOf(spans[i]) ?? `${spans[i].name} (no span)`, typeof peerPod === 'string' && peerPod ? peerPod : 'unknown'));
   };
 
   // Subtree sizes (reverse BFS) pick the main root: the one holding most of the trace.
@@ -119,7 +144,7 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     const s = spans[i];
     const explicit = c.sloMs[s.service];
     if (explicit !== undefined) return explicit;
-    const b = baseline?.ops[opKey(s)];
+    const b = opOf(s);
     return b && b.duration.count >= 5 ? b.duration.p99 * c.sloFactor : undefined;
   };
   const breach = (i: number): boolean => {
@@ -156,17 +181,29 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
 
   // Critical path under the anchor, per span time on it.
   const segs = criticalPath(t, anchor);
-  const onPath = new Map<number, number>();
+  const onPathArr = new Float64Array(n);
+  const seenOnPath = new Uint8Array(n);
   const firstSeen: number[] = [];
   for (const sg of segs) {
-    if (!onPath.has(sg.index)) firstSeen.push(sg.index);
-    onPath.set(sg.index, (onPath.get(sg.index) ?? 0) + (sg.endMs - sg.startMs));
+    if (!seenOnPath[sg.index]) {
+      seenOnPath[sg.index] = 1;
+      firstSeen.push(sg.index);
+    }
+    onPathArr[sg.index] += sg.endMs - sg.startMs;
   }
+  const onPath = { get: (i: number): number => onPathArr[i] };
   // Spans whose own time is on the path, but also zero-width ancestors of path spans (a server span entirely
   // covered by its children still frames them), in order of first appearance.
   const pathItems: PathItem[] = [];
   const noBaselineOps = new Set<string>();
-  const kernelWindows: Array<[HopAccount, string, number | undefined, number, number]> = [];
+  const kbuf: number[] = [];
+  /** Kernel events of `pod` (or `pid`) inside [from, to] (± slack) join hop `h`. */
+  const joinKernel = (h: HopAccount, pod: string, pid: number | undefined, from: number, to: number): void => {
+    if (!kernel || !kernel.events.length) return;
+    kbuf.length = 0;
+    eventsInWindow(kernel, pod, pid, from, to, c.kernelSlackMs, kbuf);
+    for (const e of kbuf) if (!h.kernel.has(e)) h.kernel.set(e, 'window');
+  };
   const pidOf = (s: Span): number | undefined => {
     const p = s.resource['process.pid'];
     return typeof p === 'number' ? p : undefined;
@@ -174,7 +211,7 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
 
   const spanExcess = (i: number): { excess: number; z: number } => {
     const s = spans[i];
-    const b = baseline?.ops[opKey(s)];
+    const b = opOf(s);
     const on = onPath.get(i) ?? 0;
     if (!b) return { excess: on * 0.5, z: NaN };
     const z = robustZ(t.self[i], b.self, c.madFloorRatio);
@@ -184,7 +221,7 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
   // client side (CPU starvation, connection pool, its own egress): blame it, not each callee.
   const gapByCaller = new Map<string, Map<string, number>>();
   for (const i of firstSeen) {
-    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || !baseline?.ops[opKey(spans[i])]) continue;
+    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || !opOf(spans[i])) continue;
     const { excess } = spanExcess(i);
     if (excess <= 0) continue;
     const ck = hopKey(spans[i].service, podOf(spans[i]));
@@ -199,11 +236,13 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     if ([...m.values()].filter((v) => v >= 0.25 * max).length >= 2) blamedCallers.add(ck);
   }
 
+  interface Note { h: HopAccount; kind: string; i: number; excess: number; z: number; lambda: number; reasons: string[]; count: number; total: number }
+  const notes = new Map<string, Note>();
   for (const i of firstSeen) {
     const s = spans[i];
     const self = t.self[i];
     const on = onPath.get(i) ?? 0;
-    const b = baseline?.ops[opKey(s)];
+    const b = opOf(s);
     const item: PathItem = {
       spanId: s.spanId, service: s.service, pod: podOf(s), operation: s.name, kind: s.kind, status: s.status,
       startMs: s.startMs, endMs: s.endMs, durationMs: round(s.endMs - s.startMs), selfMs: round(self), onPathMs: round(on),
@@ -213,7 +252,7 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     if (t.skewMs[i] !== 0) item.skewCorrectedMs = round(t.skewMs[i]);
     pathItems.push(item);
 
-    const callerSide = s.kind === 'client' && t.serverChild[i] >= 0 && blamedCallers.has(hopKey(s.service, podOf(s)));
+    const callerSide = s.kind === 'client' && t.serverChild[i] >= 0 && blamedCallers.size > 0 && blamedCallers.has(hopKey(s.service, podOf(s)));
     const isClient = s.kind === 'client' && !callerSide;
     const h = isClient ? calleeOf(i) : hopOfSpan(i);
     h.onPathMs += on;
@@ -233,37 +272,48 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
         h.spanId = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].spanId : s.spanId;
         h.operation = isClient && t.serverChild[i] >= 0 ? spans[t.serverChild[i]].name : s.name;
       }
-      const base = b
-        ? ` vs ${fmtMs(b.self.median)} usually (median of ${b.self.count} healthy; z=${z.toFixed(1)})`
-        : ' (no baseline for this operation: counted at half weight)';
-      const why = reasons.length ? `; ${reasons.join('; ')}` : '';
-      if (isClient) {
-        const callee = t.serverChild[i] >= 0 ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;
-        h.evidence.push({
-          kind: t.serverChild[i] >= 0 ? 'client_server_gap' : 'unanswered_call',
-          summary: `${s.service} → ${h.service}: ${fmtMs(self)} between the client span "${s.name}" and ${callee}${base}; network, TLS or queueing${why}`,
-          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
-        });
-      } else if (callerSide) {
-        h.evidence.push({
-          kind: 'client_side_delay',
-          summary: `${s.service} → ${spans[t.serverChild[i]].service}: ${fmtMs(self)} between the client span "${s.name}" and the server span${base}; ${s.service}'s calls to ${gapByCaller.get(hopKey(s.service, podOf(s)))!.size} services are all slow to leave it (CPU, client pool or its egress)${why}`,
-          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
-        });
-      } else {
-        h.evidence.push({
-          kind: 'self_time',
-          summary: `${s.service} "${s.name}" spent ${fmtMs(self)} in itself${base}; ${fmtMs(excess)} of it above baseline on the critical path${why}`,
-          spanId: s.spanId, valueMs: round(self), baselineMs: b ? round(b.self.median) : undefined, excessMs: round(excess), lambda,
-        });
+      // Only the worst span per hop and kind is spelled out (with a count of the others): a 50k-span trace with a
+      // slow hop called 10k times must not build 10k sentences.
+      const kind = isClient ? (t.serverChild[i] >= 0 ? 'client_server_gap' : 'unanswered_call') : callerSide ? 'client_side_delay' : 'self_time';
+      const nk = `${hopKey(h.service, h.pod)}\u001f${kind}`;
+      const prev = notes.get(nk);
+      if (!prev) notes.set(nk, { h, kind, i, excess, z, lambda, reasons, count: 1, total: excess });
+      else {
+        prev.count++;
+        prev.total += excess;
+        if (excess > prev.excess) Object.assign(prev, { i, excess, z, lambda, reasons });
       }
     }
     // Kernel joins use the span's own clock (the node's), not the skew-corrected window.
-    kernelWindows.push([h, podOf(s), pidOf(s), s.startMs, s.endMs]);
-    if (isClient && t.serverChild[i] >= 0) {
+    joinKernel(h, podOf(s), pidOf(s), s.startMs, s.endMs);
+    if (kernel && isClient && t.serverChild[i] >= 0) {
       const sc = spans[t.serverChild[i]];
-      kernelWindows.push([h, podOf(sc), pidOf(sc), s.startMs - t.skewMs[t.serverChild[i]] + t.skewMs[i], s.endMs - t.skewMs[t.serverChild[i]] + t.skewMs[i]]);
+      joinKernel(h, podOf(sc), pidOf(sc), s.startMs - t.skewMs[t.serverChild[i]] + t.skewMs[i], s.endMs - t.skewMs[t.serverChild[i]] + t.skewMs[i]);
     }
+  }
+  for (const nt of notes.values()) {
+    const { h, kind, i, excess, z, lambda, reasons } = nt;
+    const s = spans[i];
+    const self = t.self[i];
+    const b = opOf(s);
+    const base = b
+      ? ` vs ${fmtMs(b.self.median)} usually (median of ${b.self.count} healthy; z=${z.toFixed(1)})`
+      : ' (no baseline for this operation: counted at half weight)';
+    const why = reasons.length ? `; ${reasons.join('; ')}` : '';
+    const more = nt.count > 1 ? `; the worst of ${nt.count} such spans, ${fmtMs(nt.total)} above baseline in all` : '';
+    let summary: string;
+    if (kind === 'client_server_gap' || kind === 'unanswered_call') {
+      const callee = kind === 'client_server_gap' ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;
+      summary = `${s.service} → ${h.service}: ${fmtMs(self)} between the client span "${s.name}" and ${callee}${base}; network, TLS or queueing${why}${more}`;
+    } else if (kind === 'client_side_delay') {
+      summary = `${s.service} → ${spans[t.serverChild[i]].service}: ${fmtMs(self)} between the client span "${s.name}" and the server span${base}; ${s.service}'s calls to ${gapByCaller.get(hopKey(s.service, podOf(s)))!.size} services are all slow to leave it (CPU, client pool or its egress)${why}${more}`;
+    } else {
+      summary = `${s.service} "${s.name}" spent ${fmtMs(self)} in itself${base}; ${fmtMs(excess)} of it above baseline on the critical path${why}${more}`;
+    }
+    h.evidence.push({
+      kind, summary, spanId: s.spanId, valueMs: round(self), ...(b ? { baselineMs: round(b.self.median) } : {}), excessMs: round(excess), lambda,
+      ...(nt.count > 1 ? { spans: nt.count, totalExcessMs: round(nt.total) } : {}),
+    });
   }
   if (noBaselineOps.size) {
     const list = [...noBaselineOps].sort();
@@ -280,7 +330,7 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     const s = spans[i];
     const isClient = s.kind === 'client';
     const h = isClient ? calleeOf(i) : hopOfSpan(i);
-    const b = baseline?.ops[opKey(s)];
+    const b = opOf(s);
     const usual = b ? b.errorRate : 0;
     const weight = s.status === 'timeout' ? 1 : Math.max(0, 1 - usual);
     h.errorScore = Math.max(h.errorScore, weight);
@@ -303,17 +353,30 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     }
     if (usual > 0) summary += `; ${(usual * 100).toFixed(1)}% of healthy calls fail too`;
     h.evidence.push({ kind: s.status === 'timeout' ? 'timeout' : 'error', summary, spanId: s.spanId });
-    kernelWindows.push([h, podOf(s), pidOf(s), s.startMs, s.endMs]);
+    joinKernel(h, podOf(s), pidOf(s), s.startMs, s.endMs);
+  }
+
+  // Degradation the span itself reports without failing: a GPU out-of-memory answered by a fallback model.
+  for (let i = 0; i < n; i++) {
+    if (!inAnchor[i]) continue;
+    const s = spans[i];
+    const oom = s.attributes['hopscope.gpu.oom'] === true || s.attributes['hopscope.fallback.reason'] === 'gpu_oom';
+    if (!oom) continue;
+    const h = hopOfSpan(i);
+    h.errorScore = Math.max(h.errorScore, 0.8);
+    h.spanId ??= s.spanId;
+    h.operation ??= s.name;
+    const fb = s.attributes['hopscope.fallback.model'];
+    h.evidence.push({
+      kind: 'gpu_oom',
+      summary: `${s.service} "${s.name}" hit a GPU out-of-memory${typeof fb === 'string' ? ` and fell back to ${fb}` : ''} (span attribute hopscope.gpu.oom)`,
+      spanId: s.spanId,
+    });
+    joinKernel(h, podOf(s), pidOf(s), s.startMs, s.endMs);
   }
 
   // Kernel events: by pod (or pid) inside each on-path span's window, and by trace id wherever they happened.
   if (kernel && kernel.events.length) {
-    const buf: number[] = [];
-    for (const [h, pod, pid, from, to] of kernelWindows) {
-      buf.length = 0;
-      eventsInWindow(kernel, pod, pid, from, to, c.kernelSlackMs, buf);
-      for (const e of buf) if (!h.kernel.has(e)) h.kernel.set(e, 'window');
-    }
     const traceId = spans[anchor].traceId;
     const byTrace = kernel.byTrace.get(traceId);
     if (byTrace) {
@@ -349,11 +412,16 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
   for (let i = 0; i < n; i++) {
     const s = spans[i];
     if (s.kind !== 'client' || t.serverChild[i] >= 0 || t.async[i]) continue;
-    const b = baseline?.ops[opKey(s)];
+    const b = opOf(s);
     // Calls to uninstrumented dependencies (databases…) never had a server span: only flag what healthy traffic had.
     if (b && !b.gap) continue;
     if (!b && peerOf(s) === undefined && !isBad(s)) continue;
     const peer = peerOf(s) ?? 'its server';
+    if (s.status === 'timeout') {
+      // A hung callee may simply not have reported yet: say so, without calling it broken propagation.
+      missing.push(`server span for ${s.service}'s call "${s.name}" to ${peer} (the call timed out; a hung callee may never report its span)`);
+      continue;
+    }
     missing.push(`server span for ${s.service}'s call "${s.name}" to ${peer}`);
     propagation(calleeOf(i), `${s.service} called ${peer} ("${s.name}", ${fmtMs(s.endMs - s.startMs)}) but no server span joined the trace: uninstrumented hop or lost traceparent`, { spanId: s.spanId });
   }

@@ -8,9 +8,11 @@ import { analyzeTrace } from './analyze';
 import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 
-export function buildBaseline(spans: Span[] | Span[][], config?: RcaConfigInput): Baseline {
+export function buildBaseline(spans: Span[] | Span[][], config?: RcaConfigInput, opts: { background?: boolean } = {}): Baseline {
   const traces = spans.length && Array.isArray(spans[0]) ? (spans as Span[][]) : groupByTrace(spans as Span[]);
   const b = baselineStats(traces);
+  // Only window RCA reads the chronic level; per-trace callers can skip this second pass.
+  if (opts.background === false) return b;
   const c = resolveConfig(config);
   let total = 0;
   const acc = new Map<string, { excess: number; errors: number }>();

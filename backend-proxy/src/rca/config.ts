@@ -1,4 +1,6 @@
 /** Tunables of the root-cause engine, with the seed's defaults; every field optional for callers. */
+import { z } from 'zod';
+
 export interface RcaConfig {
   /** λ weights per hop type (seed 2.5): long embedding inputs are expected to be slow, a thrashing KV cache is not. */
   lambda: {
@@ -45,7 +47,36 @@ export const DEFAULT_RCA_CONFIG: RcaConfig = {
 
 export type RcaConfigInput = Partial<Omit<RcaConfig, 'lambda'>> & { lambda?: Partial<RcaConfig['lambda']> };
 
+const pos = z.number().finite().nonnegative();
+/** What a caller (e.g. `POST /api/rca` body `config`) may set; strict, so a typo is an error rather than ignored. */
+export const RcaConfigSchema = z.strictObject({
+  lambda: z.strictObject({
+    embeddingLongInput: pos.max(10), embeddingInputTokens: pos, kvCacheLowHit: pos.max(10), kvCacheHitRate: z.number().min(0).max(1),
+    byService: z.record(z.string(), pos.max(10)),
+  }).partial(),
+  sloMs: z.record(z.string(), pos),
+  sloFactor: pos.max(100),
+  zThreshold: pos.max(100),
+  minExcessMs: pos,
+  madFloorRatio: pos.max(1),
+  kernelSlackMs: pos.max(60_000),
+  slowTlsMs: pos,
+  slowConnectMs: pos,
+  asyncToleranceMs: pos.max(60_000),
+  expectedEdges: z.array(z.tuple([z.string(), z.string()])).max(1000),
+  maxCandidates: z.number().int().min(1).max(1000),
+}).partial();
+
+export class RcaConfigError extends Error {
+  readonly code = 'bad_rca_config';
+}
+
+/** Defaults merged with the caller's values; invalid values throw `RcaConfigError` naming the field. */
 export function resolveConfig(c?: RcaConfigInput): RcaConfig {
   if (!c) return DEFAULT_RCA_CONFIG;
+  const r = RcaConfigSchema.safeParse(c);
+  if (!r.success) {
+    throw new RcaConfigError(`rca config: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '$'}: ${i.message}`).join('; ')}`);
+  }
   return { ...DEFAULT_RCA_CONFIG, ...c, lambda: { ...DEFAULT_RCA_CONFIG.lambda, ...(c.lambda ?? {}) } };
 }

@@ -8,6 +8,6 @@ export { rankTrace, type RankTraceInput, type TraceRcaAnswer } from './rank-trac
 export { rankWindow, type RankWindowInput, type WindowRcaAnswer } from './rank-window';
 export { baselineStats, groupByTrace, opKey, type Baseline, type OperationBaseline } from './baseline';
 export { buildBaseline } from './background';
-export { DEFAULT_RCA_CONFIG, resolveConfig, type RcaConfig, type RcaConfigInput } from './config';
+export { DEFAULT_RCA_CONFIG, RcaConfigError, RcaConfigSchema, resolveConfig, type RcaConfig, type RcaConfigInput } from './config';
 export { indexKernelEvents, type KernelIndex } from './kernel';
 export { buildTree, criticalPath, podOf, type TraceTree, type PathSegment } from './tree';

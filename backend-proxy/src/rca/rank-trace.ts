@@ -1,14 +1,15 @@
 /** Root cause of one trace: pure, deterministic (apart from `tookMs`), no I/O. */
 import type { KernelEvent, RcaAnswer, Span } from '../../../contract';
 import { analyzeTrace } from './analyze';
-import type { Baseline } from './baseline';
+import { type Baseline, baselineStats } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { type KernelIndex, indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
 
 export interface RankTraceInput {
   spans: Span[];
-  baseline?: Baseline;
+  /** A baseline, or healthy spans to compute one from (statistics only: the per-trace answer needs no more). */
+  baseline?: Baseline | Span[] | Span[][];
   /** Raw events, or an index built once with `indexKernelEvents` when ranking many traces against the same events. */
   kernelEvents?: KernelEvent[] | KernelIndex;
   config?: RcaConfigInput;
@@ -25,9 +26,12 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
     return { tookMs: performance.now() - t0, criticalPath: [], candidates: [], missing: ['spans: the trace is empty'] };
   }
   const kernel = input.kernelEvents === undefined ? undefined : isIndex(input.kernelEvents) ? input.kernelEvents : indexKernelEvents(input.kernelEvents);
-  const a = analyzeTrace(input.spans, { baseline: input.baseline, kernel, config });
+  const baseline = input.baseline === undefined || (Array.isArray(input.baseline) && !input.baseline.length)
+    ? undefined
+    : Array.isArray(input.baseline) ? baselineStats(input.baseline) : input.baseline;
+  const a = analyzeTrace(input.spans, { baseline, kernel, config });
   const missing = [...a.missing];
-  if (!input.baseline) missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
+  if (!baseline) missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
   const scored = [...a.hops.values()].map((h) => scoreHop(h, a.anchorDurationMs, kernel?.events, config));
   const anchorSpan = input.spans[a.anchor];

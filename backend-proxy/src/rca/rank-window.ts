@@ -6,7 +6,7 @@
 import type { Evidence, KernelEvent, RcaAnswer, Span } from '../../../contract';
 import { type HopAccount, analyzeTrace, fmtMs, hopKey } from './analyze';
 import { buildBaseline } from './background';
-import { type Baseline, groupByTrace } from './baseline';
+import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
@@ -41,7 +41,8 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   if (isBaseline(input.baseline)) baseline = input.baseline;
   else if (input.baseline && input.baseline.length) baseline = buildBaseline(input.baseline, input.config);
   else {
-    baseline = buildBaseline(traces, input.config);
+    // Statistics only: a chronic level measured on the incident itself would cancel the incident.
+    baseline = baselineStats(traces);
     missing.push('baseline: none given, so the window is compared with its own medians (a fault present in most traces hides itself)');
   }
   const kernel = input.kernelEvents?.length ? indexKernelEvents(input.kernelEvents) : undefined;
@@ -119,7 +120,10 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     const [service] = k.split('\u001f');
     missing.push(`one trace per request: ${splits.get(k)} trace(s) restart at ${service}, whose parent span is in another trace (the trace id was not propagated into ${service})`);
   }
-  for (const m of [...missingCounts.keys()].sort()) missing.push(`${m} (in ${missingCounts.get(m)} trace${missingCounts.get(m) === 1 ? '' : 's'})`);
+  // Most frequent first, bounded: a window of broken traces must not answer with a novel.
+  const counted = [...missingCounts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  for (const [m, k] of counted.slice(0, 40)) missing.push(`${m} (in ${k} trace${k === 1 ? '' : 's'})`);
+  if (counted.length > 40) missing.push(`… and ${counted.length - 40} other kinds of gaps`);
   const nTraces = traces.length || 1;
 
   // Calls that no span answered are booked on pod "unknown"; when the window shows one pod for that service, it is that pod.
@@ -182,7 +186,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     }
     const errorScore = bg ? Math.max(0, w.acc.errorScore - bg.errorShare * nTraces) : w.acc.errorScore;
     const h: HopAccount = { ...w.acc, weightedExcessMs, errorScore, evidence };
-    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces });
+    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces, traces: nTraces });
   });
   return {
     tookMs: performance.now() - t0,

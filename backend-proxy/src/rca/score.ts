@@ -20,7 +20,7 @@ export interface KernelSummary {
 }
 
 /** Groups a hop's joined events by type into evidence; routine events (fast handshakes) are not evidence. */
-export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig): KernelSummary {
+export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
   const byType = new Map<string, { n: number; byTrace: number; sev: number; maxDur: number; from: number; to: number }>();
   const idx = [...h.kernel.keys()].sort((a, b) => a - b);
   for (const i of idx) {
@@ -52,7 +52,7 @@ export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfi
       toMs: g.to,
     });
   }
-  return { severity: Math.min(1, severity), evidence };
+  return { severity: Math.min(1, severity / perTraces), evidence };
 }
 
 export interface ScoredHop {
@@ -68,12 +68,13 @@ export interface ScoredHop {
  */
 export function scoreHop(
   h: HopAccount, totalMs: number, events: KernelEvent[] | undefined, c: RcaConfig,
-  weights: { error?: number; propagation?: number } = {},
+  weights: { error?: number; propagation?: number; traces?: number } = {},
 ): ScoredHop {
   const errorWeight = weights.error ?? h.errorScore;
   const propagation = weights.propagation ?? 0.05 * Math.min(h.propagationBreaks, 4);
   const latency = h.weightedExcessMs / Math.max(totalMs, 1e-6);
-  const k = events ? kernelEvidence(h, events, c) : { severity: 0, evidence: [] };
+  // In a window, kernel severity is per trace: stray retransmits add up over hundreds of traces without meaning much.
+  const k = events ? kernelEvidence(h, events, c, weights.traces ?? 1) : { severity: 0, evidence: [] };
   const corroborated = latency > 0.01 || errorWeight > 0 || [...h.kernel.values()].includes('trace');
   const kernel = 0.5 * k.severity * (corroborated ? 1 : 0.4);
   const score = latency + errorWeight + kernel + propagation + 0.001 * Math.min(1, h.onPathMs / Math.max(totalMs, 1e-6));

@@ -35,6 +35,8 @@ export interface SyntheticOptions {
   strayRetransmits?: number;
   /** Per-node clock offsets (ms) for spans and kernel events recorded on that node. */
   clockSkewMs?: Record<string, number>;
+  /** Client deadlines per calling hop (ms); default gateway 8 s, agent 3 s. `{}` disables them (long benchmark traces). */
+  deadlinesMs?: Record<string, number>;
   /** Drop these hops' spans, as if they lost the traceparent or are not instrumented. */
   uninstrumented?: string[];
 }
@@ -152,7 +154,7 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     if (res.failed) fail(server, 'error', res.failed);
     let cEnd = res.end + norm(0.4, 0.08);
     let failed = res.failed ? `upstream ${callee} failed: ${res.failed}` : undefined;
-    const deadline = DEADLINE_MS[caller.hop];
+    const deadline = (o.deadlinesMs ?? DEADLINE_MS)[caller.hop];
     if (deadline !== undefined && cEnd - start > deadline) {
       cEnd = start + deadline;
       fail(client, 'timeout', `deadline exceeded after ${deadline} ms`);
@@ -172,7 +174,8 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
       case 'cpu_hog': return ms * mag + 80;
       case 'kv_cache_thrash': return ms + mag;
       case 'timeout': return ms + mag;
-      case 'error': case 'gpu_oom': return ms * 0.5;
+      case 'error': return ms * 0.5;
+      case 'gpu_oom': return ctx.hop.startsWith('llm-') ? ms * 1.2 : ms * 0.5; // fallback model regenerates
       default: return ms;
     }
   };
@@ -181,6 +184,8 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     if (fault!.kind === 'error') return '500 injected error';
     if (fault!.kind === 'gpu_oom') {
       kev(ctx.hop, ctx.idx, 'gpu_alloc_fail', at, undefined, { bytes: 2147483648, gpu: ctx.idx });
+      // LLM hops answer with their fallback model (as the chain does); others fail.
+      if (ctx.hop.startsWith('llm-')) return undefined;
       return 'CUDA out of memory. Tried to allocate 2.00 GiB';
     }
     return undefined;
@@ -203,6 +208,9 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
       'gen_ai.usage.input_tokens': input, 'gen_ai.usage.output_tokens': output,
       'gen_ai.usage.cache_read.input_tokens': Math.round(input * hit), 'hopscope.kv_cache.hit_rate': Math.round(hit * 1000) / 1000,
     });
+    if (isFaulted(ctx.hop, ctx.idx) && fault!.kind === 'gpu_oom') {
+      Object.assign(span.attributes, { 'hopscope.gpu.oom': true, 'hopscope.fallback.reason': 'gpu_oom', 'hopscope.fallback.model': 'llama-3-1b', 'hopscope.fallback.from_model': 'llama-3-8b' });
+    }
     return leaf(180 + output * 0.8)(ctx, span, start);
   };
   const embeddingBody: Body = (ctx, span, start) => {

@@ -41,7 +41,9 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
   const byId = new Map<string, number>();
   for (let i = 0; i < n; i++) if (!byId.has(spans[i].spanId)) byId.set(spans[i].spanId, i);
   const parent = new Int32Array(n).fill(-1);
-  const children: number[][] = Array.from({ length: n }, () => []);
+  // Leaves share one empty array (never mutated): half the spans of a big trace are leaves.
+  const EMPTY: number[] = [];
+  const children: number[][] = new Array<number[]>(n).fill(EMPTY);
   const roots: number[] = [];
   const orphans: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -52,7 +54,8 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
       if (pid !== undefined) orphans.push(i);
     } else {
       parent[i] = p;
-      children[p].push(i);
+      if (children[p] === EMPTY) children[p] = [i];
+      else children[p].push(i);
     }
   }
   const start = new Float64Array(n);
@@ -172,14 +175,17 @@ export interface PathSegment {
 export function criticalPath(t: TraceTree, anchor: number): PathSegment[] {
   const segs: PathSegment[] = [];
   // Per span: its synchronous children sorted by clamped end, and a pointer that only moves down.
-  const sorted = new Map<number, number[]>();
-  const ptr = new Map<number, number>();
+  const n = t.spans.length;
+  const sorted: Array<number[] | undefined> = new Array(n);
+  const ptr = new Int32Array(n);
+  const byEnd = (a: number, b: number): number => t.cEnd[a] - t.cEnd[b] || t.cStart[a] - t.cStart[b] || a - b;
   const kids = (i: number): number[] => {
-    let s = sorted.get(i);
+    let s = sorted[i];
     if (!s) {
-      s = t.children[i].filter((c) => !t.async[c]).sort((a, b) => t.cEnd[a] - t.cEnd[b] || t.cStart[a] - t.cStart[b] || a - b);
-      sorted.set(i, s);
-      ptr.set(i, s.length - 1);
+      const ch = t.children[i];
+      s = ch.length === 0 ? ch : ch.filter((c) => !t.async[c]).sort(byEnd);
+      sorted[i] = s;
+      ptr[i] = s.length - 1;
     }
     return s;
   };
@@ -187,17 +193,17 @@ export function criticalPath(t: TraceTree, anchor: number): PathSegment[] {
   let cursor = t.cEnd[anchor];
   for (;;) {
     const ks = kids(cur);
-    let p = ptr.get(cur)!;
+    let p = ptr[cur];
     while (p >= 0 && t.cEnd[ks[p]] > cursor) p--;
     if (p >= 0) {
       const c = ks[p];
-      ptr.set(cur, p - 1);
+      ptr[cur] = p - 1;
       if (cursor > t.cEnd[c]) segs.push({ index: cur, startMs: t.cEnd[c], endMs: cursor });
       cur = c;
       cursor = t.cEnd[c];
       continue;
     }
-    ptr.set(cur, -1);
+    ptr[cur] = -1;
     const from = t.cStart[cur];
     if (cursor > from) segs.push({ index: cur, startMs: from, endMs: cursor });
     if (cur === anchor) break;

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { AlertRules, type AlertsAnswer } from '../../../contract';
 import type { ProxyConfig } from '../config';
 import { badRequest } from '../http/errors';
+import { timeRange } from '../http/params';
 import type { AlertManager } from '../alerts/manager';
 
 export function alertRoutes(_config: ProxyConfig, alerts: AlertManager): Router {
@@ -19,7 +20,11 @@ export function alertRoutes(_config: ProxyConfig, alerts: AlertManager): Router 
   r.get('/alerts', async (req, res) => {
     // `?evaluate=1` runs a round now (tests, and a user pressing refresh); otherwise the loop's latest state.
     if (req.query.evaluate === '1' || alerts.evaluatedAt === null) await alerts.evaluate();
-    const answer: AlertsAnswer = { alerts: alerts.list(), evaluatedAt: alerts.evaluatedAt, sources: alerts.lastSources };
+    const q = req.query as Record<string, unknown>;
+    // from/to (optional) keep the alerts that overlap the dashboard's range.
+    const range = q.from !== undefined || q.to !== undefined ? timeRange(q, 24 * 3600_000) : undefined;
+    const list = alerts.list().filter((a) => !range || (a.startsAt <= range.to && (a.endsAt ?? Infinity) >= range.from));
+    const answer: AlertsAnswer = { alerts: list, evaluatedAt: alerts.evaluatedAt, sources: alerts.lastSources };
     res.json(answer);
   });
   return r;

@@ -2,7 +2,6 @@
 import { Router } from 'express';
 import type pino from 'pino';
 import type { ProxyConfig } from '../config';
-import { notImplemented } from '../http/errors';
 import type { Sources } from '../sources';
 import { traceRoutes } from './traces';
 import { goldenRoutes } from './golden';
@@ -12,6 +11,7 @@ import { drilldownRoutes } from './drilldown';
 import { compareRoutes } from './compare';
 import { alertRoutes } from './alerts';
 import { AlertManager } from '../alerts/manager';
+import { exportRoutes } from './export';
 
 export const VERSION = '0.1.0';
 
@@ -24,7 +24,6 @@ export function apiRoutes(config: ProxyConfig, sources: Sources, log: pino.Logge
   });
   r.use(rcaRoutes(config, sources));
   r.use(traceRoutes(config, sources));
-  const todo = (what: string) => () => { throw notImplemented(`${what} is not implemented yet in this proxy build`); };
   r.use(goldenRoutes(config, sources));
   r.use(heatmapRoutes(config, sources));
   r.use(drilldownRoutes(config, sources));
@@ -33,6 +32,6 @@ export function apiRoutes(config: ProxyConfig, sources: Sources, log: pino.Logge
   sources.onStart.push(() => alerts.start(config.alertIntervalMs));
   sources.onStop.push(() => alerts.stop());
   r.use(alertRoutes(config, alerts));
-  r.get('/export/postmortem', todo('GET /api/export/postmortem'));
+  r.use(exportRoutes(config, sources, alerts));
   return r;
 }

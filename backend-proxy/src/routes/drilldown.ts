@@ -28,7 +28,10 @@ function requestSpans(spans: Span[]): Span[] {
 
 export function serviceSummaries(spans: Span[], from: number, to: number): ServicesAnswer['services'] {
   const by = new Map<string, Span[]>();
-  for (const s of spans) by.set(s.service, [...(by.get(s.service) ?? []), s]);
+  for (const s of spans) {
+    const l = by.get(s.service);
+    if (l) l.push(s); else by.set(s.service, [s]);
+  }
   const secs = Math.max(1, (to - from) / 1000);
   return [...by.entries()].map(([service, list]) => {
     const req = requestSpans(list);
@@ -66,7 +69,8 @@ export function drilldownRoutes(_config: ProxyConfig, sources: Sources): Router 
     const byPod = new Map<string, Span[]>();
     for (const s of spans) {
       const p = podOf(s) ?? service;
-      byPod.set(p, [...(byPod.get(p) ?? []), s]);
+      const l = byPod.get(p);
+      if (l) l.push(s); else byPod.set(p, [s]);
     }
     const counts = new Map<string, Record<string, number>>();
     for (const e of kern.events) {

@@ -5,7 +5,7 @@
 import { Router } from 'express';
 import { InferenceBackend, type GoldenAnswer, type GoldenMetric, type GoldenSeries, type SourceStatus, type Span } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { enumParam, nameParam, stepMs, timeRange } from '../http/params';
+import { alignRange, enumParam, nameParam, stepMs, timeRange } from '../http/params';
 import { settle } from '../sources/http';
 import { matchers, withMatchers } from '../sources/promql';
 import type { Sources } from '../sources';
@@ -77,8 +77,8 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
   const r = Router();
   r.get('/golden', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    const range = timeRange(q);
-    const step = stepMs(q, range);
+    const step = stepMs(q, timeRange(q));
+    const range = alignRange(timeRange(q), step);
     const backend = enumParam(q, 'backend', InferenceBackend.options);
     const model = nameParam(q, 'model');
     nameParam(q, 'service'); // validated; golden series are per backend, the service filter applies to span-derived ones

@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import type { DcgmField, HeatmapAnswer } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { nameParam, stepMs, timeRange } from '../http/params';
+import { alignRange, nameParam, stepMs, timeRange } from '../http/params';
 import { matchers, withMatchers } from '../sources/promql';
 import type { PromSeries } from '../sources/prometheus';
 import type { Sources } from '../sources';
@@ -44,8 +44,8 @@ export function heatmapRoutes(_config: ProxyConfig, sources: Sources): Router {
   const r = Router();
   r.get('/gpu/heatmap', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    const range = timeRange(q);
-    const step = stepMs(q, range, 120);
+    const step = stepMs(q, timeRange(q), 120);
+    const range = alignRange(timeRange(q), step);
     const m = matchers({ pod: nameParam(q, 'pod'), namespace: nameParam(q, 'namespace') });
     const base: Omit<HeatmapAnswer, 'field' | 'times' | 'rows' | 'sources'> = {
       from: range.from, to: range.to, stepMs: step, granularity: 'gpu',

@@ -11,7 +11,7 @@ import type { ProxyConfig } from '../config';
 import { HttpError, badRequest, notFound } from '../http/errors';
 import { rcaDuration } from '../metrics';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
-import { buildBaseline, rankTrace, rankWindow } from '../rca';
+import { buildBaseline, rankTrace, rankWindow, type TraceRcaAnswer } from '../rca';
 import { eventsFromAll } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import type { Sources } from '../sources';
@@ -53,11 +53,8 @@ function spansOf(body: unknown, what: string): Span[] {
   }
 }
 
-export function rcaRoutes(_config: ProxyConfig, sources: Sources): Router {
-  const r = Router();
-
-  r.get('/traces/:traceId/rca', async (req, res) => {
-    const id = String(req.params.traceId);
+/** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
+export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] }> {
     if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
     const statuses: SourceStatus[] = [];
     const t0 = performance.now();
@@ -91,7 +88,14 @@ export function rcaRoutes(_config: ProxyConfig, sources: Sources): Router {
     if (!sources.exporters.length) missing.push('kernel events: no bpf-exporter configured');
     else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
     if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
-    res.json({ ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses });
+    return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
+}
+
+export function rcaRoutes(_config: ProxyConfig, sources: Sources): Router {
+  const r = Router();
+
+  r.get('/traces/:traceId/rca', async (req, res) => {
+    res.json(await rcaForTrace(sources, String(req.params.traceId)));
   });
 
   r.post('/rca', (req, res) => {

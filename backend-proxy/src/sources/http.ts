@@ -3,7 +3,11 @@
  * and errors that name the source. A span wraps every call and a histogram times it.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { Agent, request } from 'undici';
 import { sourceCalls, sourceLatency } from '../metrics';
+
+/** One keep-alive pool for every source: undici's request is markedly cheaper than fetch per call. */
+const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
 
 export class SourceError extends Error {
   override name = 'SourceError';
@@ -26,6 +30,7 @@ export interface CallOptions {
 export interface CallResult<T> { status: number; body: T; latencyMs: number }
 
 const tracer = trace.getTracer('hopscope-proxy');
+class TimeoutMarker extends Error {}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Fetches and parses JSON; a non-2xx answer is returned (not thrown) so callers can map recorded error shapes. */
@@ -40,39 +45,42 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
       for (let attempt = 0; attempt <= retries; attempt++) {
         const left = deadline - performance.now();
         if (left <= 0) break;
+        let signal: AbortSignal | undefined;
         try {
-          const signal = o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(Math.ceil(left))]) : AbortSignal.timeout(Math.ceil(left));
-          const res = await fetch(url, { method, headers: { accept: 'application/json', ...o.headers }, body: o.body, signal });
-          const text = await res.text();
-          if (res.status === 503 && attempt < retries) {
+          signal = o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(Math.ceil(left))]) : AbortSignal.timeout(Math.ceil(left));
+          const res = await request(url, { method, headers: { accept: 'application/json', ...o.headers }, body: o.body, signal, dispatcher: agent });
+          const text = await res.body.text();
+          const status = res.statusCode;
+          const ctype = String(res.headers['content-type'] ?? '');
+          if (status === 503 && attempt < retries) {
             lastErr = new SourceError(o.source, `HTTP 503 ${text.slice(0, 200)}`, 503);
             await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
             continue;
           }
           let body: unknown = text;
-          if (text && (res.headers.get('content-type') ?? '').includes('json')) {
-            try { body = JSON.parse(text); } catch { throw new SourceError(o.source, `answered invalid JSON (HTTP ${res.status})`, res.status); }
+          if (text && ctype.includes('json')) {
+            try { body = JSON.parse(text); } catch { throw new SourceError(o.source, `answered invalid JSON (HTTP ${status})`, status); }
           } else if (text) {
             try { body = JSON.parse(text); } catch { /* keep text */ }
           }
           const latencyMs = performance.now() - started;
-          span.setAttribute('http.response.status_code', res.status);
-          sourceCalls.inc({ source: o.source, outcome: res.ok ? 'ok' : `http_${res.status}` });
+          span.setAttribute('http.response.status_code', status);
+          sourceCalls.inc({ source: o.source, outcome: status < 400 ? 'ok' : `http_${status}` });
           sourceLatency.observe({ source: o.source }, latencyMs / 1000);
-          return { status: res.status, body: body as T, latencyMs };
+          return { status, body: body as T, latencyMs };
         } catch (err) {
           if (err instanceof SourceError) throw err;
           lastErr = err;
           const e = err as Error;
-          if (e.name === 'TimeoutError' || e.name === 'AbortError') break;
+          if (signal?.aborted || e.name === 'TimeoutError' || e.name === 'AbortError') { lastErr = new TimeoutMarker(); break; }
           if (attempt < retries) await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
         }
       }
-      const e = lastErr as (Error & { cause?: { code?: string; message?: string } }) | undefined;
+      const e = lastErr as (Error & { code?: string; cause?: { code?: string; message?: string } }) | undefined;
       if (lastErr instanceof SourceError) throw lastErr;
-      const msg = !e || e.name === 'TimeoutError' || e.name === 'AbortError'
+      const msg = !e || e instanceof TimeoutMarker
         ? `no answer within ${o.timeoutMs} ms (deadline)`
-        : `unreachable (${e.cause?.code ?? e.cause?.message ?? e.message})`;
+        : `unreachable (${e.code ?? e.cause?.code ?? e.cause?.message ?? e.message})`;
       throw new SourceError(o.source, msg);
     } catch (err) {
       sourceCalls.inc({ source: o.source, outcome: 'error' });

@@ -18,10 +18,19 @@ export class PrometheusSource {
   readonly name = 'prometheus';
   constructor(public baseUrl: string, private timeoutMs: number) {}
 
-  private async get(path: string, params: Record<string, string>, timeoutMs = this.timeoutMs): Promise<PromEnvelope> {
+  /** Identical queries in flight share one call: many dashboards on the same range cost Prometheus one query. */
+  private inflight = new Map<string, Promise<PromEnvelope>>();
+
+  private get(path: string, params: Record<string, string>, timeoutMs = this.timeoutMs): Promise<PromEnvelope> {
     const url = `${this.baseUrl}${path}?${new URLSearchParams(params)}`;
-    const r = await callJson<PromEnvelope | string>(url, { source: this.name, timeoutMs, retries: 1 });
-    return interpret(r.status, r.body);
+    let p = this.inflight.get(url);
+    if (!p) {
+      p = callJson<PromEnvelope | string>(url, { source: this.name, timeoutMs, retries: 1 }).then((r) => interpret(r.status, r.body));
+      this.inflight.set(url, p);
+      const drop = (): void => { this.inflight.delete(url); };
+      p.then(drop, drop);
+    }
+    return p;
   }
 
   /** Range query; timestamps in ms, step in ms. Prometheus gets its own evaluation timeout just under our deadline. */

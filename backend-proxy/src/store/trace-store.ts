@@ -13,6 +13,8 @@ interface Entry {
   lastIngestMs: number;
   startMs: number;
   endMs: number;
+  /** Cached summary; cleared when spans arrive. */
+  summary?: TraceSummary;
 }
 
 export interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
@@ -102,6 +104,7 @@ export class TraceStore {
         this.spanCount++;
       }
       e.lastIngestMs = now;
+      e.summary = undefined;
       if (s.startMs < e.startMs) e.startMs = s.startMs;
       if (s.endMs > e.endMs) e.endMs = s.endMs;
     }
@@ -148,12 +151,13 @@ export class TraceStore {
       const [id, e] = entries[i];
       if (q.from !== undefined && e.endMs < q.from) continue;
       if (q.to !== undefined && e.startMs > q.to) continue;
+      if (q.minDurationMs !== undefined && e.endMs - e.startMs < q.minDurationMs) continue;
       if (q.service && !e.spans.some((s) => s.service === q.service)) continue;
-      const sum = summarize(id, e.spans);
+      const sum = (e.summary ??= summarize(id, e.spans));
       if (q.minDurationMs !== undefined && sum.durationMs < q.minDurationMs) continue;
       if (q.maxDurationMs !== undefined && sum.durationMs > q.maxDurationMs) continue;
       if (q.status && sum.status !== q.status) continue;
-      out.push(sum);
+      out.push({ ...sum });
       if (out.length >= limit) break;
     }
     return out.sort((a, b) => b.startMs - a.startMs);

@@ -25,6 +25,8 @@ export interface PipelineOptions {
   recordFile?: string;
   log: Logger;
   backoff?: { initialMs: number; maxMs: number };
+  perfPages?: number;
+  batchPauseMs?: number;
 }
 
 /** Events of a pid within this window of a request whose traceparent was read carry that trace id. */
@@ -43,6 +45,7 @@ export class Pipeline {
   private readonly lost: Counter<'probe' | 'stage'>;
   private readonly evicted: Counter;
   private readonly total: Counter<'probe' | 'type'>;
+  private readonly totalChildren = new Map<string, { inc(): void }>();
   private replayer?: Replayer;
   private recorder?: Recorder;
   private readonly offsetMs: number;
@@ -96,6 +99,8 @@ export class Pipeline {
         options: this.opts.probeOptions,
         log: this.opts.log,
         backoff: this.opts.backoff,
+        perfPages: this.opts.perfPages,
+        batchPauseMs: this.opts.batchPauseMs,
         onEvent: (p, raw) => this.ingest(p, raw),
         onLost: (p, n, stage) => this.lost.inc({ probe: p.name, stage }, n),
       });
@@ -134,7 +139,11 @@ export class Pipeline {
       const t = this.recentTrace.get(raw.pid);
       if (t && ts - t.at <= TRACE_JOIN_MS) { e.traceId = t.traceId; detail.traceIdSource = 'same_pid_recent_request'; }
     }
-    this.total.inc({ probe: probe.name, type: e.type });
+    // prom-client hashes label objects on every inc: keep one child per (probe, type).
+    const key = `${probe.name}|${e.type}`;
+    let child = this.totalChildren.get(key);
+    if (!child) { child = this.total.labels(probe.name, e.type); this.totalChildren.set(key, child); }
+    child.inc();
     this.metrics.get(probe.name)?.observe(e);
     this.recorder?.write(e);
     this.publish(e);

@@ -65,6 +65,23 @@ export interface ProbeModule {
 /** Labels every probe metric carries, so Prometheus joins kernel evidence to pods. */
 export const POD_LABELS = ['pod', 'namespace', 'node'] as const;
 
+/**
+ * prom-client hashes the label object on every observation; at thousands of events/s that shows. This keeps one
+ * child per label set (bounded: past `max` sets it falls back to the uncached call).
+ */
+export function labelCache<C>(metric: { labels(labels: Record<string, string>): C }, max = 10_000): (labels: Record<string, string>) => C {
+  const children = new Map<string, C>();
+  return (labels) => {
+    const key = Object.values(labels).join('\u0000');
+    let c = children.get(key);
+    if (!c) {
+      c = metric.labels(labels);
+      if (children.size < max) children.set(key, c);
+    }
+    return c;
+  };
+}
+
 export function podLabels(e: KernelEvent): Record<(typeof POD_LABELS)[number], string> {
   return { pod: e.pod ?? '', namespace: e.namespace ?? '', node: e.node ?? '' };
 }

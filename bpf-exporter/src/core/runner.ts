@@ -35,9 +35,19 @@ export interface RunnerDeps {
   onEvent: (probe: ProbeModule, e: RawEvent) => void;
   onLost: (probe: ProbeModule, n: number, stage: 'kernel' | 'unparsable') => void;
   backoff?: { initialMs: number; maxMs: number };
+  /** Perf ring pages per CPU for bpftrace's printf output (512). */
+  perfPages?: number;
+  /** Pause after a small read so lines batch up (3 ms; 0 = read every line at once). */
+  batchPauseMs?: number;
 }
 
 const NOISE = /RLIMIT_MEMLOCK|^\s*$/;
+/** Above this much per read we are behind: keep reading without pausing so bpftrace never blocks on the pipe. */
+const BATCH_BUSY_BYTES = 16 * 1024;
+
+// bpftrace children must not outlive the exporter (uprobes stay attached while they run): stop them on any exit.
+const liveChildren = new Set<ChildProcess>();
+process.once('exit', () => { for (const c of liveChildren) c.kill('SIGINT'); });
 
 export class ProbeRunner {
   private child?: ChildProcess;
@@ -64,9 +74,11 @@ export class ProbeRunner {
     this.stderr = [];
     const child = spawn(machine.bin, ['-f', 'json', '-e', program], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...this.probe.env },
+      // Bigger perf rings (default 64 pages per CPU) ride out moments when bpftrace is not scheduled on a busy node.
+      env: { BPFTRACE_PERF_RB_PAGES: String(this.deps.perfPages ?? 512), ...process.env, ...this.probe.env },
     });
     this.child = child;
+    liveChildren.add(child);
     Object.assign(this.status, { state: 'starting', attached: false, bpftracePid: child.pid, code: undefined, reason: undefined, nextRetryMs: undefined });
     child.on('error', (err) => this.stderr.push(err.message));
     createInterface({ input: child.stderr! }).on('line', (l) => {
@@ -74,8 +86,9 @@ export class ProbeRunner {
       this.stderr.push(l);
       if (this.stderr.length > 20) this.stderr.shift();
     });
-    createInterface({ input: child.stdout! }).on('line', (l) => this.onLine(l));
+    this.readBatched(child);
     child.on('exit', (code, signal) => {
+      liveChildren.delete(child);
       if (this.child !== child) return;
       this.child = undefined;
       const ranMs = this.status.since ? Date.now() - this.status.since : 0;
@@ -92,6 +105,32 @@ export class ProbeRunner {
     });
   }
 
+  /**
+   * bpftrace flushes after every printf, so at thousands of events/s each line would be its own pipe read and
+   * callback. Pausing briefly after each chunk lets lines pile up in the pipe (64 KiB) and bpftrace's perf buffers,
+   * so one wake-up handles many events; the pause is short enough that neither fills (lost events are counted anyway).
+   */
+  private readBatched(child: ChildProcess): void {
+    const out = child.stdout!;
+    out.setEncoding('utf8');
+    let rest = '';
+    out.on('data', (chunk: string) => {
+      const text = rest + chunk;
+      let start = 0;
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+        if (nl > start) this.onLine(text.slice(start, nl));
+        start = nl + 1;
+      }
+      rest = text.slice(start);
+      if (rest.length > 1 << 20) rest = ''; // a runaway line: drop it rather than grow
+      const pause = this.deps.batchPauseMs ?? 3;
+      if (pause > 0 && chunk.length < BATCH_BUSY_BYTES) {
+        out.pause();
+        setTimeout(() => out.resume(), pause).unref();
+      }
+    });
+  }
+
   private onLine(line: string): void {
     let msg: { type?: string; data?: unknown };
     try { msg = JSON.parse(line); } catch { return; } // bpftrace's own non-JSON chatter
@@ -101,18 +140,16 @@ export class ProbeRunner {
       this.deps.log.info({ probe: this.probe.name, attachPoints: n }, 'probe attached');
     } else if (msg.type === 'printf' && typeof msg.data === 'string') {
       // One printf = one record; a probe's text may itself hold newlines (HTTP headers), so only the final one goes.
-      for (const text of [msg.data.replace(/\n$/, '')]) {
-        if (!text) continue;
-        let raw: ReturnType<ProbeModule['parse']>;
-        try { raw = this.probe.parse(text); } catch {
-          this.status.unparsable++;
-          this.deps.onLost(this.probe, 1, 'unparsable');
-          continue;
-        }
-        if (!raw) continue;
-        this.status.events++;
-        this.deps.onEvent(this.probe, raw);
+      const text = msg.data.replace(/\n$/, '');
+      let raw: ReturnType<ProbeModule['parse']>;
+      try { raw = this.probe.parse(text); } catch {
+        this.status.unparsable++;
+        this.deps.onLost(this.probe, 1, 'unparsable');
+        return;
       }
+      if (!raw) return;
+      this.status.events++;
+      this.deps.onEvent(this.probe, raw);
     } else if (msg.type === 'lost_events') {
       const n = (msg.data as { events?: number } | undefined)?.events ?? 0;
       this.status.lost += n;

@@ -4,7 +4,7 @@
  * stand-in library exporting the same symbols; unverified on a real NVIDIA driver (no GPU on these machines).
  */
 import { Counter, type Registry } from 'prom-client';
-import { POD_LABELS, big, json, num, podLabels, str, type ProbeModule } from '../core/probe';
+import { POD_LABELS, big, json, labelCache, num, podLabels, str, type ProbeModule } from '../core/probe';
 
 /** Driver API entry points whose second argument is the byte size. */
 export const CUDA_ALLOC_SYMBOLS = ['cuMemAlloc_v2', 'cuMemAlloc', 'cuMemAllocManaged', 'cuMemAllocHost_v2', 'cuMemAllocAsync', 'cuMemCreate'];
@@ -56,6 +56,7 @@ END { clear(@size); }
       labelNames: [...POD_LABELS, 'error'],
       registers: [registry],
     });
-    return { observe: (e) => { if (e.type === 'gpu_alloc_fail') total.inc({ ...podLabels(e), error: String(e.detail.error) }); } };
+    const child = labelCache(total);
+    return { observe: (e) => { if (e.type === 'gpu_alloc_fail') child({ ...podLabels(e), error: String(e.detail.error) }).inc(); } };
   },
 };

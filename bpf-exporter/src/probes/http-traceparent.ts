@@ -6,7 +6,7 @@
  * curl put it there. Expensive (one printf per sampled request), hence opt-in; its cost is measured in bench/.
  */
 import { Counter, type Registry } from 'prom-client';
-import { POD_LABELS, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
+import { POD_LABELS, labelCache, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
 
 const IS_REQUEST = (b: string): string =>
   `(strncmp(str(${b}, 8), "GET ", 4) == 0 || strncmp(str(${b}, 8), "POST", 4) == 0 || strncmp(str(${b}, 8), "PUT ", 4) == 0 ||` +
@@ -102,6 +102,7 @@ export const httpTraceparentProbe: ProbeModule = {
       labelNames: [...POD_LABELS, 'direction'],
       registers: [registry],
     });
-    return { observe: (e) => { if (e.type === 'http_traceparent') total.inc({ ...podLabels(e), direction: String(e.detail.direction) }); } };
+    const child = labelCache(total);
+    return { observe: (e) => { if (e.type === 'http_traceparent') child({ ...podLabels(e), direction: String(e.detail.direction) }).inc(); } };
   },
 };

@@ -4,7 +4,7 @@
  * pid/comm/cgroup are captured there and carried to the softirq-context ESTABLISHED/CLOSE transition.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { POD_LABELS, json, big, num, podLabels, str, type ProbeModule } from '../core/probe';
+import { POD_LABELS, json, labelCache, big, num, podLabels, str, type ProbeModule } from '../core/probe';
 
 const FIELDS = `\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"d\\":%llu,\\"cg\\":%llu,\\"net\\":%u,\\"syn_rt\\":%d,\\"sp\\":%d,\\"dp\\":%d`;
 
@@ -76,10 +76,12 @@ export const tcpConnectProbe: ProbeModule = {
       labelNames: [...POD_LABELS],
       registers: [registry],
     });
+    const sec = labelCache(seconds);
+    const fail = labelCache(failures);
     return {
       observe(e) {
-        if (e.type === 'tcp_connect') seconds.observe(podLabels(e), (e.durationMs ?? 0) / 1000);
-        else if (e.type === 'tcp_connect_fail') failures.inc(podLabels(e));
+        if (e.type === 'tcp_connect') sec(podLabels(e)).observe((e.durationMs ?? 0) / 1000);
+        else if (e.type === 'tcp_connect_fail') fail(podLabels(e)).inc();
       },
     };
   },

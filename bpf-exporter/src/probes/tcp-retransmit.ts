@@ -4,7 +4,7 @@
  * connected or sent on it (tracked in a map, cleaned up when the socket closes).
  */
 import { Counter, type Registry } from 'prom-client';
-import { POD_LABELS, json, TCP_STATES, big, num, podLabels, str, type ProbeModule } from '../core/probe';
+import { POD_LABELS, json, labelCache, TCP_STATES, big, num, podLabels, str, type ProbeModule } from '../core/probe';
 
 const program = (): string => `
 tracepoint:sock:inet_sock_set_state /args->protocol == 6/
@@ -68,6 +68,7 @@ export const tcpRetransmitProbe: ProbeModule = {
       labelNames: [...POD_LABELS, 'segment'],
       registers: [registry],
     });
-    return { observe: (e) => { if (e.type === 'tcp_retransmit') total.inc({ ...podLabels(e), segment: String(e.detail.segment) }); } };
+    const child = labelCache(total);
+    return { observe: (e) => { if (e.type === 'tcp_retransmit') child({ ...podLabels(e), segment: String(e.detail.segment) }).inc(); } };
   },
 };

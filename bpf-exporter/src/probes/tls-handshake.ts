@@ -2,13 +2,14 @@
  * tls_handshake: TLS handshake duration, role and result per process.
  * - Node (statically linked OpenSSL): TLSWrap's info callback, HANDSHAKE_START (0x10) → HANDSHAKE_DONE (0x20) per SSL
  *   pointer; SSL_do_handshake/SSL_connect do not fire for Node (it drives the handshake from SSL_read).
- * - Other OpenSSL 3 users (libssl.so.3): SSL_in_init returning 1 (in handshake) then 0 (done). An upper bound: the
- *   end is seen at the next SSL call after the handshake finished.
+ * - Other OpenSSL 3 users (libssl.so.3): SSL_in_init returning 1 (in handshake) then 0 (done) — an upper bound, the
+ *   end is seen at the next SSL call — or SSL_do_handshake returning 1 where the application calls it (curl, Python),
+ *   whichever comes first.
  * Role comes from SSL_set_connect_state / SSL_set_accept_state; an SSL freed mid-handshake is result "aborted".
  */
 import { existsSync } from 'node:fs';
 import { Histogram, type Registry } from 'prom-client';
-import { POD_LABELS, big, json, num, podLabels, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
+import { POD_LABELS, big, json, labelCache, num, podLabels, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
 
 export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii';
 
@@ -53,6 +54,19 @@ uretprobe:${lib}:SSL_in_init
     @lhs${i}[$s] = 1;
   }
 }
+uprobe:${lib}:SSL_do_handshake
+{
+  @ldh${i}[tid] = arg0;
+  if (@lhs${i}[arg0] == 0) { @lhs${i}[arg0] = nsecs; }
+}
+uretprobe:${lib}:SSL_do_handshake
+{
+  $s = @ldh${i}[tid]; delete(@ldh${i}[tid]);
+  if ((int32)retval == 1 && @lhs${i}[$s] > 1) {
+    ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - @lhs${i}[$s], @lrole${i}[$s], 1);
+    @lhs${i}[$s] = 1;
+  }
+}
 uprobe:${lib}:SSL_free
 {
   $t = @lhs${i}[arg0];
@@ -75,7 +89,7 @@ export const tlsHandshakeProbe: ProbeModule = {
     const parts = [nodeSection(o.nodeBinary, 0)];
     libsslPresent(o).forEach((lib, i) => {
       parts.push(libsslSection(lib, i));
-      maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`);
+      maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`, `@ldh${i}`);
     });
     return `${parts.join('\n')}\nEND { ${maps.map((m) => `clear(${m});`).join(' ')} }\n`;
   },
@@ -106,10 +120,11 @@ export const tlsHandshakeProbe: ProbeModule = {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     });
+    const child = labelCache(seconds);
     return {
       observe(e) {
         if (e.type !== 'tls_handshake') return;
-        seconds.observe({ ...podLabels(e), role: String(e.detail.role), result: String(e.detail.result) }, (e.durationMs ?? 0) / 1000);
+        child({ ...podLabels(e), role: String(e.detail.role), result: String(e.detail.result) }).observe((e.durationMs ?? 0) / 1000);
       },
     };
   },

@@ -92,7 +92,7 @@ function listen(server: http.Server | https.Server, host: string, port: number):
   });
 }
 
-export async function startHopServer(env: HopEnv, routes: Routes, port: number): Promise<HopServer> {
+export async function startHopServer(env: HopEnv, routes: Routes, port: number, tlsPortWanted = 0): Promise<HopServer> {
   const { replica, registry, faults, tracer } = env;
   const requests = new Counter({ name: 'hopscope_requests_total', help: 'Requests served by this hop, by route and HTTP status code.', labelNames: ['route', 'code'], registers: [registry] });
   const duration = new Histogram({
@@ -202,7 +202,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number):
         else cb(null, secure);
       },
     }, onRequest);
-    tlsPort = await listen(tlsServer, env.cfg.host, 0);
+    tlsPort = await listen(tlsServer, env.cfg.host, tlsPortWanted);
   }
   const url = `http://${env.cfg.host}:${boundPort}`;
   return {

@@ -16,7 +16,7 @@ import { startControlApi } from './control-api';
 import { CpuBurner } from './faults/cpu-burn';
 import { FaultRegistry } from './faults/registry';
 import { stopAllRetransmits } from './faults/tcp-retransmit';
-import { dcgmRegistry, makeGpus, type DcgmOptions, type SimGpu } from './gpu/dcgm';
+import { dcgmRegistry, makeGpus, type DcgmOptions, type EngineStats, type SimGpu } from './gpu/dcgm';
 import { startHopServer, type HopEnv, type HopServer, type Routes } from './hop-server';
 import { agentRoutes } from './hops/agent';
 import { embeddingRoutes } from './hops/embedding';
@@ -50,6 +50,10 @@ export interface RunningChain {
   llm: Map<string, LlmHop>;
   /** Mutable settings the control API can change at run time. */
   settings: { vectorCacheHitRate: number; dcgm: DcgmOptions };
+  /** Engine figures of LLM pods run in other processes (split mode), fed by their reports. */
+  remoteEngines: Map<string, EngineStats>;
+  /** Called when the control API changes settings (split mode forwards them to the replica processes). */
+  onSettings?: () => void;
   /** Prometheus http_sd targets for every hop and dcgm-exporter. */
   targets(): Array<{ targets: string[]; labels: Record<string, string> }>;
   forceFlush(): Promise<void>;
@@ -60,10 +64,16 @@ export interface StartChainOptions extends Partial<ChainConfig> {
   /** Added to every hop's TracerProvider (tests use an in-memory exporter). */
   spanProcessors?: SpanProcessor[];
   logger?: Logger;
+  /** Split mode: run only these pods here (default: all). */
+  only?: string[];
+  /** Split mode: where every pod listens (pods run here bind these ports; the others are called there). */
+  endpoints?: Record<string, { url: string; tlsUrl?: string }>;
+  /** Start the control API and the dcgm-exporters here (default true; false in replica processes). */
+  control?: boolean;
 }
 
 export async function startChain(opts: StartChainOptions = {}): Promise<RunningChain> {
-  const { spanProcessors, logger, ...overrides } = opts;
+  const { spanProcessors, logger, only, endpoints, control = true, ...overrides } = opts;
   const cfg = loadChainConfig(overrides);
   const log = logger ?? makeLogger(cfg.logLevel);
   const rand = seededRandom(cfg.seed);
@@ -91,15 +101,22 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     await Promise.all(servers.map((s) => s.close().catch(() => {})));
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(burners.map((b) => b.close()));
-    await Promise.all(telemetries.map((t) => t.shutdown().catch(() => {})));
+    // Flush spans, but do not hang on an unreachable OTLP endpoint (the demo gives each part 5 s to stop).
+    await Promise.race([Promise.all(telemetries.map((t) => t.shutdown().catch(() => {}))), new Promise((r) => setTimeout(r, 1500).unref())]);
   };
 
   try {
     for (const replica of replicas) {
+      if (only && !only.includes(replica.pod)) {
+        const ep = endpoints?.[replica.pod];
+        if (!ep) throw new Error(`split mode: no endpoint for ${replica.pod}`);
+        hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: ep.url, tlsUrl: ep.tlsUrl, metricsUrl: `${ep.url}/metrics` });
+        continue;
+      }
       const registry = new Registry();
       const tel = createHopTelemetry({ service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace }, {
         tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
-        samplerP99KneeMs: cfg.samplerP99KneeMs, registry, extraProcessors: spanProcessors,
+        samplerP99KneeMs: cfg.samplerP99KneeMs, samplerAdaptive: cfg.samplerAdaptive, registry, extraProcessors: spanProcessors,
       });
       telemetries.push(tel);
       const client = new HopClient(directory, tel.tracer, cfg.tlsHops, cfg.hopTimeoutMs);
@@ -123,13 +140,16 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
         case 'agent': routes = agentRoutes(env); break;
         case 'tool': routes = toolRoutes(env); break;
       }
-      const port = replica.hop === 'gateway' && replica.index === 0 ? cfg.gatewayPort : nextFixedPort ? nextFixedPort++ : 0;
-      const server = await startHopServer(env, routes, port);
+      const fixed = endpoints?.[replica.pod];
+      const port = fixed ? Number(new URL(fixed.url).port) : replica.hop === 'gateway' && replica.index === 0 ? cfg.gatewayPort : nextFixedPort ? nextFixedPort++ : 0;
+      const server = await startHopServer(env, routes, port, fixed?.tlsUrl ? Number(new URL(fixed.tlsUrl).port) : 0);
       servers.push(server);
       hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: server.url, tlsUrl: server.tlsUrl, metricsUrl: `${server.url}/metrics` });
     }
     for (const h of HOPS) directory.set(h, hops.filter((x) => x.hop === h).map((x) => ({ pod: x.pod, url: x.url, tlsUrl: x.tlsUrl })));
 
+    const remoteEngines = new Map<string, EngineStats>();
+    const idle: EngineStats = { busyMsTotal: 0, lastBatchSize: 0, kvUsage: 0, opts: { maxNumSeqs: 32 } };
     // GPUs: each LLM replica owns a pair of GPUs on its node (or one when a node has too few).
     const gpuNodes = [...new Set(replicas.filter((r) => r.hop.startsWith('llm-')).map((r) => r.node))];
     const gpus: SimGpu[] = makeGpus(gpuNodes, cfg.gpusPerNode);
@@ -138,14 +158,16 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       const mine = gpus.filter((g) => g.node === node);
       const per = Math.max(1, Math.floor(mine.length / Math.max(1, owners.length)));
       owners.forEach((r, i) => {
-        const l = llm.get(r.pod)!;
+        const l = llm.get(r.pod);
+        // A getter, so a remote replica's latest report is read at scrape time.
+        const stats: EngineStats = l ? l.engine : { get busyMsTotal() { return (remoteEngines.get(r.pod) ?? idle).busyMsTotal; }, get lastBatchSize() { return (remoteEngines.get(r.pod) ?? idle).lastBatchSize; }, get kvUsage() { return (remoteEngines.get(r.pod) ?? idle).kvUsage; }, get opts() { return (remoteEngines.get(r.pod) ?? idle).opts; } };
         for (const g of mine.slice(i * per, i * per + per)) {
-          g.owner = { pod: r.pod, namespace: r.namespace, container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm', engine: l.engine, weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per, oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')) };
+          g.owner = { pod: r.pod, namespace: r.namespace, container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm', engine: stats, weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per, oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')) };
         }
       });
     }
     const dcgm: RunningChain['dcgm'] = [];
-    for (const node of gpuNodes) {
+    for (const node of control ? gpuNodes : []) {
       let reg = dcgmRegistry(node, gpus, settings.dcgm);
       let builtFor = JSON.stringify(settings.dcgm);
       const server = http.createServer(async (req, res) => {
@@ -174,6 +196,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       faults,
       llm,
       settings,
+      remoteEngines,
       targets: () => [
         ...hops.map((h) => ({ targets: [new URL(h.url).host], labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace } })),
         ...dcgm.map((d) => ({ targets: [new URL(d.url).host], labels: { service: 'dcgm-exporter', node: d.node } })),
@@ -181,11 +204,16 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       forceFlush: async () => { await Promise.all(telemetries.map((t) => t.forceFlush())); },
       stop: async () => {},
     };
-    const control = await startControlApi(chain, cfg.controlPort, log);
-    servers.push(control);
-    chain.controlUrl = control.url;
+    if (control) {
+      const api = await startControlApi(chain, cfg.controlPort, log);
+      servers.push(api);
+      chain.controlUrl = api.url;
+    }
     chain.stop = stopAll;
-    if (cfg.exporterUrl) void registerWithExporter(cfg.exporterUrl, { pid: process.pid, pod: hops[0].pod, namespace: cfg.namespace, node: hops[0].node, service: 'gateway' }, log);
+    // One pid can stand for one pod: register it for the first pod run here (in split mode, each replica process
+    // runs exactly one pod, so kernel events are attributed to the right one).
+    const mine = hops.find((h) => !only || only.includes(h.pod));
+    if (cfg.exporterUrl && mine) void registerWithExporter(cfg.exporterUrl, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log);
     log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint }, 'chain started');
     return chain;
   } catch (err) {

@@ -70,24 +70,18 @@ export function expectedArrivals(p: Profile): number {
   return Math.round(n);
 }
 
-/** Yields arrival times (seconds from start) in order until the end of the run. */
+/** Yields arrival times (seconds from start) in order until the end of the run (uniform starts at 0). */
 export function* arrivals(p: Profile, seed: number): Generator<number> {
   const rnd = seededRandom(seed ^ 0x5eed);
-  let t = 0;
-  for (;;) {
-    const r = rateAt(p, t);
-    const gap = p.arrivals === 'poisson' ? -Math.log(1 - rnd()) / r : 1 / r;
-    // When the rate changes inside a gap (step/spike edge), restart from the edge so the new rate applies at once.
-    const next = t + gap;
-    const edge = nextEdge(p, t);
-    if (edge !== undefined && next > edge) {
-      t = edge;
-      if (t >= p.durationS) return;
-      continue;
-    }
-    t = next;
-    if (t >= p.durationS) return;
+  const gap = (t: number): number => (p.arrivals === 'poisson' ? -Math.log(1 - rnd()) : 1) / rateAt(p, t);
+  let t = p.arrivals === 'uniform' ? 0 : gap(0);
+  while (t < p.durationS - 1e-9) {
     yield t;
+    const next = t + gap(t);
+    // A rate change inside the gap (step/spike edge) takes effect at the edge.
+    const edge = nextEdge(p, t);
+    if (edge !== undefined && next > edge + 1e-9) t = p.arrivals === 'uniform' ? edge : edge + gap(edge);
+    else t = next;
   }
 }
 

@@ -26,6 +26,8 @@ export interface AdaptiveSamplerOptions {
   calmS?: number;
   /** Traffic below this many requests/s never counts as a jump (1 → 2 req/s is not a surge). */
   minJumpQps?: number;
+  /** false pins the rate at baseRate (a plain ratio sampler with the same error keeping); default true. */
+  adaptive?: boolean;
   /** Injectable clock (ms), for tests on synthetic curves. */
   now?: () => number;
   /** When given, `hopscope_sampler_rate{service}` is registered there. */
@@ -43,6 +45,7 @@ export class AdaptiveSampler implements Sampler {
   private readonly kneeMs: number;
   private readonly calmS: number;
   private readonly minJumpQps: number;
+  private readonly adaptive: boolean;
   private readonly now: () => number;
   private rate: number;
   /** Arrivals per whole second, keyed by epoch second (only the last windowS+2 kept). */
@@ -52,6 +55,7 @@ export class AdaptiveSampler implements Sampler {
   private lastUpdate = -Infinity;
   private lastKneeCut = -Infinity;
   private calmSince: number;
+  private readonly startSecond: number;
   private lastReason = 'calm';
 
   constructor(opts: AdaptiveSamplerOptions = {}) {
@@ -65,9 +69,11 @@ export class AdaptiveSampler implements Sampler {
     this.kneeMs = opts.p99KneeMs ?? Infinity;
     this.calmS = opts.calmS ?? 5;
     this.minJumpQps = opts.minJumpQps ?? 2;
+    this.adaptive = opts.adaptive ?? true;
     this.now = opts.now ?? Date.now;
     this.rate = this.baseRate;
     this.calmSince = this.now();
+    this.startSecond = Math.floor(this.now() / SECOND);
     if (opts.registry) {
       const self = this;
       new Gauge({
@@ -134,7 +140,7 @@ export class AdaptiveSampler implements Sampler {
   }
 
   private update(t: number): void {
-    if (t - this.lastUpdate < 250) return;
+    if (!this.adaptive || t - this.lastUpdate < 250) return;
     this.lastUpdate = t;
     const s = Math.floor(t / SECOND);
     for (const k of this.arrivals.keys()) if (k < s - this.windowS - 3) this.arrivals.delete(k);
@@ -143,7 +149,8 @@ export class AdaptiveSampler implements Sampler {
 
     const current = this.qpsAt(s);
     let baseline = Infinity;
-    for (let k = s - this.windowS; k <= s - 2; k++) baseline = Math.min(baseline, this.qpsAt(k));
+    // Only 2-second windows that lie entirely after the sampler started count (no false jump at start-up).
+    for (let k = Math.max(s - this.windowS, this.startSecond + 2); k <= s - 2; k++) baseline = Math.min(baseline, this.qpsAt(k));
     const jump = current >= this.minJumpQps && Number.isFinite(baseline) && current >= this.jumpRatio * Math.max(baseline, 0.5);
     // Latency: judge the recent past (a third of the window), so recovery is not held back by old slow requests.
     const overKnee = this.p99(t - (this.windowS * SECOND) / 3) > this.kneeMs;

@@ -39,6 +39,7 @@ export interface HopTelemetryOptions {
   samplerBaseRate: number;
   samplerMinRate: number;
   samplerP99KneeMs: number;
+  samplerAdaptive?: boolean;
   registry?: Registry;
   /** Extra span processors (tests use an in-memory exporter). */
   extraProcessors?: SpanProcessor[];
@@ -74,6 +75,7 @@ export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): 
     baseRate: opts.samplerBaseRate,
     minRate: opts.samplerMinRate,
     p99KneeMs: opts.samplerP99KneeMs,
+    adaptive: opts.samplerAdaptive ?? true,
     registry: opts.registry,
     service: id.service,
   });

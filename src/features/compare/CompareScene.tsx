@@ -65,15 +65,26 @@ const TIME = 'time' as FieldType;
 const NUMBER = 'number' as FieldType;
 
 function p99Frames(d: CompareAnswer, la: string, lb: string): DataFrame[] {
-  const frame = (name: string, values: Array<number | null>): DataFrame => ({
+  const frame = (name: string, values: Array<number | null>, color: string, dashed: boolean): DataFrame => ({
     name,
     length: d.times.length,
     fields: [
       { name: 'time', type: TIME, config: {}, values: d.times },
-      { name, type: NUMBER, config: { unit: 'ms', displayName: name, custom: { spanNulls: false, fillOpacity: 10 } }, values: values.map((v) => v) },
+      { name, type: NUMBER, config: {
+          unit: 'ms',
+          displayName: name,
+          color: { mode: 'fixed', fixedColor: color },
+          custom: { spanNulls: false, fillOpacity: dashed ? 0 : 10, lineStyle: dashed ? { fill: 'dash', dash: [6, 4] } : { fill: 'solid' } },
+        }, values: values.map((v) => v) },
     ],
   });
-  return [frame(`P99 ${la}`, d.a.p99Series), frame(`P99 ${lb}`, d.b.p99Series), frame(`P50 ${la}`, d.a.p50Series), frame(`P50 ${lb}`, d.b.p50Series)];
+  // Same colours as the histogram (A blue, B orange); P50 dashed.
+  return [
+    frame(`P99 ${la}`, d.a.p99Series, 'blue', false),
+    frame(`P99 ${lb}`, d.b.p99Series, 'orange', false),
+    frame(`P50 ${la}`, d.a.p50Series, 'blue', true),
+    frame(`P50 ${lb}`, d.b.p50Series, 'orange', true),
+  ];
 }
 
 function SideEditor({ label, value, onChange, testId }: { label: string; value: string; onChange: (v: string) => void; testId: string }) {
@@ -106,6 +117,7 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
   const timeRange = sceneGraph.getTimeRange(model).useState().value;
   const la = data ? sideLabel(data.a, 'A') : 'A';
   const lb = data ? sideLabel(data.b, 'B') : 'B';
+  const jitterFrames = useMemo(() => (data ? p99Frames(data, la, lb) : []), [data, la, lb]);
   const hists = useMemo(() => (data ? compareHistograms(data) : undefined), [data]);
   const hot: Annotation[] = useMemo(
     () =>
@@ -148,7 +160,7 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
             />
           )}
         </Panel>
-        <Panel id="compare-histogram" title="Latency distribution (share of requests)" section={compare} height={200} isEmpty={(d) => d.a.count + d.b.count === 0} emptyText="Neither side has requests in this window.">
+        <Panel id="compare-histogram" title="Latency distribution (share of requests)" section={compare} sourceErrors={false} height={200} isEmpty={(d) => d.a.count + d.b.count === 0} emptyText="Neither side has requests in this window.">
           {(d) =>
             hists && (
               <Histogram
@@ -166,8 +178,8 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
           }
         </Panel>
       </div>
-      <Panel id="compare-jitter" title="P50 / P99 over time, jitter hot zones shaded" section={compare} height={240} isEmpty={(d) => d.times.length === 0}>
-        {(d, w, h) => <TimeSeriesPanel id="compare" frames={p99Frames(d, la, lb)} timeRange={timeRange} width={w} height={h} annotations={hot} />}
+      <Panel id="compare-jitter" title="P50 / P99 over time, jitter hot zones shaded" section={compare} sourceErrors={false} height={240} isEmpty={(d) => d.times.length === 0}>
+        {(_d, w, h) => <TimeSeriesPanel id="compare" frames={jitterFrames} timeRange={timeRange} width={w} height={h} annotations={hot} />}
       </Panel>
     </div>
   );

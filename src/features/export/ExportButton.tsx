@@ -44,7 +44,7 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     this.setState({ status: 'working', message: undefined });
     const [png, md] = await Promise.all([
       downloadPostmortem({ ...params, format: 'png' }),
-      downloadPostmortem({ ...params, format: 'markdown' }),
+      downloadPostmortem({ ...params, format: 'md' }),
     ]);
     const saved: string[] = [];
     if (png.ok) {

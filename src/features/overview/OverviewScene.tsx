@@ -43,7 +43,7 @@ export class OverviewScene extends ViewObject<OverviewState> {
 
   protected load(ctx: QueryContext): void {
     const w = { from: ctx.from, to: ctx.to };
-    this.section('golden', api.golden({ ...w, step: goldenStepMs(ctx.from, ctx.to), service: ctx.service, backend: ctx.backend, model: ctx.model }));
+    this.section('golden', api.golden({ ...w, step: `${goldenStepMs(ctx.from, ctx.to) / 1000}s`, service: ctx.service, backend: ctx.backend, model: ctx.model }));
     this.section('heatmap', api.heatmap(w));
     this.section('annotations', api.annotations(w));
     this.section('services', api.services(w));
@@ -84,6 +84,11 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
     [goldenData, heatData, dismissed]
   );
   const grid = useMemo(() => (heatData ? heatmapGrid(heatData) : undefined), [heatData]);
+  // Stable frames per metric: a new array on every render would rebuild each uPlot chart.
+  const frames = useMemo(
+    () => new Map(GOLDEN_PANELS.map((def) => [def.metric, goldenData ? goldenFrames(goldenData, def) : []])),
+    [goldenData]
+  );
   const statW = statsSize.width ? Math.floor((statsSize.width - 5 * 8) / 6) : 0;
   const search = currentSearch();
 
@@ -133,22 +138,23 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
       )}
 
       <div className={styles.grid}>
-        {GOLDEN_PANELS.map((def) => (
+        {GOLDEN_PANELS.map((def, i) => (
           <Panel
             key={def.metric}
+            sourceErrors={i === 0}
             id={def.metric}
             title={def.title}
             description={goldenData?.series.find((s) => s.metric === def.metric)?.query}
             section={golden}
             height={180}
-            isEmpty={(d) => goldenFrames(d, def).length === 0}
+            isEmpty={() => (frames.get(def.metric) ?? []).length === 0}
             emptyText={goldenData?.missing.find((m) => m.metric === def.metric)?.reason ?? 'No series for this metric in this range.'}
           >
-            {(d, width, height) => (
+            {(_d, width, height) => (
               <div data-testid={testIds.viz.timeseries(def.metric)}>
                 <TimeSeriesPanel
                   id={def.metric}
-                  frames={goldenFrames(d, def)}
+                  frames={frames.get(def.metric) ?? []}
                   timeRange={timeRange}
                   width={width}
                   height={height}

@@ -77,7 +77,7 @@ function ServicesListRenderer({ model }: SceneComponentProps<ServicesListScene>)
   return (
     <div className={styles.page} data-testid={testIds.page.container('services')}>
       <Breadcrumbs crumbs={[{ label: 'Services' }]} />
-      <Panel id="services" title="Services" section={services} height={360} isEmpty={(d) => d.services.length === 0} emptyText="No traced services in this time range.">
+      <Panel id="services" title="Services" section={services} height={services.status === 'ok' ? Math.min(480, 48 + services.data.services.length * 30) : 240} isEmpty={(d) => d.services.length === 0} emptyText="No traced services in this time range.">
         {(d, _w, h) => (
           <DataTable
             testId={testIds.services.table}
@@ -231,10 +231,10 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
         )}
       </Panel>
       <div className={styles.row}>
-        <Panel id="tls-histogram" title="TLS handshake latency" section={events} height={220} isEmpty={() => !tlsHist || tlsHist.total === 0} emptyText="No TLS handshakes seen.">
+        <Panel id="tls-histogram" title="TLS handshake latency" section={events} sourceErrors={false} height={220} isEmpty={() => !tlsHist || tlsHist.total === 0} emptyText="No TLS handshakes seen.">
           {() => tlsHist && <Histogram series={[{ label: 'TLS handshakes', hist: tlsHist }]} normalize={false} height={200} />}
         </Panel>
-        <Panel id="kernel-events-table" title="Kernel events" section={events} height={220} isEmpty={(d) => d.events.length === 0}>
+        <Panel id="kernel-events-table" title="Kernel events" section={events} sourceErrors={false} height={220} isEmpty={(d) => d.events.length === 0}>
           {(d, _w, h) => (
             <DataTable
               testId={testIds.services.kernelEvents}

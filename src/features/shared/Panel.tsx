@@ -22,6 +22,8 @@ export interface PanelProps<T> {
   isEmpty?: (data: T) => boolean;
   emptyText?: string;
   actions?: React.ReactNode;
+  /** Show the answer's failed sources here (off for the second and later panels of one answer). */
+  sourceErrors?: boolean;
   children: (data: T, width: number, height: number) => React.ReactNode;
 }
 
@@ -47,7 +49,7 @@ export function SourceErrors({ data }: { data: unknown }) {
   );
 }
 
-export function Panel<T>({ id, title, description, section, height, isEmpty, emptyText, actions, children }: PanelProps<T>) {
+export function Panel<T>({ id, title, description, section, height, isEmpty, emptyText, actions, sourceErrors = true, children }: PanelProps<T>) {
   const styles = useStyles2(getStyles);
   const [ref, { width }] = useMeasure<HTMLDivElement>();
   const data = section.status === 'ok' ? section.data : section.status === 'loading' ? section.data : undefined;
@@ -84,13 +86,13 @@ export function Panel<T>({ id, title, description, section, height, isEmpty, emp
             const empty = isEmpty?.(data) ?? false;
             return (
               <div className={styles.body}>
-                <SourceErrors data={data} />
+                {sourceErrors && <SourceErrors data={data} />}
                 {empty ? (
                   <div className={styles.center} data-testid={testIds.state.empty(id)}>
                     {emptyText ?? 'No data in this time range.'}
                   </div>
                 ) : (
-                  children(data, innerWidth, Math.max(40, innerHeight - (failedSources(data).length ? 24 : 0)))
+                  children(data, innerWidth, Math.max(40, innerHeight - (sourceErrors && failedSources(data).length ? 24 : 0)))
                 )}
               </div>
             );

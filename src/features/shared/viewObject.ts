@@ -33,6 +33,9 @@ export function variableFilter(model: SceneObject, name: string): string | undef
   if (!v) {
     return undefined;
   }
+  if ('hasAllValue' in v && typeof v.hasAllValue === 'function' && v.hasAllValue()) {
+    return undefined;
+  }
   const value = v.getValue();
   const s = Array.isArray(value) ? value.join(',') : value === null || value === undefined ? '' : String(value);
   return s === '' || s === '$__all' || s === 'All' ? undefined : s;

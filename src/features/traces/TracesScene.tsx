@@ -227,7 +227,7 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
             )}
             <ol className={styles.candidates} data-testid={testIds.traces.candidates}>
               {d.candidates.map((c) => (
-                <li key={`${c.rank}-${c.service}-${c.spanId ?? ''}`} className={cx(styles.candidate, c.spanId === selectedSpanId && styles.selected)} data-testid={testIds.traces.candidate(c.rank)}>
+                <li key={`${c.rank}-${c.service}-${c.spanId ?? ''}`} className={cx(styles.candidate, c.spanId !== undefined && c.spanId === selectedSpanId && styles.selected)} data-testid={testIds.traces.candidate(c.rank)}>
                   <div className={styles.candHead}>
                     <span className={styles.rank}>#{c.rank}</span>
                     <strong>{c.service}</strong>

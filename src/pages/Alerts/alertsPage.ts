@@ -1,19 +1,8 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { PagePlaceholder } from '../../components/PagePlaceholder/PagePlaceholder';
-import { ROUTES } from '../../constants';
-import { makePage } from '../makePage';
+import { alertsViewPage } from '../../features/alerts/alertsPage';
 
-/** Composite alert rules and their firing alerts. */
+/** The Alerts view (issue 6): its scenes, drill-downs and URL state live in src/features/alerts/. */
 export function alertsPage(): SceneAppPage {
-  return makePage({
-    route: ROUTES.Alerts,
-    title: 'Alerts',
-    subTitle: 'Composite alerts across metrics, traces and kernel events, each linked to its drill-down.',
-    body: () =>
-      new PagePlaceholder({
-        page: ROUTES.Alerts,
-        description: 'Composite alert rules and the alerts they fired, each anchored to the right drill-down link, will be here.',
-      }),
-  });
+  return alertsViewPage();
 }

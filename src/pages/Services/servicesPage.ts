@@ -1,19 +1,8 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { PagePlaceholder } from '../../components/PagePlaceholder/PagePlaceholder';
-import { ROUTES } from '../../constants';
-import { makePage } from '../makePage';
+import { servicesViewPage } from '../../features/services/servicesPage';
 
-/** Services of the chain, drilling down to pods and their kernel evidence. */
+/** The Services view (issue 6): its scenes, drill-downs and URL state live in src/features/services/. */
 export function servicesPage(): SceneAppPage {
-  return makePage({
-    route: ROUTES.Services,
-    title: 'Services',
-    subTitle: 'Every hop of the chain, its pods, and the kernel evidence behind a slow pod.',
-    body: () =>
-      new PagePlaceholder({
-        page: ROUTES.Services,
-        description: 'The services of the chain with their latency and errors will be listed here; clicking one opens its pods, and a pod opens its eBPF evidence.',
-      }),
-  });
+  return servicesViewPage();
 }

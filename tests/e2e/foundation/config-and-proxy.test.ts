@@ -128,6 +128,22 @@ describe('foundation: config page and data proxy', () => {
     assert.ok((res.body as { error?: unknown }).error, 'the proxy error body is passed through');
   });
 
+  it('Reset clears the stored token (SecretInput), and the proxy then refuses the route', async () => {
+    await page.reload();
+    await waitForHost(page);
+    await page.getByRole('button', { name: 'Reset' }).click();
+    const tokenInput = page.getByTestId(ids.token);
+    assert.equal(await tokenInput.isDisabled(), false);
+    assert.equal(await tokenInput.inputValue(), '');
+    await Promise.all([page.waitForEvent('load'), page.getByTestId(ids.submit).click()]);
+    await waitForHost(page);
+    assert.deepEqual(host.settings.secureJsonFields, {});
+    assert.equal(host.settings.jsonData.proxyUrl, proxy.url, 'the URL is kept');
+    const res = await fetchInPage(page, '/api/plugin-proxy/hopscope-rca-app/api/health');
+    assert.equal(res.status, 401);
+    problems.clear();
+  });
+
   it('paths outside the route are not forwarded', async () => {
     const res = await fetchInPage(page, '/api/plugin-proxy/hopscope-rca-app/metrics');
     assert.equal(res.status, 404);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 
+import { startProxy } from '../../../backend-proxy/src/server';
 import type { RunningHost } from '../../host/server';
 import { launchBrowser, screenshot, waitForHost, watchProblems } from '../../support/browser';
 import { appUrl, startTestHost } from '../../support/host';
@@ -19,16 +20,21 @@ const PAGES = [
 ];
 
 describe('foundation: every page in both themes', () => {
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
   let host: RunningHost;
   let browser: Browser;
 
   before(async () => {
-    host = await startTestHost();
+    // The real backend proxy (no sources behind it): pages that call it get real answers, and a page whose calls
+    // fail shows up here as console errors or failed requests.
+    proxy = await startProxy({ port: 0 });
+    host = await startTestHost({ proxyUrl: proxy.url });
     browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
     await host?.close();
+    await proxy?.close();
   });
 
   for (const theme of ['dark', 'light'] as const) {
@@ -48,16 +54,19 @@ describe('foundation: every page in both themes', () => {
           const problems = watchProblems(page);
           await page.goto(appUrl(host, route, { theme }), { waitUntil: 'domcontentloaded' });
           await waitForHost(page);
-          const placeholder = page.getByTestId(`data-testid hopscope-placeholder-${route}`);
-          await placeholder.waitFor({ state: 'visible' });
-          assert.match(await placeholder.innerText(), /not built yet/i);
+          await page.locator('h1', { hasText: title }).first().waitFor({ state: 'visible' });
           assert.equal(await page.locator('h1').first().innerText(), title);
+          // Until its issue lands a page is a placeholder, and it must say so plainly.
+          const placeholder = page.getByTestId(`data-testid hopscope-placeholder-${route}`);
+          if (await placeholder.count()) {
+            assert.match(await placeholder.innerText(), /not built yet/i);
+          }
           // The time picker is in the page header, and the scene wrote its time range into the URL.
           await page.getByTestId('data-testid TimePicker Open Button').waitFor({ state: 'visible' });
           const url = new URL(page.url());
           assert.equal(url.pathname, `/a/hopscope-rca-app/${route}`);
-          assert.equal(url.searchParams.get('from'), 'now-1h');
-          assert.equal(url.searchParams.get('to'), 'now');
+          assert.ok(url.searchParams.get('from'), 'from= in the URL');
+          assert.ok(url.searchParams.get('to'), 'to= in the URL');
           // The theme really applied: Grafana's canvas colour differs between the two.
           const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
           assert.equal(isDark(bg), theme === 'dark', `body background ${bg} does not match the ${theme} theme`);

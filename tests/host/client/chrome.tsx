@@ -4,10 +4,10 @@
  * app pages. Styling uses theme tokens only, so both themes look like Grafana's.
  */
 import { css, cx } from '@emotion/css';
-import type { GrafanaTheme2, PluginMeta } from '@grafana/data';
+import { PageLayoutType, type GrafanaTheme2, type NavModelItem, type PluginMeta } from '@grafana/data';
 import { locationService, type PluginPageProps } from '@grafana/runtime';
 import { Icon, IconButton, Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
-import React, { type MouseEvent, type ReactNode } from 'react';
+import React, { createContext, useContext, useEffect, useState, type MouseEvent, type ReactNode } from 'react';
 import { useLocation } from 'react-router';
 
 export interface NavLinkItem {
@@ -16,12 +16,18 @@ export interface NavLinkItem {
   icon?: string;
 }
 
+/** Host-only: the `theme` query parameter follows the person around, so a reload keeps the chosen theme. */
+function withTheme(url: string): string {
+  const theme = new URLSearchParams(window.location.search).get('theme');
+  return theme ? `${url}${url.includes('?') ? '&' : '?'}theme=${encodeURIComponent(theme)}` : url;
+}
+
 function go(event: MouseEvent, url: string): void {
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) {
     return;
   }
   event.preventDefault();
-  locationService.push(url);
+  locationService.push(withTheme(url));
 }
 
 /** The nav entries Grafana builds for an app from plugin.json `includes` (pages with addToNav). */
@@ -31,11 +37,35 @@ export function navFromMeta(meta: PluginMeta): NavLinkItem[] {
     .map((inc) => ({ text: inc.name, url: inc.path!, icon: inc.icon }));
 }
 
+/** The breadcrumb trail of the page on screen (PluginPage's pageNav and its parents), shown in the top bar. */
+const PageCrumbsContext = createContext<(crumbs: NavLinkItem[] | undefined) => void>(() => undefined);
+
+function crumbsOf(nav: NavModelItem | undefined): NavLinkItem[] {
+  const out: NavLinkItem[] = [];
+  for (let item = nav; item; item = item.parentItem) {
+    if (!item.hideFromBreadcrumbs && item.text) {
+      out.unshift({ text: item.text, url: item.url ?? '' });
+    }
+  }
+  return out;
+}
+
 /** Page chrome for plugin pages (what Grafana's `setPluginPage` provides), used by SceneAppPage. */
-export function HostPluginPage({ pageNav, actions, subTitle, renderTitle, children }: PluginPageProps) {
+export function HostPluginPage({ pageNav, actions, subTitle, renderTitle, layout, children }: PluginPageProps) {
   const styles = useStyles2(getStyles);
   const title = pageNav?.text;
   const tabs = pageNav?.children ?? [];
+  const setCrumbs = useContext(PageCrumbsContext);
+  // pageNav is a new object on every render: publish it only when the trail itself changes.
+  const trail = JSON.stringify(crumbsOf(pageNav));
+  useEffect(() => {
+    setCrumbs(JSON.parse(trail));
+    return () => setCrumbs(undefined);
+  }, [trail, setCrumbs]);
+  if (layout === PageLayoutType.Custom) {
+    // Grafana renders a Custom layout page without its header: the plugin draws everything.
+    return <div className={styles.pageContent}>{children}</div>;
+  }
   return (
     <div className={styles.page} data-testid="data-testid host-plugin-page">
       <div className={styles.pageHeader}>
@@ -69,9 +99,19 @@ export function HostChrome({ appName, logoUrl, nav, children }: ChromeProps) {
   const theme = useTheme2();
   const location = useLocation();
   const active = nav.filter((n) => location.pathname === n.url || location.pathname.startsWith(`${n.url}/`)).sort((a, b) => b.url.length - a.url.length)[0];
-  const crumbs: NavLinkItem[] = [{ text: 'Home', url: '/' }, { text: 'Apps', url: '/a/' }, { text: appName, url: nav[0]?.url ?? '/' }];
-  if (active) {
-    crumbs.push(active);
+  const [pageCrumbs, setPageCrumbs] = useState<NavLinkItem[] | undefined>();
+  const crumbs: NavLinkItem[] = [{ text: 'Home', url: '' }, { text: 'Apps', url: '' }];
+  if (pageCrumbs?.length) {
+    // Grafana puts the app itself before the page's own trail.
+    if (pageCrumbs[0].text !== appName) {
+      crumbs.push({ text: appName, url: nav[0]?.url ?? '' });
+    }
+    crumbs.push(...pageCrumbs);
+  } else {
+    crumbs.push({ text: appName, url: nav[0]?.url ?? '' });
+    if (active) {
+      crumbs.push(active);
+    }
   }
   const otherTheme = theme.isDark ? 'light' : 'dark';
   const toggleTheme = () => {
@@ -89,7 +129,13 @@ export function HostChrome({ appName, logoUrl, nav, children }: ChromeProps) {
             <React.Fragment key={`${c.url}-${i}`}>
               {i > 0 && <Icon name="angle-right" className={styles.crumbSep} />}
               {i === crumbs.length - 1 ? (
-                <span className={styles.crumbCurrent}>{c.text}</span>
+                <span className={styles.crumbCurrent} aria-current="page">
+                  {c.text}
+                </span>
+              ) : c.url ? (
+                <a className={styles.crumb} href={c.url} onClick={(e) => go(e, c.url)}>
+                  {c.text}
+                </a>
               ) : (
                 <span className={styles.crumb}>{c.text}</span>
               )}
@@ -132,7 +178,9 @@ export function HostChrome({ appName, logoUrl, nav, children }: ChromeProps) {
             })}
           </ul>
         </nav>
-        <main className={styles.main}>{children}</main>
+        <main className={styles.main}>
+          <PageCrumbsContext.Provider value={setPageCrumbs}>{children}</PageCrumbsContext.Provider>
+        </main>
       </div>
     </div>
   );
@@ -170,6 +218,10 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   crumb: css({
     color: theme.colors.text.secondary,
+    '&:hover': {
+      color: theme.colors.text.primary,
+      textDecoration: 'underline',
+    },
   }),
   crumbSep: css({
     color: theme.colors.text.secondary,

@@ -6,7 +6,7 @@
 import type { AppPlugin, AppPluginMeta, KeyValue } from '@grafana/data';
 import { PluginContextProvider } from '@grafana/data';
 import { config, getBackendSrv, LocationServiceProvider, locationService } from '@grafana/runtime';
-import { Alert, GlobalStyles, ThemeContext } from '@grafana/ui';
+import { Alert, ErrorBoundaryAlert, GlobalStyles, ThemeContext } from '@grafana/ui';
 import { initializeI18n } from 'grafana-i18n-internal';
 import React, { useLayoutEffect, useState, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -26,7 +26,7 @@ const { pluginId } = (window as unknown as HostWindow).hopscopeHost;
 function HostRouter({ children }: { children: ReactNode }) {
   const history = locationService.getHistory();
   const [location, setLocation] = useState(history.location);
-  useLayoutEffect(() => history.listen((loc) => setLocation(loc)), [history]);
+  useLayoutEffect(() => history.listen((loc: typeof history.location) => setLocation(loc)), [history]);
   return (
     <Router location={location} navigator={history}>
       {children}
@@ -41,15 +41,18 @@ function AppRootPage({ plugin }: { plugin: AppPlugin }) {
     return <Alert title="This app has no root page" severity="error" />;
   }
   return (
-    <PluginContextProvider meta={plugin.meta}>
-      <Root
-        meta={plugin.meta}
-        basename={`/a/${pluginId}`}
-        path={location.pathname}
-        query={locationService.getSearchObject() as KeyValue}
-        onNavChanged={() => undefined}
-      />
-    </PluginContextProvider>
+    // As Grafana: a crash of the plugin shows an error box in the page instead of a blank screen.
+    <ErrorBoundaryAlert style="page">
+      <PluginContextProvider meta={plugin.meta}>
+        <Root
+          meta={plugin.meta}
+          basename={`/a/${pluginId}`}
+          path={location.pathname}
+          query={locationService.getSearchObject() as KeyValue}
+          onNavChanged={() => undefined}
+        />
+      </PluginContextProvider>
+    </ErrorBoundaryAlert>
   );
 }
 

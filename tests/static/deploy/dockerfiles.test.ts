@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exists, isPinnedImage, packageJson, readText, repo, root } from './support';
@@ -97,14 +97,27 @@ describe('Dockerfiles', () => {
       it('its build-stage bundling command works here: the bundle starts and answers --help', () => {
         const run = df.instructions.find((i) => i.op === 'RUN' && i.stage === 0 && i.args.startsWith('npx esbuild'));
         assert.ok(run, 'the build stage bundles with esbuild');
-        const entries = [...run.args.matchAll(/(\S+\/src\/\S+\.ts)/g)].map((m) => m[1]);
+        const entries = [...run.args.matchAll(/(\w[\w-]*\/src\/[\w/.-]+?)(?:\.ts)?['\s;]/g)].map((m) => `${m[1]}.ts`);
         for (const e of entries) assert.ok(exists(e), `entry point ${e} exists`);
         const out = mkdtempSync(join(tmpdir(), 'hopscope-bundle-'));
+        const inputs: string[] = [];
         try {
-          // The same shell command, with /out moved to a temp dir; npx finds the repository's esbuild.
-          execFileSync('sh', ['-c', run.args.replaceAll('/out', out)], { cwd: root, stdio: 'pipe', timeout: 60_000, env: { ...process.env, PATH: `${repo('node_modules', '.bin')}:${process.env.PATH}` } });
+          // The same shell command, with /out moved to a temp dir and a metafile per esbuild call (what it read);
+          // npx finds the repository's esbuild.
+          let n = 0;
+          const cmd = run.args.replaceAll('/out', out).replace(/npx esbuild /g, () => `npx esbuild --metafile=${out}/meta-${n++}.json `);
+          execFileSync('sh', ['-c', cmd], { cwd: root, stdio: 'pipe', timeout: 60_000, env: { ...process.env, PATH: `${repo('node_modules', '.bin')}:${process.env.PATH}` } });
+          for (let i = 0; i < n; i++) inputs.push(...Object.keys(JSON.parse(readFileSync(join(out, `meta-${i}.json`), 'utf8')).inputs));
         } finally {
           rmSync(out, { recursive: true, force: true });
+        }
+        // The image's build stage has only what was copied in (and node_modules from npm ci): the bundle must read nothing else.
+        const copied = df.instructions.filter((i) => i.op === 'COPY' && i.stage === 0).flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+        assert.ok(inputs.length > 10);
+        for (const input of inputs) {
+          // load-entry.ts is the name given to the loadgen CLI's stdin entry (--sourcefile).
+          const inside = input.startsWith('node_modules/') || input === '<stdin>' || input === 'load-entry.ts' || copied.some((c) => input === c || input.startsWith(`${c.replace(/\/$/, '')}/`));
+          assert.ok(inside, `the bundle reads ${input}, which the build stage does not copy`);
         }
         const entrypoint = df.instructions.find((i) => i.op === 'ENTRYPOINT' && i.stage === last);
         assert.ok(entrypoint, 'ENTRYPOINT');

@@ -12,7 +12,7 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { envVarsReadBy, exists, isPinnedImage, packageJson, PART_OF_IMAGE, readYaml, readYamlDocs, repo, type Doc } from './support';
+import { envVarsReadBy, exists, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readYaml, readYamlDocs, repo, type Doc } from './support';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
@@ -142,6 +142,29 @@ describe('Kubernetes manifests', () => {
       if (!part) continue;
       const read = envVarsReadBy(part);
       for (const e of c.env ?? []) assert.ok(read.has(e.name), `${w.metadata.name}: ${e.name} is read by ${part}/`);
+    }
+  });
+
+  it('hands our containers values their own config modules accept (Secrets and the downward API given sample values)', async () => {
+    let checked = 0;
+    for (const w of workloads()) for (const c of containers(w)) {
+      const part = PART_OF_IMAGE[c.image.split(':')[0]];
+      if (!part) continue;
+      const env = Object.fromEntries((c.env ?? []).map((e: Doc) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? 'sample-token-0123456789abcdef' : 'sample-node-0')]));
+      await assert.doesNotReject(loadPartConfig(part, env).then(() => undefined), `${w.metadata.name}: ${part} accepts its environment`);
+      checked++;
+    }
+    assert.equal(checked, 2);
+  });
+
+  it('binds our containers to all interfaces, on the ports they declare', () => {
+    for (const w of workloads()) for (const c of containers(w)) {
+      const part = PART_OF_IMAGE[c.image.split(':')[0]];
+      if (!part) continue;
+      const env = Object.fromEntries((c.env ?? []).map((e: Doc) => [e.name, e.value]));
+      const lv = LISTEN_VARS[part];
+      assert.equal(env[lv.host], '0.0.0.0', `${w.metadata.name}: ${lv.host}`);
+      assert.deepEqual(lv.ports.map((v) => Number(env[v])).sort(), c.ports.map((p: Doc) => p.containerPort).sort(), `${w.metadata.name}: ports`);
     }
   });
 

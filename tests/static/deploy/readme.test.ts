@@ -17,6 +17,11 @@ const section = (title: string): string => {
   return lines.slice(start, end < 0 ? undefined : end).join('\n');
 };
 
+/** Splits a shell command line (plain words and single-quoted strings, as used in the README). */
+function shellWords(line: string): string[] {
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
+}
+
 /** Variables read only by tests or the test runner: not user configuration. */
 const TEST_ONLY = new Set(['HOPSCOPE_TEST_STAGE']);
 
@@ -34,7 +39,7 @@ describe('README.md', () => {
   });
 
   it('documents every HOPSCOPE_* variable the parts read, and no variable that nothing reads', () => {
-    const read = new Set([...envVarsReadBy('backend-proxy'), ...envVarsReadBy('bpf-exporter'), ...envVarsReadBy('loadgen'), ...envVarsReadBy('scripts')]);
+    const read = new Set([...envVarsReadBy('backend-proxy'), ...envVarsReadBy('bpf-exporter'), ...envVarsReadBy('loadgen'), ...envVarsReadBy('scripts'), ...envVarsReadBy('tests/host')]);
     for (const v of TEST_ONLY) read.delete(v);
     const documented = new Set([...section('Configuration').matchAll(/^\| `(HOPSCOPE_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
     const missing = [...read].filter((v) => !documented.has(v)).sort();
@@ -55,6 +60,15 @@ describe('README.md', () => {
       compared++;
     }
     assert.ok(compared >= 8, `${compared} defaults compared`);
+  });
+
+  it('shows load-generator command lines that its CLI accepts', async () => {
+    const { parseCli } = await import('../../../loadgen/src/cli');
+    const text = section('Point the load generator at your own vLLM or TGI').replace(/\\\n\s*/g, '');
+    const commands = [...text.matchAll(/^npx hopscope-load (.+)$/gm)].map((m) => shellWords(m[1]));
+    assert.ok(commands.length >= 2);
+    for (const argv of commands) assert.doesNotThrow(() => parseCli(argv, {}), argv.join(' '));
+    assert.throws(() => parseCli(['--profile', 'spike', '--rps', '5'], {}), 'a spike without its options is refused, so this check can fail');
   });
 
   it('links only to files that exist', () => {

@@ -64,3 +64,31 @@ export const PART_OF_IMAGE: Record<string, string> = {
 };
 
 export const packageJson = (): Doc => readJson('package.json');
+
+/**
+ * Each part's own configuration loader, run on a given environment: throws the part's own error for a value it
+ * refuses. So the values docker-compose and the manifests hand over are checked by the rules the parts apply.
+ */
+export async function loadPartConfig(part: string, env: Record<string, string>): Promise<unknown> {
+  const clean = { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv;
+  if (part === 'backend-proxy') return (await import('../../../backend-proxy/src/config')).loadConfig({}, clean);
+  if (part === 'bpf-exporter') return (await import('../../../bpf-exporter/src/config')).loadConfig(clean);
+  if (part === 'loadgen') return (await import('../../../loadgen/src/config')).loadChainConfig({}, clean);
+  throw new Error(`no config loader for ${part}`);
+}
+
+/** Compose interpolation of `${VAR:?msg}` (given a sample value) and `${VAR:-default}`. */
+export function interpolate(value: string, samples: Record<string, string>): string {
+  return value.replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_m, name: string, op?: string, arg?: string) => {
+    if (samples[name] !== undefined) return samples[name];
+    if (op === '-') return arg ?? '';
+    throw new Error(`\${${name}} has no default and no sample value`);
+  });
+}
+
+/** Per part: the variable of its bind address and those of the ports it listens on (config modules). */
+export const LISTEN_VARS: Record<string, { host: string; ports: string[] }> = {
+  'backend-proxy': { host: 'HOPSCOPE_PROXY_HOST', ports: ['HOPSCOPE_PROXY_PORT'] },
+  'bpf-exporter': { host: 'HOPSCOPE_BPF_HOST', ports: ['HOPSCOPE_BPF_PORT'] },
+  loadgen: { host: 'HOPSCOPE_CHAIN_HOST', ports: ['HOPSCOPE_GATEWAY_PORT', 'HOPSCOPE_CONTROL_PORT'] },
+};

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../../bpf-exporter/src/config';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Recorder, Replayer, readRecording } from '../../../bpf-exporter/src/core/replay';
 import { EventRing } from '../../../bpf-exporter/src/core/ring';
 import { parseEventQuery, parseTime } from '../../../bpf-exporter/src/http/params';
 import type { KernelEvent } from '../../../contract';
@@ -48,4 +52,20 @@ test('config: defaults, env overrides, clear errors', () => {
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_PROBES: 'tcp_connect,nope' }), /unknown probe\(s\) nope/);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_REPLAY_TIMING: 'slow' }), /original" or "fast/);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '0' }), /SAMPLE/);
+  assert.throws(() => loadConfig({ HOPSCOPE_BPF_PERF_PAGES: '100' }), /power of two/);
+});
+
+test('record → replay round trip: same events, mode "replay", recorded time kept', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bx-rec-'));
+  try {
+    const rec = new Recorder(join(dir, 'r.jsonl'));
+    rec.write(ev(2000, { durationMs: 3.5 }));
+    rec.write(ev(1000));
+    await rec.close();
+    const events = readRecording(join(dir, 'r.jsonl'));
+    assert.deepEqual(events.map((e) => e.ts), [1000, 2000], 'sorted by time');
+    const out: KernelEvent[] = [];
+    new Replayer(events, 'fast').start((e) => out.push(e));
+    assert.deepEqual(out.map((e) => [e.ts, e.mode, e.detail.recordedTs]), [[1000, 'replay', 1000], [2000, 'replay', 2000]]);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });

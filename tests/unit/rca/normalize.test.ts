@@ -116,3 +116,30 @@ test('malformed bodies throw OtlpFormatError naming the path', () => {
   assert.deepEqual(otlpToSpans({ trace: {} }), []);
   assert.deepEqual(tempoPartial({ trace: {}, status: 'PARTIAL', message: 'x' }), { partial: true, message: 'x' });
 });
+
+test('spansToOtlp → otlpToSpans round-trips a synthetic chain trace, and the RCA answer is the same', async () => {
+  const { spansToOtlp } = await import('../../../backend-proxy/src/otlp/encode');
+  const { syntheticTrace, syntheticHealthy } = await import('../../../backend-proxy/src/rca/synthetic');
+  const { rankTrace, buildBaseline } = await import('../../../backend-proxy/src/rca');
+  const tr = syntheticTrace({ seed: 3, fault: { hop: 'rag', kind: 'timeout' } });
+  const body = JSON.parse(JSON.stringify(spansToOtlp(tr.spans)));
+  const back = otlpToSpans(body);
+  const key = (s: Span) => s.spanId;
+  const sortBy = (xs: Span[]) => [...xs].sort((a, b) => key(a).localeCompare(key(b)));
+  const a = sortBy(tr.spans);
+  const b = sortBy(back);
+  assert.equal(b.length, a.length);
+  for (let i = 0; i < a.length; i++) {
+    // An error whose message says it timed out (a propagated 504) is read back as a timeout, by design.
+    if (!(a[i].status === 'error' && b[i].status === 'timeout' && /timed out|504/.test(a[i].statusMessage ?? ''))) assert.equal(b[i].status, a[i].status, a[i].name);
+    assert.equal(b[i].kind, a[i].kind);
+    assert.equal(b[i].parentSpanId, a[i].parentSpanId);
+    assert.ok(Math.abs(b[i].startMs - a[i].startMs) < 0.001 && Math.abs(b[i].endMs - a[i].endMs) < 0.001);
+    assert.deepEqual(b[i].resource, a[i].resource);
+  }
+  const baseline = buildBaseline(syntheticHealthy(1, 40));
+  const x = rankTrace({ spans: tr.spans, baseline });
+  const y = rankTrace({ spans: back, baseline });
+  assert.deepEqual(y.candidates.map((c) => [c.service, c.pod]), x.candidates.map((c) => [c.service, c.pod]));
+  assert.equal(y.candidates[0].service, 'rag');
+});

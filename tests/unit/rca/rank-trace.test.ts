@@ -26,7 +26,7 @@ function chain(seed: number, o: { aSelf?: number; aGap?: number; bGap?: number; 
   ];
 }
 const healthy = buildBaseline(Array.from({ length: 40 }, (_, i) => chain(i + 1)));
-const strip = (a: RcaAnswer): Omit<RcaAnswer, 'tookMs'> => ({ ...a, tookMs: 0 });
+const strip = (a: RcaAnswer): RcaAnswer => ({ ...a, tookMs: 0 });
 
 test('self time above the robust baseline ranks its hop first, with the numbers in the evidence', () => {
   const a = rankTrace({ spans: chain(99, { aSelf: 60 }), baseline: healthy });
@@ -114,11 +114,14 @@ test('a timed-out call with no server span blames the peer and says the span is 
   const spans = chain(14).filter((s) => s.spanId !== '3'.padStart(16, '0'));
   spans[1].status = 'timeout';
   spans[1].endMs = spans[1].startMs + 500;
+  spans[0].status = 'error';
+  spans[0].endMs = 600;
   const a = rankTrace({ spans, baseline: healthy });
   assert.equal(a.candidates[0].service, 'a');
   assert.equal(a.candidates[0].pod, 'unknown');
   assert.ok(a.candidates[0].evidence.some((e) => e.kind === 'timeout'));
-  assert.ok(a.missing.some((m) => /server span for gw's call "call a" to a/.test(m)), JSON.stringify(a.missing));
+  assert.ok(a.missing.some((m) => /server span for gw's call "call a" to a.*timed out/.test(m)), JSON.stringify(a.missing));
+  assert.ok(!a.candidates[0].evidence.some((e) => e.kind === 'broken_propagation'));
 });
 
 test('broken propagation: orphan spans, a missing root, and a hop the topology expects', () => {
@@ -169,4 +172,22 @@ test('an empty trace answers with what is missing', () => {
   const a = rankTrace({ spans: [] });
   assert.deepEqual(a.candidates, []);
   assert.ok(a.missing.length > 0);
+});
+
+test('the baseline may be given as healthy spans; same answer as a prebuilt baseline', () => {
+  // Flat spans are grouped by trace id, so each healthy trace gets its own.
+  const healthySpans = Array.from({ length: 40 }, (_, i) => chain(i + 1).map((s) => ({ ...s, traceId: (i + 1).toString(16).padStart(32, '0') })));
+  const spans = chain(99, { aSelf: 60 });
+  const x = rankTrace({ spans, baseline: healthy });
+  const y = rankTrace({ spans, baseline: healthySpans.flat() });
+  assert.deepEqual(y.candidates, x.candidates);
+  assert.ok(!y.missing.some((m) => /baseline: none/.test(m)));
+});
+
+test('config is validated: a bad or unknown field is a clear error', async () => {
+  const { RcaConfigError } = await import('../../../backend-proxy/src/rca');
+  assert.throws(() => rankTrace({ spans: chain(1), config: { zThreshold: -1 } }), (e: unknown) => e instanceof RcaConfigError && /zThreshold/.test(e.message));
+  assert.throws(() => rankTrace({ spans: chain(1), config: { nope: 1 } as never }), /nope|unrecognized/i);
+  assert.throws(() => rankTrace({ spans: chain(1), config: { lambda: { kvCacheHitRate: 2 } } }), /lambda\.kvCacheHitRate/);
+  assert.equal(rankTrace({ spans: chain(1), config: { maxCandidates: 1 } }).candidates.length, 1);
 });

@@ -8,14 +8,16 @@
  */
 import { createHash } from 'node:crypto';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { InferenceEngine } from '../llm/engine';
 
 export const DCGM_BLANK_INT64 = 9223372036854775794;
 export const GPU_MODEL = 'NVIDIA H100 80GB HBM3';
 export const FB_TOTAL_MIB = 81_559;
 export const DRIVER_VERSION = '550.54.15';
 
-export interface GpuOwner { pod: string; namespace: string; container: string; engine: InferenceEngine; weightsMiB: number; oom: () => boolean }
+/** What the GPU figures follow: an engine in this process, or the last stats a replica process reported. */
+export interface EngineStats { busyMsTotal: number; lastBatchSize: number; kvUsage: number; opts: { maxNumSeqs: number } }
+
+export interface GpuOwner { pod: string; namespace: string; container: string; engine: EngineStats; weightsMiB: number; oom: () => boolean }
 
 export interface SimGpu {
   node: string;

@@ -159,7 +159,8 @@ export class InferenceEngine extends EventEmitter {
   private step(): void {
     const o = this.opts;
     const cap = this.capacityTokens;
-    if (o.kvFactor() < 1) this.prefix.clear(); // thrash: the prefix cache is evicted as fast as it fills
+    const thrashing = o.kvFactor() < 1;
+    if (thrashing) this.prefix.clear(); // thrash: the prefix cache is evicted as fast as it fills
     const admitted: Seq[] = [];
     while (this.waiting.length && this.running.length + admitted.length < o.maxNumSeqs) {
       const s = this.waiting[0];
@@ -178,7 +179,7 @@ export class InferenceEngine extends EventEmitter {
         this.prefixQueries += s.req.promptTokens;
         this.prefixHits += s.cached;
         this.prefix.delete(s.req.prefixKey);
-        this.prefix.set(s.req.prefixKey, s.req.prefixTokens);
+        if (!thrashing) this.prefix.set(s.req.prefixKey, s.req.prefixTokens);
         if (this.prefix.size > o.prefixCacheEntries) this.prefix.delete(this.prefix.keys().next().value!);
         s.scheduledMs = performance.now();
       } else {

@@ -1,0 +1,60 @@
+/**
+ * Does the driver keep its open-loop schedule? 2,000 non-streaming requests/s against a trivial local endpoint (its
+ * own process), measured side by side with autocannon (npm) rate-limited to the same 2,000 req/s on the same endpoint.
+ * Reported: achieved req/s for both, and for the driver the share of requests sent > 10 ms late (target < 5%).
+ */
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import { abCompare, abRow, median, report } from './lib/ab';
+import { runLoad, type Summary } from '../loadgen/src/load/driver';
+
+const RPS = Number(process.env.BENCH_RPS ?? 2000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+
+const server = spawn(process.execPath, ['-e', `
+  const http = require('node:http');
+  const s = http.createServer((q, r) => { q.resume(); q.on('end', () => { r.writeHead(200, { 'content-type': 'application/json' }); r.end('{"ok":true}'); }); });
+  s.keepAliveTimeout = 30000;
+  s.listen(0, '127.0.0.1', () => console.log(s.address().port));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+const port = await new Promise<number>((resolve) => server.stdout!.once('data', (d) => resolve(Number(String(d).trim()))));
+const target = `http://127.0.0.1:${port}`;
+
+const drivers: Summary[] = [];
+const cannons: autocannon.Result[] = [];
+try {
+  const r = await abCompare({
+    name: `achieved req/s at a ${RPS} req/s target`,
+    unit: 'req/s',
+    rounds: 5,
+    a: {
+      label: 'autocannon (overallRate)',
+      run: async () => {
+        const res = await autocannon({ url: `${target}/x`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, connections: 64, overallRate: RPS, duration: SECONDS });
+        cannons.push(res);
+        return res.requests.total / SECONDS;
+      },
+    },
+    b: {
+      label: 'hopscope-load driver',
+      run: async () => {
+        const s = await runLoad({
+          target, path: '/x', method: 'POST', rawBody: '{}', profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'uniform' }, stream: false,
+          models: ['m'], backend: 'none', agentRatio: 0, maxTokens: 1, seed: 1, runId: 'bench', timeoutMs: 5000, connections: 64, maxInFlight: 100_000, slo: {}, traceparent: false,
+        });
+        drivers.push(s);
+        return s.succeeded / s.durationS;
+      },
+    },
+  });
+  const late = drivers.map((d) => d.schedule.lateRatio * 100);
+  report('loadgen driver vs autocannon (same endpoint, alternating rounds)', [abRow(r)], { ab: r });
+  report('driver schedule keeping (per-round medians; target: < 5% sent > 10 ms late)', [
+    { measure: 'driver: % sent > 10 ms late (median of rounds)', value: median(late), worst: Math.max(...late), target: '< 5' },
+    { measure: 'driver: late p99 ms (median of rounds)', value: median(drivers.map((d) => d.schedule.lateP99Ms)), worst: Math.max(...drivers.map((d) => d.schedule.lateP99Ms)), target: '-' },
+    { measure: 'driver: latency p99 ms (median)', value: median(drivers.map((d) => d.latencyMs.p99)), worst: Math.max(...drivers.map((d) => d.latencyMs.p99)), target: '-' },
+    { measure: 'autocannon: latency p99 ms (median)', value: median(cannons.map((c) => c.latency.p99)), worst: Math.max(...cannons.map((c) => c.latency.p99)), target: '-' },
+    { measure: 'driver: errors (sum)', value: drivers.reduce((n, d) => n + d.errors.total, 0), worst: '-', target: '0' },
+  ], { lateRatioPct: late, driverLateP99Ms: drivers.map((d) => d.schedule.lateP99Ms), rps: RPS, seconds: SECONDS });
+} finally {
+  server.kill();
+}

@@ -1,0 +1,24 @@
+/**
+ * The simulated AI chain (gateway on 127.0.0.1:3310, control API on 3319) under a steady open-loop load
+ * (HOPSCOPE_DEMO_RPS, default 4 requests/s, streaming, both backends, 10% agent), exporting traces to the proxy's
+ * OTLP endpoint and declaring its pid to the bpf-exporter.
+ */
+import { join } from 'node:path';
+import type { DemoContext, DemoPart } from './types';
+
+export function part(ctx: DemoContext): DemoPart {
+  const control = process.env.HOPSCOPE_CONTROL_PORT ?? '3319';
+  return {
+    name: 'chain',
+    order: 30,
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ctx.root, 'loadgen/src/chain/main.ts'), '--steady-rps', process.env.HOPSCOPE_DEMO_RPS ?? '4'],
+    env: {
+      HOPSCOPE_GATEWAY_PORT: process.env.HOPSCOPE_GATEWAY_PORT ?? '3310',
+      HOPSCOPE_CONTROL_PORT: control,
+      HOPSCOPE_OTLP_ENDPOINT: process.env.HOPSCOPE_OTLP_ENDPOINT ?? `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}/v1/traces`,
+      HOPSCOPE_EXPORTER_URL: process.env.HOPSCOPE_EXPORTER_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`,
+    },
+    readyUrl: `http://127.0.0.1:${control}/healthz`,
+  };
+}

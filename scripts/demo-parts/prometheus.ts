@@ -1,0 +1,51 @@
+/**
+ * A real Prometheus (the Debian package) on 127.0.0.1:3390, data in the demo's temp dir. It scrapes every chain hop
+ * and dcgm-exporter (found through the chain control API's http_sd endpoint /targets, so hop ports can be anything),
+ * the bpf-exporter on 3302 and the backend proxy's /metrics on 3301.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DemoContext, DemoPart } from './types';
+
+export function part(ctx: DemoContext): DemoPart {
+  const bin = process.env.HOPSCOPE_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+  const port = process.env.HOPSCOPE_PROMETHEUS_PORT ?? '3390';
+  const control = process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_CONTROL_PORT ?? '3319'}`;
+  const exporter = `127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`;
+  const proxy = `127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}`;
+  const dir = join(ctx.dataDir, 'prometheus');
+  const config = join(dir, 'prometheus.yml');
+  mkdirSync(join(dir, 'data'), { recursive: true });
+  writeFileSync(config, `# Written by scripts/demo-parts/prometheus.ts for the Hopscope demo.
+global:
+  scrape_interval: 5s
+  scrape_timeout: 4s
+  evaluation_interval: 5s
+scrape_configs:
+  - job_name: hopscope-chain
+    # Every hop replica (labels service, pod, node, namespace) and each node's dcgm-exporter.
+    http_sd_configs:
+      - url: ${control}/targets
+        refresh_interval: 5s
+  - job_name: bpf-exporter
+    static_configs:
+      - targets: ['${exporter}']
+        labels: { node: demo-node }
+  - job_name: hopscope-proxy
+    static_configs:
+      - targets: ['${proxy}']
+  - job_name: prometheus
+    static_configs:
+      - targets: ['127.0.0.1:${port}']
+`);
+  return {
+    name: 'prometheus',
+    order: 10,
+    command: bin,
+    args: [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1d', '--log.level=warn'],
+    readyUrl: `http://127.0.0.1:${port}/-/ready`,
+    async available() {
+      return existsSync(bin) ? true : `${bin} is missing: install the Debian package (apt-get install prometheus) or set HOPSCOPE_PROMETHEUS_BIN`;
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Validation of a composite alert rule typed by a person: the contract's schema, then the mistakes the schema cannot
+ * see (a kernel condition that says neither "N consecutive" nor "at least N", a duplicate id), each as one sentence
+ * that names the field.
+ */
+import { AlertRule, type AlertCondition } from '../../contract';
+
+export interface RuleProblem {
+  path: string;
+  message: string;
+}
+
+export type RuleValidation = { ok: true; rule: AlertRule } | { ok: false; problems: RuleProblem[] };
+
+/** The seed's example: 3 consecutive TLS handshakes > 500 ms on a pod and a GPU allocation failure within 5 s. */
+export const EXAMPLE_RULE: AlertRule = {
+  id: 'tls-slow-and-gpu-oom',
+  name: 'Slow TLS handshakes with a GPU allocation failure',
+  conditions: [
+    { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
+    { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
+  ],
+  withinMs: 5000,
+  lookbackMs: 60_000,
+  severity: 'critical',
+  enabled: true,
+};
+
+function pathOf(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || '(rule)';
+}
+
+export function validateRuleText(text: string, otherIds: string[] = []): RuleValidation {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, problems: [{ path: '(json)', message: `Not valid JSON: ${(e as Error).message}` }] };
+  }
+  const parsed = AlertRule.safeParse(json);
+  const problems: RuleProblem[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = pathOf(issue.path);
+      let message = issue.message;
+      if (path === 'id') {
+        message = 'The id must be 1–80 letters, digits, "_", "." or "-" (it names the rule in links and Alertmanager).';
+      } else if (issue.code === 'invalid_union' || /discriminator/i.test(issue.message)) {
+        message = 'Each condition needs "kind": "metric" (expr, op, threshold) or "kind": "kernel" (type, and consecutive or atLeast).';
+      }
+      problems.push({ path, message });
+    }
+    return { ok: false, problems };
+  }
+  const rule = parsed.data;
+  rule.conditions.forEach((c: AlertCondition, i) => {
+    if (c.kind === 'kernel' && c.consecutive === undefined && c.atLeast === undefined) {
+      problems.push({ path: `conditions[${i}]`, message: `Kernel condition on ${c.type} needs "consecutive" (N in a row on one pod) or "atLeast" (N in the window).` });
+    }
+    if (c.kind === 'kernel' && c.consecutive !== undefined && c.atLeast !== undefined) {
+      problems.push({ path: `conditions[${i}]`, message: 'Use either "consecutive" or "atLeast", not both.' });
+    }
+  });
+  if (otherIds.includes(rule.id)) {
+    problems.push({ path: 'id', message: `Another rule already has the id "${rule.id}".` });
+  }
+  if (rule.withinMs > rule.lookbackMs) {
+    problems.push({ path: 'withinMs', message: `The co-occurrence window (${rule.withinMs} ms) cannot be longer than the lookback (${rule.lookbackMs} ms).` });
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, rule };
+}
+
+/** One line per condition, as a person would say it. */
+export function describeCondition(c: AlertCondition): string {
+  if (c.kind === 'metric') {
+    return `${c.expr} ${c.op} ${c.threshold}`;
+  }
+  const dur = c.minDurationMs !== undefined ? ` > ${c.minDurationMs} ms` : '';
+  const n = c.consecutive !== undefined ? `${c.consecutive} consecutive` : `≥ ${c.atLeast ?? 1}`;
+  return `${n} ${c.type}${dur}${c.pod ? ` on ${c.pod}` : ' on one pod'}`;
+}

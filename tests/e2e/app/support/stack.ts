@@ -1,0 +1,151 @@
+/**
+ * The whole stack for the app's end-to-end story, every server on a free port: the simulated chain (real hops, real
+ * OpenTelemetry spans and /metrics), a real Prometheus scraping it, the real backend proxy (embedded trace store,
+ * Prometheus, the chain's fault API for annotations), the Grafana-compatible host serving the built plugin, and the
+ * chain's load driver sending steady traffic until stopped.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+
+import { startProxy, type RunningProxy } from '../../../../backend-proxy/src/server';
+import { loadConfig as loadExporterConfig } from '../../../../bpf-exporter/src/config';
+import { startExporter, type Exporter } from '../../../../bpf-exporter/src/server';
+import type { KernelEvent } from '../../../../contract';
+import { podName } from '../../../../loadgen/src/chain/topology';
+import { startChain, type RunningChain } from '../../../../loadgen/src/chain/start';
+import { runLoad } from '../../../../loadgen/src/load/driver';
+import { freePort, startPrometheus, type RealServer } from '../../../integration/proxy/real-servers';
+import { startTestHost } from '../../../support/host';
+import type { RunningHost } from '../../../host/server';
+
+export interface Stack {
+  chain: RunningChain;
+  exporter: Exporter;
+  prometheus: RealServer;
+  proxy: RunningProxy;
+  host: RunningHost;
+  stopLoad(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
+  const stops: Array<() => Promise<unknown>> = [];
+  const close = async (): Promise<void> => {
+    for (const stop of stops.reverse()) {
+      await stop().catch(() => undefined);
+    }
+  };
+  try {
+    // The chain exports spans to the proxy, which needs the chain's control URL: learn a free port for the proxy first.
+    const proxyPort = await freePort();
+    const chain = await startChain({
+      gatewayPort: 0,
+      controlPort: 0,
+      hopPort: 0,
+      timeScale: 0.1,
+      otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
+      samplerBaseRate: 1,
+      logLevel: 'silent',
+      seed: 7,
+    });
+    stops.push(() => chain.stop());
+    // Kernel evidence: every hop runs inside this one test process, so live probes could not tell its pods apart.
+    // The exporter replays a recording instead (its documented mode for that case; every event says mode "replay"):
+    // slow TLS handshakes and retransmits on the rag pods, quick handshakes elsewhere, spaced in real time.
+    const dir = mkdtempSync(join(tmpdir(), 'hopscope-e2e-app-'));
+    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const recording = join(dir, 'kernel.jsonl');
+    writeFileSync(recording, kernelRecording(process.pid).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const exporter = await startExporter(
+      loadExporterConfig({ HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'cpu-node-0', HOPSCOPE_BPF_REPLAY: recording, HOPSCOPE_BPF_REPLAY_TIMING: 'original', HOPSCOPE_LOG_LEVEL: 'silent' }),
+      pino({ level: 'silent' })
+    );
+    stops.push(() => exporter.stop());
+    const prometheus = await startPrometheus(chain.targets().flatMap((t) => t.targets), '1s');
+    stops.push(() => prometheus.stop());
+    const proxy = await startProxy({
+      port: proxyPort,
+      prometheusUrl: prometheus.url,
+      exporterUrls: [exporter.url],
+      chainControlUrl: chain.controlUrl,
+      logLevel: 'silent',
+    });
+    stops.push(() => proxy.close());
+    const host = await startTestHost({ proxyUrl: proxy.url });
+    stops.push(() => host.close());
+    // The PNG export renders app views from the host.
+    proxy.config.appUrl = host.url;
+
+    const abort = new AbortController();
+    const load = runLoad({
+      target: chain.gatewayUrl,
+      path: '/v1/chat/completions',
+      method: 'POST',
+      profile: { kind: 'constant', rps: opts.rps ?? 6, durationS: 3600, arrivals: 'uniform' },
+      stream: true,
+      models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'],
+      backend: 'mix',
+      agentRatio: 0,
+      maxTokens: 16,
+      seed: 3,
+      runId: 'e2e-app',
+      timeoutMs: 20_000,
+      connections: 16,
+      maxInFlight: 64,
+      slo: {},
+      // The driver's own span is not exported: sending its traceparent would make every trace look broken.
+      traceparent: false,
+      signal: abort.signal,
+    }).catch(() => undefined);
+    const stopLoad = async (): Promise<void> => {
+      abort.abort();
+      await load;
+    };
+    stops.push(stopLoad);
+    return { chain, exporter, prometheus, proxy, host, stopLoad, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> {
+  const t0 = Date.now();
+  let last: unknown;
+  while (Date.now() - t0 < timeoutMs) {
+    try {
+      const v = await fn();
+      if (v) {
+        return v;
+      }
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+/** The replayed kernel events (times are re-based to when the exporter starts; the first event anchors the rest). */
+function kernelRecording(pid: number): KernelEvent[] {
+  const t0 = 1_700_000_000_000;
+  const ev = (offsetMs: number, type: KernelEvent['type'], pod: string, durationMs: number | undefined, detail: Record<string, unknown>): KernelEvent => ({
+    ts: t0 + offsetMs, type, pid, comm: 'node', pod, namespace: 'hopscope-demo', node: 'cpu-node-0', durationMs, detail, mode: 'live',
+  });
+  const out: KernelEvent[] = [ev(0, 'tls_handshake', podName('gateway', 0), 4, { role: 'client', peer: '127.0.0.1:443' })];
+  let k = 0;
+  for (let t = 12_000; t < 600_000; t += 700, k++) {
+    const rag = podName('rag', k % 2);
+    out.push(ev(t, 'tls_handshake', rag, 520 + ((k * 37) % 180), { role: 'client', peer: 'vector-cache:8443' }));
+    if (k % 3 === 0) {
+      out.push(ev(t + 120, 'tcp_retransmit', rag, undefined, { daddr: '10.0.0.7', dport: 8443, state: 'ESTABLISHED' }));
+    }
+    if (k % 2 === 0) {
+      out.push(ev(t + 300, 'tls_handshake', podName('embedding', 0), 3 + (k % 5), { role: 'client', peer: 'vector-cache:8443' }));
+      out.push(ev(t + 350, 'tcp_connect', podName('vector-cache', 0), 0.4 + (k % 3) * 0.1, { daddr: '10.0.0.9', dport: 6379 }));
+    }
+  }
+  return out;
+}

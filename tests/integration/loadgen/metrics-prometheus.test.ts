@@ -1,0 +1,140 @@
+/**
+ * A real Prometheus scrapes the running chain (through the control API's http_sd /targets) while it serves traffic;
+ * every metric family the chain exposes must match the vLLM, TGI, DCGM and GenAI catalogs (name, type, labels, buckets).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
+import { dcgmCatalog, genAiPrometheusNames, tgiCatalog, tgiDurationBuckets, vllmBuckets, vllmCatalog } from './catalogs';
+import { chat, havePrometheus, otlpCollector, startPrometheus, waitFor } from './support';
+
+const skip = havePrometheus() ? false : 'the Debian prometheus binary (/usr/bin/prometheus) is not installed';
+
+describe('chain metrics scraped by a real Prometheus', { skip }, () => {
+  let chain: RunningChain;
+  let prom: Awaited<ReturnType<typeof startPrometheus>>;
+  let collector: Awaited<ReturnType<typeof otlpCollector>>;
+  let metadata: Record<string, Array<{ type: string }>>;
+
+  before(async () => {
+    collector = await otlpCollector();
+    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0.3 });
+    prom = await startPrometheus(`${chain.controlUrl}/targets`);
+    // Traffic on every path: both backends, both model versions, streaming and not, agent and RAG.
+    const reqs = [];
+    for (let i = 0; i < 24; i++) {
+      reqs.push(chat(chain.gatewayUrl, { model: i % 3 ? 'hopscope-llama-8b-v1' : 'hopscope-llama-8b-v2', stream: i % 2 === 0, messages: [{ role: 'user', content: `question ${i} about prefix caching` }] },
+        { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm', ...(i % 6 === 0 ? { 'x-hopscope-route': 'agent' } : {}) }));
+    }
+    const res = await Promise.all(reqs);
+    assert.ok(res.every((r) => r.status === 200), `statuses ${res.map((r) => r.status)}`);
+    const expected = chain.hops.length + chain.dcgm.length;
+    await waitFor('every target up', async () => {
+      const t = await prom.api('/api/v1/targets?state=active');
+      return t.activeTargets.length === expected && t.activeTargets.every((x: { health: string }) => x.health === 'up');
+    });
+    await waitFor('LLM series scraped', async () => (await prom.query('sum(vllm:e2e_request_latency_seconds_count) > 0')).length && (await prom.query('sum(tgi_request_success) > 0')).length);
+    metadata = await prom.api('/api/v1/metadata');
+  });
+
+  after(async () => {
+    await prom?.stop();
+    await chain?.stop();
+    await collector?.close();
+  });
+
+  it('scrapes every hop replica and dcgm-exporter with service/pod/node target labels', async () => {
+    const t = await prom.api('/api/v1/targets?state=active');
+    const pods = t.activeTargets.map((x: { labels: Record<string, string> }) => x.labels.pod).filter(Boolean).sort();
+    assert.deepEqual(pods, chain.hops.map((h) => h.pod).sort());
+    assert.equal((await prom.query('count(count by (pod) (hopscope_requests_total{service="rag"}))'))[0].value[1], '2', 'two rag replicas');
+    assert.equal((await prom.query('count(count by (pod) (up{service="llm-vllm"}))'))[0].value[1], '2');
+    assert.equal((await prom.query('count(count by (pod) (up{service="llm-tgi"}))'))[0].value[1], '2');
+  });
+
+  it('every vllm:* family is in the vLLM catalog with its type and labels model_name, engine', async () => {
+    const cat = vllmCatalog();
+    const families = Object.keys(metadata).filter((n) => n.startsWith('vllm:'));
+    assert.ok(families.length >= 20, `${families.length} vLLM families`);
+    for (const f of families) {
+      // Prometheus reports counters by their exposed name; the catalog lists exposed names too.
+      assert.ok(cat.has(f), `${f} is not in the vLLM catalog`);
+      assert.equal(metadata[f][0].type, cat.get(f)!.type, `${f} type`);
+    }
+    for (const must of ['vllm:time_to_first_token_seconds', 'vllm:e2e_request_latency_seconds', 'vllm:generation_tokens_total', 'vllm:prefix_cache_hits_total', 'vllm:prefix_cache_queries_total', 'vllm:kv_cache_usage_perc', 'vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:request_success_total', 'vllm:inter_token_latency_seconds']) {
+      assert.ok(families.includes(must), `${must} missing`);
+    }
+    const missingLabels = await prom.query('count({__name__=~"vllm:.+", __name__!="vllm:cache_config_info", model_name=""}) or count({__name__=~"vllm:.+", engine=""})');
+    assert.equal(missingLabels.length, 0, 'every vLLM series has model_name and engine');
+    assert.ok((await prom.query('vllm:request_success_total{finished_reason=~"stop|length"} > 0')).length > 0);
+    const les = (await prom.api(`/api/v1/label/le/values?match[]=${encodeURIComponent('vllm:time_to_first_token_seconds_bucket')}`)).map(Number).filter((n: number) => Number.isFinite(n)).sort((a: number, b: number) => a - b);
+    assert.deepEqual(les, vllmBuckets('vllm:time_to_first_token_seconds'));
+    const e2e = (await prom.api(`/api/v1/label/le/values?match[]=${encodeURIComponent('vllm:e2e_request_latency_seconds_bucket')}`)).map(Number).filter((n: number) => Number.isFinite(n)).sort((a: number, b: number) => a - b);
+    assert.equal(e2e[0], 0.3, 'vLLM request-latency buckets start at 0.3 s');
+  });
+
+  it('every tgi_* family is in the TGI catalog: no _total, no model label, no TTFT, TGI buckets', async () => {
+    const cat = tgiCatalog();
+    const families = Object.keys(metadata).filter((n) => n.startsWith('tgi_'));
+    assert.ok(families.length >= 20, `${families.length} TGI families`);
+    for (const f of families) {
+      assert.ok(cat.has(f), `${f} is not in the TGI catalog`);
+      assert.equal(metadata[f][0].type, cat.get(f)!.type, `${f} type`);
+      assert.ok(!f.endsWith('_total'), `${f} must not end in _total`);
+      assert.ok(!/first_token|ttft/.test(f), 'TGI has no TTFT metric');
+    }
+    assert.equal((await prom.query('count({__name__=~"tgi_.+", model_name!=""})')).length, 0, 'no model label on TGI series');
+    const les = (await prom.api(`/api/v1/label/le/values?match[]=${encodeURIComponent('tgi_request_duration_bucket')}`)).map(Number).filter((n: number) => Number.isFinite(n)).sort((a: number, b: number) => a - b);
+    const want = tgiDurationBuckets();
+    assert.equal(want.length, 35);
+    assert.equal(les.length, 35);
+    les.forEach((v: number, i: number) => assert.ok(Math.abs(v - want[i]) / want[i] < 1e-4, `bucket ${i}: ${v} vs ${want[i]}`));
+  });
+
+  it('every DCGM_FI_* family is in the dcgm-exporter CSVs with dcgm-exporter labels, blank sentinels included', async () => {
+    const cat = dcgmCatalog();
+    const families = Object.keys(metadata).filter((n) => n.startsWith('DCGM_FI_'));
+    assert.ok(families.length >= 20, `${families.length} DCGM families`);
+    for (const f of families) {
+      assert.ok(cat.has(f), `${f} is not in the DCGM CSVs`);
+      assert.equal(metadata[f][0].type, cat.get(f)!.type, `${f} type`);
+    }
+    assert.ok(cat.get('DCGM_FI_PROF_SM_ACTIVE')?.commentedOut, 'SM_ACTIVE is commented out in the default CSV');
+    const util = await prom.query('DCGM_FI_DEV_GPU_UTIL');
+    assert.equal(util.length, chain.config.gpuNodes * chain.config.gpusPerNode);
+    for (const s of util) for (const l of ['gpu', 'UUID', 'Hostname', 'modelName', 'pod', 'namespace']) assert.ok(s.metric[l], `${l} label on ${JSON.stringify(s.metric)}`);
+    const blank = await prom.query('DCGM_FI_DEV_MEMORY_TEMP');
+    assert.ok(blank.every((s: { value: [number, string] }) => Number(s.value[1]) >= 9.2e18), 'memory temperature carries the blank sentinel');
+    assert.ok((await prom.query('max(DCGM_FI_PROF_SM_ACTIVE) > 0')).length, 'SM activity follows the LLM load');
+  });
+
+  it('gen_ai_* families use the GenAI semconv names; hopscope_* cover the other hops', async () => {
+    const sem = genAiPrometheusNames();
+    const families = Object.keys(metadata).filter((n) => n.startsWith('gen_ai_'));
+    assert.ok(families.length >= 4, families.join(','));
+    for (const f of families) {
+      assert.ok(sem.has(f), `${f} is not a GenAI semconv metric`);
+      assert.equal(metadata[f][0].type, sem.get(f));
+    }
+    for (const f of Object.keys(metadata).filter((n) => !/^(vllm:|tgi_|DCGM_FI_|gen_ai_|hopscope_|up$|scrape_|prometheus_|go_|net_|process_|promhttp_)/.test(n))) {
+      assert.fail(`unprefixed metric ${f}`);
+    }
+    for (const svc of ['gateway', 'embedding', 'vector-cache', 'rag', 'agent', 'tool']) {
+      assert.ok((await prom.query(`sum(hopscope_requests_total{service="${svc}"}) > 0`)).length, `${svc} served requests`);
+    }
+    assert.ok((await prom.query('hopscope_sampler_rate{service="gateway"} == 1')).length, 'sampler rate exported');
+    assert.ok((await prom.query('sum(hopscope_vector_cache_lookups_total{result="miss"}) > 0')).length);
+  });
+
+  it('switches: removing DCGM_FI_PROF_SM_ACTIVE and the lowercase hostname label', async () => {
+    const put = (b: unknown) => fetch(`${chain.controlUrl}/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+    assert.equal((await put({ dcgmSmActive: false, dcgmHostnameLabel: 'hostname' })).status, 200);
+    const text = await (await fetch(chain.dcgm[0].metricsUrl)).text();
+    assert.ok(!text.includes('DCGM_FI_PROF_SM_ACTIVE'));
+    assert.ok(text.includes('DCGM_FI_PROF_GR_ENGINE_ACTIVE{'));
+    assert.match(text, /DCGM_FI_DEV_GPU_UTIL\{[^}]*hostname="gpu-node-0"/);
+    assert.ok(!/Hostname=/.test(text));
+    assert.equal((await put({ dcgmHostnameLabel: 'HOSTNAME' })).status, 400);
+    await put({ dcgmSmActive: true, dcgmHostnameLabel: 'Hostname' });
+  });
+});
