@@ -21,7 +21,7 @@ const json: Record<string, unknown> = {};
 for (const size of [500, 5_000, 50_000]) {
   const tr = makeTrace(size);
   const runs = size >= 50_000 ? 7 : 21;
-  rankTrace({ spans: tr.spans, baseline, kernelEvents: tr.kernelEvents }); // warm-up (JIT)
+  for (let w = 0; w < 5; w++) rankTrace({ spans: tr.spans, baseline, kernelEvents: tr.kernelEvents }); // warm-up (JIT)
   const took: number[] = [];
   const cpu: number[] = [];
   let top = '';

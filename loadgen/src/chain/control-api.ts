@@ -96,6 +96,7 @@ export async function startControlApi(chain: RunningChain, port: number, log: Lo
     if (b.vectorCacheHitRate !== undefined) chain.settings.vectorCacheHitRate = b.vectorCacheHitRate;
     if (b.dcgmSmActive !== undefined) chain.settings.dcgm = { ...chain.settings.dcgm, smActive: b.dcgmSmActive };
     if (b.dcgmHostnameLabel !== undefined) chain.settings.dcgm = { ...chain.settings.dcgm, hostnameLabel: b.dcgmHostnameLabel };
+    chain.onSettings?.();
     res.json(settingsView());
   });
 

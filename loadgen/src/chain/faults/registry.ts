@@ -115,6 +115,13 @@ export class FaultRegistry extends EventEmitter {
     return fault;
   }
 
+  /** Replica processes (split mode) mirror the control process's faults; the control process owns their timing. */
+  mirror(f: Fault): void {
+    if (this.faults.has(f.id)) return;
+    this.faults.set(f.id, { ...f });
+    this.emit('start', this.faults.get(f.id));
+  }
+
   /** Ends a fault now; false when unknown or already ended. */
   end(id: string): boolean {
     const f = this.faults.get(id);

@@ -1,0 +1,79 @@
+/**
+ * Split mode: one OS process per hop replica, so each pod has its own pid (what a kernel probe sees and what the
+ * bpf-exporter attributes by). This process keeps the control API, the fault registry and the dcgm-exporters; it
+ * assigns every replica its ports up front, forks the replicas (loadgen/src/chain/replica-main.ts), mirrors faults and
+ * settings to them over IPC, and receives the LLM replicas' engine figures for the simulated GPUs.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ChainConfig } from '../config';
+import type { Fault } from './faults/registry';
+import type { EngineStats } from './gpu/dcgm';
+import { startChain, type RunningChain } from './start';
+import { HOPS, replicasOf } from './topology';
+
+export type ToReplica = { type: 'fault-start'; fault: Fault } | { type: 'fault-end'; id: string } | { type: 'settings'; vectorCacheHitRate: number };
+export type FromReplica = { type: 'ready'; pod: string } | { type: 'engine'; pod: string; stats: EngineStats };
+
+const freePort = (host: string): Promise<number> => new Promise((resolve, reject) => {
+  const s = net.createServer();
+  s.once('error', reject);
+  s.listen(0, host, () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
+});
+
+export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<RunningChain & { children: ChildProcess[] }> {
+  const gpuNodeNames = Array.from({ length: cfg.gpuNodes }, (_, i) => `gpu-node-${i}`);
+  const replicas = HOPS.flatMap((h) => replicasOf(h, cfg.replicas[h], cfg.namespace, gpuNodeNames));
+  const endpoints: Record<string, { url: string; tlsUrl?: string }> = {};
+  for (const r of replicas) {
+    const port = r.hop === 'gateway' && r.index === 0 && cfg.gatewayPort ? cfg.gatewayPort : await freePort(cfg.host);
+    endpoints[r.pod] = { url: `http://${cfg.host}:${port}`, ...(cfg.tlsHops.includes(r.hop) ? { tlsUrl: `https://${cfg.host}:${await freePort(cfg.host)}` } : {}) };
+  }
+  const children: ChildProcess[] = [];
+  const chainRef: { chain?: RunningChain } = {};
+  const readyPods = new Set<string>();
+  const entry = join(import.meta.dirname, 'replica-main.ts');
+  const stopChildren = async (): Promise<void> => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => c.exitCode !== null ? undefined : new Promise((r) => { c.once('exit', r); setTimeout(() => { c.kill('SIGKILL'); r(undefined); }, 4000).unref(); })));
+  };
+  try {
+    for (const r of replicas) {
+      const child = fork(entry, [], {
+        execArgv: ['--import', 'tsx'],
+        env: { ...process.env, HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify(cfg) },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      child.on('message', (m: FromReplica) => {
+        if (m.type === 'ready') readyPods.add(m.pod);
+        if (m.type === 'engine') chainRef.chain?.remoteEngines.set(m.pod, m.stats);
+      });
+      child.on('exit', (code, sig) => { if (!stopping) log.error({ pod: r.pod, code, sig }, 'replica process exited'); });
+      children.push(child);
+    }
+    const deadline = Date.now() + 60_000;
+    while (readyPods.size < replicas.length) {
+      if (Date.now() > deadline) throw new Error(`replicas not ready: ${replicas.filter((r) => !readyPods.has(r.pod)).map((r) => r.pod).join(', ')}`);
+      if (children.some((c) => c.exitCode !== null)) throw new Error('a replica process exited during start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const chain = await startChain({ ...cfg, logger: log, only: [], endpoints, control: true });
+    chainRef.chain = chain;
+    const broadcast = (m: ToReplica) => { for (const c of children) if (c.connected) c.send(m); };
+    chain.faults.on('start', (f: Fault) => broadcast({ type: 'fault-start', fault: f }));
+    chain.faults.on('end', (f: Fault) => broadcast({ type: 'fault-end', id: f.id }));
+    chain.onSettings = () => broadcast({ type: 'settings', vectorCacheHitRate: chain.settings.vectorCacheHitRate });
+    const stopParent = chain.stop;
+    chain.stop = async () => { stopping = true; await stopParent(); await stopChildren(); };
+    log.info({ processes: children.length, pids: children.map((c) => c.pid) }, 'split mode: one process per pod');
+    return Object.assign(chain, { children });
+  } catch (err) {
+    stopping = true;
+    await stopChildren();
+    throw err;
+  }
+}
+
+let stopping = false;
