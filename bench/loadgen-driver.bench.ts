@@ -21,6 +21,9 @@ const target = `http://127.0.0.1:${port}`;
 
 const drivers: Summary[] = [];
 const cannons: autocannon.Result[] = [];
+// CPU per request of this process (both tools run in it): independent of how busy the shared machine is.
+const cpuUs: Record<'driver' | 'autocannon', number[]> = { driver: [], autocannon: [] };
+const cpuNow = (): number => { const u = process.cpuUsage(); return u.user + u.system; };
 try {
   const r = await abCompare({
     name: `achieved req/s at a ${RPS} req/s target`,
@@ -29,19 +32,23 @@ try {
     a: {
       label: 'autocannon (overallRate)',
       run: async () => {
+        const c0 = cpuNow();
         const res = await autocannon({ url: `${target}/x`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, connections: 64, overallRate: RPS, duration: SECONDS });
         cannons.push(res);
+        cpuUs.autocannon.push((cpuNow() - c0) / Math.max(1, res.requests.total));
         return res.requests.total / SECONDS;
       },
     },
     b: {
       label: 'hopscope-load driver',
       run: async () => {
+        const c0 = cpuNow();
         const s = await runLoad({
           target, path: '/x', method: 'POST', rawBody: '{}', profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'uniform' }, stream: false,
           models: ['m'], backend: 'none', agentRatio: 0, maxTokens: 1, seed: 1, runId: 'bench', timeoutMs: 5000, connections: 64, maxInFlight: 100_000, slo: {}, traceparent: false,
         });
         drivers.push(s);
+        cpuUs.driver.push((cpuNow() - c0) / Math.max(1, s.sent));
         return s.succeeded / s.durationS;
       },
     },
@@ -54,7 +61,9 @@ try {
     { measure: 'driver: latency p99 ms (median)', value: median(drivers.map((d) => d.latencyMs.p99)), worst: Math.max(...drivers.map((d) => d.latencyMs.p99)), target: '-' },
     { measure: 'autocannon: latency p99 ms (median)', value: median(cannons.map((c) => c.latency.p99)), worst: Math.max(...cannons.map((c) => c.latency.p99)), target: '-' },
     { measure: 'driver: errors (sum)', value: drivers.reduce((n, d) => n + d.errors.total, 0), worst: '-', target: '0' },
-  ], { lateRatioPct: late, driverLateP99Ms: drivers.map((d) => d.schedule.lateP99Ms), rps: RPS, seconds: SECONDS });
+    { measure: 'driver: client CPU µs/request (median)', value: median(cpuUs.driver), worst: Math.max(...cpuUs.driver), target: '-' },
+    { measure: 'autocannon: client CPU µs/request (median)', value: median(cpuUs.autocannon), worst: Math.max(...cpuUs.autocannon), target: '-' },
+  ], { cpuUsPerRequest: cpuUs, lateRatioPct: late, driverLateP99Ms: drivers.map((d) => d.schedule.lateP99Ms), rps: RPS, seconds: SECONDS });
 } finally {
   server.kill();
 }

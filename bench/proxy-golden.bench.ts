@@ -1,7 +1,9 @@
 /**
  * /api/golden overhead: the proxy vs querying Prometheus directly for the same expressions (same range, step, in
- * parallel), side by side (ABAB…), both with the same HTTP client (undici). Target: ratio ≤ 1.15. Real Prometheus scraping a prom-client server with the
- * real vLLM/TGI names. Usage: tsx bench/proxy-golden.bench.ts
+ * parallel), side by side (ABAB…), both with the same HTTP client (undici). Target: ratio ≤ 1.15. A real Prometheus
+ * scrapes a prom-client server with the real vLLM/TGI names, for a single pod and for a 200-pod fleet (where
+ * Prometheus does real work, as in production); the proxy runs as its own process, as deployed.
+ * Usage: tsx bench/proxy-golden.bench.ts   (HOPSCOPE_BENCH_REQUESTS per round, HOPSCOPE_BENCH_FLEETS="1,200")
  */
 import { request } from 'undici';
 import { abCompare, abRow, report } from './lib/ab';
@@ -10,46 +12,45 @@ import { goldenPlans } from '../backend-proxy/src/routes/golden';
 import { startPrometheus } from '../tests/integration/proxy/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 
-const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? 40);
-const chain = await startChainMetrics();
-const prom = await startPrometheus([chain.target]);
-const proxy = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: prom.url, HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none' });
-try {
-  await new Promise((r) => setTimeout(r, 8000)); // a few scrapes
-  const to = Date.now();
-  const from = to - 5 * 60_000;
-  const stepMs = 5000;
-  const rows = [];
-  const json = [];
-  for (const backend of ['vllm', 'tgi'] as const) {
-    const { plans } = goldenPlans({ backend, stepMs });
-    const direct = async (): Promise<number> => {
-      const t0 = performance.now();
-      for (let i = 0; i < REQUESTS; i++) {
-        await Promise.all(plans.map(async (p) => {
-          const u = `${prom.url}/api/v1/query_range?${new URLSearchParams({ query: p.query, start: String(from / 1000), end: String(to / 1000), step: String(stepMs / 1000) })}`;
-          const r = await request(u);
-          await r.body.json();
-        }));
-      }
-      return (performance.now() - t0) / REQUESTS;
-    };
-    const viaProxy = async (): Promise<number> => {
-      const t0 = performance.now();
-      for (let i = 0; i < REQUESTS; i++) {
-        const r = await request(`${proxy.url}/api/golden?backend=${backend}&from=${from}&to=${to}&step=5s`);
-        await r.body.json();
-      }
-      return (performance.now() - t0) / REQUESTS;
-    };
-    await direct(); await viaProxy(); // warm-up
-    const res = await abCompare({ name: `golden ${backend} (${plans.length} queries)`, unit: 'ms/request', a: { label: 'Prometheus direct', run: direct }, b: { label: 'proxy /api/golden', run: viaProxy }, rounds: 7 });
-    rows.push(abRow(res));
-    json.push(res);
+const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? 30);
+const FLEETS = (process.env.HOPSCOPE_BENCH_FLEETS ?? '1,200').split(',').map(Number);
+const rows = [];
+const json = [];
+for (const pods of FLEETS) {
+  const chain = await startChainMetrics(pods);
+  const prom = await startPrometheus([chain.target]);
+  const proxy = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: prom.url, HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none' });
+  try {
+    await new Promise((r) => setTimeout(r, 8000)); // a few scrapes
+    const to = Math.floor(Date.now() / 5000) * 5000;
+    const from = to - 5 * 60_000;
+    const stepMs = 5000;
+    for (const backend of ['vllm', 'tgi'] as const) {
+      const { plans } = goldenPlans({ backend, stepMs });
+      const direct = async (): Promise<number> => {
+        const t0 = performance.now();
+        for (let i = 0; i < REQUESTS; i++) {
+          await Promise.all(plans.map(async (p) => {
+            const u = `${prom.url}/api/v1/query_range?${new URLSearchParams({ query: p.query, start: String(from / 1000), end: String(to / 1000), step: String(stepMs / 1000) })}`;
+            await (await request(u)).body.json();
+          }));
+        }
+        return (performance.now() - t0) / REQUESTS;
+      };
+      const viaProxy = async (): Promise<number> => {
+        const t0 = performance.now();
+        for (let i = 0; i < REQUESTS; i++) await (await request(`${proxy.url}/api/golden?backend=${backend}&from=${from}&to=${to}&step=5s`)).body.json();
+        return (performance.now() - t0) / REQUESTS;
+      };
+      await direct(); await viaProxy(); // warm-up
+      const res = await abCompare({ name: `golden ${backend}, ${pods} pod(s), ${plans.length} queries`, unit: 'ms/request', a: { label: 'Prometheus direct', run: direct }, b: { label: 'proxy /api/golden', run: viaProxy }, rounds: 7 });
+      rows.push({ ...abRow(res), 'added ms': Math.round((res.b.median - res.a.median) * 100) / 100 });
+      json.push(res);
+    }
+  } finally {
+    await proxy.stop();
+    await prom.stop();
+    await chain.close();
   }
-  report('/api/golden overhead vs Prometheus direct (target ratio ≤ 1.15)', rows, json);
-} finally {
-  await proxy.stop();
-  await prom.stop();
-  await chain.close();
 }
+report('/api/golden overhead vs Prometheus direct (target ratio ≤ 1.15)', rows, json);

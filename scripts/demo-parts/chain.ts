@@ -1,7 +1,7 @@
 /**
  * The simulated AI chain (gateway on 127.0.0.1:3310, control API on 3319) under a steady open-loop load
  * (HOPSCOPE_DEMO_RPS, default 4 requests/s, streaming, both backends, 10% agent), exporting traces to the proxy's
- * OTLP endpoint and declaring its pid to the bpf-exporter.
+ * OTLP endpoint; one process per pod (split mode), each declaring its pid → pod to the bpf-exporter.
  */
 import { join } from 'node:path';
 import type { DemoContext, DemoPart } from './types';
@@ -12,7 +12,8 @@ export function part(ctx: DemoContext): DemoPart {
     name: 'chain',
     order: 30,
     command: process.execPath,
-    args: ['--import', 'tsx', join(ctx.root, 'loadgen/src/chain/main.ts'), '--steady-rps', process.env.HOPSCOPE_DEMO_RPS ?? '4'],
+    // --split: one process per pod, so the bpf-exporter attributes kernel events (TLS handshakes, retransmits) to the right pod.
+    args: ['--import', 'tsx', join(ctx.root, 'loadgen/src/chain/main.ts'), '--split', '--steady-rps', process.env.HOPSCOPE_DEMO_RPS ?? '4'],
     env: {
       HOPSCOPE_GATEWAY_PORT: process.env.HOPSCOPE_GATEWAY_PORT ?? '3310',
       HOPSCOPE_CONTROL_PORT: control,

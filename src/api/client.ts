@@ -134,9 +134,11 @@ export const api = {
   heatmap: (w: TimeWindow) => request('/gpu/heatmap', HeatmapAnswer, { params: { ...w }, requestId: 'hopscope-heatmap' }),
   annotations: (w: TimeWindow) => request('/annotations', AnnotationsAnswer, { params: { ...w }, requestId: 'hopscope-annotations' }),
   services: (w: TimeWindow) => request('/services', ServicesAnswer, { params: { ...w }, requestId: 'hopscope-services' }),
-  pods: (service: string, w: TimeWindow) => request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId: 'hopscope-pods' }),
-  kernelEvents: (pod: string, w: TimeWindow & { type?: string }) =>
-    request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId: 'hopscope-kernel-events' }),
+  // requestId cancels an older call with the same id: parallel calls (one per service or pod) need their own.
+  pods: (service: string, w: TimeWindow, requestId = `hopscope-pods-${service}`) =>
+    request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
+  kernelEvents: (pod: string, w: TimeWindow & { type?: string }, requestId = `hopscope-kernel-events-${pod}`) =>
+    request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId }),
   traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number }, requestId = 'hopscope-traces') =>
     request('/traces', TraceList, { params: { ...f }, requestId }),
   trace: (traceId: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId: 'hopscope-trace' }),

@@ -26,7 +26,7 @@ export const EXAMPLE_RULE: AlertRule = {
   enabled: true,
 };
 
-function pathOf(path: ReadonlyArray<PropertyKey>): string {
+function pathOf(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || '(rule)';
 }
 

@@ -62,7 +62,7 @@ export interface TraceAnalysis {
   missing: string[];
 }
 
-const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+const round = (x: number): number => Math.round(x * 1000) / 1000;
 export const fmtMs = (x: number): string => (x >= 100 ? `${Math.round(x)} ms` : x >= 10 ? `${x.toFixed(1)} ms` : `${x.toFixed(2)} ms`);
 const isBad = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
 
@@ -102,11 +102,20 @@ export interface AnalyzeContext {
   config: RcaConfig;
 }
 
-export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis {
+export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis {
   const { baseline, kernel, config: c } = ctx;
+  const missing: string[] = [];
+  // A span exported twice (exporter retry) would show up as its own sibling: keep the first copy.
+  let spans = input;
+  const ids = new Set<string>();
+  for (const s of input) ids.add(s.spanId);
+  if (ids.size !== input.length) {
+    const seen = new Set<string>();
+    spans = input.filter((s) => !seen.has(s.spanId) && (seen.add(s.spanId), true));
+    missing.push(`nothing: ${input.length - spans.length} duplicate span(s) (same span id) were ignored`);
+  }
   const t = buildTree(spans, c.asyncToleranceMs);
   const n = spans.length;
-  const missing: string[] = [];
   const hops = new Map<string, HopAccount>();
   const hop = (service: string, pod: string): HopAccount => {
     const k = hopKey(service, pod);
@@ -284,8 +293,10 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
         if (excess > prev.excess) Object.assign(prev, { i, excess, z, lambda, reasons });
       }
     }
-    // Kernel joins use the span's own clock (the node's), not the skew-corrected window.
-    joinKernel(h, podOf(s), pidOf(s), s.startMs, s.endMs);
+    // Kernel joins use the span's own clock (the node's), not the skew-corrected window. An entry span (a server
+    // span whose caller left no client span) also looks back: the connect and TLS handshake precede the request.
+    const entry = s.kind === 'server' && (t.parent[i] < 0 || spans[t.parent[i]].kind !== 'client');
+    joinKernel(h, podOf(s), pidOf(s), s.startMs - (entry ? c.kernelLookbackMs : 0), s.endMs);
     if (kernel && isClient && t.serverChild[i] >= 0) {
       const sc = spans[t.serverChild[i]];
       joinKernel(h, podOf(sc), pidOf(sc), s.startMs - t.skewMs[t.serverChild[i]] + t.skewMs[i], s.endMs - t.skewMs[t.serverChild[i]] + t.skewMs[i]);

@@ -21,6 +21,8 @@ export interface RcaConfig {
   madFloorRatio: number;
   /** Kernel events this far outside a span's window still join it (ms). */
   kernelSlackMs: number;
+  /** Entry server spans (no client span above them) also join events this long before they start (handshakes). */
+  kernelLookbackMs: number;
   slowTlsMs: number;
   slowConnectMs: number;
   /** Same-service children ending this far after their parent are fire-and-forget (async), not skew. */
@@ -38,6 +40,7 @@ export const DEFAULT_RCA_CONFIG: RcaConfig = {
   minExcessMs: 1,
   madFloorRatio: 0.05,
   kernelSlackMs: 5,
+  kernelLookbackMs: 1000,
   slowTlsMs: 200,
   slowConnectMs: 100,
   asyncToleranceMs: 1,
@@ -60,6 +63,7 @@ export const RcaConfigSchema = z.strictObject({
   minExcessMs: pos,
   madFloorRatio: pos.max(1),
   kernelSlackMs: pos.max(60_000),
+  kernelLookbackMs: pos.max(60_000),
   slowTlsMs: pos,
   slowConnectMs: pos,
   asyncToleranceMs: pos.max(60_000),

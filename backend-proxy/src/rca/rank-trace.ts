@@ -34,7 +34,7 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
   if (!baseline) missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
   const scored = [...a.hops.values()].map((h) => scoreHop(h, a.anchorDurationMs, kernel?.events, config));
-  const anchorSpan = input.spans[a.anchor];
+  const anchorSpan = a.tree.spans[a.anchor];
   return {
     traceId: a.traceId,
     tookMs: performance.now() - t0,

@@ -13,9 +13,12 @@ import { quantile } from './stats';
 
 interface Plan { metric: GoldenMetric; backend: 'vllm' | 'tgi'; unit: string; query: string; note?: string }
 
-export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; stepMs: number }): { plans: Plan[]; missing: GoldenAnswer['missing'] } {
+export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; service?: string; stepMs: number }): { plans: Plan[]; missing: GoldenAnswer['missing'] } {
   const w = `${Math.max(30, Math.ceil((2 * o.stepMs) / 1000))}s`;
-  const m = matchers({ model_name: o.model });
+  // `service` matches the target label our scrape configs set (the chain's http_sd, k8s service discovery relabels).
+  const m = matchers({ model_name: o.model, service: o.service });
+  const ts = matchers({ service: o.service });
+  const t = (metric: string): string => withMatchers(metric, ts);
   const plans: Plan[] = [];
   const missing: GoldenAnswer['missing'] = [];
   if (o.backend !== 'tgi') {
@@ -32,10 +35,10 @@ export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; stepM
   if (o.backend !== 'vllm') {
     const note = o.model ? 'TGI exposes no model label: the model filter does not apply' : undefined;
     plans.push(
-      { metric: 'rps', backend: 'tgi', unit: 'req/s', query: `sum(rate(tgi_request_success[${w}]))`, note },
-      { metric: 'output_tokens_per_s', backend: 'tgi', unit: 'tokens/s', query: `sum(rate(tgi_request_generated_tokens_sum[${w}]))`, note: 'TGI counts tokens of finished requests only' },
-      { metric: 'e2e_p99_s', backend: 'tgi', unit: 's', query: `histogram_quantile(0.99, sum by (le) (rate(tgi_request_duration_bucket[${w}])))`, note: 'server-side, bucket-interpolated' },
-      { metric: 'error_rate', backend: 'tgi', unit: 'ratio', query: `(sum(rate(tgi_request_failure[${w}])) or vector(0)) / (sum(rate(tgi_request_success[${w}])) + (sum(rate(tgi_request_failure[${w}])) or vector(0)))` },
+      { metric: 'rps', backend: 'tgi', unit: 'req/s', query: `sum(rate(${t('tgi_request_success')}[${w}]))`, note },
+      { metric: 'output_tokens_per_s', backend: 'tgi', unit: 'tokens/s', query: `sum(rate(${t('tgi_request_generated_tokens_sum')}[${w}]))`, note: 'TGI counts tokens of finished requests only' },
+      { metric: 'e2e_p99_s', backend: 'tgi', unit: 's', query: `histogram_quantile(0.99, sum by (le) (rate(${t('tgi_request_duration_bucket')}[${w}])))`, note: 'server-side, bucket-interpolated' },
+      { metric: 'error_rate', backend: 'tgi', unit: 'ratio', query: `(sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)) / (sum(rate(${t('tgi_request_success')}[${w}])) + (sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)))` },
     );
     missing.push({ metric: 'kv_cache_hit_rate', backend: 'tgi', reason: 'TGI exposes no KV/prefix-cache hit metric' });
   }
@@ -59,12 +62,13 @@ export function isBackendSpan(s: Span, backend: 'vllm' | 'tgi'): boolean {
 }
 
 /** TGI TTFT P99 per step from spans (OTel/client data), as a series on the same grid as Prometheus. */
-export function ttftFromSpans(spans: Span[], from: number, to: number, step: number, model?: string): Array<[number, number | null]> {
+export function ttftFromSpans(spans: Span[], from: number, to: number, step: number, model?: string, service?: string): Array<[number, number | null]> {
   const n = Math.floor((to - from) / step) + 1;
   const buckets: number[][] = Array.from({ length: n }, () => []);
   for (const s of spans) {
     if (!isBackendSpan(s, 'tgi')) continue;
     if (model && s.attributes['gen_ai.request.model'] !== model) continue;
+    if (service && s.service !== service) continue;
     const v = spanTtftMs(s);
     if (v === undefined) continue;
     const i = Math.floor((s.startMs - from) / step);
@@ -81,8 +85,8 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
     const range = alignRange(timeRange(q), step);
     const backend = enumParam(q, 'backend', InferenceBackend.options);
     const model = nameParam(q, 'model');
-    nameParam(q, 'service'); // validated; golden series are per backend, the service filter applies to span-derived ones
-    const { plans, missing } = goldenPlans({ backend, model, stepMs: step });
+    const service = nameParam(q, 'service');
+    const { plans, missing } = goldenPlans({ backend, model, service, stepMs: step });
     const series: GoldenSeries[] = [];
     const statuses: SourceStatus[] = [];
     const prom = sources.prometheus;
@@ -104,7 +108,7 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
     const spanWork = wantTgiTtft
       ? settle(sources.traces.name, async () => {
         const spans = await sources.traces.spansInWindow(range.from, range.to);
-        const points = ttftFromSpans(spans, range.from, range.to, step, model);
+        const points = ttftFromSpans(spans, range.from, range.to, step, model, service);
         if (points.some(([, v]) => v !== null)) {
           series.push({ metric: 'ttft_p99_s', backend: 'tgi', labels: {}, unit: 's', origin: 'otel', note: 'TGI has no TTFT metric: P99 of time-to-first-token from OTel/client spans', points });
         } else {

@@ -55,40 +55,40 @@ function spansOf(body: unknown, what: string): Span[] {
 
 /** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
 export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] }> {
-    if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
-    const statuses: SourceStatus[] = [];
-    const t0 = performance.now();
-    let detail;
-    try {
-      detail = await sources.traces.get(id);
-    } catch (err) {
-      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
-      throw err;
-    }
-    statuses.push({ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
-    if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
-    const spans = detail.spans;
-    const keys = [...new Map(spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values()];
-    const start = Math.min(...spans.map((s) => s.startMs));
-    const end = Math.max(...spans.map((s) => s.endMs));
-    // Baseline and kernel events in parallel; either missing degrades the answer (and says so), never fails it.
-    const [base, kern] = await Promise.all([
-      settle(`${sources.traces.name} (baseline)`, () => sources.traces.baseline(keys, detail.traceId)),
-      sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined,
-    ]);
-    statuses.push(base.status);
-    if (kern) statuses.push(...kern.sources);
-    const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
-      spans,
-      baseline: base.value?.length ? buildBaseline(base.value) : undefined,
-      kernelEvents: kern ? kern.events : undefined,
-    }));
-    const missing = [...answer.missing];
-    if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
-    if (!sources.exporters.length) missing.push('kernel events: no bpf-exporter configured');
-    else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
-    if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
-    return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
+  if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
+  const statuses: SourceStatus[] = [];
+  const t0 = performance.now();
+  let detail;
+  try {
+    detail = await sources.traces.get(id);
+  } catch (err) {
+    if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+    throw err;
+  }
+  statuses.push({ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
+  if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
+  const spans = detail.spans;
+  const keys = [...new Map(spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values()];
+  const start = Math.min(...spans.map((s) => s.startMs));
+  const end = Math.max(...spans.map((s) => s.endMs));
+  // Baseline and kernel events in parallel; either missing degrades the answer (and says so), never fails it.
+  const [base, kern] = await Promise.all([
+    settle(`${sources.traces.name} (baseline)`, () => sources.traces.baseline(keys, detail.traceId, start)),
+    sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined,
+  ]);
+  statuses.push(base.status);
+  if (kern) statuses.push(...kern.sources);
+  const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
+    spans,
+    baseline: base.value?.length ? buildBaseline(base.value) : undefined,
+    kernelEvents: kern ? kern.events : undefined,
+  }));
+  const missing = [...answer.missing];
+  if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
+  if (!sources.exporters.length) missing.push('kernel events: no bpf-exporter configured');
+  else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
+  if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
+  return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
 }
 
 export function rcaRoutes(_config: ProxyConfig, sources: Sources): Router {

@@ -107,8 +107,9 @@ export class TempoSource implements TraceSource {
   }
 
   /** Baseline from TraceQL: the matched spans of healthy traces of each service+operation (durations only). */
-  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]> {
-    const now = Date.now();
+  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Span[]> {
+    // The hour before the analysed trace (or before now): recent healthy traffic, not the incident itself.
+    const now = Math.min(Date.now(), beforeMs ?? Infinity);
     const out: Span[] = [];
     await Promise.all(keys.slice(0, 12).map(async (k) => {
       const traces = await this.searchRaw({ service: k.service, operation: k.name, notError: true, from: now - 3600_000, to: now, limit: 20 });

@@ -7,7 +7,7 @@ export interface TraceSource {
   search(q: TraceQuery): Promise<TraceSummary[]>;
   get(traceId: string): Promise<TraceDetail | undefined>;
   /** Recent healthy traffic containing these service+operation pairs (the RCA baseline), as spans grouped by trace id. */
-  baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]>;
+  baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Span[]>;
   /** Spans in a window (services, compare, window RCA); bounded. */
   spansInWindow(from: number, to: number): Promise<Span[]>;
   health(): Promise<void>;
@@ -18,7 +18,7 @@ export class EmbeddedTraceSource implements TraceSource {
   constructor(public store: TraceStore) {}
   async search(q: TraceQuery): Promise<TraceSummary[]> { return this.store.search(q); }
   async get(traceId: string): Promise<TraceDetail | undefined> { return this.store.get(traceId); }
-  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string): Promise<Span[]> { return this.store.baseline(keys, 200, exceptTraceId); }
+  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Span[]> { return this.store.baseline(keys, 200, exceptTraceId, beforeMs); }
   async spansInWindow(from: number, to: number): Promise<Span[]> { return this.store.spansInWindow(from, to); }
   async health(): Promise<void> { /* in-process: always there */ }
 }

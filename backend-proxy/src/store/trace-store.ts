@@ -164,15 +164,17 @@ export class TraceStore {
   }
 
   /**
-   * The RCA baseline: whole recent healthy traces (no error/timeout span) that contain one of the given
-   * service+operation pairs, newest first, at most `maxTraces` — whole traces so self times can be computed.
+   * The RCA baseline: recent healthy traces that contain one of the given service+operation pairs, whole (so self
+   * times can be computed). Healthy = no error/timeout span and not slower than twice the median of its root
+   * operation (so the slow traces of an ongoing incident do not become their own baseline). Traces that ended before
+   * `beforeMs` (the analysed trace's start) come first, newest first; later ones only fill up to `minTraces`.
    */
-  baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string): Span[] {
+  baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30): Span[] {
     const want = new Set(keys.map((k) => `${k.service}\u0000${k.name}`));
-    const out: Span[] = [];
-    let n = 0;
+    const earlier: Array<[string, Entry]> = [];
+    const later: Array<[string, Entry]> = [];
     const entries = [...this.traces.entries()];
-    for (let i = entries.length - 1; i >= 0 && n < maxTraces; i--) {
+    for (let i = entries.length - 1; i >= 0 && earlier.length < maxTraces * 2; i--) {
       const [id, e] = entries[i];
       if (id === exceptTraceId) continue;
       let hit = false;
@@ -182,6 +184,25 @@ export class TraceStore {
         if (!hit && want.has(`${s.service}\u0000${s.name}`)) hit = true;
       }
       if (!hit || bad) continue;
+      (e.endMs <= beforeMs ? earlier : later).push([id, e]);
+    }
+    const pool = earlier.length >= minTraces ? earlier : [...earlier, ...later.slice(0, minTraces - earlier.length)];
+    // Typical duration per root operation, then drop the slow outliers.
+    const byRoot = new Map<string, number[]>();
+    const rootOf = new Map<string, string>();
+    for (const [id, e] of pool) {
+      const sum = (e.summary ??= summarize(id, e.spans));
+      const k = `${sum.rootService}\u0000${sum.rootName}`;
+      rootOf.set(id, k);
+      const l = byRoot.get(k);
+      if (l) l.push(sum.durationMs); else byRoot.set(k, [sum.durationMs]);
+    }
+    const median = new Map([...byRoot].map(([k, d]) => [k, d.sort((a, b) => a - b)[Math.floor(d.length / 2)]]));
+    const out: Span[] = [];
+    let n = 0;
+    for (const [id, e] of pool) {
+      if (n >= maxTraces) break;
+      if (e.endMs - e.startMs > 2 * (median.get(rootOf.get(id)!) ?? Infinity)) continue;
       out.push(...e.spans);
       n++;
     }

@@ -120,17 +120,19 @@ export class Pipeline {
     const ts = raw.nsecs !== undefined ? Number(raw.nsecs) / 1e6 + this.offsetMs : Date.now();
     // A socket event with no owning pid is attributed through the socket's cgroup id.
     const a: Attribution = raw.pid > 0 ? this.attributor.forPid(raw.pid) : this.attributor.forCgroupId(raw.cgroupId ?? 0);
-    const detail: Record<string, unknown> = { ...raw.detail, attribution: a.source };
+    const detail = raw.detail; // the probe's own object: extended in place, not copied
+    detail.attribution = a.source;
     if (raw.cgroupId) detail.cgroupId = raw.cgroupId;
     if (a.cgroupPath) detail.cgroupPath = a.cgroupPath;
     if (a.container) detail.container = a.container;
     if (a.podUid) detail.podUid = a.podUid;
     if (a.service) detail.service = a.service;
-    const e: KernelEvent = {
-      ts: Math.round(ts * 1000) / 1000, type: raw.type, pid: raw.pid, comm: raw.comm, detail, mode: 'live',
-      ...(a.pod ? { pod: a.pod } : {}), ...(a.namespace ? { namespace: a.namespace } : {}), node: a.node ?? this.opts.node,
-      ...(raw.durationMs !== undefined ? { durationMs: raw.durationMs } : {}),
-    };
+    // Built field by field (no conditional spreads): this runs for every event.
+    const e: KernelEvent = { ts: Math.round(ts * 1000) / 1000, type: raw.type, pid: raw.pid, comm: raw.comm, detail, mode: 'live' };
+    if (a.pod) e.pod = a.pod;
+    if (a.namespace) e.namespace = a.namespace;
+    e.node = a.node ?? this.opts.node;
+    if (raw.durationMs !== undefined) e.durationMs = raw.durationMs;
     if (raw.traceId) {
       e.traceId = raw.traceId;
       this.recentTrace.set(raw.pid, { traceId: raw.traceId, at: ts });

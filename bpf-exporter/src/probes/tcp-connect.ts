@@ -45,6 +45,8 @@ export const tcpConnectProbe: ProbeModule = {
     { kind: 'tracepoint', category: 'tcp', name: 'tcp_retransmit_skb' },
   ],
   program,
+  // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
+  env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {
     const p = json(line);
     const ok = num(p.ok) === 1;

@@ -43,6 +43,8 @@ export const tcpRetransmitProbe: ProbeModule = {
     { kind: 'tracepoint', category: 'sock', name: 'sock_send_length' },
   ],
   program,
+  // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
+  env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {
     const p = json(line);
     const state = num(p.st);

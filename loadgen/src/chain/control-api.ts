@@ -81,7 +81,7 @@ export async function startControlApi(chain: RunningChain, port: number, log: Lo
   app.get('/targets', (_req, res) => { res.json(chain.targets()); });
 
   app.get('/topology', (_req, res) => {
-    res.json({ gateway: chain.gatewayUrl, control: chain.controlUrl, pid: process.pid, hops: chain.hops, dcgm: chain.dcgm, tlsHops: chain.config.tlsHops });
+    res.json({ gateway: chain.gatewayUrl, control: chain.controlUrl, pid: process.pid, hops: chain.hops.map((h) => ({ ...h, pid: chain.pids[h.pod] })), dcgm: chain.dcgm, tlsHops: chain.config.tlsHops });
   });
 
   const settingsView = () => ({ vectorCacheHitRate: chain.settings.vectorCacheHitRate, dcgmSmActive: chain.settings.dcgm.smActive, dcgmHostnameLabel: chain.settings.dcgm.hostnameLabel });

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { runLoad } from '../load/driver';
 import { makeLogger } from '../log';
 import { loadChainConfig, type ChainConfig } from '../config';
+import { startSplitChain } from './split';
 import { startChain } from './start';
 
 const HELP = `Usage: tsx loadgen/src/chain/main.ts [options]
@@ -16,6 +17,8 @@ Runs the simulated chain gateway → embedding → vector-cache → rag → llm-
   --time-scale F       multiplies every simulated duration (default 1, env HOPSCOPE_TIME_SCALE)
   --otlp-endpoint URL  OTLP/HTTP traces endpoint (default http://127.0.0.1:3301/v1/traces, env HOPSCOPE_OTLP_ENDPOINT)
   --no-tracing         no OpenTelemetry SDK at all (env HOPSCOPE_TRACING=off)
+  --split              one process per hop replica (each pod its own pid, registered with the bpf-exporter);
+                       env HOPSCOPE_SPLIT=on. The demo uses it so kernel events land on the right pod.
   --steady-rps N       also drive a steady open-loop load of N requests/s against the gateway (the demo uses 4)
   --help               this text
 Other settings (env): HOPSCOPE_REPLICAS=rag=2,llm-vllm=2  HOPSCOPE_VECTOR_CACHE_HIT_RATE=0.35  HOPSCOPE_TLS_HOPS=tool
@@ -26,7 +29,7 @@ let values: Record<string, string | boolean | undefined>;
 try {
   ({ values } = parseArgs({ args: process.argv.slice(2), strict: true, options: {
     help: { type: 'boolean', short: 'h' }, 'gateway-port': { type: 'string' }, 'control-port': { type: 'string' }, 'time-scale': { type: 'string' },
-    'otlp-endpoint': { type: 'string' }, 'no-tracing': { type: 'boolean' }, 'steady-rps': { type: 'string' },
+    'otlp-endpoint': { type: 'string' }, 'no-tracing': { type: 'boolean' }, 'steady-rps': { type: 'string' }, split: { type: 'boolean' },
   } }));
 } catch (err) {
   console.error(`hopscope-chain: ${(err as Error).message}\n\n${HELP}`);
@@ -55,7 +58,8 @@ try {
   process.exit(2);
 }
 const log = makeLogger(cfg.logLevel);
-const chain = await startChain({ ...cfg, logger: log }).catch((err) => {
+const split = Boolean(values.split) || /^(1|on|true|yes)$/i.test(process.env.HOPSCOPE_SPLIT ?? '');
+const chain = await (split ? startSplitChain(cfg, log) : startChain({ ...cfg, logger: log })).catch((err) => {
   log.fatal({ err: (err as Error).message }, 'chain failed to start');
   process.exit(1);
 });

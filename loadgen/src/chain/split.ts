@@ -12,6 +12,7 @@ import type { ChainConfig } from '../config';
 import type { Fault } from './faults/registry';
 import type { EngineStats } from './gpu/dcgm';
 import { startChain, type RunningChain } from './start';
+import { chainCert } from './tls';
 import { HOPS, replicasOf } from './topology';
 
 export type ToReplica = { type: 'fault-start'; fault: Fault } | { type: 'fault-end'; id: string } | { type: 'settings'; vectorCacheHitRate: number };
@@ -35,6 +36,7 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
   const chainRef: { chain?: RunningChain } = {};
   const readyPods = new Set<string>();
   const entry = join(import.meta.dirname, 'replica-main.ts');
+  const tlsEnv = cfg.tlsHops.length ? { HOPSCOPE_CHAIN_TLS_KEY: chainCert().key.toString(), HOPSCOPE_CHAIN_TLS_CERT: chainCert().cert.toString() } : {};
   const stopChildren = async (): Promise<void> => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(children.map((c) => c.exitCode !== null ? undefined : new Promise((r) => { c.once('exit', r); setTimeout(() => { c.kill('SIGKILL'); r(undefined); }, 4000).unref(); })));
@@ -43,7 +45,7 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
     for (const r of replicas) {
       const child = fork(entry, [], {
         execArgv: ['--import', 'tsx'],
-        env: { ...process.env, HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify(cfg) },
+        env: { ...process.env, ...tlsEnv, HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify(cfg) },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       child.on('message', (m: FromReplica) => {
@@ -61,6 +63,7 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
     }
     const chain = await startChain({ ...cfg, logger: log, only: [], endpoints, control: true });
     chainRef.chain = chain;
+    replicas.forEach((r, i) => { chain.pids[r.pod] = children[i].pid!; });
     const broadcast = (m: ToReplica) => { for (const c of children) if (c.connected) c.send(m); };
     chain.faults.on('start', (f: Fault) => broadcast({ type: 'fault-start', fault: f }));
     chain.faults.on('end', (f: Fault) => broadcast({ type: 'fault-end', id: f.id }));

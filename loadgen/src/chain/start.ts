@@ -52,6 +52,8 @@ export interface RunningChain {
   settings: { vectorCacheHitRate: number; dcgm: DcgmOptions };
   /** Engine figures of LLM pods run in other processes (split mode), fed by their reports. */
   remoteEngines: Map<string, EngineStats>;
+  /** pid of the process serving each pod (all this process's pid unless split). */
+  pids: Record<string, number>;
   /** Called when the control API changes settings (split mode forwards them to the replica processes). */
   onSettings?: () => void;
   /** Prometheus http_sd targets for every hop and dcgm-exporter. */
@@ -197,6 +199,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       llm,
       settings,
       remoteEngines,
+      pids: Object.fromEntries(hops.filter((h) => !only || only.includes(h.pod)).map((h) => [h.pod, process.pid])),
       targets: () => [
         ...hops.map((h) => ({ targets: [new URL(h.url).host], labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace } })),
         ...dcgm.map((d) => ({ targets: [new URL(d.url).host], labels: { service: 'dcgm-exporter', node: d.node } })),

@@ -13,6 +13,11 @@ let cached: ChainCert | undefined;
 
 export function chainCert(): ChainCert {
   if (cached) return cached;
+  // Split mode: the control process hands its certificate to every replica process, so they all trust one another.
+  if (process.env.HOPSCOPE_CHAIN_TLS_KEY && process.env.HOPSCOPE_CHAIN_TLS_CERT) {
+    cached = { key: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_KEY), cert: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_CERT) };
+    return cached;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'lg-tls-'));
   try {
     execFileSync('openssl', [

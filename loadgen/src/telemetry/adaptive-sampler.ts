@@ -30,7 +30,8 @@ export interface AdaptiveSamplerOptions {
   adaptive?: boolean;
   /** Injectable clock (ms), for tests on synthetic curves. */
   now?: () => number;
-  /** When given, `hopscope_sampler_rate{service}` is registered there. */
+  /** When given, `hopscope_sampler_rate` is registered there (with a `service` label when `service` is set; leave it
+   *  unset when Prometheus adds the service as a target label). */
   registry?: Registry;
   service?: string;
 }
@@ -76,14 +77,16 @@ export class AdaptiveSampler implements Sampler {
     this.startSecond = Math.floor(this.now() / SECOND);
     if (opts.registry) {
       const self = this;
+      const service = opts.service;
       new Gauge({
         name: 'hopscope_sampler_rate',
         help: 'Current head-sampling rate of the adaptive sampler (0..1).',
-        labelNames: ['service'],
+        labelNames: service ? ['service'] : [],
         registers: [opts.registry],
         collect() {
           self.update(self.now());
-          this.set({ service: opts.service ?? 'unknown' }, self.rate);
+          if (service) this.set({ service }, self.rate);
+          else this.set(self.rate);
         },
       });
     }

@@ -76,8 +76,8 @@ export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): 
     minRate: opts.samplerMinRate,
     p99KneeMs: opts.samplerP99KneeMs,
     adaptive: opts.samplerAdaptive ?? true,
+    // No service label: Prometheus adds service/pod as target labels (a metric label would become exported_service).
     registry: opts.registry,
-    service: id.service,
   });
   const exporter = new OTLPTraceExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 });
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: 8192, maxExportBatchSize: 512, scheduledDelayMillis: 500 });

@@ -7,7 +7,7 @@ import { css } from '@emotion/css';
 import { dateTime, type GrafanaTheme2 } from '@grafana/data';
 import { sceneGraph, type SceneComponentProps } from '@grafana/scenes';
 import { Alert, useStyles2 } from '@grafana/ui';
-import React, { useMemo } from 'react';
+import React, { useEffect, useMemo } from 'react';
 
 import type { AnnotationsAnswer, GoldenAnswer, HeatmapAnswer, ServicesAnswer } from '../../../contract';
 import { api } from '../../api/client';
@@ -89,6 +89,13 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
     () => new Map(GOLDEN_PANELS.map((def) => [def.metric, goldenData ? goldenFrames(goldenData, def) : []])),
     [goldenData]
   );
+  // "Interactive": every section answered (data or error). A performance mark the benchmark reads.
+  const settled = [golden, heatmap, annotationsS, services].every((x) => x.status === 'ok' || x.status === 'error');
+  useEffect(() => {
+    if (settled && !performance.getEntriesByName('hopscope:overview:ready').length) {
+      performance.mark('hopscope:overview:ready');
+    }
+  }, [settled]);
   const statW = statsSize.width ? Math.floor((statsSize.width - 5 * 8) / 6) : 0;
   const search = currentSearch();
 

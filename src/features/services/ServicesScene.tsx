@@ -14,6 +14,7 @@ import { api, type ApiResult } from '../../api/client';
 import { testIds } from '../../testIds';
 import { sharedHistograms } from '../../transforms/histogram';
 import { describeDetail, kernelLanes, summarizeKernelEvents } from '../../transforms/kernelEvidence';
+import { slowestList } from '../../transforms/traces';
 import { links } from '../../transforms/urlState';
 import { Histogram } from '../../viz/Histogram';
 import { KernelTimeline } from '../../viz/KernelTimeline';
@@ -27,9 +28,17 @@ import { ViewObject, type QueryContext, type ViewState } from '../shared/viewObj
 
 type KernelByService = Record<string, Record<string, number>>;
 
+/** How many recent traces are scanned for the slowest ones (the proxy lists newest first). */
+const TRACE_SCAN = 1000;
+
+async function slowestOf(p: Promise<ApiResult<TraceList>>): Promise<ApiResult<TraceList>> {
+  const r = await p;
+  return r.ok ? { ok: true, data: slowestList(r.data, 20) } : r;
+}
+
 /** Sums each service's pods' kernel-event counts (one request per service, in parallel). */
 async function kernelByService(services: string[], w: { from: number; to: number }): Promise<ApiResult<KernelByService>> {
-  const answers = await Promise.all(services.map((s) => api.pods(s, w)));
+  const answers = await Promise.all(services.map((s) => api.pods(s, w, `hopscope-kernel-by-service-${s}`)));
   const out: KernelByService = {};
   answers.forEach((a, i) => {
     if (!a.ok) {
@@ -126,7 +135,7 @@ export class ServiceScene extends ViewObject<ViewState & { service: string }> {
   protected load(ctx: QueryContext): void {
     const w = { from: ctx.from, to: ctx.to };
     this.section('pods', api.pods(this.state.service, w));
-    this.section('traces', api.traces({ ...w, service: this.state.service, limit: 20 }, 'hopscope-service-traces'));
+    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-service-traces')));
   }
 }
 
@@ -185,7 +194,7 @@ export class PodScene extends ViewObject<ViewState & { service: string; pod: str
   protected load(ctx: QueryContext): void {
     const w = { from: ctx.from, to: ctx.to };
     this.section('events', api.kernelEvents(this.state.pod, w));
-    this.section('traces', api.traces({ ...w, service: this.state.service, limit: 20 }, 'hopscope-pod-traces'));
+    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-pod-traces')));
   }
 }
 
@@ -211,7 +220,7 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
         title={`Kernel evidence on ${pod}${summary?.replay ? ' (replayed data)' : ''}`}
         description="From the eBPF exporter on the pod's node: TCP retransmits, connect latency, TLS handshakes, GPU allocation failures."
         section={events}
-        height={5 * 25 + 8}
+        height={5 * 25 + 30}
         isEmpty={(d) => d.events.length === 0}
         emptyText="The kernel saw nothing unusual for this pod in this time range (or no exporter covers its node)."
       >

@@ -7,8 +7,7 @@ const param = (m: SceneRouteMatch<Record<string, string>>, k: string): string =>
 
 /** `services` → `services/:service` → `services/:service/pods/:pod`, with breadcrumbs and shared URL keys. */
 export function servicesViewPage(): SceneAppPage {
-  let root: SceneAppPage;
-  root = makeViewPage({
+  return makeViewPage({
     url: appUrl('services'),
     routePath: 'services/*',
     title: 'Services',
@@ -21,7 +20,6 @@ export function servicesViewPage(): SceneAppPage {
       },
     ],
   });
-  return root;
 }
 
 function servicePage(service: string, parent: SceneAppPageLike): SceneAppPage {

@@ -16,6 +16,7 @@ import { kernelLanes } from '../../transforms/kernelEvidence';
 import { buildTraceTree, podOf } from '../../transforms/traceTree';
 import { isTraceId, links, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
 import { KernelTimeline } from '../../viz/KernelTimeline';
+import { measureRender } from '../../viz/marks';
 import { TraceIcicle } from '../../viz/TraceIcicle';
 import { AppLink, currentSearch, navigate } from '../shared/AppLink';
 import { Breadcrumbs } from '../shared/Breadcrumbs';
@@ -184,7 +185,7 @@ async function kernelForTrace(trace: Promise<ApiResult<TraceDetail>>, rca: Promi
       }
     });
   }
-  const answers = await Promise.all([...pods].map((p) => api.kernelEvents(p, { from: Math.floor(from), to: Math.ceil(to) })));
+  const answers = await Promise.all([...pods].map((p) => api.kernelEvents(p, { from: Math.floor(from), to: Math.ceil(to) }, `hopscope-trace-kernel-${p}`)));
   const ok = answers.filter((a) => a.ok);
   if (!ok.length && answers.length) {
     return answers[0] as ApiResult<KernelEvent[]>;
@@ -199,7 +200,7 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
   const rca = model.get<RcaAnswer>('rca');
   const kernel = model.get<KernelEvent[]>('kernel');
   const traceData = trace.status === 'ok' ? trace.data : undefined;
-  const tree = useMemo(() => (traceData && traceData.spans.length ? buildTraceTree(traceData.spans) : undefined), [traceData]);
+  const tree = useMemo(() => (traceData && traceData.spans.length ? measureRender('trace-tree-build', () => buildTraceTree(traceData.spans)) : undefined), [traceData]);
   const rcaData = rca.status === 'ok' ? rca.data : undefined;
   const ranks = useMemo(() => new Map((rcaData?.candidates ?? []).filter((c) => c.spanId).map((c) => [c.spanId!, c.rank])), [rcaData]);
   const selected = selectedSpanId && traceData?.spans.find((s) => s.spanId === selectedSpanId);

@@ -105,7 +105,8 @@ test('the incident story: overview → fault → service → pod → kernel evid
     const fault = await fetch(`${stack.chain.controlUrl}/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ target: 'rag', kind: 'latency', magnitude: 1500, durationS: 300 }),
+      // Short, so the proxy's baseline (the most recent healthy traces) stays mostly pre-fault traffic.
+      body: JSON.stringify({ target: 'rag', kind: 'latency', magnitude: 1500, durationS: 10 }),
     });
     assert.equal(fault.status, 201);
     await waitFor('slow traces after the fault', async () => {
@@ -206,6 +207,23 @@ test('trace search: a bad id gets a clear message, a good one opens its root cau
     await page.getByTestId(testIds.traces.searchSubmit).click();
     await page.getByTestId(testIds.page.container('trace')).waitFor();
     assert.equal(new URL(page.url()).pathname, `/a/hopscope-rca-app/traces/${id}`);
+
+    // Keyboard: the icicle takes focus, arrows move along the tree, Enter selects; the selection is URL state.
+    const icicle = page.getByTestId(testIds.viz.icicleCanvas);
+    await icicle.focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.getByTestId(testIds.viz.icicleSelected).waitFor();
+    const span = new URL(page.url()).searchParams.get('span');
+    assert.match(span ?? '', /^[0-9a-f]{16}$/, 'the selected span is in the URL');
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.getByTestId(testIds.viz.icicleSelected).waitFor();
+    assert.equal(new URL(page.url()).searchParams.get('span'), span, 'a pasted link opens the same span');
+
+    // Keyboard: a breadcrumb is a link reachable by focus and followed with Enter.
+    await page.getByTestId(testIds.services.breadcrumbs).getByRole('link', { name: 'Traces' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId(testIds.page.container('traces')).waitFor();
     visited.traces = appUrl(stack.host, 'traces', { query: { ...RANGE, minDurationMs: '1400' } });
     await expectNoProblems(problems, 'trace search');
   } finally {

@@ -8,38 +8,45 @@ import { tinyServer } from '../../unit/proxy/helpers';
 
 export const DCGM_BLANK = 140737488355328;
 
-export async function startChainMetrics(): Promise<{ url: string; target: string; close(): Promise<void>; stopTraffic(): void }> {
+/** `pods` > 1 repeats the vLLM/TGI series per pod (a fleet), for benchmarks that need Prometheus to do real work. */
+export async function startChainMetrics(pods = 1): Promise<{ url: string; target: string; close(): Promise<void>; stopTraffic(): void }> {
   const reg = new client.Registry();
   const VLLM_E2E = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0];
   const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
-  const vSuccess = new client.Counter({ name: 'vllm:request_success_total', help: 'x', labelNames: ['model_name', 'engine', 'finished_reason'], registers: [reg] });
-  const vGen = new client.Counter({ name: 'vllm:generation_tokens_total', help: 'x', labelNames: ['model_name', 'engine'], registers: [reg] });
-  const vE2e = new client.Histogram({ name: 'vllm:e2e_request_latency_seconds', help: 'x', labelNames: ['model_name', 'engine'], buckets: VLLM_E2E, registers: [reg] });
-  const vTtft = new client.Histogram({ name: 'vllm:time_to_first_token_seconds', help: 'x', labelNames: ['model_name', 'engine'], buckets: TTFT, registers: [reg] });
-  const vHits = new client.Counter({ name: 'vllm:prefix_cache_hits_total', help: 'x', labelNames: ['model_name', 'engine'], registers: [reg] });
-  const vQueries = new client.Counter({ name: 'vllm:prefix_cache_queries_total', help: 'x', labelNames: ['model_name', 'engine'], registers: [reg] });
-  const tSuccess = new client.Counter({ name: 'tgi_request_success', help: 'x', registers: [reg] });
-  const tFail = new client.Counter({ name: 'tgi_request_failure', help: 'x', labelNames: ['err'], registers: [reg] });
-  const tGen = new client.Histogram({ name: 'tgi_request_generated_tokens', help: 'x', buckets: [1, 10, 100, 1000], registers: [reg] });
-  const tDur = new client.Histogram({ name: 'tgi_request_duration', help: 'x', buckets: [0.1, 0.5, 1, 2, 5, 10], registers: [reg] });
+  const vSuccess = new client.Counter({ name: 'vllm:request_success_total', help: 'x', labelNames: ['model_name', 'engine', 'finished_reason', 'pod'], registers: [reg] });
+  const vGen = new client.Counter({ name: 'vllm:generation_tokens_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
+  const vE2e = new client.Histogram({ name: 'vllm:e2e_request_latency_seconds', help: 'x', labelNames: ['model_name', 'engine', 'pod'], buckets: VLLM_E2E, registers: [reg] });
+  const vTtft = new client.Histogram({ name: 'vllm:time_to_first_token_seconds', help: 'x', labelNames: ['model_name', 'engine', 'pod'], buckets: TTFT, registers: [reg] });
+  const vHits = new client.Counter({ name: 'vllm:prefix_cache_hits_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
+  const vQueries = new client.Counter({ name: 'vllm:prefix_cache_queries_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
+  const tSuccess = new client.Counter({ name: 'tgi_request_success', help: 'x', labelNames: ['pod'], registers: [reg] });
+  const tFail = new client.Counter({ name: 'tgi_request_failure', help: 'x', labelNames: ['err', 'pod'], registers: [reg] });
+  const tGen = new client.Histogram({ name: 'tgi_request_generated_tokens', help: 'x', labelNames: ['pod'], buckets: [1, 10, 100, 1000], registers: [reg] });
+  const tDur = new client.Histogram({ name: 'tgi_request_duration', help: 'x', labelNames: ['pod'], buckets: [0.1, 0.5, 1, 2, 5, 10], registers: [reg] });
   const gr = new client.Gauge({ name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', help: 'x', labelNames: ['gpu', 'UUID', 'Hostname', 'hostname', 'pod', 'namespace'], registers: [reg] });
   const util = new client.Gauge({ name: 'DCGM_FI_DEV_GPU_UTIL', help: 'x', labelNames: ['gpu', 'UUID', 'hostname'], registers: [reg] });
   const model = 'llama-3-8b';
+  const podNames = Array.from({ length: pods }, (_, i) => (pods === 1 ? 'llm-0' : `llm-${i}`));
   // Initialise every labelled child so rate() has a starting point.
-  vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'stop' }, 0);
-  vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'abort' }, 0);
-  tFail.inc({ err: 'overloaded' }, 0);
+  for (const pod of podNames) {
+    vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'stop', pod }, 0);
+    vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'abort', pod }, 0);
+    tFail.inc({ err: 'overloaded', pod }, 0);
+  }
   const tick = (): void => {
-    // Per 100 ms: vLLM 4 ok + 1 abort (error rate 0.2), 10 tokens each; prefix cache 3/5 hits; TGI 3 ok + 1 failure.
-    vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'stop' }, 4);
-    vSuccess.inc({ model_name: model, engine: '0', finished_reason: 'abort' }, 1);
-    vGen.inc({ model_name: model, engine: '0' }, 50);
-    for (let i = 0; i < 5; i++) { vE2e.observe({ model_name: model, engine: '0' }, 0.9); vTtft.observe({ model_name: model, engine: '0' }, 0.07); }
-    vHits.inc({ model_name: model, engine: '0' }, 3);
-    vQueries.inc({ model_name: model, engine: '0' }, 5);
-    tSuccess.inc(3);
-    tFail.inc({ err: 'overloaded' }, 1);
-    for (let i = 0; i < 3; i++) { tGen.observe(20); tDur.observe(1.5); }
+    // Per 100 ms and pod: vLLM 4 ok + 1 abort (error rate 0.2), 10 tokens each; prefix cache 3/5 hits; TGI 3 ok + 1 failure.
+    for (const pod of podNames) {
+      const l = { model_name: model, engine: '0', pod };
+      vSuccess.inc({ ...l, finished_reason: 'stop' }, 4);
+      vSuccess.inc({ ...l, finished_reason: 'abort' }, 1);
+      vGen.inc(l, 50);
+      for (let i = 0; i < 5; i++) { vE2e.observe(l, 0.9); vTtft.observe(l, 0.07); }
+      vHits.inc(l, 3);
+      vQueries.inc(l, 5);
+      tSuccess.inc({ pod }, 3);
+      tFail.inc({ err: 'overloaded', pod }, 1);
+      for (let i = 0; i < 3; i++) { tGen.observe({ pod }, 20); tDur.observe({ pod }, 1.5); }
+    }
   };
   gr.set({ gpu: '0', UUID: 'GPU-aaa', Hostname: 'node-a', pod: 'llm-vllm-0', namespace: 'chain' }, 0.75);
   gr.set({ gpu: '1', UUID: 'GPU-bbb', hostname: 'node-b', pod: 'llm-tgi-0', namespace: 'chain' }, 0.25);

@@ -220,6 +220,9 @@ describe('docker-compose.yaml', () => {
 
   it('shares the exporter\'s pid namespace with the chain when the chain registers its pids with the exporter', () => {
     const chain = compose.services.chain;
+    // Split mode forks loadgen/src/chain/replica-main.ts through tsx: neither is in the bundled image.
+    assert.ok(!/^(1|on|true|yes)$/i.test(envOf(chain).HOPSCOPE_SPLIT ?? ''), 'the image cannot run split mode');
+    assert.ok(!(chain.command ?? []).includes('--split'), 'the image cannot run split mode');
     if (envOf(chain).HOPSCOPE_EXPORTER_URL) assert.equal(chain.pid, 'host', 'registered pids must be host pids');
   });
 

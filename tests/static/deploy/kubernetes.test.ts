@@ -14,7 +14,6 @@ import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { envVarsReadBy, exists, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readYaml, readYamlDocs, repo, type Doc } from './support';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
   'v1/Namespace': Namespace, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap, 'apps/v1/Deployment': Deployment, 'apps/v1/DaemonSet': DaemonSet,
 };

@@ -95,4 +95,10 @@ describe('provisioning/dashboards', () => {
     assert.equal(providers[0].options.path, `${target}/dashboards`);
     assert.ok(readdirSync(repo('provisioning', 'dashboards')).includes('hopscope-golden.json'));
   });
+
+  it('preselects the provisioned Prometheus in the golden dashboard\'s datasource variable', () => {
+    const uids = new Map(yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []).map((d: Doc) => [d.uid, d.type]));
+    const v = readJson('provisioning', 'dashboards', 'hopscope-golden.json').templating.list.find((x: Doc) => x.type === 'datasource');
+    assert.equal(uids.get(v.current.value), v.query);
+  });
 });

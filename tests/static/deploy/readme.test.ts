@@ -22,8 +22,8 @@ function shellWords(line: string): string[] {
   return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
 }
 
-/** Variables read only by tests or the test runner: not user configuration. */
-const TEST_ONLY = new Set(['HOPSCOPE_TEST_STAGE']);
+/** Not user configuration: set by the test runner, or by the chain for the replica processes it forks. */
+const TEST_ONLY = new Set(['HOPSCOPE_TEST_STAGE', 'HOPSCOPE_SPLIT_POD', 'HOPSCOPE_SPLIT_CONFIG', 'HOPSCOPE_SPLIT_ENDPOINTS']);
 
 describe('README.md', () => {
   it('starts with exactly the two command lines', () => {

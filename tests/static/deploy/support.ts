@@ -7,7 +7,6 @@ import { parse, parseAllDocuments } from 'yaml';
 export const root = join(import.meta.dirname, '..', '..', '..');
 export const repo = (...p: string[]): string => join(root, ...p);
 export const readText = (...p: string[]): string => readFileSync(repo(...p), 'utf8');
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Doc = any;
 export const readYaml = (...p: string[]): Doc => parse(readText(...p), { strict: true, uniqueKeys: true, merge: true });
 export const readYamlDocs = (...p: string[]): Doc[] =>

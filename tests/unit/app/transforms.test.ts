@@ -42,3 +42,10 @@ test('kernel events become ordered lanes per signal with a summary', () => {
   assert.deepEqual(eventsInWindow(events, 150, 260).map((e) => e.ts), [200, 250, 260]);
   assert.equal(describeDetail({ dst: '10.0.0.7:443', n: 3, nested: { x: 1 } }), 'dst=10.0.0.7:443 n=3');
 });
+
+test('the slowest traces come first, errors first among equals, newest-first input notwithstanding', async () => {
+  const { slowestTraces } = await import('../../../src/transforms/traces');
+  const t = (id: string, durationMs: number, status: 'ok' | 'error' = 'ok') => ({ traceId: id, rootService: 'gateway', rootName: 'POST', startMs: 0, durationMs, status });
+  const out = slowestTraces([t('a', 10), t('b', 2000), t('c', 300), t('d', 2000, 'error'), t('e', 5)], 3);
+  assert.deepEqual(out.map((x) => x.traceId), ['d', 'b', 'c']);
+});

@@ -118,5 +118,14 @@ test('Tempo unreachable: search degrades with a per-source error, trace by id is
     assert.match(b.sources[0].error, /tempo: unreachable/);
     const one = await fetch(`${dead.url}/api/traces/${V2_DOCS}`);
     assert.equal(one.status, 502);
+    // Every span-derived view still answers, with the reason.
+    for (const path of ['/api/services', '/api/compare?a=backend:vllm&b=backend:tgi', '/api/golden?backend=tgi']) {
+      const x = await fetch(`${dead.url}${path}`);
+      assert.equal(x.status, 200, path);
+      const body = await x.json();
+      const tempo = body.sources.find((s: { source: string }) => s.source === 'tempo');
+      assert.equal(tempo.ok, false, path);
+      assert.match(tempo.error, /tempo: unreachable/, path);
+    }
   } finally { await dead.close(); }
 });

@@ -191,3 +191,33 @@ test('config is validated: a bad or unknown field is a clear error', async () =>
   assert.throws(() => rankTrace({ spans: chain(1), config: { lambda: { kvCacheHitRate: 2 } } }), /lambda\.kvCacheHitRate/);
   assert.equal(rankTrace({ spans: chain(1), config: { maxCandidates: 1 } }).candidates.length, 1);
 });
+
+test('an uninstrumented hop: the call into it has no server span, and the engine says so', async () => {
+  const { syntheticTrace, syntheticHealthy } = await import('../../../backend-proxy/src/rca/synthetic');
+  const base = buildBaseline(syntheticHealthy(21, 40));
+  const tr = syntheticTrace({ seed: 4, uninstrumented: ['rag'] });
+  const a = rankTrace({ spans: tr.spans, baseline: base, kernelEvents: tr.kernelEvents });
+  assert.ok(a.missing.some((m) => /server span for gateway's call "POST \/retrieve" to rag/.test(m)), JSON.stringify(a.missing));
+  const rag = a.candidates.find((c) => c.service === 'rag')!;
+  assert.ok(rag.evidence.some((e) => e.kind === 'broken_propagation'));
+});
+
+test('duplicate spans (exporter retries) are ignored and reported', () => {
+  const spans = chain(31, { aSelf: 50 });
+  const a = rankTrace({ spans: [...spans, structuredClone(spans[2])], baseline: healthy });
+  const b = rankTrace({ spans, baseline: healthy });
+  assert.deepEqual(a.candidates, b.candidates);
+  assert.ok(a.missing.some((m) => /1 duplicate span/.test(m)));
+});
+
+test('an entry server span (no client span above it) joins the slow handshake that preceded its request', () => {
+  const spans = chain(41).slice(0); // gw root is an entry span
+  const e: KernelEvent = { ts: spans[0].startMs - 300, durationMs: 600, type: 'tls_handshake', pid: 9, comm: 'gw', pod: 'gw-0', detail: {}, mode: 'replay' };
+  const far: KernelEvent = { ...e, ts: spans[0].startMs - 5000 };
+  const a = rankTrace({ spans, baseline: healthy, kernelEvents: [e, far] });
+  const gw = a.candidates.find((c) => c.service === 'gw')!;
+  assert.equal(gw.rank, 1);
+  assert.equal(gw.evidence.find((x) => x.kind === 'kernel:tls_handshake')!.count, 1);
+  const off = rankTrace({ spans, baseline: healthy, kernelEvents: [e], config: { kernelLookbackMs: 0 } });
+  assert.ok(!off.candidates.some((c) => c.evidence.some((x) => x.kind === 'kernel:tls_handshake')));
+});
