@@ -69,8 +69,10 @@ let at1 = 0;
 let at3 = 0;
 let total = 0;
 const skipped: string[] = [];
+let dumped = false;
 const misses: string[] = [];
-for (const kind of FAULT_KINDS) {
+const KINDS = process.env.RCA_CHAIN_KINDS ? FAULT_KINDS.filter((k) => process.env.RCA_CHAIN_KINDS!.split(',').includes(k)) : FAULT_KINDS;
+for (const kind of KINDS) {
   const row: Record<string, string | number> = { fault: kind };
   for (const hop of CHAIN_HOPS) {
     if (kind === 'tcp_retransmit' && retransmitOk !== true) { row[hop] = 'n/a'; continue; }
@@ -87,7 +89,14 @@ for (const kind of FAULT_KINDS) {
       const services = [...new Set(a.candidates.map((c) => c.service))];
       const rank = services.indexOf(hop) + 1 || 99;
       ranks.push(rank);
-      if (rank !== 1) misses.push(`${kind}@${hop}: top ${a.candidates.slice(0, 2).map((c) => `${c.service}=${c.score}`).join(', ')}`);
+      if (rank !== 1) {
+        misses.push(`${kind}@${hop}: top ${a.candidates.slice(0, 2).map((c) => `${c.service}=${c.score}`).join(', ')}`);
+        if (process.env.RCA_CHAIN_DUMP && !dumped) {
+          dumped = true;
+          (await import('node:fs')).writeFileSync(process.env.RCA_CHAIN_DUMP, JSON.stringify({ spans, healthy }));
+        }
+        if (process.env.RCA_CHAIN_VERBOSE) misses.push(`    ${spans.map((s) => `${s.service}:${s.kind}:${s.name}:${(s.endMs - s.startMs).toFixed(1)}:${s.status}`).join(' | ')}`);
+      }
     }
     await fetch(`${chain.controlUrl}/faults/${f.id}`, { method: 'DELETE' });
     at1 += ranks.filter((x) => x === 1).length;

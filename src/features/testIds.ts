@@ -9,6 +9,7 @@ export const appTestIds = {
     heatmap: id('heatmap'),
     heatmapCanvas: id('heatmap-canvas'),
     heatmapTooltip: id('heatmap-tooltip'),
+    heatmapCrosshair: id('heatmap-crosshair'),
     heatmapRow: (row: string) => id(`heatmap-row-${row}`),
     icicle: id('icicle'),
     icicleCanvas: id('icicle-canvas'),

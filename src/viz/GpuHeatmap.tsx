@@ -144,7 +144,7 @@ export function GpuHeatmap({ grid, height, crosshair, onRowClick, timeZone }: Gp
             data-testid={testIds.viz.heatmapCanvas}
           />
           {crossCol !== undefined && (
-            <div className={styles.cross} style={{ left: ((crossCol + 0.5) / grid.times.length) * plotW }} />
+            <div className={styles.cross} style={{ left: ((crossCol + 0.5) / grid.times.length) * plotW }} data-testid={testIds.viz.heatmapCrosshair} />
           )}
           {hover && hovered && (
             <div

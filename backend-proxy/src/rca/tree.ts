@@ -168,13 +168,18 @@ export interface PathSegment {
 }
 
 /**
- * The critical path under `anchor`, walked backwards from its end: at each span take the synchronous child that
- * finished last before the cursor, descend into it, and when it is exhausted return to the parent at the child's
- * start; time not covered by a child is the span's own. Returns segments in chronological order.
+ * The critical path under `anchor`, walked backwards from its end. At each span, with the cursor at time t, the next
+ * blocker is the synchronous child that was running latest before t: the child with the latest end among those that
+ * started before t (its end clamped to t). A child overlapping the cursor — a sibling that ends a hair after the next
+ * one starts (clock granularity), or a parallel branch still running — is taken rather than skipped, which a strict
+ * "ended before t" rule (Jaeger's) would do, handing its time to the parent. Descend into it; when it is exhausted
+ * return to the parent at the child's start. Time no child covers is the span's own. Segments come out
+ * chronologically.
  */
 export function criticalPath(t: TraceTree, anchor: number): PathSegment[] {
   const segs: PathSegment[] = [];
-  // Per span: its synchronous children sorted by clamped end, and a pointer that only moves down.
+  // Per span: its synchronous children sorted by clamped end, and a pointer that only moves down (children above it
+  // are visited, or started after the cursor and so can never block it again).
   const n = t.spans.length;
   const sorted: Array<number[] | undefined> = new Array(n);
   const ptr = new Int32Array(n);
@@ -194,13 +199,14 @@ export function criticalPath(t: TraceTree, anchor: number): PathSegment[] {
   for (;;) {
     const ks = kids(cur);
     let p = ptr[cur];
-    while (p >= 0 && t.cEnd[ks[p]] > cursor) p--;
+    while (p >= 0 && t.cStart[ks[p]] >= cursor) p--;
     if (p >= 0) {
       const c = ks[p];
       ptr[cur] = p - 1;
-      if (cursor > t.cEnd[c]) segs.push({ index: cur, startMs: t.cEnd[c], endMs: cursor });
+      const end = Math.min(t.cEnd[c], cursor);
+      if (cursor > end) segs.push({ index: cur, startMs: end, endMs: cursor });
       cur = c;
-      cursor = t.cEnd[c];
+      cursor = end;
       continue;
     }
     ptr[cur] = -1;

@@ -11,7 +11,7 @@ import { matchers, withMatchers } from '../sources/promql';
 import type { Sources } from '../sources';
 import { quantile } from './stats';
 
-interface Plan { metric: GoldenMetric; backend: 'vllm' | 'tgi'; unit: string; query: string; note?: string }
+interface Plan { metric: GoldenMetric; backend: 'vllm' | 'tgi'; unit: string; query: string; note?: string; origin?: 'otel' }
 
 export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; service?: string; stepMs: number }): { plans: Plan[]; missing: GoldenAnswer['missing'] } {
   const w = `${Math.max(30, Math.ceil((2 * o.stepMs) / 1000))}s`;
@@ -38,6 +38,12 @@ export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; servi
       { metric: 'rps', backend: 'tgi', unit: 'req/s', query: `sum(rate(${t('tgi_request_success')}[${w}]))`, note },
       { metric: 'output_tokens_per_s', backend: 'tgi', unit: 'tokens/s', query: `sum(rate(${t('tgi_request_generated_tokens_sum')}[${w}]))`, note: 'TGI counts tokens of finished requests only' },
       { metric: 'e2e_p99_s', backend: 'tgi', unit: 's', query: `histogram_quantile(0.99, sum by (le) (rate(${t('tgi_request_duration_bucket')}[${w}])))`, note: 'server-side, bucket-interpolated' },
+      // TGI has no TTFT metric: the OTel GenAI client histogram (what the load generator / instrumented clients export).
+      {
+        metric: 'ttft_p99_s', backend: 'tgi', unit: 's', origin: 'otel',
+        query: `histogram_quantile(0.99, sum by (le, gen_ai_request_model) (rate(${withMatchers('gen_ai_client_operation_time_to_first_chunk_seconds_bucket', matchers({ gen_ai_provider_name: 'tgi', gen_ai_request_model: o.model, service: o.service }))}[${w}])))`,
+        note: 'TGI has no TTFT metric: client-side OTel gen_ai.client.operation.time_to_first_chunk',
+      },
       { metric: 'error_rate', backend: 'tgi', unit: 'ratio', query: `(sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)) / (sum(rate(${t('tgi_request_success')}[${w}])) + (sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)))` },
     );
     missing.push({ metric: 'kv_cache_hit_rate', backend: 'tgi', reason: 'TGI exposes no KV/prefix-cache hit metric' });
@@ -96,23 +102,26 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
         const errors: string[] = [];
         for (const x of results) {
           if ('e' in x) { errors.push(x.e.message); missing.push({ metric: x.p.metric, backend: x.p.backend, reason: x.e.message }); continue; }
-          if (!x.s.length) { missing.push({ metric: x.p.metric, backend: x.p.backend, reason: `no series for ${x.p.query.slice(0, 120)}` }); continue; }
+          if (!x.s.length) {
+            // An absent client TTFT histogram is filled from spans below; the rest is reported missing.
+            if (!x.p.origin) missing.push({ metric: x.p.metric, backend: x.p.backend, reason: `no series for ${x.p.query.slice(0, 120)}` });
+            continue;
+          }
           for (const s of x.s) {
-            series.push({ metric: x.p.metric, backend: x.p.backend, labels: s.metric, unit: x.p.unit, origin: 'prometheus', query: x.p.query, ...(x.p.note ? { note: x.p.note } : {}), points: s.points });
+            series.push({ metric: x.p.metric, backend: x.p.backend, labels: s.metric, unit: x.p.unit, origin: x.p.origin ?? 'prometheus', query: x.p.query, ...(x.p.note ? { note: x.p.note } : {}), points: s.points });
           }
         }
         if (errors.length) throw new Error(errors[0].replace(/^prometheus: /, ''));
       })
       : undefined;
     const wantTgiTtft = backend !== 'vllm';
+    let spanTtft: GoldenSeries | undefined;
     const spanWork = wantTgiTtft
       ? settle(sources.traces.name, async () => {
         const spans = await sources.traces.spansInWindow(range.from, range.to);
         const points = ttftFromSpans(spans, range.from, range.to, step, model, service);
         if (points.some(([, v]) => v !== null)) {
-          series.push({ metric: 'ttft_p99_s', backend: 'tgi', labels: {}, unit: 's', origin: 'otel', note: 'TGI has no TTFT metric: P99 of time-to-first-token from OTel/client spans', points });
-        } else {
-          missing.push({ metric: 'ttft_p99_s', backend: 'tgi', reason: 'TGI has no TTFT metric, and no TGI span with a time-to-first-token attribute in this range' });
+          spanTtft = { metric: 'ttft_p99_s', backend: 'tgi', labels: {}, unit: 's', origin: 'otel', note: 'TGI has no TTFT metric: P99 of time-to-first-token from OTel spans', points };
         }
       })
       : undefined;
@@ -122,6 +131,10 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
     const [ps, ss] = await Promise.all([promWork, spanWork]);
     if (ps) statuses.push(ps.status);
     if (ss) statuses.push(ss.status);
+    if (wantTgiTtft && !series.some((x) => x.metric === 'ttft_p99_s' && x.backend === 'tgi')) {
+      if (spanTtft) series.push(spanTtft);
+      else missing.push({ metric: 'ttft_p99_s', backend: 'tgi', reason: 'TGI has no TTFT metric, and neither the OTel client histogram nor a TGI span with a time-to-first-token attribute has data in this range' });
+    }
     const answer: GoldenAnswer = { from: range.from, to: range.to, stepMs: step, series, missing, sources: statuses };
     res.json(answer);
   });

@@ -8,9 +8,11 @@
 import { Counter, type Registry } from 'prom-client';
 import { POD_LABELS, labelCache, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
 
-const IS_REQUEST = (b: string): string =>
-  `(strncmp(str(${b}, 8), "GET ", 4) == 0 || strncmp(str(${b}, 8), "POST", 4) == 0 || strncmp(str(${b}, 8), "PUT ", 4) == 0 ||` +
-  ` strncmp(str(${b}, 8), "PATCH ", 6) == 0 || strncmp(str(${b}, 8), "DELETE ", 7) == 0)`;
+// The first 8 bytes are read once per call ($h) and compared in place: each str() is a helper call, paid on every
+// read/write syscall of the node.
+const IS_REQUEST =
+  '(strncmp($h, "GET ", 4) == 0 || strncmp($h, "POST", 4) == 0 || strncmp($h, "PUT ", 4) == 0 ||' +
+  ' strncmp($h, "PATCH ", 6) == 0 || strncmp($h, "DELETE ", 7) == 0)';
 
 const OUT = (dir: string, via: string, b: string): string =>
   `printf("${dir}|${via}|%llu|%d|%llu|%s|%s\\n", nsecs, pid, cgroup, comm, str(${b}, 200))`;
@@ -18,26 +20,28 @@ const OUT = (dir: string, via: string, b: string): string =>
 function program(o: ProbeOptions): string {
   const sample = o.traceparentSampleEvery > 1 ? ` && rand % ${o.traceparentSampleEvery} == 0` : '';
   const self = `pid != ${o.selfPid}`;
+  const check = (b: string, dir: string, via: string, extra = ''): string =>
+    `$h = str(${b}, 8); if (${extra}${IS_REQUEST}${sample}) { ${OUT(dir, via, b)}; }`;
   return `
-tracepoint:syscalls:sys_enter_write /${self}/ { if (${IS_REQUEST('args->buf')}${sample}) { ${OUT('out', 'write', 'args->buf')}; } }
-tracepoint:syscalls:sys_enter_sendto /${self}/ { if (${IS_REQUEST('args->buff')}${sample}) { ${OUT('out', 'sendto', 'args->buff')}; } }
+tracepoint:syscalls:sys_enter_write /${self}/ { ${check('args->buf', 'out', 'write')} }
+tracepoint:syscalls:sys_enter_sendto /${self}/ { ${check('args->buff', 'out', 'sendto')} }
 tracepoint:syscalls:sys_enter_writev /${self}/
 {
   $b = (uint64)uptr(((struct iovec *)args->vec)->iov_base);
-  if (${IS_REQUEST('$b')}${sample}) { ${OUT('out', 'writev', '$b')}; }
+  ${check('$b', 'out', 'writev')}
 }
-uprobe:${o.nodeBinary}:SSL_write /${self}/ { if (${IS_REQUEST('arg1')}${sample}) { ${OUT('out', 'ssl_write', 'arg1')}; } }
+uprobe:${o.nodeBinary}:SSL_write /${self}/ { ${check('arg1', 'out', 'ssl_write')} }
 tracepoint:syscalls:sys_enter_read /${self}/ { @rb[tid] = args->buf; }
 tracepoint:syscalls:sys_exit_read /@rb[tid]/
 {
   $b = @rb[tid]; delete(@rb[tid]);
-  if (args->ret > 0 && ${IS_REQUEST('$b')}${sample}) { ${OUT('in', 'read', '$b')}; }
+  if (args->ret > 0) { ${check('$b', 'in', 'read')} }
 }
 tracepoint:syscalls:sys_enter_recvfrom /${self}/ { @rb[tid] = args->ubuf; }
 tracepoint:syscalls:sys_exit_recvfrom /@rb[tid]/
 {
   $b = @rb[tid]; delete(@rb[tid]);
-  if (args->ret > 0 && ${IS_REQUEST('$b')}${sample}) { ${OUT('in', 'recvfrom', '$b')}; }
+  if (args->ret > 0) { ${check('$b', 'in', 'recvfrom')} }
 }
 END { clear(@rb); }
 `;

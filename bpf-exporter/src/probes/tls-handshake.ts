@@ -16,6 +16,8 @@ export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6s
 const OUT = (lib: string): string =>
   `printf("{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n"`;
 
+// @nhs: 0 = not seen, 1 = handshake finished, >1 = start time. TLS 1.3 post-handshake messages (session tickets) raise
+// HANDSHAKE_START/DONE again on the same SSL: only the first handshake counts.
 function nodeSection(bin: string, i: number): string {
   return `
 uprobe:${bin}:SSL_set_connect_state { @nrole${i}[arg0] = 1; }
@@ -23,18 +25,15 @@ uprobe:${bin}:SSL_set_accept_state { @nrole${i}[arg0] = 2; }
 uprobe:${bin}:${NODE_INFO_CALLBACK}
 {
   if ((arg1 & 0x10) && @nhs${i}[arg0] == 0) { @nhs${i}[arg0] = nsecs; }
-  if (arg1 & 0x20) {
-    $t = @nhs${i}[arg0];
-    if ($t) {
-      ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 1);
-      delete(@nhs${i}[arg0]);
-    }
+  if ((arg1 & 0x20) && @nhs${i}[arg0] > 1) {
+    ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - @nhs${i}[arg0], @nrole${i}[arg0], 1);
+    @nhs${i}[arg0] = 1;
   }
 }
 uprobe:${bin}:SSL_free
 {
   $t = @nhs${i}[arg0];
-  if ($t) { ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 0); }
+  if ($t > 1) { ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 0); }
   delete(@nhs${i}[arg0]); delete(@nrole${i}[arg0]);
 }`;
 }

@@ -117,7 +117,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       }
       const registry = new Registry();
       const tel = createHopTelemetry({ service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace }, {
-        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
+        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, otlpProtocol: cfg.otlpProtocol, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
         samplerP99KneeMs: cfg.samplerP99KneeMs, samplerAdaptive: cfg.samplerAdaptive, registry, extraProcessors: spanProcessors,
       });
       telemetries.push(tel);

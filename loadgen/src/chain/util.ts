@@ -1,5 +1,4 @@
 /** Small helpers the hops share: seeded randomness, hashing to a fraction, sleeping, a concurrency gate, tokens. */
-import { createHash } from 'node:crypto';
 
 /** mulberry32: tiny, fast, seeded; good enough for simulated noise. */
 export function seededRandom(seed: number): () => number {
@@ -13,9 +12,17 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** Deterministic fraction in [0, 1) from a string (same query → same cache/recall outcome). */
+/** Deterministic fraction in [0, 1) from a string (same query → same cache/recall outcome): FNV-1a + murmur3's
+ *  finaliser, cheap enough to run several times per request. */
 export function hashFraction(s: string): number {
-  return createHash('sha1').update(s).digest().readUInt32BE(0) / 4294967296;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));

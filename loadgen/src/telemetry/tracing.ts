@@ -6,7 +6,8 @@
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Context } from '@opentelemetry/api';
@@ -36,6 +37,7 @@ export interface HopIdentity {
 export interface HopTelemetryOptions {
   tracing: boolean;
   otlpEndpoint: string;
+  otlpProtocol?: 'http/protobuf' | 'http/json';
   samplerBaseRate: number;
   samplerMinRate: number;
   samplerP99KneeMs: number;
@@ -79,7 +81,9 @@ export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): 
     // No service label: Prometheus adds service/pod as target labels (a metric label would become exported_service).
     registry: opts.registry,
   });
-  const exporter = new OTLPTraceExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 });
+  const exporter = opts.otlpProtocol === 'http/json'
+    ? new OTLPJsonExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 })
+    : new OTLPProtoExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 });
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: 8192, maxExportBatchSize: 512, scheduledDelayMillis: 500 });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({

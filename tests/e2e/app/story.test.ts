@@ -266,6 +266,31 @@ test('alerts: a rule with mistakes is refused with one message per mistake, a fi
   }
 });
 
+test('linked panels: hovering a chart shows the same instant on the heatmap; dragging zooms the shared time range', { skip }, async () => {
+  const { page, problems, context } = await openAppPage(browser, appUrl(stack.host, 'overview', { query: { from: 'now-3m', to: 'now' } }));
+  try {
+    const chart = page.getByTestId(testIds.viz.timeseries('rps')).locator('.u-over');
+    await chart.waitFor();
+    await page.getByTestId(testIds.viz.heatmapCanvas).waitFor();
+    const box = (await chart.boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
+    await page.getByTestId(testIds.viz.heatmapCrosshair).waitFor();
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.85, box.y + box.height / 2, { steps: 4 });
+    await page.mouse.move(box.x + box.width * 0.95, box.y + box.height / 2, { steps: 4 });
+    await page.mouse.up();
+    // Scenes writes an absolute range as ISO timestamps.
+    const abs = (v: string | null): number => (v && !v.startsWith('now') ? (/^\d+$/.test(v) ? Number(v) : Date.parse(v)) : NaN);
+    await waitFor('an absolute, zoomed range in the URL', async () => Number.isFinite(abs(new URL(page.url()).searchParams.get('from'))), 5000, 100);
+    const u = new URL(page.url());
+    const span = abs(u.searchParams.get('to')) - abs(u.searchParams.get('from'));
+    assert.ok(span > 0 && span < 60_000, `zoomed to ${span} ms (15% of 3 min ≈ 27 s)`);
+    await expectNoProblems(problems, 'linked panels');
+  } finally {
+    await context.close();
+  }
+});
+
 test('every view in both themes, screenshotted for the README and the postmortem', { skip }, async () => {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const views: Record<string, string> = {

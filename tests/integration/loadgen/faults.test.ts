@@ -22,7 +22,7 @@ describe('faults', () => {
 
   before(async () => {
     collector = await otlpCollector();
-    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0, samplerAdaptive: false, hopTimeoutMs: 1500, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, samplerAdaptive: false, hopTimeoutMs: 1500, spanProcessors: [new SimpleSpanProcessor(exporter)] });
   });
   after(async () => {
     await chain?.stop();

@@ -18,7 +18,7 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
 
   before(async () => {
     collector = await otlpCollector();
-    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0.3 });
+    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0.3 });
     prom = await startPrometheus(`${chain.controlUrl}/targets`);
     // Traffic on every path: both backends, both model versions, streaming and not, agent and RAG.
     const reqs = [];

@@ -33,7 +33,7 @@ describe('split mode: one process per pod', () => {
       });
     });
     await new Promise<void>((r) => exporter.listen(0, '127.0.0.1', () => r()));
-    const cfg = loadChainConfig({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0, exporterUrl: `http://127.0.0.1:${(exporter.address() as AddressInfo).port}` });
+    const cfg = loadChainConfig({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, exporterUrl: `http://127.0.0.1:${(exporter.address() as AddressInfo).port}` });
     chain = await startSplitChain(cfg, makeLogger('silent'));
   });
   after(async () => {

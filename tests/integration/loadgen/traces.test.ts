@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
+import { runLoad } from '../../../loadgen/src/load/driver';
 import { chat, otlpCollector, waitFor, type CollectedSpan } from './support';
 
 const SERVER = 2, CLIENT = 3;
@@ -40,7 +41,7 @@ describe('traces across the chain', () => {
 
   before(async () => {
     collector = await otlpCollector();
-    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0, samplerAdaptive: false });
+    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, samplerAdaptive: false });
   });
   after(async () => {
     await chain?.stop();
@@ -89,6 +90,25 @@ describe('traces across the chain', () => {
     assert.equal(exec.attributes['gen_ai.tool.name'], 'web_search');
   });
 
+  it('hopscope-load against the chain: streaming run, every request traced under its run id', async () => {
+    const sum = await runLoad({
+      target: chain.gatewayUrl, path: '/v1/chat/completions', method: 'POST', profile: { kind: 'constant', rps: 8, durationS: 1, arrivals: 'uniform' }, stream: true,
+      models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'], backend: 'mix', agentRatio: 0.25, maxTokens: 12, seed: 5, runId: 'run-cli-chain', timeoutMs: 10_000,
+      connections: 16, maxInFlight: 100, slo: { e2eMs: 10_000 }, traceparent: false,
+    });
+    assert.equal(sum.sent, 8);
+    assert.equal(sum.succeeded, 8, JSON.stringify(sum.errors));
+    assert.equal(sum.ttftMs.count, 8);
+    assert.ok(sum.tpotMs.count > 0 && sum.outputTokens >= 8);
+    assert.ok(Object.keys(sum.byModel).some((k) => k.startsWith('tgi/')) && Object.keys(sum.byModel).some((k) => k.startsWith('vllm/')));
+    await chain.forceFlush();
+    const roots = await waitFor('8 traced runs', async () => {
+      const r = collector.spans.filter((s) => s.service === 'gateway' && s.kind === SERVER && s.attributes['hopscope.run_id'] === 'run-cli-chain');
+      return r.length === 8 ? r : undefined;
+    });
+    assert.ok(roots.every((r) => r.attributes['hopscope.load_test'] === true));
+  });
+
   it('continues a caller\'s W3C traceparent', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const r = await chat(chain.gatewayUrl, {}, { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-hopscope-route': 'direct' });
@@ -102,7 +122,7 @@ describe('traces across the chain', () => {
 describe('adaptive sampling keeps errors', () => {
   it('at a 1% head rate, healthy traces are mostly dropped and every errored trace is exported whole', async () => {
     const collector = await otlpCollector();
-    const chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, vectorCacheHitRate: 0, samplerBaseRate: 0.01, samplerMinRate: 0.01 });
+    const chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, samplerBaseRate: 0.01, samplerMinRate: 0.01 });
     try {
       for (let i = 0; i < 10; i++) assert.equal((await chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `healthy ${i}` }] })).status, 200);
       await chain.forceFlush();

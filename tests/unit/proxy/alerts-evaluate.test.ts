@@ -46,3 +46,16 @@ test('rules are validated', () => {
   assert.equal(AlertRule.safeParse({ id: 'ok', name: 'x', conditions: [] }).success, false);
   assert.equal(AlertRule.safeParse({ id: 'ok', name: 'x', conditions: [{ kind: 'kernel', type: 'nope' }] }).success, false);
 });
+
+test('the fast kernel-event check agrees with the zod schema', async () => {
+  const { looksValid } = await import('../../../backend-proxy/src/sources/exporters');
+  const { KernelEvent } = await import('../../../contract');
+  const good = ev(1, 'tls_handshake', 'p', 5);
+  const cases: unknown[] = [
+    good, { ...good, traceId: 'a'.repeat(32) }, { ...good, traceId: 'A'.repeat(32) }, { ...good, type: 'nope' }, { ...good, pid: -1 },
+    { ...good, pid: 1.5 }, { ...good, mode: 'fake' }, { ...good, detail: [] }, { ...good, durationMs: -1 }, { ...good, ts: 'x' }, null, 3,
+    { ...good, pod: 7 }, { ...good, comm: undefined },
+  ];
+  for (const c of cases) if (looksValid(c)) assert.equal(KernelEvent.safeParse(c).success, true, JSON.stringify(c));
+  assert.equal(looksValid(good), true);
+});

@@ -19,17 +19,32 @@ test('sequential children: the path alternates parent gaps and each child, chron
   assert.deepEqual([...t.self], [30, 30, 40]);
 });
 
-test('parallel children: only the one finishing last is on the path; self time subtracts the union', () => {
+test('parallel children: the branch running latest before the cursor blocks; self time subtracts the union', () => {
   const spans = [
     sp('1', undefined, 'a', 'root', 'server', 0, 100),
     sp('2', '1', 'a', 'fast', 'internal', 10, 30),
     sp('3', '1', 'a', 'slow', 'internal', 10, 80),
     sp('4', '1', 'a', 'overlap', 'internal', 70, 85),
   ];
-  // overlap ends last (85), then slow ends at 80 > overlap's start 70 so it is skipped, fast ends 30 ≤ 70.
-  assert.deepEqual(pathOf(spans), [['root', 0, 10], ['fast', 10, 30], ['root', 30, 70], ['overlap', 70, 85], ['root', 85, 100]]);
+  // overlap ends last (85); before its start (70) slow was still running, so slow blocks [10, 70]; fast never does.
+  assert.deepEqual(pathOf(spans), [['root', 0, 10], ['slow', 10, 70], ['overlap', 70, 85], ['root', 85, 100]]);
   const t = buildTree(spans);
   assert.equal(t.self[0], 100 - 75); // children cover [10, 85]
+});
+
+test('sequential siblings overlapping by a clock tick stay on the path (not handed to the parent)', () => {
+  const spans = [
+    sp('1', undefined, 'gw', 'root', 'server', 0, 620),
+    sp('2', '1', 'gw', 'call embedding', 'client', 1, 521.6), // ends 0.6 ms after the next call starts
+    sp('3', '2', 'emb', 'embed', 'server', 9, 520.4),
+    sp('4', '1', 'gw', 'call cache', 'client', 521, 556),
+    sp('5', '1', 'gw', 'call llm', 'client', 556, 620),
+  ];
+  const names = pathOf(spans).map((p) => p[0]);
+  assert.deepEqual(names, ['root', 'call embedding', 'embed', 'call embedding', 'call cache', 'call llm']);
+  const path = pathOf(spans);
+  const embed = path.filter((p) => p[0] === 'embed').reduce((a, p) => a + p[2] - p[1], 0);
+  assert.ok(embed > 500, String(embed));
 });
 
 test('async children (producer, or outliving a same-service parent) are off the path and not subtracted', () => {

@@ -24,8 +24,24 @@ export async function tcpRetransmitAvailable(): Promise<true | string> {
   }
 }
 
+let sweptStale = false;
+
+/** Removes tables left by chain processes that died without cleaning up (their pid is gone). */
+async function sweepStaleTables(): Promise<void> {
+  if (sweptStale) return;
+  sweptStale = true;
+  const { stdout } = await run('nft', ['list', 'tables']).catch(() => ({ stdout: '' }));
+  for (const m of stdout.matchAll(/table inet (lg-hopscope-(\d+)-\d+)/g)) {
+    const pid = Number(m[2]);
+    let alive = true;
+    try { process.kill(pid, 0); } catch (err) { alive = (err as NodeJS.ErrnoException).code === 'EPERM'; }
+    if (!alive) await run('nft', ['delete', 'table', 'inet', m[1]]).catch(() => {});
+  }
+}
+
 /** Installs the drop rule; returns the table name (to remove later). */
 export async function startRetransmits(ports: number[], percent: number): Promise<string> {
+  await sweepStaleTables();
   const table = `lg-hopscope-${process.pid}-${seq++}`;
   const p = Math.max(1, Math.min(50, Math.round(percent)));
   await run('nft', ['add', 'table', 'inet', table]);

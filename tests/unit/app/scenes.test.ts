@@ -1,0 +1,91 @@
+/**
+ * Scene factories and the URL state of the view scenes. @grafana/scenes and @grafana/ui only run in a browser, so the
+ * factories are bundled with esbuild and constructed in Chromium (no server, no host): what each page declares
+ * (URL, route, drill-downs, preserved keys, variables, controls) and the URL keys each scene object owns round-trip.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { build } from 'esbuild';
+import type { Browser } from 'playwright-core';
+
+import { CHROMIUM_PATH, launchBrowser } from '../../support/browser';
+
+const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
+let browser: Browser;
+let report: Record<string, any>;
+
+before(async () => {
+  if (skip) {
+    return;
+  }
+  const out = await build({
+    entryPoints: [join(import.meta.dirname, 'support/scenesEntry.ts')],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'chrome120',
+    loader: { '.css': 'empty', '.svg': 'empty', '.png': 'empty', '.woff2': 'empty' },
+    define: { 'process.env.NODE_ENV': '"production"', global: 'globalThis' },
+    logLevel: 'silent',
+  });
+  browser = await launchBrowser();
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.setContent('<!doctype html><html><head></head><body></body></html>');
+  await page.evaluate('window.grafanaBootData = { settings: { buildInfo: {}, featureToggles: {}, datasources: {}, panels: {}, apps: {} }, user: { theme: "dark", timezone: "utc" }, navTree: [] };');
+  await page.addScriptTag({ content: out.outputFiles[0].text });
+  report = (await page.evaluate('window.__hopscopeScenes()')) as Record<string, any>;
+  assert.deepEqual(errors, []);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+const KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service'];
+
+test('every page is a SceneAppPage at its route with a URL-synced time range, variables and the export control', { skip }, () => {
+  for (const name of ['overview', 'services', 'traces', 'compare', 'alerts']) {
+    const p = report[name];
+    assert.equal(p.url, `/a/hopscope-rca-app/${name}`);
+    assert.equal(p.routePath, `${name}/*`);
+    assert.deepEqual(p.preserveUrlKeys, KEYS, `${name} keeps the time range and variables`);
+    assert.deepEqual(p.variables, ['backend', 'model', 'service']);
+    assert.equal(p.timeRange, 'now-1h..now');
+    assert.ok(p.controls.includes('ExportButton'), `${name} has the export button`);
+  }
+  assert.deepEqual([report.overview.body, report.services.body, report.traces.body, report.compare.body, report.alerts.body], ['OverviewScene', 'ServicesListScene', 'TraceSearchScene', 'CompareScene', 'AlertsScene']);
+  assert.ok(report.overview.controls.includes('VariableValueSelectors'));
+  assert.ok(!report.compare.controls.includes('VariableValueSelectors'), 'compare has its own A/B selectors');
+});
+
+test('drill-downs: services/:service → pods/:pod and traces/:traceId, each a URL with its parent for breadcrumbs', { skip }, () => {
+  assert.deepEqual(report.services.drilldowns, [':service/*']);
+  assert.deepEqual(report.traces.drilldowns, [':traceId/*']);
+  assert.equal(report.service.url, '/a/hopscope-rca-app/services/llm%20vllm');
+  assert.equal(report.service.body, 'ServiceScene');
+  assert.deepEqual(report.service.drilldowns, ['pods/:pod/*']);
+  assert.equal(report.service.parent, '/a/hopscope-rca-app/services');
+  assert.equal(report.pod.url, '/a/hopscope-rca-app/services/llm%20vllm/pods/rag-0');
+  assert.equal(report.pod.body, 'PodScene');
+  assert.equal(report.pod.parent, report.service.url);
+  assert.equal(report.trace.url, `/a/hopscope-rca-app/traces/${'ab'.repeat(16)}`, 'trace ids are normalised to lower case');
+  assert.equal(report.trace.body, 'TraceScene');
+  assert.deepEqual(report.pod.preserveUrlKeys, KEYS);
+});
+
+test('scene objects declare their URL keys and round-trip their state', { skip }, () => {
+  const u = report.urlState;
+  assert.deepEqual(u.searchKeys, ['service', 'minDurationMs', 'status']);
+  assert.deepEqual(u.search, { service: 'rag', minDurationMs: '2100', status: 'timeout' });
+  assert.deepEqual(u.searchBad, { service: undefined, minDurationMs: undefined, status: undefined });
+  assert.deepEqual(u.compareKeys, ['a', 'b']);
+  assert.deepEqual(u.compareDefault, { a: 'backend=vllm', b: 'backend=tgi' });
+  assert.deepEqual(u.compare, { a: 'backend=vllm,model=v1', b: 'backend=vllm,model=v2' });
+  assert.deepEqual(u.spanKeys, ['span']);
+  assert.deepEqual(u.span, { span: '00f067aa0ba902b7' });
+});

@@ -1,0 +1,80 @@
+/**
+ * Bundled for the browser by scenes.test.ts: constructs every page factory and view scene of the app and reports what
+ * they declare (URLs, routes, drill-downs, preserved keys, variables, URL state), so the test can assert on it.
+ */
+import { SceneAppPage, type SceneObject, type SceneRouteMatch } from '@grafana/scenes';
+
+import { alertsViewPage } from '../../../../src/features/alerts/alertsPage';
+import { compareViewPage } from '../../../../src/features/compare/comparePage';
+import { CompareScene } from '../../../../src/features/compare/CompareScene';
+import { overviewViewPage } from '../../../../src/features/overview/overviewPage';
+import { servicesViewPage } from '../../../../src/features/services/servicesPage';
+import { tracesViewPage } from '../../../../src/features/traces/tracesPage';
+import { TraceScene, TraceSearchScene } from '../../../../src/features/traces/TracesScene';
+
+interface PageReport {
+  url: string;
+  routePath: string;
+  preserveUrlKeys: string[];
+  drilldowns: string[];
+  variables: string[];
+  timeRange: string;
+  body: string;
+  controls: string[];
+}
+
+const match = (params: Record<string, string>): SceneRouteMatch => ({ params, isExact: true, path: '', url: '' });
+
+function describe(page: SceneAppPage): PageReport {
+  const scene = page.getScene(match({}));
+  const body = (scene.state.body.state as { children: Array<{ state: { body: SceneObject } }> }).children[0].state.body;
+  return {
+    url: page.state.url,
+    routePath: page.state.routePath,
+    preserveUrlKeys: page.state.preserveUrlKeys ?? [],
+    drilldowns: (page.state.drilldowns ?? []).map((d) => d.routePath),
+    variables: (scene.state.$variables?.state.variables ?? []).map((v) => v.state.name),
+    timeRange: `${scene.state.$timeRange?.state.from}..${scene.state.$timeRange?.state.to}`,
+    body: body.constructor.name,
+    controls: (scene.state.controls ?? []).map((c) => c.constructor.name),
+  };
+}
+
+function run(): unknown {
+  const pages = { overview: overviewViewPage(), services: servicesViewPage(), traces: tracesViewPage(), compare: compareViewPage(), alerts: alertsViewPage() };
+  const report: Record<string, unknown> = {};
+  for (const [name, page] of Object.entries(pages)) {
+    report[name] = describe(page);
+  }
+  const services = pages.services;
+  const service = services.state.drilldowns![0].getPage(match({ service: 'llm%20vllm' }), services) as SceneAppPage;
+  const pod = service.state.drilldowns![0].getPage(match({ pod: 'rag-0' }), service) as SceneAppPage;
+  const trace = pages.traces.state.drilldowns![0].getPage(match({ traceId: 'AB'.repeat(16) }), pages.traces) as SceneAppPage;
+  report.service = { ...describe(service), parent: service.state.getParentPage?.().state.url };
+  report.pod = { ...describe(pod), parent: pod.state.getParentPage?.().state.url };
+  report.trace = describe(trace);
+
+  const search = new TraceSearchScene();
+  search.updateFromUrl({ service: 'rag', minDurationMs: '2100', status: 'timeout' });
+  const searchState = search.getUrlState();
+  const bad = new TraceSearchScene();
+  bad.updateFromUrl({ minDurationMs: '-1', status: 'nope' });
+  const compare = new CompareScene();
+  const compareDefault = compare.getUrlState();
+  compare.updateFromUrl({ a: 'backend=vllm,model=v1', b: 'backend=vllm,model=v2' });
+  const traceScene = new TraceScene('ab'.repeat(16));
+  traceScene.updateFromUrl({ span: '00f067aa0ba902b7' });
+  report.urlState = {
+    search: searchState,
+    searchBad: bad.getUrlState(),
+    searchKeys: search.urlSync?.getKeys(),
+    compareDefault,
+    compare: compare.getUrlState(),
+    compareKeys: compare.urlSync?.getKeys(),
+    span: traceScene.getUrlState(),
+    spanKeys: traceScene.urlSync?.getKeys(),
+  };
+  return report;
+}
+
+(window as unknown as { __hopscopeScenes: () => unknown }).__hopscopeScenes = run;
