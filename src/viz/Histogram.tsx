@@ -54,8 +54,8 @@ export function Histogram({ series, height = 200, unit = 'ms', normalize = true,
     <div ref={ref} className={styles.wrap} data-testid={testIds.viz.histogram}>
       <svg width={width} height={height} role="img" aria-label={`Distribution of ${series.map((s) => s.label).join(' vs ')}`}>
         <line x1={PAD.l} x2={PAD.l + w} y1={PAD.t + h} y2={PAD.t + h} stroke={theme.colors.border.medium} />
-        {ticks.map((t, i) => (
-          <text key={t.x} x={t.x} y={height - 6} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'} fill={theme.colors.text.secondary} fontSize={11}>
+        {width > 0 && ticks.map((t, i) => (
+          <text key={i} x={t.x} y={height - 6} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'} fill={theme.colors.text.secondary} fontSize={11}>
             {t.label}
           </text>
         ))}
@@ -73,11 +73,11 @@ export function Histogram({ series, height = 200, unit = 'ms', normalize = true,
             return <path key={s.label} d={d} fill={color} fillOpacity={0.18} stroke={color} strokeWidth={1.5} />;
           })}
         {width > 0 &&
-          markers.map((m) =>
+          markers.map((m, mi) =>
             m.value >= edges[0] && m.value <= edges[edges.length - 1] ? (
               <g key={m.label}>
                 <line x1={sx(m.value)} x2={sx(m.value)} y1={PAD.t} y2={PAD.t + h} stroke={m.color ?? theme.colors.text.secondary} strokeDasharray="4 3" />
-                <text x={sx(m.value) + 3} y={PAD.t + 10} fontSize={10} fill={m.color ?? theme.colors.text.secondary}>
+                <text x={sx(m.value) + 3} y={PAD.t + 10 + mi * 12} fontSize={10} fill={m.color ?? theme.colors.text.secondary}>
                   {m.label}
                 </text>
               </g>

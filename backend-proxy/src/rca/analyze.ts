@@ -193,16 +193,21 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
   const onPathArr = new Float64Array(n);
   const seenOnPath = new Uint8Array(n);
   const firstSeen: number[] = [];
+  const chain: number[] = [];
   for (const sg of segs) {
     if (!seenOnPath[sg.index]) {
-      seenOnPath[sg.index] = 1;
-      firstSeen.push(sg.index);
+      // Ancestors the path went through without own time (a server span its children cover) still frame it.
+      chain.length = 0;
+      for (let a = sg.index; a >= 0 && !seenOnPath[a]; a = a === anchor ? -1 : t.parent[a]) {
+        seenOnPath[a] = 1;
+        chain.push(a);
+      }
+      for (let k = chain.length - 1; k >= 0; k--) firstSeen.push(chain[k]);
     }
     onPathArr[sg.index] += sg.endMs - sg.startMs;
   }
   const onPath = { get: (i: number): number => onPathArr[i] };
-  // Spans whose own time is on the path, but also zero-width ancestors of path spans (a server span entirely
-  // covered by its children still frames them), in order of first appearance.
+  // Spans in order of first appearance on the path.
   const pathItems: PathItem[] = [];
   const noBaselineOps = new Set<string>();
   const kbuf: number[] = [];

@@ -37,6 +37,11 @@ export interface SyntheticOptions {
   clockSkewMs?: Record<string, number>;
   /** Client deadlines per calling hop (ms); default gateway 8 s, agent 3 s. `{}` disables them (long benchmark traces). */
   deadlinesMs?: Record<string, number>;
+  /**
+   * Span starts truncated to whole milliseconds (default true), as the chain's SDK records them (Date.now()-based
+   * starts, precise ends): consecutive sibling calls then overlap by a fraction of a millisecond.
+   */
+  coarseStarts?: boolean;
   /** Drop these hops' spans, as if they lost the traceparent or are not instrumented. */
   uninstrumented?: string[];
 }
@@ -295,6 +300,7 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     const pod = healthy[Math.floor(r() * healthy.length)];
     kev(pod.replace(/-[0-9a-f]{5}-\d+$/, ''), Number(pod.slice(pod.lastIndexOf('-') + 1)), 'tcp_retransmit', t0 + r() * (tEnd - t0), undefined, { state: 'ESTABLISHED' });
   }
+  if (o.coarseStarts ?? true) for (const sp of spans) sp.startMs = Math.floor(sp.startMs);
   kernel.sort((a, b) => a.ts - b.ts);
   return { traceId, spans, kernelEvents: kernel, ...(fault ? { truth: { service: fault.hop, pod: podName(fault.hop, 0), kind: fault.kind } } : {}) };
 }

@@ -110,7 +110,7 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
         id="alert-rules"
         title="Composite rules"
         section={rules}
-        height={220}
+        height={rules.status === 'ok' ? Math.min(320, 60 + rules.data.rules.length * 34) : 160}
         isEmpty={(d) => d.rules.length === 0}
         emptyText="No rule yet: create one (the example joins slow TLS handshakes and a GPU allocation failure)."
         actions={

@@ -164,7 +164,7 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
           {(d) =>
             hists && (
               <Histogram
-                height={180}
+                height={170}
                 series={[
                   { label: `A: ${la}`, hist: hists[0] },
                   { label: `B: ${lb}`, hist: hists[1] },

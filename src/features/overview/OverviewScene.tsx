@@ -158,7 +158,7 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
             emptyText={goldenData?.missing.find((m) => m.metric === def.metric)?.reason ?? 'No series for this metric in this range.'}
           >
             {(_d, width, height) => (
-              <div data-testid={testIds.viz.timeseries(def.metric)}>
+              <div data-testid={testIds.viz.timeseries(def.metric)} data-annotations={annotations.length}>
                 <TimeSeriesPanel
                   id={def.metric}
                   frames={frames.get(def.metric) ?? []}

@@ -119,6 +119,9 @@ test('the incident story: overview → fault → service → pod → kernel evid
     const ragLink = page.getByTestId(testIds.overview.serviceLink('rag'));
     await ragLink.waitFor();
     await waitFor('rag P99 above 1 s on the overview', async () => /P99 (\d{4,}) ms/.test(await ragLink.innerText()), 15_000);
+    // The fault is drawn as a marker on the charts (from the chain's fault API, through the proxy's annotations).
+    const rpsChart = page.getByTestId(testIds.viz.timeseries('rps'));
+    await waitFor('the fault as an annotation', async () => Number(await rpsChart.getAttribute('data-annotations')) >= 1, 15_000);
     visited.overview = page.url();
 
     // service → its pods
@@ -286,6 +289,14 @@ test('linked panels: hovering a chart shows the same instant on the heatmap; dra
     const span = abs(u.searchParams.get('to')) - abs(u.searchParams.get('from'));
     assert.ok(span > 0 && span < 60_000, `zoomed to ${span} ms (15% of 3 min ≈ 27 s)`);
     await expectNoProblems(problems, 'linked panels');
+
+    // A heatmap row is a button: it opens the pod that owns that GPU.
+    await page.goto(appUrl(stack.host, 'overview', { query: RANGE }), { waitUntil: 'domcontentloaded' });
+    const row = page.locator(`[data-testid^="${testIds.viz.heatmapRow('')}"]:not([disabled])`).first();
+    await row.waitFor();
+    await row.click();
+    await page.getByTestId(testIds.page.container('pod')).waitFor();
+    assert.match(new URL(page.url()).pathname, /^\/a\/hopscope-rca-app\/services\/llm-(vllm|tgi)\/pods\/llm-(vllm|tgi)-[0-9a-f]{5}-\d$/);
   } finally {
     await context.close();
   }

@@ -126,6 +126,39 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
     assert.ok((await prom.query('sum(hopscope_vector_cache_lookups_total{result="miss"}) > 0')).length);
   });
 
+  it('faults move the right hop\'s numbers in Prometheus (latency on rag, gpu_oom on llm-vllm)', async () => {
+    const snapshot = async () => {
+      const q = async (metric: string) => Object.fromEntries((await prom.query(`sum by (service) (${metric}{route!="unknown"})`)).map((r: { metric: { service: string }; value: [number, string] }) => [r.metric.service, Number(r.value[1])]));
+      return { sum: await q('hopscope_request_duration_seconds_sum'), count: await q('hopscope_request_duration_seconds_count') };
+    };
+    /** Waits until Prometheus has scraped everything served so far (its rag count equals rag's own). */
+    const settled = async () => {
+      let want = 0;
+      for (const h of chain.hops.filter((x) => x.hop === 'rag')) {
+        const text = await (await fetch(h.metricsUrl)).text();
+        want += [...text.matchAll(/hopscope_request_duration_seconds_count\{route="\/v1\/retrieve"\} (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+      }
+      return waitFor('scrape', async () => { const s = await snapshot(); return s.count.rag === want ? s : undefined; });
+    };
+    const a = await settled();
+    const post = (b: unknown) => fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) }).then((r) => r.json() as Promise<{ id: string }>);
+    const lat = await post({ target: 'rag', kind: 'latency', magnitude: 400 });
+    const oom = await post({ target: 'llm-vllm', kind: 'gpu_oom', magnitude: 1 });
+    chain.settings.vectorCacheHitRate = 0;
+    for (let i = 0; i < 4; i++) await chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `prom fault ${i}` }] }, { 'x-hopscope-backend': 'vllm' });
+    const b = await settled();
+    chain.settings.vectorCacheHitRate = 0.3;
+    for (const f of [lat, oom]) await fetch(`${chain.controlUrl}/faults/${f.id}`, { method: 'DELETE' });
+    const mean = (svc: string) => (b.sum[svc] - a.sum[svc]) / (b.count[svc] - a.count[svc]);
+    assert.ok(mean('rag') >= 0.4, `rag mean ${mean('rag')} s`);
+    assert.ok(mean('vector-cache') >= 0.4, 'its caller');
+    assert.ok(mean('embedding') < 0.2, `embedding mean ${mean('embedding')} s`);
+    await waitFor('alloc failures scraped', async () => (await prom.query('sum(hopscope_gpu_alloc_failures_total{service="llm-vllm"}) >= 4')).length > 0);
+    assert.ok((await prom.query('sum(vllm:request_success_total{finished_reason="abort"}) >= 4')).length > 0);
+    assert.ok((await prom.query('max by (pod) (DCGM_FI_DEV_FB_USED{pod=~"llm-vllm-.*"}) > 80000')).length > 0, 'framebuffer full on the vLLM GPUs');
+    assert.equal((await prom.query('max(DCGM_FI_DEV_FB_USED{pod=~"llm-tgi-.*"}) > 80000')).length, 0, 'not on the TGI GPUs');
+  });
+
   it('switches: removing DCGM_FI_PROF_SM_ACTIVE and the lowercase hostname label', async () => {
     const put = (b: unknown) => fetch(`${chain.controlUrl}/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
     assert.equal((await put({ dcgmSmActive: false, dcgmHostnameLabel: 'hostname' })).status, 200);

@@ -24,7 +24,7 @@ test('a span around every source call and every root-cause run', async () => {
   await (await fetch(`${proxy.url}/api/golden?backend=tgi`)).json();
   await (await fetch(`${proxy.url}/api/traces/${hex(6, 32)}/rca`)).json();
   const names = exporter.getFinishedSpans().map((s) => s.name);
-  assert.equal(names.filter((n) => n === 'prometheus GET').length, 4); // the four TGI golden queries
+  assert.equal(names.filter((n) => n === 'prometheus GET').length, 5); // the five TGI golden queries
   assert.ok(names.includes('rca trace'));
   const rca = exporter.getFinishedSpans().find((s) => s.name === 'rca trace')!;
   assert.equal(rca.attributes['hopscope.spans'], 3);

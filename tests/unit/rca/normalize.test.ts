@@ -143,3 +143,35 @@ test('spansToOtlp → otlpToSpans round-trips a synthetic chain trace, and the R
   assert.deepEqual(y.candidates.map((c) => [c.service, c.pod]), x.candidates.map((c) => [c.service, c.pod]));
   assert.equal(y.candidates[0].service, 'rag');
 });
+
+test('OTLP JSON as the OpenTelemetry JS SDK serialises it (JsonTraceSerializer) normalises with links, kinds, status', async () => {
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const api = await import('@opentelemetry/api');
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'rag', 'k8s.pod.name': 'rag-abcde-0' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const tracer = provider.getTracer('t');
+  const parent = tracer.startSpan('retrieve', { kind: api.SpanKind.SERVER, attributes: { 'gen_ai.usage.input_tokens': 700, ratio: 0.25, ok: true, tags: ['a', 'b'] } });
+  const child = tracer.startSpan('POST /v1/search', { kind: api.SpanKind.CLIENT, attributes: { 'error.type': 'timeout' } }, api.trace.setSpan(api.ROOT_CONTEXT, parent));
+  child.setStatus({ code: api.SpanStatusCode.ERROR, message: 'timeout after 1500 ms calling tool' });
+  child.end();
+  parent.end();
+  const body = JSON.parse(Buffer.from(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans())!).toString('utf8'));
+  const spans = otlpToSpans(body);
+  const p = spans.find((s) => s.name === 'retrieve')!;
+  const c = spans.find((s) => s.name === 'POST /v1/search')!;
+  assert.equal(c.parentSpanId, p.spanId);
+  assert.equal(c.traceId, p.traceId);
+  assert.equal(p.traceId, parent.spanContext().traceId);
+  assert.equal(p.kind, 'server');
+  assert.equal(c.kind, 'client');
+  assert.equal(c.status, 'timeout');
+  assert.deepEqual([p.attributes['gen_ai.usage.input_tokens'], p.attributes.ratio, p.attributes.ok, p.attributes.tags], [700, 0.25, true, '["a","b"]']);
+  assert.equal(p.resource['k8s.pod.name'], 'rag-abcde-0');
+  assert.equal(p.attributes['otel.scope.name'], 't');
+  await provider.shutdown();
+});

@@ -221,3 +221,17 @@ test('an entry server span (no client span above it) joins the slow handshake th
   const off = rankTrace({ spans, baseline: healthy, kernelEvents: [e], config: { kernelLookbackMs: 0 } });
   assert.ok(!off.candidates.some((c) => c.evidence.some((x) => x.kind === 'kernel:tls_handshake')));
 });
+
+test('the critical path lists a span its children cover entirely (it frames them), with no time of its own on it', () => {
+  const spans = [
+    sp('1', undefined, 'gw', 'root', 'server', 0, 100),
+    sp('2', '1', 'gw', 'call', 'client', 10, 90),
+    sp('3', '2', 'a', 'frame', 'server', 10, 90),
+    sp('4', '3', 'a', 'work', 'internal', 10, 90),
+  ];
+  const a = rankTrace({ spans });
+  const path = a.criticalPath as Array<{ operation: string; onPathMs: number }>;
+  assert.deepEqual(path.map((p) => p.operation), ['root', 'call', 'frame', 'work']);
+  assert.equal(path[2].onPathMs, 0);
+  assert.equal(path[3].onPathMs, 80);
+});
