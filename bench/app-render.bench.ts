@@ -122,7 +122,9 @@ try {
     ready.push((await page.evaluate(entries('hopscope:overview:ready')) as number[])[0]);
     heat.push(Math.max(...((await page.evaluate(entries('hopscope:heatmap'))) as number[])));
   }
-  rows.push({ measure: 'Overview interactive after navigation (ms)', median: median(ready), max: Math.max(...ready), target: 1500, rounds: ROUNDS });
+  // The first navigation is cold (host, plugin module and chunks fetched and compiled); the rest hit the HTTP cache.
+  rows.push({ measure: 'Overview interactive, first (cold) navigation (ms)', median: ready[0], max: ready[0], target: 1500, rounds: 1 });
+  rows.push({ measure: 'Overview interactive, warm navigations (ms)', median: median(ready.slice(1)), max: Math.max(...ready.slice(1)), target: 1500, rounds: ROUNDS - 1 });
   rows.push({ measure: `Heatmap ${ROWS}×${COLS} paint (ms)`, median: median(heat), max: Math.max(...heat), target: 50, rounds: ROUNDS });
   json.overviewReadyMs = ready;
   json.heatmapMs = heat;

@@ -11,7 +11,7 @@ import type { ProxyConfig } from '../config';
 import { HttpError, badRequest, notFound } from '../http/errors';
 import { rcaDuration } from '../metrics';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
-import { buildBaseline, rankTrace, rankWindow, type TraceRcaAnswer } from '../rca';
+import { buildBaseline, rankTrace, rankWindow, type Baseline, type TraceRcaAnswer } from '../rca';
 import { eventsFromAll } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import type { Sources } from '../sources';
@@ -53,6 +53,24 @@ function spansOf(body: unknown, what: string): Span[] {
   }
 }
 
+/** Built baselines, per proxy instance, for a few seconds: a user clicking through slow traces pays for one build. */
+const baselineCache = new WeakMap<Sources, Map<string, { at: number; value?: Baseline }>>();
+const BASELINE_TTL_MS = 10_000;
+
+async function cachedBaseline(sources: Sources, keys: Array<{ service: string; name: string }>, traceId: string, beforeMs: number): Promise<Baseline | undefined> {
+  let cache = baselineCache.get(sources);
+  if (!cache) baselineCache.set(sources, (cache = new Map()));
+  const key = `${keys.map((k) => `${k.service}\u0000${k.name}`).sort().join('\u0001')}|${Math.floor(beforeMs / 5000)}`;
+  const now = Date.now();
+  const hit = cache.get(key);
+  if (hit && now - hit.at < BASELINE_TTL_MS) return hit.value;
+  const spans = await sources.traces.baseline(keys, traceId, beforeMs);
+  const value = spans.length ? buildBaseline(spans) : undefined;
+  if (cache.size > 100) cache.clear();
+  cache.set(key, { at: now, value });
+  return value;
+}
+
 /** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
 export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] }> {
   if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
@@ -73,14 +91,14 @@ export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRc
   const end = Math.max(...spans.map((s) => s.endMs));
   // Baseline and kernel events in parallel; either missing degrades the answer (and says so), never fails it.
   const [base, kern] = await Promise.all([
-    settle(`${sources.traces.name} (baseline)`, () => sources.traces.baseline(keys, detail.traceId, start)),
+    settle(`${sources.traces.name} (baseline)`, () => cachedBaseline(sources, keys, detail.traceId, start)),
     sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined,
   ]);
   statuses.push(base.status);
   if (kern) statuses.push(...kern.sources);
   const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
     spans,
-    baseline: base.value?.length ? buildBaseline(base.value) : undefined,
+    baseline: base.value,
     kernelEvents: kern ? kern.events : undefined,
   }));
   const missing = [...answer.missing];

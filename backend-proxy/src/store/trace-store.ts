@@ -169,7 +169,7 @@ export class TraceStore {
    * operation (so the slow traces of an ongoing incident do not become their own baseline). Traces that ended before
    * `beforeMs` (the analysed trace's start) come first, newest first; later ones only fill up to `minTraces`.
    */
-  baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30): Span[] {
+  baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30, maxSpans = 50_000): Span[] {
     const want = new Set(keys.map((k) => `${k.service}\u0000${k.name}`));
     const earlier: Array<[string, Entry]> = [];
     const later: Array<[string, Entry]> = [];
@@ -201,7 +201,8 @@ export class TraceStore {
     const out: Span[] = [];
     let n = 0;
     for (const [id, e] of pool) {
-      if (n >= maxTraces) break;
+      // Bounded work for huge traces: enough healthy examples, not the whole store.
+      if (n >= maxTraces || (n > 0 && out.length + e.spans.length > maxSpans)) break;
       if (e.endMs - e.startMs > 2 * (median.get(rootOf.get(id)!) ?? Infinity)) continue;
       out.push(...e.spans);
       n++;

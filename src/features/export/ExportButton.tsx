@@ -14,6 +14,11 @@ import { downloadPostmortem } from '../../api/client';
 import { testIds } from '../../testIds';
 import { exportFileName, exportParams } from '../../transforms/exportParams';
 
+/** A view whose export should name some traces (their ranked causes go into the Markdown). */
+export interface TraceIdSource {
+  exportTraceIds(): string[];
+}
+
 interface ExportState extends SceneObjectState {
   status: 'idle' | 'working' | 'done' | 'error';
   message?: string;
@@ -41,6 +46,14 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     const range = sceneGraph.getTimeRange(this).state.value;
     const loc = locationService.getLocation();
     const params = exportParams(loc.pathname, loc.search, range.from.valueOf(), range.to.valueOf());
+    // Views that list traces (a service, a pod, a search) hand their slowest ones to the Markdown's root-cause section.
+    if (!params.traceId && this.parent) {
+      const lister = sceneGraph.findObject(this.parent, (o) => typeof (o as Partial<TraceIdSource>).exportTraceIds === 'function') as TraceIdSource | null;
+      const ids = lister?.exportTraceIds() ?? [];
+      if (ids.length) {
+        params.traceId = ids.slice(0, 5).join(',');
+      }
+    }
     this.setState({ status: 'working', message: undefined });
     const [png, md] = await Promise.all([
       downloadPostmortem({ ...params, format: 'png' }),

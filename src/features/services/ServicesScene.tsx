@@ -137,6 +137,11 @@ export class ServiceScene extends ViewObject<ViewState & { service: string }> {
     this.section('pods', api.pods(this.state.service, w));
     this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-service-traces')));
   }
+
+  public exportTraceIds(): string[] {
+    const t = this.get<TraceList>('traces');
+    return t.status === 'ok' ? t.data.traces.map((x) => x.traceId) : [];
+  }
 }
 
 function ServiceRenderer({ model }: SceneComponentProps<ServiceScene>) {
@@ -195,6 +200,11 @@ export class PodScene extends ViewObject<ViewState & { service: string; pod: str
     const w = { from: ctx.from, to: ctx.to };
     this.section('events', api.kernelEvents(this.state.pod, w));
     this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-pod-traces')));
+  }
+
+  public exportTraceIds(): string[] {
+    const t = this.get<TraceList>('traces');
+    return t.status === 'ok' ? t.data.traces.map((x) => x.traceId) : [];
   }
 }
 

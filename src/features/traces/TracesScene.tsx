@@ -67,6 +67,12 @@ export class TraceSearchScene extends ViewObject<SearchState> {
     const s = this.state.search;
     this.section('traces', api.traces({ from: ctx.from, to: ctx.to, service: s.service, minDurationMs: s.minDurationMs, status: s.status, limit: 100 }));
   }
+
+  /** The slowest listed traces, for the postmortem export. */
+  public exportTraceIds(): string[] {
+    const t = this.get<TraceList>('traces');
+    return t.status === 'ok' ? [...t.data.traces].sort((a, b) => b.durationMs - a.durationMs).map((x) => x.traceId) : [];
+  }
 }
 
 function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {

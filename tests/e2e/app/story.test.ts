@@ -67,6 +67,26 @@ async function settleAndShoot(page: Page, name: string, theme: 'dark' | 'light')
   await page.screenshot({ path: join(SCREENSHOT_DIR, `app-${name}-${theme}.png`), fullPage: true });
 }
 
+/** Clicks "Export for postmortem" and returns the two downloads (PNG checked for its signature, Markdown as text). */
+async function exportView(page: Page): Promise<{ pngName: string; md: string }> {
+  const downloads: Array<{ name: string; path: string }> = [];
+  const onDownload = async (d: import('playwright-core').Download): Promise<void> => {
+    downloads.push({ name: d.suggestedFilename(), path: (await d.path()) ?? '' });
+  };
+  page.on('download', onDownload);
+  try {
+    await page.getByTestId(testIds.export.button).click();
+    await page.getByTestId(testIds.export.done).waitFor({ timeout: 60_000 });
+    await waitFor('two downloads', async () => downloads.length === 2 && downloads.every((d) => d.path), 10_000, 100);
+  } finally {
+    page.off('download', onDownload);
+  }
+  const png = downloads.find((d) => d.name.endsWith('.png'))!;
+  const md = downloads.find((d) => d.name.endsWith('.md'))!;
+  assert.deepEqual([...readFileSync(png.path).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
+  return { pngName: png.name, md: readFileSync(md.path, 'utf8') };
+}
+
 async function screenshotBothThemes(name: string, raw: string): Promise<void> {
   for (const theme of ['dark', 'light'] as const) {
     const url = new URL(raw);
@@ -176,19 +196,18 @@ test('the incident story: overview → fault → service → pod → kernel evid
     assert.equal(page.url(), visited.trace);
 
     // export for the postmortem: a PNG and a Markdown file, both from the proxy
-    await page.getByTestId(testIds.traces.candidate(1)).waitFor();
-    const downloads: Array<{ name: string; path: string }> = [];
-    page.on('download', async (d) => downloads.push({ name: d.suggestedFilename(), path: (await d.path()) ?? '' }));
-    await page.getByTestId(testIds.export.button).click();
-    await page.getByTestId(testIds.export.done).waitFor({ timeout: 60_000 });
-    await waitFor('two downloads', async () => downloads.length === 2 && downloads.every((d) => d.path), 10_000, 100);
-    const png = downloads.find((d) => d.name.endsWith('.png'))!;
-    const md = downloads.find((d) => d.name.endsWith('.md'))!;
-    assert.match(png.name, /^hopscope-traces-[0-9a-f]{32}-\d{4}-\d\d-\d\dT\d\d-\d\d\.png$/);
-    assert.deepEqual([...readFileSync(png.path).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
-    const text = readFileSync(md.path, 'utf8');
-    assert.match(text, /\| 1 \| rag \|/, 'the Markdown ranks rag first');
-    assert.ok(text.includes(pathAndQuery(page).pathname.split('/').pop()!), 'the Markdown names the trace');
+    const traceId = pathAndQuery(page).pathname.split('/').pop()!;
+    const out = await exportView(page);
+    assert.match(out.pngName, new RegExp(`^hopscope-traces-${traceId}-\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d\\.png$`));
+    assert.match(out.md, /\| 1 \| rag \|/, 'the Markdown ranks rag first');
+    assert.ok(out.md.includes(traceId), 'the Markdown names the trace');
+
+    // the pod view's export names its slowest traces, so the Markdown carries their ranked causes too
+    await page.goto(visited.pod, { waitUntil: 'domcontentloaded' });
+    await page.getByTestId(testIds.services.slowTraces).waitFor();
+    const podOut = await exportView(page);
+    assert.match(podOut.pngName, /^hopscope-services-rag-pods-rag-/);
+    assert.match(podOut.md, /\| 1 \| rag \|/);
 
     await expectNoProblems(problems, 'the story');
   } finally {
@@ -318,6 +337,8 @@ test('every view in both themes, screenshotted for the README and the postmortem
       assert.ok(raw, `${name} was visited by the story`);
       const url = new URL(raw);
       url.searchParams.set('theme', theme);
+      // The chain has run for about two minutes: a tight window makes a readable picture.
+      url.searchParams.set('from', 'now-3m');
       const { page, problems, context } = await openAppPage(browser, url.toString());
       try {
         await settleAndShoot(page, name, theme);

@@ -155,8 +155,8 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
     assert.ok(mean('embedding') < 0.2, `embedding mean ${mean('embedding')} s`);
     await waitFor('alloc failures scraped', async () => (await prom.query('sum(hopscope_gpu_alloc_failures_total{service="llm-vllm"}) >= 4')).length > 0);
     assert.ok((await prom.query('sum(vllm:request_success_total{finished_reason="abort"}) >= 4')).length > 0);
-    assert.ok((await prom.query('max by (pod) (DCGM_FI_DEV_FB_USED{pod=~"llm-vllm-.*"}) > 80000')).length > 0, 'framebuffer full on the vLLM GPUs');
-    assert.equal((await prom.query('max(DCGM_FI_DEV_FB_USED{pod=~"llm-tgi-.*"}) > 80000')).length, 0, 'not on the TGI GPUs');
+    assert.ok((await prom.query('max by (pod) (max_over_time(DCGM_FI_DEV_FB_USED{pod=~"llm-vllm-.*"}[30s])) > 80000')).length > 0, 'framebuffer full on the vLLM GPUs');
+    assert.equal((await prom.query('max(max_over_time(DCGM_FI_DEV_FB_USED{pod=~"llm-tgi-.*"}[30s])) > 80000')).length, 0, 'not on the TGI GPUs');
   });
 
   it('switches: removing DCGM_FI_PROF_SM_ACTIVE and the lowercase hostname label', async () => {
