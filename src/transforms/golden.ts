@@ -16,6 +16,8 @@ export interface GoldenPanelDef {
   /** How several series of the metric combine into one number (stat) and into the insight inputs. */
   combine: 'sum' | 'max' | 'mean';
   decimals?: number;
+  /** The axis shows at least 0..softMax (a flat zero error rate would otherwise get uPlot's default 0..100 range). */
+  softMax?: number;
 }
 
 export const GOLDEN_PANELS: GoldenPanelDef[] = [
@@ -24,7 +26,7 @@ export const GOLDEN_PANELS: GoldenPanelDef[] = [
   { metric: 'e2e_p99_s', title: 'End-to-end P99', unit: 's', combine: 'max', decimals: 2 },
   { metric: 'ttft_p99_s', title: 'TTFT P99', unit: 's', combine: 'max', decimals: 2 },
   { metric: 'kv_cache_hit_rate', title: 'KV-cache hit rate', unit: 'percentunit', combine: 'mean', decimals: 1 },
-  { metric: 'error_rate', title: 'Error rate', unit: 'percentunit', combine: 'max', decimals: 2 },
+  { metric: 'error_rate', title: 'Error rate', unit: 'percentunit', combine: 'max', decimals: 2, softMax: 0.01 },
 ];
 
 /** A readable series name: backend plus the labels that distinguish it (model, service…), and its origin if OTel. */
@@ -52,7 +54,7 @@ export function goldenFrames(answer: GoldenAnswer, def: GoldenPanelDef): DataFra
           name: seriesName(s),
           type: NUMBER,
           labels: s.labels,
-          config: { unit: def.unit, decimals: def.decimals, displayName: seriesName(s), color: { mode: 'palette-classic' }, custom: { spanNulls: false, fillOpacity: 8, lineWidth: 1 } },
+          config: { unit: def.unit, decimals: def.decimals, displayName: seriesName(s), color: { mode: 'palette-classic' }, custom: { spanNulls: false, fillOpacity: 8, lineWidth: 1, ...(def.softMax !== undefined ? { axisSoftMin: 0, axisSoftMax: def.softMax } : {}) } },
           values: s.points.map((p) => p[1]),
         },
       ],

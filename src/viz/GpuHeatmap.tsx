@@ -103,9 +103,11 @@ export function GpuHeatmap({ grid, height, crosshair, onRowClick, timeZone }: Gp
       return [];
     }
     const count = Math.max(2, Math.floor(plotW / 120));
+    // Minutes repeat on short windows: show seconds when the ticks are less than a minute apart.
+    const format = (grid.times[n - 1] - grid.times[0]) / (count - 1) < 60_000 ? 'HH:mm:ss' : 'HH:mm';
     return Array.from({ length: count }, (_, i) => {
       const col = Math.round((i / (count - 1)) * (n - 1));
-      return { left: ((col + 0.5) / n) * plotW, label: dateTimeFormat(grid.times[col], { format: 'HH:mm', timeZone }) };
+      return { left: ((col + 0.5) / n) * plotW, label: dateTimeFormat(grid.times[col], { format, timeZone }) };
     });
   }, [grid.times, plotW, timeZone]);
 

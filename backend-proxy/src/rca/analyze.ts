@@ -246,8 +246,11 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
   }
   const blamedCallers = new Set<string>();
   for (const [ck, m] of gapByCaller) {
-    const max = Math.max(...m.values());
-    if ([...m.values()].filter((v) => v >= 0.25 * max).length >= 2) blamedCallers.add(ck);
+    let max = 0;
+    for (const v of m.values()) max = Math.max(max, v);
+    let grown = 0;
+    for (const v of m.values()) if (v >= 0.25 * max) grown++;
+    if (grown >= 2) blamedCallers.add(ck);
   }
 
   interface Note { h: HopAccount; kind: string; i: number; excess: number; z: number; lambda: number; reasons: string[]; count: number; total: number }
@@ -444,15 +447,24 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
   if (c.expectedEdges.length) {
     const edges = new Set(c.expectedEdges.map(([a, b]) => `${a}\u001f${b}`));
     const via = new Map<string, string[]>();
-    for (const [a, x] of c.expectedEdges) for (const [x2, b] of c.expectedEdges) if (x === x2 && !edges.has(`${a}\u001f${b}`)) {
+    // Edges grouped by caller once: a → x → b in O(edges × fan-out), appending in place (no array copy per edge).
+    const from = new Map<string, string[]>();
+    for (const [a, b] of c.expectedEdges) {
+      const l = from.get(a);
+      if (l) l.push(b);
+      else from.set(a, [b]);
+    }
+    for (const [a, x] of c.expectedEdges) for (const b of from.get(x) ?? []) if (!edges.has(`${a}\u001f${b}`)) {
       const k = `${a}\u001f${b}`;
-      via.set(k, [...(via.get(k) ?? []), x]);
+      const l = via.get(k);
+      if (l) l.push(x);
+      else via.set(k, [x]);
     }
     const reported = new Set<string>();
     for (let i = 0; i < n; i++) {
-      let p = t.parent[i];
-      while (p >= 0 && spans[p].service === spans[i].service) p = t.parent[p];
-      if (p < 0 || t.parent[i] < 0 || spans[t.parent[i]].service === spans[i].service) continue;
+      // Only where the service changes (parent on another service): no walk up same-service chains per span.
+      const p = t.parent[i];
+      if (p < 0 || spans[p].service === spans[i].service) continue;
       const k = `${spans[p].service}\u001f${spans[i].service}`;
       const between = via.get(k);
       if (!between || reported.has(k)) continue;

@@ -128,7 +128,12 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
 
   // Calls that no span answered are booked on pod "unknown"; when the window shows one pod for that service, it is that pod.
   const podsOf = new Map<string, string[]>();
-  for (const w of hops.values()) if (w.acc.pod !== 'unknown') podsOf.set(w.acc.service, [...(podsOf.get(w.acc.service) ?? []), w.acc.pod]);
+  for (const w of hops.values()) {
+    if (w.acc.pod === 'unknown') continue;
+    const l = podsOf.get(w.acc.service);
+    if (l) l.push(w.acc.pod);
+    else podsOf.set(w.acc.service, [w.acc.pod]);
+  }
   for (const [k, w] of [...hops]) {
     const only = podsOf.get(w.acc.service);
     if (w.acc.pod !== 'unknown' || !only || only.length !== 1) continue;
@@ -148,7 +153,8 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       if (!t) into.kinds.set(kind, g);
       else {
         for (const x of g.traces) t.traces.add(x);
-        t.excess.push(...g.excess);
+        // A loop, not push(...spread): a big window's array would overflow the argument stack.
+        for (const x of g.excess) t.excess.push(x);
       }
     }
     hops.delete(k);
@@ -159,7 +165,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     for (const kind of [...w.kinds.keys()].sort()) {
       const g = w.kinds.get(kind)!;
       const n = g.traces.size;
-      const ex = [...g.excess].sort((x, y) => x - y);
+      const ex = Float64Array.from(g.excess).sort();
       const med = ex.length ? ex[Math.floor(ex.length / 2)] : undefined;
       const share = `${n} of ${traces.length} traces (${((100 * n) / nTraces).toFixed(0)}%)`;
       const what: Record<string, string> = {

@@ -251,7 +251,7 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
       </Panel>
       <div className={styles.row}>
         <Panel id="tls-histogram" title="TLS handshake latency" section={events} sourceErrors={false} height={220} isEmpty={() => !tlsHist || tlsHist.total === 0} emptyText="No TLS handshakes seen.">
-          {() => tlsHist && <Histogram series={[{ label: 'TLS handshakes', hist: tlsHist }]} normalize={false} height={200} />}
+          {() => tlsHist && <Histogram series={[{ label: 'TLS handshakes', hist: tlsHist }]} normalize={false} height={180} />}
         </Panel>
         <Panel id="kernel-events-table" title="Kernel events" section={events} sourceErrors={false} height={220} isEmpty={(d) => d.events.length === 0}>
           {(d, _w, h) => (
