@@ -8,7 +8,7 @@ import type { Evidence, Span } from '../../../contract';
 import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
 import { type KernelIndex, eventsInWindow } from './kernel';
-import { lambdaFor } from './lambda';
+import { kvCacheHitRate, lambdaFor } from './lambda';
 import { robustZ } from './stats';
 import { type TraceTree, buildTree, criticalPath, podOf } from './tree';
 
@@ -23,6 +23,8 @@ export interface HopAccount {
   onPathMs: number;
   /** 0…1: this hop is where an error/timeout started. */
   errorScore: number;
+  /** 0…KV_DROP_SCORE: a degradation the span reports without being slow or failing (its KV/prefix-cache hit rate collapsed). */
+  degradation: number;
   /** Broken propagation seen at this hop (count). */
   propagationBreaks: number;
   /** Kernel event indexes joined here; `strong` ones matched by trace id. */
@@ -67,6 +69,12 @@ export const fmtMs = (x: number): string => (x >= 100 ? `${Math.round(x)} ms` : 
 const isBad = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
 
 export const hopKey = (service: string, pod: string): string => `${service}\u001f${pod}`;
+
+/**
+ * A KV/prefix-cache hit rate fallen to a quarter of its healthy median (itself ≥ 5%) is reported at this weight (times
+ * the relative drop): small next to any latency excess or error, so it only decides among hops that show nothing else.
+ */
+export const KV_DROP_SCORE = 0.05;
 
 export function peerOf(s: Span): string | undefined {
   for (const k of ['peer.service', 'server.address', 'net.peer.name', 'hopscope.peer']) {
@@ -121,7 +129,7 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
     const k = hopKey(service, pod);
     let h = hops.get(k);
     if (!h) {
-      h = { service, pod, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, hasBaseline: true, onPathMs: 0, errorScore: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [] };
+      h = { service, pod, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, hasBaseline: true, onPathMs: 0, errorScore: 0, degradation: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [] };
       hops.set(k, h);
     }
     return h;
@@ -167,23 +175,41 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
   else if (rootSpan.status === 'error') anchorReason = 'the root span failed';
   else if (breach(root)) anchorReason = `the root span breached its SLO (${fmtMs(sloOf(root)!)})`;
   else {
+    // Every span of the worst class (timeouts, else failures, else breaches), and the span that frames them all: a
+    // breach in one branch must not hide another branch's (two slow hops under a healthy-looking root).
     const inRoot = new Uint8Array(n);
     inRoot[root] = 1;
-    let found = -1;
+    const rankOf = new Uint8Array(n).fill(9);
     let foundRank = 9;
     for (const i of t.order) {
       if (i !== root && t.parent[i] >= 0 && inRoot[t.parent[i]]) inRoot[i] = 1;
       if (i === root || !inRoot[i]) continue;
       const rank = spans[i].status === 'timeout' ? 0 : spans[i].status === 'error' ? 1 : breach(i) ? 2 : 9;
-      if (rank < foundRank) {
-        found = i;
-        foundRank = rank;
-      }
-      if (foundRank === 0) break;
+      rankOf[i] = rank;
+      if (rank < foundRank) foundRank = rank;
     }
-    if (found >= 0) {
-      anchor = found;
-      anchorReason = ['a span timed out', 'a span failed', 'a span breached its SLO'][foundRank];
+    if (foundRank < 9) {
+      // Lowest common ancestor in O(n): count marked spans per subtree, then descend while one child holds them all.
+      const below = new Int32Array(n);
+      let total = 0;
+      for (let q = t.order.length - 1; q >= 0; q--) {
+        const i = t.order[q];
+        if (!inRoot[i]) continue;
+        if (rankOf[i] === foundRank) { below[i]++; total++; }
+        if (i !== root && t.parent[i] >= 0) below[t.parent[i]] += below[i];
+      }
+      let a = root;
+      for (;;) {
+        if (rankOf[a] === foundRank) break;
+        const next = t.children[a].find((ch) => below[ch] === total);
+        if (next === undefined) break;
+        a = next;
+      }
+      anchor = a;
+      const what = ['timed out', 'failed', 'breached their SLO'][foundRank];
+      anchorReason = total === 1 || rankOf[a] === foundRank
+        ? ['a span timed out', 'a span failed', 'a span breached its SLO'][foundRank]
+        : `${total} spans ${what}; the anchor is the span that frames them all`;
     }
   }
   const anchorDurationMs = Math.max(t.cEnd[anchor] - t.cStart[anchor], 1e-6);
@@ -299,6 +325,21 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
         prev.count++;
         prev.total += excess;
         if (excess > prev.excess) Object.assign(prev, { i, excess, z, lambda, reasons });
+      }
+    }
+    // The cache a hop reports losing (thrash, eviction) degrades it before the latency shows, e.g. when it is idle.
+    const kv = s.kind !== 'client' && b?.kvHit && b.kvHit.count >= 5 && b.kvHit.median >= 0.05 ? kvCacheHitRate(s) : undefined;
+    if (kv !== undefined && b?.kvHit && kv <= 0.25 * b.kvHit.median) {
+      const drop = KV_DROP_SCORE * (1 - Math.max(0, kv) / b.kvHit.median);
+      if (drop > h.degradation) {
+        h.degradation = drop;
+        h.spanId ??= s.spanId;
+        h.operation ??= s.name;
+        h.evidence.push({
+          kind: 'kv_cache_drop',
+          summary: `${s.service} "${s.name}": KV-cache hit rate ${(kv * 100).toFixed(0)}% vs ${(b.kvHit.median * 100).toFixed(0)}% usually (median of ${b.kvHit.count} healthy): the cache is being evicted or thrashing`,
+          spanId: s.spanId, hitRate: round(kv), baselineHitRate: round(b.kvHit.median),
+        });
       }
     }
     // Kernel joins use the span's own clock (the node's), not the skew-corrected window. An entry span (a server

@@ -3,6 +3,7 @@
  * client spans — the client→server gap, plus the error rate. A plain JSON object, so it can be cached and shipped.
  */
 import type { Span } from '../../../contract';
+import { kvCacheHitRate } from './lambda';
 import { type RobustStats, robustStats } from './stats';
 import { buildTree } from './tree';
 
@@ -13,6 +14,8 @@ export interface OperationBaseline {
   self: RobustStats;
   duration: RobustStats;
   gap?: RobustStats;
+  /** LLM spans: KV/prefix-cache hit rate (0…1) of healthy calls, when the spans report it. */
+  kvHit?: RobustStats;
   errorRate: number;
 }
 
@@ -43,7 +46,7 @@ export function groupByTrace(spans: Span[]): Span[][] {
 /** Statistics only (see `buildBaseline` in ./background for the full baseline). */
 export function baselineStats(spans: Span[] | Span[][]): Baseline {
   const traces = spans.length && Array.isArray(spans[0]) ? (spans as Span[][]) : groupByTrace(spans as Span[]);
-  const acc = new Map<string, { s: Span; self: number[]; dur: number[]; gap: number[]; errors: number }>();
+  const acc = new Map<string, { s: Span; self: number[]; dur: number[]; gap: number[]; kv: number[]; errors: number }>();
   let count = 0;
   for (const tr of traces) {
     const t = buildTree(tr);
@@ -51,10 +54,12 @@ export function baselineStats(spans: Span[] | Span[][]): Baseline {
       const s = tr[i];
       const k = opKey(s);
       let a = acc.get(k);
-      if (!a) acc.set(k, (a = { s, self: [], dur: [], gap: [], errors: 0 }));
+      if (!a) acc.set(k, (a = { s, self: [], dur: [], gap: [], kv: [], errors: 0 }));
       a.self.push(t.self[i]);
       a.dur.push(t.end[i] - t.start[i]);
       if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
+      const kv = s.kind === 'client' ? undefined : kvCacheHitRate(s);
+      if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
       if (s.status === 'error' || s.status === 'timeout') a.errors++;
       count++;
     }
@@ -69,6 +74,7 @@ export function baselineStats(spans: Span[] | Span[][]): Baseline {
       self: robustStats(a.self),
       duration: robustStats(a.dur),
       ...(a.gap.length ? { gap: robustStats(a.gap) } : {}),
+      ...(a.kv.length ? { kvHit: robustStats(a.kv) } : {}),
       errorRate: a.errors / a.dur.length,
     };
   }

@@ -66,7 +66,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     for (const [k, h] of a.hops) {
       let w = hops.get(k);
       if (!w) {
-        w = { acc: { ...h, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, onPathMs: 0, errorScore: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [], spanId: undefined, operation: undefined }, traces: 0, kinds: new Map() };
+        w = { acc: { ...h, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, onPathMs: 0, errorScore: 0, degradation: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [], spanId: undefined, operation: undefined }, traces: 0, kinds: new Map() };
         hops.set(k, w);
       }
       const acc = w.acc;
@@ -76,6 +76,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       acc.hasBaseline &&= h.hasBaseline;
       acc.onPathMs += h.onPathMs;
       acc.errorScore += h.errorScore;
+      acc.degradation += h.degradation;
       acc.propagationBreaks += h.propagationBreaks;
       for (const [e, how] of h.kernel) if (acc.kernel.get(e) !== 'trace') acc.kernel.set(e, how);
       if (h.bestExcessMs > acc.bestExcessMs && h.spanId) {
@@ -145,6 +146,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     a.baselineMs += b.baselineMs;
     a.onPathMs += b.onPathMs;
     a.errorScore += b.errorScore;
+    a.degradation += b.degradation;
     a.propagationBreaks += b.propagationBreaks;
     for (const [e, how] of b.kernel) if (a.kernel.get(e) !== 'trace') a.kernel.set(e, how);
     into.traces += w.traces;
@@ -175,6 +177,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
         error: 'the first failing span',
         timeout: 'calls into it timed out',
         broken_propagation: 'broken context propagation',
+        kv_cache_drop: 'KV-cache hit rate collapsed against its baseline',
       };
       evidence.push({
         kind,
@@ -192,7 +195,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     }
     const errorScore = bg ? Math.max(0, w.acc.errorScore - bg.errorShare * nTraces) : w.acc.errorScore;
     const h: HopAccount = { ...w.acc, weightedExcessMs, errorScore, evidence };
-    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces, traces: nTraces });
+    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, degradation: w.acc.degradation / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces, traces: nTraces });
   });
   return {
     tookMs: performance.now() - t0,

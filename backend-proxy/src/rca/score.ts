@@ -63,12 +63,12 @@ export interface ScoredHop {
 
 /**
  * score = λ·excess ÷ end-to-end time (the share of the request this hop's anomaly explains)
- *       + error/timeout origin (≤ 1) + kernel evidence (≤ 0.5, ×0.4 when nothing else at the hop is anomalous)
+ *       + error/timeout origin (≤ 1) + degradation the span reports (KV-cache drop, ≤ 0.05) + kernel evidence (≤ 0.5, ×0.4 when nothing else at the hop is anomalous)
  *       + 0.05 per broken propagation + 0.001·share of the critical path (an order among otherwise equal hops).
  */
 export function scoreHop(
   h: HopAccount, totalMs: number, events: KernelEvent[] | undefined, c: RcaConfig,
-  weights: { error?: number; propagation?: number; traces?: number } = {},
+  weights: { error?: number; degradation?: number; propagation?: number; traces?: number } = {},
 ): ScoredHop {
   const errorWeight = weights.error ?? h.errorScore;
   const propagation = weights.propagation ?? 0.05 * Math.min(h.propagationBreaks, 4);
@@ -77,7 +77,8 @@ export function scoreHop(
   const k = events ? kernelEvidence(h, events, c, weights.traces ?? 1) : { severity: 0, evidence: [] };
   const corroborated = latency > 0.01 || errorWeight > 0 || [...h.kernel.values()].includes('trace');
   const kernel = 0.5 * k.severity * (corroborated ? 1 : 0.4);
-  const score = latency + errorWeight + kernel + propagation + 0.001 * Math.min(1, h.onPathMs / Math.max(totalMs, 1e-6));
+  const degradation = weights.degradation ?? h.degradation;
+  const score = latency + errorWeight + degradation + kernel + propagation + 0.001 * Math.min(1, h.onPathMs / Math.max(totalMs, 1e-6));
   return { h, score: Math.round(score * 1e6) / 1e6, evidence: [...h.evidence, ...k.evidence] };
 }
 
