@@ -110,6 +110,7 @@ function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string
 <title>${plugin.name} - Grafana</title>
 <link rel="icon" href="/${baseUrl}/${plugin.info.logos.small}">
 <style>body{margin:0;background:${theme === 'dark' ? '#111217' : '#f4f5f5'}}</style>
+<link rel="stylesheet" href="/public/build/uPlot.min.css">
 </head>
 <body class="theme-${theme}" data-host-state="loading">
 <div id="reactRoot"></div>
@@ -252,6 +253,12 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     }
     res.setHeader('cache-control', 'public, max-age=86400');
     res.sendFile(join(import.meta.dirname, '..', '..', 'node_modules', file));
+  });
+
+  // Grafana's own bundle carries uPlot's base stylesheet (TimeSeries needs it to lay out); the host serves the same file.
+  app.get('/public/build/uPlot.min.css', (_req, res) => {
+    res.setHeader('cache-control', 'public, max-age=86400');
+    res.sendFile(join(import.meta.dirname, '..', '..', 'node_modules', 'uplot', 'dist', 'uPlot.min.css'));
   });
 
   // Two icons @grafana/ui itself uses (loading spinner, time picker) are in Grafana's build but not in the package:

@@ -9,6 +9,10 @@ import type { SourceStatus } from '../../../contract';
 export interface EventQuery { from: number; to: number; pod?: string; pid?: number; type?: KernelEventType; traceId?: string; limit?: number }
 
 const TYPES = new Set<string>(KernelEventType.options);
+/** The exporter's own caps (bpf-exporter config defaults): asking for more is a 400 there, so ask within them and
+ *  report the answer as truncated instead. */
+export const EXPORTER_MAX_EVENTS = 10_000;
+export const EXPORTER_MAX_RANGE_MS = 24 * 3600_000;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
 /** The KernelEvent schema as plain checks: zod on 10,000 events costs tens of ms per root-cause call. */
@@ -31,12 +35,14 @@ export class ExporterSource {
   }
 
   async events(q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; invalid: number; truncated: boolean }> {
-    const p = new URLSearchParams({ from: String(Math.floor(q.from)), to: String(Math.ceil(q.to)) });
+    const clipped = q.to - q.from > EXPORTER_MAX_RANGE_MS || (q.limit ?? 0) > EXPORTER_MAX_EVENTS;
+    const from = Math.max(q.from, q.to - EXPORTER_MAX_RANGE_MS);
+    const p = new URLSearchParams({ from: String(Math.floor(from)), to: String(Math.ceil(q.to)) });
     if (q.pod) p.set('pod', q.pod);
     if (q.pid !== undefined) p.set('pid', String(q.pid));
     if (q.type) p.set('type', q.type);
     if (q.traceId) p.set('traceId', q.traceId);
-    if (q.limit) p.set('limit', String(q.limit));
+    if (q.limit) p.set('limit', String(Math.min(q.limit, EXPORTER_MAX_EVENTS)));
     const r = await callJson<{ events?: unknown[]; dropped?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
     if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `events: HTTP ${r.status} ${String(typeof r.body === "string" ? r.body : JSON.stringify(r.body)).slice(0, 200)}`, r.status);
     if (typeof r.body !== 'object' || !Array.isArray(r.body?.events)) throw new SourceError(this.name, 'events: answer has no `events` array');
@@ -48,7 +54,7 @@ export class ExporterSource {
       const ev = KernelEvent.safeParse(raw);
       if (ev.success) events.push(ev.data); else invalid++;
     }
-    return { events, dropped: r.body.dropped ?? 0, invalid, truncated: r.body.truncated ?? false };
+    return { events, dropped: r.body.dropped ?? 0, invalid, truncated: clipped || (r.body.truncated ?? false) };
   }
 
   async health(): Promise<unknown> {
