@@ -29,7 +29,7 @@ export function goldenPlans(o: { backend?: 'vllm' | 'tgi'; model?: string; servi
       { metric: 'e2e_p99_s', backend: 'vllm', unit: 's', query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:e2e_request_latency_seconds_bucket')}[${w}])))`, note: 'server-side, bucket-interpolated (vLLM buckets start at 0.3 s)' },
       { metric: 'ttft_p99_s', backend: 'vllm', unit: 's', query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:time_to_first_token_seconds_bucket')}[${w}])))` },
       { metric: 'kv_cache_hit_rate', backend: 'vllm', unit: 'ratio', query: `sum by (model_name) (rate(${v('vllm:prefix_cache_hits_total')}[${w}])) / sum by (model_name) (rate(${v('vllm:prefix_cache_queries_total')}[${w}]))`, note: 'prefix-cache hits / queries' },
-      { metric: 'error_rate', backend: 'vllm', unit: 'ratio', query: `sum by (model_name) (rate(${v('vllm:request_success_total', 'finished_reason="abort"')}[${w}])) / sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`, note: 'vLLM has no failure counter: aborted / finished requests' },
+      { metric: 'error_rate', backend: 'vllm', unit: 'ratio', query: `(sum by (model_name) (rate(${v('vllm:request_success_total', 'finished_reason="abort"')}[${w}])) or 0 * sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))) / sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`, note: 'vLLM has no failure counter: aborted / finished requests (0 while no abort series exists yet)' },
     );
   }
   if (o.backend !== 'vllm') {

@@ -80,7 +80,9 @@ test('golden metrics and the GPU heatmap from the chain through a real Prometheu
     const x = GoldenAnswer.parse(await getJson('/api/golden?from=now-2m&to=now&step=2s'));
     const rps = x.series.some((s) => s.metric === 'rps' && s.points.some(([, v]) => (v ?? 0) > 0));
     const ttft = x.series.some((s) => s.metric === 'ttft_p99_s' && s.backend === 'tgi' && s.query?.includes('gen_ai_client') && s.points.some(([, v]) => v !== null));
-    return rps && ttft ? x : undefined;
+    // No request was aborted, so vLLM has no abort series: its error rate must read 0, not "no data".
+    const vErr = x.series.some((s) => s.metric === 'error_rate' && s.backend === 'vllm' && s.points.some(([, v]) => v === 0));
+    return rps && ttft && vErr ? x : undefined;
   }, 30_000, 1000);
   assert.ok(g.sources.find((s) => s.source === 'prometheus')!.ok);
   // TGI TTFT: from the OTel GenAI client histogram the chain exports (or spans), labelled as OTel data.
