@@ -168,13 +168,24 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
     const slo = sloOf(i);
     return slo !== undefined && t.end[i] - t.start[i] > slo;
   };
+  const rootZ = (): number => {
+    const b = c.sloMs[spans[root].service] === undefined ? opOf(spans[root]) : undefined;
+    if (!b || b.duration.count < 5) return -Infinity;
+    const dur = t.end[root] - t.start[root];
+    return dur - b.duration.median >= c.minExcessMs ? robustZ(dur, b.duration, c.madFloorRatio) : -Infinity;
+  };
   let anchor = root;
   let anchorReason = 'trace root';
   const rootSpan = spans[root];
   if (rootSpan.status === 'timeout') anchorReason = 'the root span timed out';
   else if (rootSpan.status === 'error') anchorReason = 'the root span failed';
   else if (breach(root)) anchorReason = `the root span breached its SLO (${fmtMs(sloOf(root)!)})`;
-  else {
+  else if (rootZ() >= c.zThreshold) {
+    // No explicit SLO and p99 × sloFactor of a small healthy sample is loose (one cold start sets it): a root far
+    // outside its usual spread is the slow request, by the same robust test every hop gets.
+    const d = opOf(rootSpan)!.duration;
+    anchorReason = `the root span took ${fmtMs(t.end[root] - t.start[root])} vs ${fmtMs(d.median)} usually (z=${rootZ().toFixed(1)})`;
+  } else {
     // Every span of the worst class (timeouts, else failures, else breaches), and the span that frames them all: a
     // breach in one branch must not hide another branch's (two slow hops under a healthy-looking root).
     const inRoot = new Uint8Array(n);

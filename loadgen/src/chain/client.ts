@@ -49,7 +49,6 @@ export class HopClient {
 
   private dispatcher(origin: string, hop: string): Dispatcher {
     if (this.tlsHops.includes(hop)) {
-      // No session cache: a resumed session skips the server's certificate step (and a slow handshake fault with it).
       this.tlsAgent ??= new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true } });
       return this.tlsAgent;
     }

@@ -45,6 +45,7 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
   let proxy: RunningProxy;
   const faultIds: string[] = [];
   let podsOf: (hop: string) => string[];
+  let warmRagMaxMs = 0;
   const getJson = async (path: string): Promise<any> => (await fetch(`${proxy.url}${path}`)).json();
   const exporterEvents = async (q: string): Promise<KernelEvent[]> => KernelEventList.parse(await (await fetch(`${exp.url}/events?${q}`)).json()).events;
   /** Traces of the window in the embedded store, slower than `minMs`, with their spans. */
@@ -91,7 +92,9 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
     // Healthy traffic first: the root cause's baseline for every operation on both routes.
     for (let i = 0; i < 8; i++) {
       assert.equal((await agentReq(i, 'warm')).status, 200);
+      const t0 = performance.now();
       assert.equal((await ragReq(i, 'warm')).status, 200);
+      warmRagMaxMs = Math.max(warmRagMaxMs, performance.now() - t0);
     }
   });
 
@@ -170,14 +173,24 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
       .reduce((s, l) => s + Number(l.split(' ').pop()), 0);
     const metricsBefore = counted(await (await fetch(`${exp.url}/metrics`)).text());
 
-    const f = await post(`${chain.controlUrl}/faults`, { target: 'rag', kind: 'tcp_retransmit', magnitude: 40, durationS: 120 });
+    const f = await post(`${chain.controlUrl}/faults`, { target: 'rag', kind: 'tcp_retransmit', magnitude: 50, durationS: 120 });
     if (f.status === 409) return t.skip(f.body.error.message);
     assert.equal(f.status, 201, JSON.stringify(f.body));
     faultIds.push(f.body.id);
     const from = Date.now();
-    for (let i = 0; i < 6; i++) {
-      const r = await Promise.all([ragReq(2 * i, 'rtx'), ragReq(2 * i + 1, 'rtx')]);
+    // Loopback recovers many losses fast (tail loss probes, SACK): drive pairs of requests until a few paid a
+    // retransmission timeout (≥ 200 ms beyond the slowest healthy one), within a bounded number of requests.
+    let slowSeen = 0;
+    let sent = 0;
+    while (sent < 40 && (sent < 12 || slowSeen < 2)) {
+      const r = await Promise.all([0, 1].map(async (k) => {
+        const t0 = performance.now();
+        const x = await ragReq(sent + k, 'rtx');
+        return { ...x, ms: performance.now() - t0 };
+      }));
+      sent += 2;
       for (const x of r) assert.equal(x.status, 200, x.text);
+      slowSeen += r.filter((x) => x.ms >= warmRagMaxMs + 200).length;
     }
     const to = Date.now();
     await fetch(`${chain.controlUrl}/faults/${f.body.id}`, { method: 'DELETE' });
@@ -194,10 +207,10 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
       const ragPorts = chain.hops.filter((h) => h.hop === 'rag').map((h) => Number(new URL(h.url).port));
       assert.ok(ragPorts.includes(Number(e.detail.sport)) || ragPorts.includes(Number(e.detail.dport)), JSON.stringify(e.detail));
     }
-    ragEventPod = events[0].pod!;
+    ragEventPod = (events.find((e) => rag.includes(e.pod!)) ?? events[0]).pod!;
     const metricsAfter = counted(await (await fetch(`${exp.url}/metrics`)).text());
     assert.ok(metricsAfter > metricsBefore, `hopscope_tcp_retransmits_total for rag/vector-cache pods: ${metricsBefore} → ${metricsAfter}`);
-    t.diagnostic(`retransmits: ${events.length} events (${events.map((e) => `${e.pod}:${e.detail.segment}`).join(', ')}); counter ${metricsBefore} → ${metricsAfter}`);
+    t.diagnostic(`${sent} requests, ${slowSeen} slowed by ≥ 200 ms; retransmits: ${events.length} events (${events.map((e) => `${e.pod}:${e.detail.segment}`).join(', ')}); counter ${metricsBefore} → ${metricsAfter}`);
 
     await chain.forceFlush();
     // Slow = beyond every healthy rag-route trace by more than a minimum RTO (200 ms on loopback).
@@ -216,9 +229,8 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
       if (top?.service === 'rag' && top.evidence.some((e) => e.kind.startsWith('kernel'))) firstWithKernel++;
     }
     t.diagnostic(`healthy rag-route max ${healthyMax.toFixed(0)} ms; top candidate per slow trace: ${ranks.join(', ')}`);
-    // The slowest trace of the fault window must root at rag with kernel evidence, and so must most slow ones.
-    assert.match(ranks[0], /^rag\(.*kernel/, ranks.join(', '));
-    assert.ok(firstWithKernel * 2 > Math.min(4, slow.length), ranks.join(', '));
+    // Every slow trace of the fault window (the slowest four) roots at rag, with kernel evidence there.
+    assert.equal(firstWithKernel, Math.min(4, slow.length), ranks.join(', '));
   });
 
   test('the pod drill-down serves those kernel events through the proxy, live', async (t) => {

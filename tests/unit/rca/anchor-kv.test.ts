@@ -6,17 +6,18 @@ import { rng } from '../../../backend-proxy/src/rca/synthetic';
 import { sp } from './helpers';
 
 /** gw → emb (embedding) then gw → llm (chat, prefix-cache reads `cached` of 400 input tokens); jitter from the seed. */
-function req(seed: number, o: { embSelf?: number; llmSelf?: number; cached?: number; traceId?: string } = {}): Span[] {
+function req(seed: number, o: { gwSelf?: number; embSelf?: number; llmSelf?: number; cached?: number; traceId?: string } = {}): Span[] {
   const r = rng(seed);
   const j = (x: number): number => x * (0.95 + 0.1 * r());
-  const embEnd = 2 + 1 + (o.embSelf ?? j(5));
+  const t1 = 2 + (o.gwSelf ?? 0);
+  const embEnd = t1 + 1 + (o.embSelf ?? j(5));
   const llmStart = embEnd + 1;
   const llmEnd = llmStart + 1 + (o.llmSelf ?? j(30));
   const llmAttrs = { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 400, 'gen_ai.usage.cache_read.input_tokens': o.cached ?? 120 + Math.round(20 * r()) };
   const spans = [
     sp('1', undefined, 'gw', 'POST /', 'server', 0, llmEnd + 1),
-    sp('2', '1', 'gw', 'embed', 'client', 2, embEnd),
-    sp('3', '2', 'emb', 'embed', 'server', 2.5, embEnd - 0.5),
+    sp('2', '1', 'gw', 'embed', 'client', t1, embEnd),
+    sp('3', '2', 'emb', 'embed', 'server', t1 + 0.5, embEnd - 0.5),
     sp('4', '1', 'gw', 'chat', 'client', llmStart, llmEnd),
     sp('5', '4', 'llm', 'chat', 'server', llmStart + 0.5, llmEnd - 0.5, { attributes: llmAttrs }),
   ];
@@ -69,6 +70,21 @@ test('a root within its SLO with breaches in two branches anchors on the span fr
   const b = rankTrace({ spans: nested, baseline: healthy, config: { sloMs: { gw: 1000, llm: 40 }, sloFactor: 1.01 } });
   assert.ok([nested[3].spanId, nested[4].spanId].includes(b.anchor!.spanId));
   assert.equal(b.candidates[0].service, 'llm');
+});
+
+test('a root far outside its usual spread anchors the analysis even when one cold start loosened its p99 SLO', () => {
+  // One healthy request paid a 300 ms cold start: p99 × 1.5 of the root is ~350 ms, an SLO nothing realistic breaches.
+  const loose = buildBaseline([...Array.from({ length: 29 }, (_, i) => req(i + 1)), req(30, { llmSelf: 300 })]);
+  // gw itself is 40 ms slow; emb is a little slow too and breaches its own (tight) SLO.
+  const spans = req(80, { gwSelf: 40, embSelf: 12 });
+  const a = rankTrace({ spans, baseline: loose });
+  assert.equal(a.anchor!.spanId, spans[0].spanId);
+  assert.match(a.anchor!.reason, /the root span took .* usually \(z=/);
+  assert.equal(a.candidates[0].service, 'gw');
+  assert.ok(a.candidates.some((c) => c.service === 'emb' && c.evidence.some((e) => e.kind === 'self_time')));
+  // Within its spread, the root does not anchor by itself: the breaching span does.
+  const calm = rankTrace({ spans: req(81, { embSelf: 9 }), baseline: loose });
+  assert.equal(calm.anchor!.spanId, '2'.padStart(16, '0')); // gw's call to emb, which breached too and frames it
 });
 
 test('expected edges on a deep same-service chain: the skipped hop is still reported', () => {

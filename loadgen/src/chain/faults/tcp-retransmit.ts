@@ -49,7 +49,7 @@ export async function startRetransmits(ports: number[], percent: number): Promis
   try {
     // Input hook: a packet dropped there was already sent, so the sender's TCP retransmits it (a real loss, seen by
     // tcp:tcp_retransmit_skb). Dropped on output it would be a local send error, requeued without a retransmit.
-    await run('nft', ['add', 'chain', 'inet', table, 'in', '{ type filter hook output priority 0; policy accept; }']);
+    await run('nft', ['add', 'chain', 'inet', table, 'in', '{ type filter hook input priority 0; policy accept; }']);
     await run('nft', ['add', 'rule', 'inet', table, 'in', 'ip', 'daddr', '127.0.0.1', 'tcp', 'dport', `{ ${ports.join(', ')} }`, 'numgen', 'random', 'mod', '100', '<', String(p), 'counter', 'drop']);
   } catch (err) {
     await stopRetransmits(table);
