@@ -1,10 +1,9 @@
 /** The real exporters' metric catalogs, read from the shared fixtures (../shared/fixtures/metrics, read-only). */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { fixture } from '../../support/fixtures';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-export const fixtures = (...p: string[]): string => join(process.env.HOPSCOPE_FIXTURES ?? join(root, '..', 'shared', 'fixtures'), ...p);
+export const fixtures = fixture;
 
 export interface CatalogEntry { type: string; note: string }
 

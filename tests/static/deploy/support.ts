@@ -53,7 +53,7 @@ export function envVarsReadBy(dir: string): Set<string> {
 }
 
 /** The shared reference data (fixtures) sit beside the repository: ../shared/fixtures. */
-export const fixtures = (...p: string[]): string => join(root, '..', 'shared', 'fixtures', ...p);
+export { fixture as fixtures } from '../../support/fixtures';
 
 /** Which part's source reads the env of a service or container, by image name. */
 export const PART_OF_IMAGE: Record<string, string> = {

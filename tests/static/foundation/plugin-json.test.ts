@@ -9,11 +9,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 
+import { fixture } from '../../support/fixtures';
 import { ensurePluginBuilt } from '../../support/host';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const schemaPath = process.env.HOPSCOPE_PLUGIN_SCHEMA ?? join(root, '..', 'shared', 'fixtures', 'grafana', 'plugin.schema.json');
-const SCHEMA_FALLBACK = '/work/shared/fixtures/grafana/plugin.schema.json';
+const schemaPath = process.env.HOPSCOPE_PLUGIN_SCHEMA ?? fixture('grafana', 'plugin.schema.json');
 
 type PluginJson = {
   id: string;
@@ -25,7 +25,7 @@ type PluginJson = {
 };
 
 function loadSchemaValidator() {
-  const path = existsSync(schemaPath) ? schemaPath : SCHEMA_FALLBACK;
+  const path = schemaPath;
   const schema = JSON.parse(readFileSync(path, 'utf8'));
   // Grafana's schema uses regex syntax that is not valid with the `u` flag.
   const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PrometheusSource } from '../../../backend-proxy/src/sources/prometheus';
 import { callJson } from '../../../backend-proxy/src/sources/http';
+import { fixture } from '../../support/fixtures';
 import { tinyServer } from './helpers';
 
-const FX = '/work/shared/fixtures/prometheus';
+const FX = fixture('prometheus');
 function recorded(name: string): { status: number; type: string; body: string } {
   const head = readFileSync(`${FX}/${name}.headers.txt`, 'utf8');
   const status = Number(/^HTTP\/1\.1 (\d+)/.exec(head)![1]);

@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { TraceDetail, TraceList } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/tempo';
+import { fixture } from '../../support/fixtures';
 import { tinyServer } from './helpers';
 
-const FX = '/work/shared/fixtures/tempo';
+const FX = fixture('tempo');
 const fx = (f: string): string => readFileSync(`${FX}/${f}`, 'utf8');
 const V2_DOCS = '5b8efff798038103d269b633813fc700';
 const VULTURE = '3149195ffb0bec05347b48efe8ecc1b0';

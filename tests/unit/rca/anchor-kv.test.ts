@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Span } from '../../../contract';
+import { RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankTrace, rankWindow } from '../../../backend-proxy/src/rca';
 import { rng } from '../../../backend-proxy/src/rca/synthetic';
 import { sp } from './helpers';
@@ -27,6 +27,7 @@ const healthy = buildBaseline(Array.from({ length: 30 }, (_, i) => req(i + 1)));
 
 test('a KV-cache hit rate collapsed against its baseline is evidence at the hop, small next to any latency excess', () => {
   const thrash = rankTrace({ spans: req(50, { cached: 0 }), baseline: healthy });
+  RcaAnswer.parse(thrash);
   assert.equal(thrash.candidates[0].service, 'llm');
   const ev = thrash.candidates[0].evidence.find((e) => e.kind === 'kv_cache_drop')!;
   assert.ok(ev, JSON.stringify(thrash.candidates[0]));
