@@ -11,8 +11,9 @@ import { buildBaseline, rankTrace, rankWindow } from '../backend-proxy/src/rca';
 import { loadNezhaCases, nezhaBeforeInjection, nezhaFaultFree, nezhaWindow } from '../backend-proxy/src/rca/nezha';
 import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../backend-proxy/src/rca/synthetic';
 import type { KernelEvent, Span } from '../contract';
+import { fixture } from '../tests/support/fixtures';
 
-const DIR = process.env.NEZHA_DIR ?? '/work/shared/fixtures/rca/nezha-ob';
+const DIR = process.env.NEZHA_DIR ?? fixture('rca', 'nezha-ob');
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const rankOf = (list: string[], want: string): number => list.indexOf(want) + 1 || Infinity;
 const uniq = (xs: string[]): string[] => [...new Set(xs)];

@@ -3,8 +3,9 @@ import { test } from 'node:test';
 import { Span } from '../../../contract';
 import { buildBaseline, rankWindow } from '../../../backend-proxy/src/rca';
 import { loadNezhaCases, nezhaFaultFree, nezhaWindow, parseNezhaCsv, serviceOfPod } from '../../../backend-proxy/src/rca/nezha';
+import { fixture } from '../../support/fixtures';
 
-const DIR = '/work/shared/fixtures/rca/nezha-ob';
+const DIR = fixture('rca', 'nezha-ob');
 
 test('nezha loader: cases, services from pod names, client/server kinds inferred from the rows', () => {
   const cases = loadNezhaCases(DIR);

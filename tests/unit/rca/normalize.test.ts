@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Span } from '../../../contract';
 import { OtlpFormatError, otlpToSpans, tempoPartial } from '../../../backend-proxy/src/otlp/normalize';
+import { FIXTURES_DIR } from '../../support/fixtures';
 
-const FIX = '/work/shared/fixtures';
+const FIX = FIXTURES_DIR;
 const load = (p: string): unknown => JSON.parse(readFileSync(join(FIX, p), 'utf8'));
 
 test('Tempo v1 (batches) and v2 (trace.resourceSpans) of the same trace give identical spans with hex ids', () => {
