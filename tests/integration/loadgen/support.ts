@@ -82,8 +82,11 @@ export async function freePort(): Promise<number> {
 
 export const PROMETHEUS_BIN = '/usr/bin/prometheus';
 
-/** A real Prometheus (Debian package) scraping the chain through its http_sd /targets, every second. */
-export async function startPrometheus(sdUrl: string): Promise<{ url: string; stop(): Promise<void>; query(q: string): Promise<any[]>; api(path: string): Promise<any> }> {
+/**
+ * A real Prometheus (Debian package) scraping the chain through its http_sd /targets, every second.
+ * `relabelConfigs`: the chain job's relabel_configs (e.g. the deploy config's, to test what it produces).
+ */
+export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: unknown[] } = {}): Promise<{ url: string; stop(): Promise<void>; query(q: string): Promise<any[]>; api(path: string): Promise<any> }> {
   const dir = mkdtempSync(join(tmpdir(), 'lg-prom-'));
   const port = await freePort();
   writeFileSync(join(dir, 'prometheus.yml'), [
@@ -91,6 +94,8 @@ export async function startPrometheus(sdUrl: string): Promise<{ url: string; sto
     'scrape_configs:',
     '  - job_name: hopscope-chain',
     '    http_sd_configs: [{ url: "' + sdUrl + '", refresh_interval: 1s }]',
+    // JSON is YAML flow syntax.
+    ...(opts.relabelConfigs ? [`    relabel_configs: ${JSON.stringify(opts.relabelConfigs)}`] : []),
   ].join('\n'));
   const child: ChildProcess = spawn(PROMETHEUS_BIN, [
     `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
