@@ -49,7 +49,9 @@ export class HopClient {
 
   private dispatcher(origin: string, hop: string): Dispatcher {
     if (this.tlsHops.includes(hop)) {
-      this.tlsAgent ??= new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true } });
+      // No TLS session cache: every call is a full handshake (like a client that does not resume sessions), so the
+      // `tls_slow_handshake` fault, applied in the server's SNI step that a resumed session skips, hits every call.
+      this.tlsAgent ??= new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true, maxCachedSessions: 0 } });
       return this.tlsAgent;
     }
     let p = this.pools.get(origin);

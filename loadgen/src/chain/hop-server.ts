@@ -36,6 +36,9 @@ export interface HopEnv {
   burner: CpuBurner;
   /** Simulated milliseconds → real milliseconds (× timeScale). */
   scale: (ms: number) => number;
+  /** Called when an injected `error` fault fails a request before the hop's handler runs, so a hop that keeps its own
+   *  server metrics (the LLM servers' failure counters) counts it as the real server would. */
+  onInjectedError?: (body: unknown) => void;
 }
 
 export interface HopRequest {
@@ -162,7 +165,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
       try {
         if (!handler) throw new HopError(404, 'not_found', `no route ${key} on ${replica.hop}`);
         const body = method === 'GET' ? undefined : await readBody(req);
-        await applyInHopFaults(env, span, req, res);
+        await applyInHopFaults(env, span, req, res, body);
         if (res.writableEnded || res.destroyed) return;
         await handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, raw: req }, res, span);
       } catch (err) {
@@ -217,7 +220,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
 }
 
 /** Faults that act inside the hop, before its own work: timeout, error, latency, cpu_hog. */
-async function applyInHopFaults(env: HopEnv, span: Span, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function applyInHopFaults(env: HopEnv, span: Span, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
   const { faults, replica } = env;
   const on = (kind: Parameters<FaultRegistry['active']>[2]) => faults.active(replica.hop, replica.pod, kind);
   const timeout = on('timeout');
@@ -237,6 +240,7 @@ async function applyInHopFaults(env: HopEnv, span: Span, req: IncomingMessage, r
   if (error && env.rand() < error.magnitude) {
     span.setAttribute('hopscope.fault.kind', 'error');
     span.setAttribute('hopscope.fault.id', error.id);
+    env.onInjectedError?.(body);
     throw new HopError(500, 'injected_error', `injected error (fault ${error.id})`, 'injected_error');
   }
   const latency = on('latency');

@@ -103,6 +103,25 @@ describe('faults', () => {
     assert.equal((await annotated(f.body.id)).kind, 'error');
   });
 
+  it('error on llm-tgi and llm-vllm: the LLM servers count the failed requests in their own metrics', async () => {
+    const scrape = async (hop: string): Promise<string> => (await Promise.all(chain.hops.filter((h) => h.hop === hop).map(async (h) => (await fetch(h.metricsUrl)).text()))).join('\n');
+    const sum = (text: string, re: RegExp): number => [...text.matchAll(re)].reduce((a, m) => a + Number(m[1]), 0);
+    const tgiFail = /^tgi_request_failure\{err="generation"\} (\d+)/gm;
+    const tgiCount = /^tgi_request_count (\d+)/gm;
+    const vllmAbort = /^vllm:request_success_total\{[^}]*finished_reason="abort"[^}]*\} (\d+)/gm;
+    const before = { fail: sum(await scrape('llm-tgi'), tgiFail), count: sum(await scrape('llm-tgi'), tgiCount), abort: sum(await scrape('llm-vllm'), vllmAbort) };
+    const ft = await post({ target: 'llm-tgi', kind: 'error' });
+    const fv = await post({ target: 'llm-vllm', kind: 'error' });
+    await burst(2, {}, { 'x-hopscope-backend': 'tgi', 'x-hopscope-route': 'direct' });
+    await burst(2, {}, { 'x-hopscope-backend': 'vllm', 'x-hopscope-route': 'direct' });
+    await del(ft.body.id);
+    await del(fv.body.id);
+    const tgi = await scrape('llm-tgi');
+    assert.ok(sum(tgi, tgiFail) >= before.fail + 2, `tgi_request_failure rose: ${before.fail} → ${sum(tgi, tgiFail)}`);
+    assert.ok(sum(tgi, tgiCount) >= before.count + 2, 'a failed request still arrived: tgi_request_count rose');
+    assert.ok(sum(await scrape('llm-vllm'), vllmAbort) >= before.abort + 2, 'vLLM counts them as aborted');
+  });
+
   it('timeout on vector-cache: the caller gives up after its timeout and records error.type=timeout', async () => {
     const f = await post({ target: 'vector-cache', kind: 'timeout' });
     const { res, t } = await measure(2, []);

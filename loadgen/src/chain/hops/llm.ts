@@ -38,6 +38,11 @@ export function createLlmHop(env: HopEnv): LlmHop {
     },
   });
   const metrics: LlmMetrics = backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
+  // An injected `error` fails the request before it reaches the engine; the server still counts it as failed.
+  env.onInjectedError = (body) => {
+    const asked = (body as { model?: unknown } | undefined)?.model;
+    metrics.onFailure(typeof asked === 'string' && MODELS[asked] ? asked : MODEL_IDS[0], 'injected_error');
+  };
   const oomCounter = new Counter({
     name: 'hopscope_gpu_alloc_failures_total', help: 'GPU memory allocation failures seen by this LLM replica (gpu_oom), by model.',
     labelNames: ['model'], registers: [env.registry],

@@ -77,6 +77,8 @@ export function tgiMetrics(registry: Registry, engine: InferenceEngine): LlmMetr
       skipped.observe(0);
     },
     onFailure(_model, code) {
+      // A request failed before the engine (injected error) never passed onArrival: it still arrived.
+      if (code === 'injected_error') count.inc();
       failure.inc({ err: code === 'overloaded' ? 'overloaded' : code === 'validation' ? 'validation' : 'generation' });
       if (code === 'gpu_oom') infFail.inc({ method: 'prefill' });
     },

@@ -109,7 +109,7 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
     },
     onFailure(model, code) {
       // vLLM counts aborted requests under request_success_total{finished_reason="abort"}.
-      if (code === 'aborted' || code === 'gpu_oom') success.inc({ model_name: model, engine: ENGINE, finished_reason: 'abort' });
+      if (code === 'aborted' || code === 'gpu_oom' || code === 'injected_error') success.inc({ model_name: model, engine: ENGINE, finished_reason: 'abort' });
     },
   };
 }
