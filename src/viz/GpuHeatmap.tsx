@@ -13,6 +13,7 @@ import { buildLut, cellAtPoint, cellValue, colAtTime, paintGrid, type CellRef, t
 import type { Crosshair } from './crosshair';
 import { measureRender } from './marks';
 import { useMeasure } from './useMeasure';
+import { vizTooltipStyle } from './tooltipStyle';
 
 export interface GpuHeatmapProps {
   grid: HeatmapGrid;
@@ -208,18 +209,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
   plot: css({ position: 'relative' }),
   canvas: css({ display: 'block', cursor: 'crosshair' }),
   cross: css({ position: 'absolute', top: 0, bottom: 0, width: 1, background: theme.colors.text.primary, pointerEvents: 'none', opacity: 0.7 }),
-  tooltip: css({
-    position: 'absolute',
-    zIndex: theme.zIndex.tooltip,
-    pointerEvents: 'none',
-    background: theme.colors.background.elevated,
-    border: `1px solid ${theme.colors.border.weak}`,
-    boxShadow: theme.shadows.z2,
-    borderRadius: theme.shape.radius.default,
-    padding: theme.spacing(1),
-    fontSize: theme.typography.bodySmall.fontSize,
-    minWidth: 200,
-  }),
+  tooltip: css({ ...vizTooltipStyle(theme), minWidth: 200 }),
   ttTitle: css({ fontWeight: theme.typography.fontWeightMedium, marginBottom: theme.spacing(0.5) }),
   axis: css({ position: 'relative', color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
   tick: css({ position: 'absolute', transform: 'translateX(-50%)', top: 2 }),

@@ -13,6 +13,7 @@ import { testIds } from '../testIds';
 import { cellAt, icicleLayout, podOf, SYNTHETIC_ROOT, type SpanNode, type TraceTree } from '../transforms/traceTree';
 import { measureRender } from './marks';
 import { useMeasure } from './useMeasure';
+import { vizTooltipStyle } from './tooltipStyle';
 
 export interface TraceIcicleProps {
   tree: TraceTree;
@@ -192,17 +193,6 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
 const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ position: 'relative', width: '100%' }),
   canvas: css({ display: 'block', cursor: 'pointer', '&:focus-visible': { outline: `2px solid ${theme.colors.primary.main}` } }),
-  tooltip: css({
-    position: 'absolute',
-    zIndex: theme.zIndex.tooltip,
-    pointerEvents: 'none',
-    background: theme.colors.background.elevated,
-    border: `1px solid ${theme.colors.border.weak}`,
-    boxShadow: theme.shadows.z2,
-    borderRadius: theme.shape.radius.default,
-    padding: theme.spacing(1),
-    fontSize: theme.typography.bodySmall.fontSize,
-    maxWidth: 300,
-  }),
+  tooltip: css({ ...vizTooltipStyle(theme), maxWidth: 300 }),
   ttTitle: css({ fontWeight: theme.typography.fontWeightMedium }),
 });
