@@ -104,6 +104,38 @@ function baselineLookup(b: Baseline | undefined): (s: Span) => OperationBaseline
   return f;
 }
 
+const TCP_LINK_EVENTS = new Set(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail']);
+const ipOf = (a: unknown): string | undefined => (typeof a === 'string' && a ? a.replace(/^::ffff:/i, '') : undefined);
+
+/**
+ * A TCP event on the caller's pod about a segment sent to a server of this trace (its daddr:dport is that server
+ * span's `server.address`:`server.port`) is trouble on the link into that server: it belongs to the callee, as a
+ * client span's own time does. Joined by time window alone it would land on the caller (e.g. a retransmitted FIN of
+ * a call that already ended, still inside the caller's server span).
+ */
+function rehomeLinkEvents(k: KernelIndex, spans: Span[], hops: Map<string, HopAccount>, hopOfSpan: (i: number) => HopAccount): void {
+  const servers = new Map<string, number>();
+  for (let i = 0; i < spans.length; i++) {
+    const s = spans[i];
+    const addr = ipOf(s.attributes['server.address']);
+    const port = Number(s.attributes['server.port']);
+    if (s.kind === 'server' && addr && port > 0 && !servers.has(`${addr}:${port}`)) servers.set(`${addr}:${port}`, i);
+  }
+  if (!servers.size) return;
+  for (const h of [...hops.values()]) {
+    for (const [e, how] of h.kernel) {
+      const ev = k.events[e];
+      if (how !== 'window' || !TCP_LINK_EVENTS.has(ev.type)) continue;
+      const i = servers.get(`${ipOf(ev.detail.daddr)}:${Number(ev.detail.dport)}`);
+      if (i === undefined) continue;
+      const to = hopOfSpan(i);
+      if (to === h) continue;
+      h.kernel.delete(e);
+      if (!to.kernel.has(e)) to.kernel.set(e, 'window');
+    }
+  }
+}
+
 export interface AnalyzeContext {
   baseline?: Baseline;
   kernel?: KernelIndex;
@@ -462,6 +494,7 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
       }
       if (unplaced) missing.push(`pod of ${unplaced} kernel event(s) carrying this trace id (no span of this trace ran on it)`);
     }
+    rehomeLinkEvents(kernel, spans, hops, hopOfSpan);
   }
 
   // Broken context propagation.

@@ -43,7 +43,8 @@ export interface CallResult {
 
 export class HopClient {
   private readonly pools = new Map<string, Dispatcher>();
-  private tlsAgent?: Agent;
+  /** One TLS agent per hop: the SNI server name is fixed per agent, and each hop answers to its own name. */
+  private readonly tlsAgents = new Map<string, Agent>();
 
   constructor(private readonly directory: Directory, private readonly tracer: Tracer, private readonly tlsHops: string[], private readonly timeoutMs: number) {}
 
@@ -51,8 +52,12 @@ export class HopClient {
     if (this.tlsHops.includes(hop)) {
       // No TLS session cache: every call is a full handshake (like a client that does not resume sessions), so the
       // `tls_slow_handshake` fault, applied in the server's SNI step that a resumed session skips, hits every call.
-      this.tlsAgent ??= new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true, maxCachedSessions: 0 } });
-      return this.tlsAgent;
+      let a = this.tlsAgents.get(hop);
+      if (!a) {
+        a = new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true, maxCachedSessions: 0 } });
+        this.tlsAgents.set(hop, a);
+      }
+      return a;
     }
     let p = this.pools.get(origin);
     if (!p) {
@@ -142,6 +147,6 @@ export class HopClient {
 
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => {})));
-    await this.tlsAgent?.close().catch(() => {});
+    await Promise.all([...this.tlsAgents.values()].map((a) => a.close().catch(() => {})));
   }
 }

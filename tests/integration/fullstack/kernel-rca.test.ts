@@ -10,27 +10,16 @@
  * The answer is never read from the chain's `hopscope.fault.*` attributes: only from the kernel and the traces.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../../bpf-exporter/src/config';
-import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
-import { KernelEventList, PodKernelEventsAnswer, RcaAnswer, TraceDetail, TraceList, type KernelEvent } from '../../../contract';
+import type { Exporter } from '../../../bpf-exporter/src/server';
+import { PodKernelEventsAnswer, RcaAnswer, TraceDetail, TraceList, type KernelEvent } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { loadChainConfig } from '../../../loadgen/src/config';
-import { makeLogger } from '../../../loadgen/src/log';
-import { startSplitChain } from '../../../loadgen/src/chain/split';
-import type { RunningChain } from '../../../loadgen/src/chain/start';
 import { chat } from '../loadgen/support';
-import { has, probeSkipReason, waitFor } from '../bpf-exporter/helpers';
+import { has, waitFor } from '../bpf-exporter/helpers';
+import { exporterEvents as eventsOf, kernelSkipReason, removeChainNftTables, startKernelChain, unattachedProbes, type SplitChain } from './support';
 
-// No systemd mounts tracefs on these machines; the probes need it.
-if (process.platform === 'linux' && process.getuid?.() === 0 && !existsSync('/sys/kernel/tracing/available_events')) {
-  spawnSync('mount', ['-t', 'tracefs', 'nodev', '/sys/kernel/tracing']);
-}
-const skip = probeSkipReason();
+const skip = kernelSkipReason();
 const TLS_MS = 800;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -41,13 +30,13 @@ const post = async (url: string, body: unknown): Promise<{ status: number; body:
 
 describe('full stack: chain → real eBPF exporter → proxy root cause', { skip }, () => {
   let exp: Exporter;
-  let chain: RunningChain & { children: import('node:child_process').ChildProcess[] };
+  let chain: SplitChain;
   let proxy: RunningProxy;
   const faultIds: string[] = [];
   let podsOf: (hop: string) => string[];
   let warmRagMaxMs = 0;
   const getJson = async (path: string): Promise<any> => (await fetch(`${proxy.url}${path}`)).json();
-  const exporterEvents = async (q: string): Promise<KernelEvent[]> => KernelEventList.parse(await (await fetch(`${exp.url}/events?${q}`)).json()).events;
+  const exporterEvents = (q: string): Promise<KernelEvent[]> => eventsOf(exp, q);
   /** Traces of the window in the embedded store, slower than `minMs`, with their spans. */
   const tracesIn = async (from: number, to: number, minMs: number): Promise<TraceDetail[]> => {
     const l = TraceList.parse(await getJson(`/api/traces?from=${from}&to=${to}&minDurationMs=${minMs}`));
@@ -59,33 +48,20 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
   const ragReq = (i: number, tag: string) => chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `${tag} rag ${i} ${Math.random()}` }] }, { 'x-hopscope-route': 'rag' });
 
   before(async () => {
-    exp = await startExporter(loadConfig({
-      HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'fs-node', HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake',
-      HOPSCOPE_BPF_NODE_BINARY: process.execPath,
-    }), pino({ level: 'warn' }));
     // The chain's OTLP endpoint is fixed when it starts: hold a port for the proxy until the proxy takes it.
     const holder = net.createServer();
     await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
     const proxyPort = (holder.address() as AddressInfo).port;
-    const cfg = loadChainConfig({
-      gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', samplerAdaptive: false, hopTimeoutMs: 8000,
-      vectorCacheHitRate: 0, otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`, exporterUrl: exp.url,
-    });
-    // Split mode picks its ports before forking the replicas: on this shared machine one may be taken meanwhile.
-    const startSplit = async () => {
-      for (let attempt = 1; ; attempt++) {
-        try { return await startSplitChain(cfg, makeLogger('silent')); } catch (err) { if (attempt >= 3) throw err; }
-      }
-    };
     try {
-      [chain] = await Promise.all([startSplit(), exp.pipeline.settled(60_000)]);
+      ({ exp, chain } = await startKernelChain({
+        timeScale: 0.05, samplerAdaptive: false, hopTimeoutMs: 8000, vectorCacheHitRate: 0, otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
+      }));
     } finally {
       await new Promise<void>((r) => holder.close(() => r()));
     }
     proxy = await startProxy({ port: proxyPort, exporterUrls: [exp.url], chainControlUrl: chain.controlUrl, sourceTimeoutMs: 5000 });
     podsOf = (hop) => chain.hops.filter((h) => h.hop === hop).map((h) => h.pod);
-    const health = await (await fetch(`${exp.url}/health`)).json() as { probes: Array<{ name: string; attached: boolean; reason?: string }> };
-    for (const p of health.probes) assert.ok(p.attached, `${p.name} not attached: ${p.reason}`);
+    assert.deepEqual(await unattachedProbes(exp), [], 'every probe attached');
     // Every replica registered its own pid as its pod.
     const regs = await (await fetch(`${exp.url}/register`)).json() as { registrations: Array<{ pid: number; pod: string }> };
     for (const h of chain.hops) assert.equal(regs.registrations.find((r) => r.pod === h.pod)?.pid, chain.pids[h.pod], `${h.pod} registered`);
@@ -103,11 +79,7 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
     await chain?.stop().catch(() => {});
     await proxy?.close().catch(() => {});
     await exp?.stop().catch(() => {});
-    // The chain removes its nft tables when a fault ends or it stops; make sure (the names carry this process' pid).
-    if (has('nft')) {
-      const tables = spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout ?? '';
-      for (const m of tables.matchAll(new RegExp(`table inet (lg-hopscope-${process.pid}-\\d+)`, 'g'))) spawnSync('nft', ['delete', 'table', 'inet', m[1]]);
-    }
+    removeChainNftTables();
   });
 
   let tlsWindow = { from: 0, to: 0 };

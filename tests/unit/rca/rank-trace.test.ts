@@ -90,6 +90,25 @@ test('kernel events join by pod inside the span window, and by trace id anywhere
   assert.ok(plain.missing.some((m) => /kernel events/.test(m)));
 });
 
+test('a TCP event on the caller about a segment to a server of the trace is on the link into that server', () => {
+  const spans = chain(21);
+  Object.assign(spans[2].attributes, { 'server.address': '10.0.0.7', 'server.port': 8443 });
+  Object.assign(spans[4].attributes, { 'server.address': '10.0.0.8', 'server.port': 8443 });
+  // A retransmitted segment (e.g. the FIN) of gw's call to a, after that call ended: inside gw's own span only.
+  const ev = (o: Partial<KernelEvent>): KernelEvent => ({
+    ts: spans[3].startMs + 0.5, type: 'tcp_retransmit', pid: 7, comm: 'gw', pod: 'gw-0', mode: 'live',
+    detail: { saddr: '10.0.0.1', sport: 40000, daddr: '::ffff:10.0.0.7', dport: 8443 }, ...o,
+  });
+  const a = rankTrace({ spans, baseline: healthy, kernelEvents: [ev({}), ev({ ts: spans[3].startMs + 0.6 })] });
+  const at = (svc: string) => a.candidates.find((c) => c.service === svc)?.evidence.find((e) => e.kind === 'kernel:tcp_retransmit')?.count;
+  assert.equal(at('a'), 2, JSON.stringify(a.candidates));
+  assert.equal(at('gw'), undefined);
+  assert.equal(a.candidates[0].service, 'a');
+  // A segment to an address no span of the trace served stays where the window put it.
+  const other = rankTrace({ spans, baseline: healthy, kernelEvents: [ev({ detail: { daddr: '10.0.0.9', dport: 8443 } })] });
+  assert.equal(other.candidates.find((c) => c.service === 'gw')?.evidence.find((e) => e.kind === 'kernel:tcp_retransmit')?.count, 1);
+});
+
 test('an event with no pod joins by pid (process.pid) inside the window', () => {
   const spans = chain(12, { aSelf: 40 });
   spans[2].resource['process.pid'] = 4242;
