@@ -7,7 +7,9 @@
 import type { Evidence, Span } from '../../../contract';
 import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
-import { type KernelIndex, eventsInWindow } from './kernel';
+import { type KernelIndex, destKey, eventsInWindow, linkEventsTo } from './kernel';
+
+export type KernelJoin = 'window' | 'trace' | 'link';
 import { kvCacheHitRate, lambdaFor } from './lambda';
 import { robustZ } from './stats';
 import { type TraceTree, buildTree, criticalPath, podOf } from './tree';
@@ -28,7 +30,11 @@ export interface HopAccount {
   /** Broken propagation seen at this hop (count). */
   propagationBreaks: number;
   /** Kernel event indexes joined here; `strong` ones matched by trace id. */
-  kernel: Map<number, 'window' | 'trace'>;
+  /**
+   * Joined kernel events and how: inside a span's window on the pod, by the trace id a probe saw, or ('link') sent to
+   * the address:port of an entry span (one whose caller has no span in the trace) just before or while it ran.
+   */
+  kernel: Map<number, KernelJoin>;
   /** Network-side kernel events count only when the hop's gap or self time is anomalous. */
   spanId?: string;
   operation?: string;
@@ -389,6 +395,14 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
     // span whose caller left no client span) also looks back: the connect and TLS handshake precede the request.
     const entry = s.kind === 'server' && (t.parent[i] < 0 || spans[t.parent[i]].kind !== 'client');
     joinKernel(h, podOf(s), pidOf(s), s.startMs - (entry ? c.kernelLookbackMs : 0), s.endMs);
+    // Its caller is outside the trace (a client, an ingress): segments it had to resend to this server delayed the
+    // request before the span began, a wait only the client sees. They are found by where they were sent.
+    const dest = entry && kernel ? destKey(s.attributes['server.address'], s.attributes['server.port']) : undefined;
+    if (dest) {
+      kbuf.length = 0;
+      linkEventsTo(kernel!, dest, s.startMs - c.kernelLookbackMs, s.endMs + c.kernelSlackMs, kbuf);
+      for (const e of kbuf) if (h.kernel.get(e) !== 'trace') h.kernel.set(e, 'link');
+    }
     if (kernel && isClient && t.serverChild[i] >= 0) {
       const sc = spans[t.serverChild[i]];
       joinKernel(h, podOf(sc), pidOf(sc), s.startMs - t.skewMs[t.serverChild[i]] + t.skewMs[i], s.endMs - t.skewMs[t.serverChild[i]] + t.skewMs[i]);

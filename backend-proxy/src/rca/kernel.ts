@@ -1,6 +1,8 @@
 /**
  * Kernel events indexed for joins: by pod (sorted by time, binary-searched per span window), by pid for events the
- * exporter could not map to a pod, and by trace id for events whose probe saw a traceparent.
+ * exporter could not map to a pod, by trace id for events whose probe saw a traceparent, and TCP link events by
+ * the address:port they were sent to (whoever sent them: a caller outside the trace, e.g. an ingress or a client on the
+ * node, has no span to join by).
  */
 import type { KernelEvent } from '../../../contract';
 import type { RcaConfig } from './config';
@@ -10,6 +12,8 @@ export interface KernelIndex {
   byPod: Map<string, { ts: Float64Array; idx: Int32Array }>;
   byPid: Map<number, { ts: Float64Array; idx: Int32Array }>;
   byTrace: Map<string, number[]>;
+  /** TCP link events (retransmits, connects) by destination `address:port`. */
+  byDest: Map<string, { ts: Float64Array; idx: Int32Array }>;
   /** Longest event duration: widens the window search so long events that started earlier still join. */
   maxDurationMs: number;
 }
@@ -22,8 +26,14 @@ function sortedIndex(list: number[], events: KernelEvent[]): { ts: Float64Array;
   return { ts: Float64Array.from(list, (i) => events[i].ts), idx: Int32Array.from(list) };
 }
 
+const LINK_EVENTS = new Set(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail']);
+/** `address:port` with IPv4-mapped IPv6 addresses written as IPv4, as spans write them. */
+export const destKey = (addr: unknown, port: unknown): string | undefined =>
+  typeof addr === 'string' && addr && Number(port) > 0 ? `${addr.replace(/^::ffff:/i, '')}:${Number(port)}` : undefined;
+
 export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
   const pods = new Map<string, number[]>();
+  const dests = new Map<string, number[]>();
   const pids = new Map<number, number[]>();
   const byTrace = new Map<string, number[]>();
   let maxDurationMs = 0;
@@ -38,6 +48,12 @@ export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
       if (!l) pids.set(e.pid, (l = []));
       l.push(i);
     }
+    const dest = LINK_EVENTS.has(e.type) ? destKey(e.detail.daddr, e.detail.dport) : undefined;
+    if (dest) {
+      let l = dests.get(dest);
+      if (!l) dests.set(dest, (l = []));
+      l.push(i);
+    }
     if (e.traceId) {
       let l = byTrace.get(e.traceId);
       if (!l) byTrace.set(e.traceId, (l = []));
@@ -49,7 +65,9 @@ export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
   for (const [k, l] of pods) byPod.set(k, sortedIndex(l, events));
   const byPid = new Map<number, { ts: Float64Array; idx: Int32Array }>();
   for (const [k, l] of pids) byPid.set(k, sortedIndex(l, events));
-  return { events, byPod, byPid, byTrace, maxDurationMs };
+  const byDest = new Map<string, { ts: Float64Array; idx: Int32Array }>();
+  for (const [k, l] of dests) byDest.set(k, sortedIndex(l, events));
+  return { events, byPod, byPid, byTrace, byDest, maxDurationMs };
 }
 
 function lowerBound(a: Float64Array, x: number): number {
@@ -74,6 +92,16 @@ export function eventsInWindow(k: KernelIndex, pod: string, pid: number | undefi
       const e = k.events[l.idx[j]];
       if (e.ts - (e.durationMs ?? 0) <= to + slackMs) out.push(l.idx[j]);
     }
+  }
+}
+
+/** Indexes of TCP link events sent to `dest` (`address:port`) whose [ts − duration, ts] overlaps [from, to]. */
+export function linkEventsTo(k: KernelIndex, dest: string, from: number, to: number, out: number[]): void {
+  const l = k.byDest.get(dest);
+  if (!l) return;
+  for (let j = lowerBound(l.ts, from); j < l.ts.length && l.ts[j] <= to + k.maxDurationMs; j++) {
+    const e = k.events[l.idx[j]];
+    if (e.ts - (e.durationMs ?? 0) <= to) out.push(l.idx[j]);
   }
 }
 

@@ -21,16 +21,18 @@ export interface KernelSummary {
 
 /** Groups a hop's joined events by type into evidence; routine events (fast handshakes) are not evidence. */
 export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
-  const byType = new Map<string, { n: number; byTrace: number; sev: number; maxDur: number; from: number; to: number }>();
+  const byType = new Map<string, { n: number; byTrace: number; link: number; sev: number; maxDur: number; from: number; to: number }>();
   // Per-type sums, min and max do not depend on the order: no need to sort thousands of indexes.
   for (const i of h.kernel.keys()) {
     const e = events[i];
     const sev = eventSeverity(e, c);
     if (sev <= 0) continue;
     let g = byType.get(e.type);
-    if (!g) byType.set(e.type, (g = { n: 0, byTrace: 0, sev: 0, maxDur: 0, from: e.ts, to: e.ts }));
+    if (!g) byType.set(e.type, (g = { n: 0, byTrace: 0, link: 0, sev: 0, maxDur: 0, from: e.ts, to: e.ts }));
     g.n++;
-    if (h.kernel.get(i) === 'trace') g.byTrace++;
+    const how = h.kernel.get(i);
+    if (how === 'trace') g.byTrace++;
+    else if (how === 'link') g.link++;
     g.sev += sev;
     g.maxDur = Math.max(g.maxDur, e.durationMs ?? 0);
     g.from = Math.min(g.from, e.ts);
@@ -43,10 +45,11 @@ export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfi
     severity += g.sev;
     const [one, many] = TYPE_NAMES[type] ?? [type, type];
     const dur = g.maxDur > 0 ? ` (longest ${fmtMs(g.maxDur)})` : '';
-    const joined = g.byTrace ? `; ${g.byTrace} carried this trace's id` : '';
+    const joined = (g.byTrace ? `; ${g.byTrace} carried this trace's id` : '')
+      + (g.link ? `; ${g.link} sent to ${h.service}'s port by a caller outside the trace (in the ${fmtMs(c.kernelLookbackMs)} before its span or during it): the client waited for ${g.link === 1 ? 'it' : 'them'}, a wait the trace cannot show` : '');
     evidence.push({
       kind: `kernel:${type}`,
-      summary: `${g.n} ${g.n === 1 ? one : many}${dur} on pod ${h.pod} during its spans${joined}`,
+      summary: `${g.n} ${g.n === 1 ? one : many}${dur} on pod ${h.pod}${g.link === g.n ? '' : ' during its spans'}${joined}`,
       count: g.n,
       fromMs: g.from,
       toMs: g.to,
@@ -63,7 +66,7 @@ export interface ScoredHop {
 
 /**
  * score = λ·excess ÷ end-to-end time (the share of the request this hop's anomaly explains)
- *       + error/timeout origin (≤ 1) + degradation the span reports (KV-cache drop, ≤ 0.05) + kernel evidence (≤ 0.5, ×0.4 when nothing else at the hop is anomalous)
+ *       + error/timeout origin (≤ 1) + degradation the span reports (KV-cache drop, ≤ 0.05) + kernel evidence (≤ 0.5, ×0.4 when nothing else at the hop is anomalous and no event is tied to it by trace id or destination)
  *       + 0.05 per broken propagation + 0.001·share of the critical path (an order among otherwise equal hops).
  */
 export function scoreHop(
@@ -75,7 +78,9 @@ export function scoreHop(
   const latency = h.weightedExcessMs / Math.max(totalMs, 1e-6);
   // In a window, kernel severity is per trace: stray retransmits add up over hundreds of traces without meaning much.
   const k = events ? kernelEvidence(h, events, c, weights.traces ?? 1) : { severity: 0, evidence: [] };
-  const corroborated = latency > 0.01 || errorWeight > 0 || [...h.kernel.values()].includes('trace');
+  // Joined by trace id, or resent to an entry span's own port (the trace cannot show that wait): no further proof needed.
+  let corroborated = latency > 0.01 || errorWeight > 0;
+  for (const how of h.kernel.values()) if (how !== 'window') { corroborated = true; break; }
   const kernel = 0.5 * k.severity * (corroborated ? 1 : 0.4);
   const degradation = weights.degradation ?? h.degradation;
   const score = latency + errorWeight + degradation + kernel + propagation + 0.001 * Math.min(1, h.onPathMs / Math.max(totalMs, 1e-6));

@@ -6,6 +6,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ChainConfig } from '../config';
@@ -18,11 +19,40 @@ import { HOPS, replicasOf } from './topology';
 export type ToReplica = { type: 'fault-start'; fault: Fault } | { type: 'fault-end'; id: string } | { type: 'settings'; vectorCacheHitRate: number };
 export type FromReplica = { type: 'ready'; pod: string } | { type: 'engine'; pod: string; stats: EngineStats };
 
-const freePort = (host: string): Promise<number> => new Promise((resolve, reject) => {
+/** The kernel's ephemeral range: outgoing connections take source ports from it. */
+function ephemeralLow(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const listenable = (host: string, port: number): Promise<boolean> => new Promise((resolve) => {
   const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, host, () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
+  s.once('error', () => resolve(false));
+  s.listen(port, host, () => s.close(() => resolve(true)));
 });
+
+const taken = new Set<number>();
+/**
+ * A port a replica can listen on a moment later. Picked below the ephemeral range: a port from `listen(0)` is
+ * ephemeral, so any outgoing connection (a replica's own calls) may take it as its source port before the replica
+ * binds it (EADDRINUSE seen here). Falls back to `listen(0)` if nothing below the range is free.
+ */
+async function freePort(host: string): Promise<number> {
+  const low = ephemeralLow();
+  const floor = Math.min(20000, Math.max(1024, low - 8000));
+  for (let tries = 0; tries < 200 && low - floor > 100; tries++) {
+    const p = floor + Math.floor(Math.random() * (low - floor));
+    if (!taken.has(p) && (await listenable(host, p))) { taken.add(p); return p; }
+  }
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
+  });
+}
 
 export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<RunningChain & { children: ChildProcess[] }> {
   const gpuNodeNames = Array.from({ length: cfg.gpuNodes }, (_, i) => `gpu-node-${i}`);

@@ -109,6 +109,31 @@ test('a TCP event on the caller about a segment to a server of the trace is on t
   assert.equal(other.candidates.find((c) => c.service === 'gw')?.evidence.find((e) => e.kind === 'kernel:tcp_retransmit')?.count, 1);
 });
 
+test('segments a caller outside the trace resent to the entry span\'s port rank the entry first, said as a wait only the client saw', () => {
+  const spans = chain(22);
+  Object.assign(spans[0].attributes, { 'server.address': '127.0.0.1', 'server.port': 3310 });
+  // The load driver (no pod, no span) resent its request 210 ms before gw's span began; healthy otherwise.
+  const resent = (o: Partial<KernelEvent>): KernelEvent => ({
+    ts: spans[0].startMs - 0.2, type: 'tcp_retransmit', pid: 99, comm: 'client', mode: 'live',
+    detail: { saddr: '127.0.0.1', sport: 51000, daddr: '127.0.0.1', dport: 3310 }, ...o,
+  });
+  const a = rankTrace({ spans, baseline: healthy, kernelEvents: [resent({})] });
+  assert.equal(a.candidates[0].service, 'gw', JSON.stringify(a.candidates));
+  const ev = a.candidates[0].evidence.find((e) => e.kind === 'kernel:tcp_retransmit')!;
+  assert.equal(ev.count, 1);
+  assert.match(ev.summary, /caller outside the trace/);
+  assert.match(ev.summary, /cannot show/);
+  // Sent elsewhere, or long before the lookback: not the entry's.
+  for (const e of [resent({ detail: { daddr: '127.0.0.1', dport: 3311 } }), resent({ ts: spans[0].startMs - 5000 })]) {
+    const b = rankTrace({ spans, baseline: healthy, kernelEvents: [e] });
+    assert.equal(b.candidates.find((c) => c.service === 'gw')?.evidence.some((x) => x.kind === 'kernel:tcp_retransmit') ?? false, false);
+  }
+  // A non-entry server's port is joined through its caller's span instead (the caller is in the trace).
+  Object.assign(spans[2].attributes, { 'server.address': '127.0.0.1', 'server.port': 4000 });
+  const c = rankTrace({ spans, baseline: healthy, kernelEvents: [resent({ ts: spans[2].startMs - 300, detail: { daddr: '127.0.0.1', dport: 4000 } })] });
+  assert.equal(c.candidates.find((x) => x.service === 'a')?.evidence.some((x) => x.kind === 'kernel:tcp_retransmit') ?? false, false);
+});
+
 test('an event with no pod joins by pid (process.pid) inside the window', () => {
   const spans = chain(12, { aSelf: 40 });
   spans[2].resource['process.pid'] = 4242;
