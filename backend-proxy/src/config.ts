@@ -30,6 +30,8 @@ export interface ProxyConfig {
   storeMaxBytes: number;
   /** Continuous alert evaluation period; 0 disables the loop. */
   alertIntervalMs: number;
+  /** JSON file the composite alert rules are read from at start and saved to on PUT; unset = in memory only. */
+  alertRulesFile?: string;
   logLevel: string;
 }
 
@@ -74,6 +76,7 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_STORE_MAX_AGE_MS: 'embedded store: max span age in ms (default 3600000)',
   HOPSCOPE_STORE_MAX_BYTES: 'embedded store: approximate max bytes of span data (default 268435456)',
   HOPSCOPE_ALERT_INTERVAL_MS: 'alert evaluation period in ms (default 5000; 0 disables)',
+  HOPSCOPE_ALERT_RULES_FILE: 'JSON file of composite alert rules, read at start and saved on PUT /api/alerts/rules (unset: rules live in memory)',
   HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
 };
 
@@ -149,6 +152,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   if (env.HOPSCOPE_STORE_MAX_AGE_MS !== undefined) c.storeMaxAgeMs = parseInt0('HOPSCOPE_STORE_MAX_AGE_MS', env.HOPSCOPE_STORE_MAX_AGE_MS, 1000, 30 * 24 * 3600_000);
   if (env.HOPSCOPE_STORE_MAX_BYTES !== undefined) c.storeMaxBytes = parseInt0('HOPSCOPE_STORE_MAX_BYTES', env.HOPSCOPE_STORE_MAX_BYTES, 65536, 64 * 1024 ** 3);
   if (env.HOPSCOPE_ALERT_INTERVAL_MS !== undefined) c.alertIntervalMs = parseInt0('HOPSCOPE_ALERT_INTERVAL_MS', env.HOPSCOPE_ALERT_INTERVAL_MS, 0, 3600_000);
+  if (env.HOPSCOPE_ALERT_RULES_FILE !== undefined && env.HOPSCOPE_ALERT_RULES_FILE.trim() !== '') {
+    const f = env.HOPSCOPE_ALERT_RULES_FILE.trim();
+    if (!f.startsWith('/')) throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: "${f}" must be an absolute path`);
+    c.alertRulesFile = f;
+  }
   if (env.HOPSCOPE_LOG_LEVEL !== undefined) {
     if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL)) throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
     c.logLevel = env.HOPSCOPE_LOG_LEVEL;

@@ -1,9 +1,12 @@
 /**
  * Holds the composite rules and the alerts, evaluates continuously, and pushes firing/resolved alerts to
- * Alertmanager's v2 API when one is configured. State is per proxy instance (rules come back via PUT).
+ * Alertmanager's v2 API when one is configured. Rules survive restarts when a rules file is configured (read at
+ * start, written atomically on every change); alert state is per proxy instance.
  */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type pino from 'pino';
-import type { Alert, AlertRule, KernelEvent, SourceStatus } from '../../../contract';
+import { type Alert, type AlertRule, AlertRules, type KernelEvent, type SourceStatus } from '../../../contract';
+import { ConfigError } from '../config';
 import { alertsFiring } from '../metrics';
 import { callJson, settle } from '../sources/http';
 import { eventsFromAll } from '../sources/exporters';
@@ -21,6 +24,35 @@ export const DEFAULT_RULES: AlertRule[] = [{
   withinMs: 5000, lookbackMs: 60_000, severity: 'critical', enabled: true,
 }];
 
+/** Rules from `file`: undefined when it does not exist yet (defaults apply), a ConfigError when it is unusable. */
+export function readRulesFile(file: string): AlertRule[] | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: cannot read ${file}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: ${file} is not JSON (${(err as Error).message})`);
+  }
+  const parsed = AlertRules.safeParse(json);
+  if (!parsed.success) {
+    throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: ${file}: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')} (expected {"rules": [...]}, as GET /api/alerts/rules answers)`);
+  }
+  return parsed.data.rules;
+}
+
+/** Writes next to the file and renames over it: a crash mid-write never leaves half a rules file. */
+function writeRulesFile(file: string, rules: AlertRule[]): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ rules }, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
 export class AlertManager {
   rules: AlertRule[] = DEFAULT_RULES;
   private active = new Map<string, Alert>();
@@ -30,7 +62,10 @@ export class AlertManager {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
 
-  constructor(private sources: Sources, private log: pino.Logger, private appBase = '/a/hopscope-rca-app') {}
+  constructor(private sources: Sources, private log: pino.Logger, private appBase = '/a/hopscope-rca-app', private rulesFile?: string) {
+    const saved = rulesFile ? readRulesFile(rulesFile) : undefined;
+    if (saved) this.rules = saved;
+  }
 
   start(intervalMs: number): void {
     if (intervalMs <= 0) return;
@@ -43,7 +78,9 @@ export class AlertManager {
     await this.running;
   }
 
+  /** Replaces the rules; with a rules file, saved first, so a failed save changes nothing (and throws). */
   setRules(rules: AlertRule[]): void {
+    if (this.rulesFile) writeRulesFile(this.rulesFile, rules);
     this.rules = rules;
     // Alerts of removed rules resolve on the next evaluation.
   }

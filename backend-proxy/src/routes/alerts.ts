@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { AlertRules, type AlertsAnswer } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { badRequest } from '../http/errors';
+import { HttpError, badRequest } from '../http/errors';
 import { timeRange } from '../http/params';
 import type { AlertManager } from '../alerts/manager';
 
@@ -14,7 +14,11 @@ export function alertRoutes(_config: ProxyConfig, alerts: AlertManager): Router 
     if (!parsed.success) throw badRequest(`rules: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     const ids = parsed.data.rules.map((x) => x.id);
     if (new Set(ids).size !== ids.length) throw badRequest('rules: every rule id must be unique');
-    alerts.setRules(parsed.data.rules);
+    try {
+      alerts.setRules(parsed.data.rules);
+    } catch (err) {
+      throw new HttpError(500, 'not_saved', `rules not saved (${(err as Error).message}); the previous rules stay in effect`);
+    }
     res.json({ rules: alerts.rules });
   });
   r.get('/alerts', async (req, res) => {

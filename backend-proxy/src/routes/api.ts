@@ -28,7 +28,7 @@ export function apiRoutes(config: ProxyConfig, sources: Sources, log: pino.Logge
   r.use(heatmapRoutes(config, sources));
   r.use(drilldownRoutes(config, sources));
   r.use(compareRoutes(config, sources));
-  const alerts = new AlertManager(sources, log);
+  const alerts = new AlertManager(sources, log, undefined, config.alertRulesFile);
   sources.onStart.push(() => alerts.start(config.alertIntervalMs));
   sources.onStop.push(() => alerts.stop());
   r.use(alertRoutes(config, alerts));
