@@ -43,40 +43,88 @@ export function groupByTrace(spans: Span[]): Span[][] {
   return [...m.values()];
 }
 
-/** Statistics only (see `buildBaseline` in ./background for the full baseline). */
-export function baselineStats(spans: Span[] | Span[][]): Baseline {
-  const traces = spans.length && Array.isArray(spans[0]) ? (spans as Span[][]) : groupByTrace(spans as Span[]);
-  const acc = new Map<string, { s: Span; self: number[]; dur: number[]; gap: number[]; kv: number[]; errors: number }>();
+/** One trace's contribution to the statistics of each operation it contains (exclusive time, duration, gap, ...). */
+export interface OpSamples {
+  service: string;
+  kind: Span['kind'];
+  operation: string;
+  self: number[];
+  dur: number[];
+  gap: number[];
+  kv: number[];
+  errors: number;
+}
+
+/**
+ * The per-operation samples of one whole trace, by `opKey`. Depends on nothing but the trace, so a store can compute
+ * it once per trace (and again only when spans arrive) and `statsFromSamples` merges many without rebuilding trees.
+ */
+export interface TraceSamples { spans: number; ops: Map<string, OpSamples> }
+
+export function traceSamples(tr: Span[]): TraceSamples {
+  const ops = new Map<string, OpSamples>();
+  const t = buildTree(tr);
+  for (let i = 0; i < tr.length; i++) {
+    const s = tr[i];
+    const k = opKey(s);
+    let a = ops.get(k);
+    if (!a) ops.set(k, (a = { service: s.service, kind: s.kind, operation: s.name, self: [], dur: [], gap: [], kv: [], errors: 0 }));
+    a.self.push(t.self[i]);
+    a.dur.push(t.end[i] - t.start[i]);
+    if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
+    const kv = s.kind === 'client' ? undefined : kvCacheHitRate(s);
+    if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
+    if (s.status === 'error' || s.status === 'timeout') a.errors++;
+  }
+  return { spans: tr.length, ops };
+}
+
+const concat = (lists: number[][]): number[] => {
+  if (lists.length === 1) return lists[0];
+  let n = 0;
+  for (const l of lists) n += l.length;
+  const out = new Array<number>(n);
+  let j = 0;
+  for (const l of lists) for (let i = 0; i < l.length; i++) out[j++] = l[i];
+  return out;
+};
+
+/** Merges per-trace samples into the baseline statistics: `baselineStats` of the same traces, exactly. */
+export function statsFromSamples(samples: TraceSamples[]): Baseline {
+  const acc = new Map<string, { first: OpSamples; self: number[][]; dur: number[][]; gap: number[][]; kv: number[][]; errors: number; count: number }>();
   let count = 0;
-  for (const tr of traces) {
-    const t = buildTree(tr);
-    for (let i = 0; i < tr.length; i++) {
-      const s = tr[i];
-      const k = opKey(s);
+  for (const t of samples) {
+    count += t.spans;
+    for (const [k, o] of t.ops) {
       let a = acc.get(k);
-      if (!a) acc.set(k, (a = { s, self: [], dur: [], gap: [], kv: [], errors: 0 }));
-      a.self.push(t.self[i]);
-      a.dur.push(t.end[i] - t.start[i]);
-      if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
-      const kv = s.kind === 'client' ? undefined : kvCacheHitRate(s);
-      if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
-      if (s.status === 'error' || s.status === 'timeout') a.errors++;
-      count++;
+      if (!a) acc.set(k, (a = { first: o, self: [], dur: [], gap: [], kv: [], errors: 0, count: 0 }));
+      a.self.push(o.self);
+      a.dur.push(o.dur);
+      if (o.gap.length) a.gap.push(o.gap);
+      if (o.kv.length) a.kv.push(o.kv);
+      a.errors += o.errors;
+      a.count += o.dur.length;
     }
   }
   const ops: Record<string, OperationBaseline> = {};
   for (const k of [...acc.keys()].sort()) {
     const a = acc.get(k)!;
     ops[k] = {
-      service: a.s.service,
-      kind: a.s.kind,
-      operation: a.s.name,
-      self: robustStats(a.self),
-      duration: robustStats(a.dur),
-      ...(a.gap.length ? { gap: robustStats(a.gap) } : {}),
-      ...(a.kv.length ? { kvHit: robustStats(a.kv) } : {}),
-      errorRate: a.errors / a.dur.length,
+      service: a.first.service,
+      kind: a.first.kind,
+      operation: a.first.operation,
+      self: robustStats(concat(a.self)),
+      duration: robustStats(concat(a.dur)),
+      ...(a.gap.length ? { gap: robustStats(concat(a.gap)) } : {}),
+      ...(a.kv.length ? { kvHit: robustStats(concat(a.kv)) } : {}),
+      errorRate: a.errors / a.count,
     };
   }
-  return { version: 1, traces: traces.length, spans: count, ops };
+  return { version: 1, traces: samples.length, spans: count, ops };
+}
+
+/** Statistics only (see `buildBaseline` in ./background for the full baseline). */
+export function baselineStats(spans: Span[] | Span[][]): Baseline {
+  const traces = spans.length && Array.isArray(spans[0]) ? (spans as Span[][]) : groupByTrace(spans as Span[]);
+  return statsFromSamples(traces.map(traceSamples));
 }

@@ -11,7 +11,7 @@ import type { ProxyConfig } from '../config';
 import { HttpError, badRequest, notFound } from '../http/errors';
 import { rcaDuration } from '../metrics';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
-import { buildBaseline, rankTrace, rankWindow, type Baseline, type TraceRcaAnswer } from '../rca';
+import { baselineStats, rankTrace, rankWindow, type Baseline, type TraceRcaAnswer } from '../rca';
 import { eventsFromAll } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import type { Sources } from '../sources';
@@ -53,9 +53,28 @@ function spansOf(body: unknown, what: string): Span[] {
   }
 }
 
-/** Built baselines, per proxy instance, for a few seconds: a user clicking through slow traces pays for one build. */
-const baselineCache = new WeakMap<Sources, Map<string, { at: number; value?: Baseline }>>();
+/**
+ * Built baselines, per proxy instance, for a few seconds: a user clicking through slow traces pays for one build.
+ * The per-trace answer reads only the statistics (`baselineStats`; the chronic background level is for window RCA),
+ * which the embedded store serves from per-trace samples it precomputes on ingest. A source that can only hand over
+ * spans (Tempo: a search per operation) is served stale-while-revalidate: an entry past its TTL but younger than
+ * BASELINE_STALE_MS is returned at once and refreshed in the background, so a re-click never waits on Tempo.
+ */
+interface CacheEntry { at: number; value?: Baseline; refreshing?: Promise<Baseline | undefined> }
+const baselineCache = new WeakMap<Sources, Map<string, CacheEntry>>();
 const BASELINE_TTL_MS = 10_000;
+const BASELINE_STALE_MS = 60_000;
+
+async function fetchBaseline(sources: Sources, keys: Array<{ service: string; name: string }>, traceId: string, beforeMs: number): Promise<Baseline | undefined> {
+  if (sources.traces.baselineStats) return sources.traces.baselineStats(keys, traceId, beforeMs);
+  const spans = await sources.traces.baseline(keys, traceId, beforeMs);
+  return spans.length ? baselineStats(spans) : undefined;
+}
+
+/** Test hook: forgets every cached baseline of this proxy instance (a "first click" again). */
+export function clearBaselineCache(sources: Sources): void {
+  baselineCache.delete(sources);
+}
 
 async function cachedBaseline(sources: Sources, keys: Array<{ service: string; name: string }>, traceId: string, beforeMs: number): Promise<Baseline | undefined> {
   let cache = baselineCache.get(sources);
@@ -63,12 +82,25 @@ async function cachedBaseline(sources: Sources, keys: Array<{ service: string; n
   const key = `${keys.map((k) => `${k.service}\u0000${k.name}`).sort().join('\u0001')}|${Math.floor(beforeMs / 5000)}`;
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && now - hit.at < BASELINE_TTL_MS) return hit.value;
-  const spans = await sources.traces.baseline(keys, traceId, beforeMs);
-  const value = spans.length ? buildBaseline(spans) : undefined;
-  if (cache.size > 100) cache.clear();
-  cache.set(key, { at: now, value });
-  return value;
+  if (hit && !hit.refreshing && now - hit.at < BASELINE_TTL_MS) return hit.value;
+  // One build per key at a time: concurrent clicks share it.
+  if (hit?.refreshing && !('value' in hit)) return hit.refreshing;
+  const c = cache;
+  const build = (): Promise<Baseline | undefined> => {
+    const p = fetchBaseline(sources, keys, traceId, beforeMs);
+    const entry: CacheEntry = hit && 'value' in hit ? { at: hit.at, value: hit.value, refreshing: p } : { at: now, refreshing: p };
+    if (c.size > 100 && !c.has(key)) c.clear();
+    c.set(key, entry);
+    p.then((value) => { if (c.get(key) === entry) c.set(key, { at: Date.now(), value }); }, () => { if (c.get(key) === entry) c.delete(key); });
+    return p;
+  };
+  const stale = hit && 'value' in hit && !sources.traces.baselineStats && now - hit.at < BASELINE_STALE_MS;
+  if (stale) {
+    if (!hit.refreshing) build().catch(() => { /* the next click retries and reports */ });
+    return hit.value;
+  }
+  if (hit?.refreshing) return hit.refreshing;
+  return build();
 }
 
 /** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
@@ -86,14 +118,21 @@ export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRc
   statuses.push({ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
   if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
   const spans = detail.spans;
-  const keys = [...new Map(spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values()];
-  const start = Math.min(...spans.map((s) => s.startMs));
-  const end = Math.max(...spans.map((s) => s.endMs));
-  // Baseline and kernel events in parallel; either missing degrades the answer (and says so), never fails it.
-  const [base, kern] = await Promise.all([
-    settle(`${sources.traces.name} (baseline)`, () => cachedBaseline(sources, keys, detail.traceId, start)),
-    sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined,
-  ]);
+  const pairs = new Map<string, { service: string; name: string }>();
+  let start = Infinity;
+  let end = -Infinity;
+  for (const s of spans) {
+    const k = `${s.service}\u0000${s.name}`;
+    if (!pairs.has(k)) pairs.set(k, { service: s.service, name: s.name });
+    if (s.startMs < start) start = s.startMs;
+    if (s.endMs > end) end = s.endMs;
+  }
+  const keys = [...pairs.values()];
+  // Kernel events and baseline in parallel; either missing degrades the answer (and says so), never fails it. The
+  // exporters are asked first, so their answer travels while the baseline is gathered.
+  const kernP = sources.exporters.length ? eventsFromAll(sources.exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined;
+  const baseP = settle(`${sources.traces.name} (baseline)`, () => cachedBaseline(sources, keys, detail.traceId, start));
+  const [base, kern] = await Promise.all([baseP, kernP]);
   statuses.push(base.status);
   if (kern) statuses.push(...kern.sources);
   const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({

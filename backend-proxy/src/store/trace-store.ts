@@ -1,9 +1,15 @@
 /**
  * The embedded trace store: spans from POST /v1/traces, grouped by trace, bounded by span count, approximate bytes
  * and age (oldest traces evicted first, evictions counted by reason). Search by service, duration, status, time.
+ *
+ * The RCA baseline is kept cheap to ask for: each trace knows its error count and its service+operation pairs
+ * (maintained on ingest), and a healthy trace's per-operation samples (tree-derived self time, duration, gap) are
+ * computed once, shortly after its spans arrive, by an idle-time warm-up (or on demand if a click comes first), so a
+ * root-cause click merges cached samples instead of rebuilding every baseline trace's tree.
  */
 import type { Span, TraceDetail, TraceStatus, TraceSummary } from '../../../contract';
 import { storeEvictions, storeSpans, storeTraces } from '../metrics';
+import { type Baseline, statsFromSamples, type TraceSamples, traceSamples } from '../rca/baseline';
 
 interface Entry {
   spans: Span[];
@@ -15,6 +21,16 @@ interface Entry {
   endMs: number;
   /** Cached summary; cleared when spans arrive. */
   summary?: TraceSummary;
+  /** spanId → index in `spans` (a re-sent span replaces the old one without a scan). */
+  index: Map<string, number>;
+  /** Spans with status error/timeout: a trace with any is never baseline material. */
+  errors: number;
+  /** `service\0name` → span count: which operations the trace contains. */
+  ops: Map<string, number>;
+  /** Cached per-operation baseline samples of the whole trace; cleared when spans arrive. */
+  samples?: TraceSamples;
+  /** Span count when `samples` was last computed by the warm-up (0: never). */
+  warmedSpans: number;
 }
 
 export interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
@@ -30,6 +46,9 @@ export interface TraceQuery {
 }
 
 const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 3 };
+
+const isBad = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
+const pairKey = (s: Span): string => `${s.service}\u0000${s.name}`;
 
 export function spanBytes(s: Span): number {
   let n = 160 + s.name.length + s.service.length;
@@ -74,8 +93,19 @@ export class TraceStore {
   private spanCount = 0;
   private byteCount = 0;
   readonly evicted = { count: 0, age: 0, capacity: 0 };
+  /** Traces whose baseline samples are stale (spans arrived since), for the warm-up. */
+  private dirty = new Set<string>();
+  private warmScheduled = false;
+  private warmTimer?: NodeJS.Timeout;
+  /** Counts samples computed (warm-up and on demand): for tests and the bench. */
+  readonly sampleBuilds = { warm: 0, onDemand: 0 };
 
-  constructor(private limits: StoreLimits, private now: () => number = Date.now) {}
+  /**
+   * `warm`: compute baseline samples in idle time after ingest (`false` in tests that want on-demand only).
+   * A trace is warmed right away the first time and whenever it has doubled since its last warm-up (so a trace
+   * arriving in many batches costs O(spans) overall); otherwise once it has been quiet for `quietMs`.
+   */
+  constructor(private limits: StoreLimits, private now: () => number = Date.now, private warm: { enabled: boolean; sliceMs: number; quietMs: number } = { enabled: true, sliceMs: 8, quietMs: 250 }) {}
 
   get size(): { traces: number; spans: number; bytes: number } {
     return { traces: this.traces.size, spans: this.spanCount, bytes: this.byteCount };
@@ -87,28 +117,92 @@ export class TraceStore {
     for (const s of spans) {
       let e = this.traces.get(s.traceId);
       if (!e) {
-        e = { spans: [], bytes: 0, firstIngestMs: now, lastIngestMs: now, startMs: s.startMs, endMs: s.endMs };
+        e = { spans: [], bytes: 0, firstIngestMs: now, lastIngestMs: now, startMs: s.startMs, endMs: s.endMs, index: new Map(), errors: 0, ops: new Map(), warmedSpans: 0 };
         this.traces.set(s.traceId, e);
       }
       const b = spanBytes(s);
-      const dup = e.spans.findIndex((x) => x.spanId === s.spanId);
-      if (dup >= 0) {
-        const old = spanBytes(e.spans[dup]);
+      const dup = e.index.get(s.spanId);
+      if (dup !== undefined) {
+        const prev = e.spans[dup];
+        const old = spanBytes(prev);
+        if (isBad(prev)) e.errors--;
+        const pk = pairKey(prev);
+        const left = (e.ops.get(pk) ?? 1) - 1;
+        if (left > 0) e.ops.set(pk, left); else e.ops.delete(pk);
         e.spans[dup] = s;
         e.bytes += b - old;
         this.byteCount += b - old;
       } else {
+        e.index.set(s.spanId, e.spans.length);
         e.spans.push(s);
         e.bytes += b;
         this.byteCount += b;
         this.spanCount++;
       }
+      if (isBad(s)) e.errors++;
+      const k = pairKey(s);
+      e.ops.set(k, (e.ops.get(k) ?? 0) + 1);
       e.lastIngestMs = now;
       e.summary = undefined;
+      e.samples = undefined;
+      this.dirty.add(s.traceId);
       if (s.startMs < e.startMs) e.startMs = s.startMs;
       if (s.endMs > e.endMs) e.endMs = s.endMs;
     }
     this.evict();
+    this.scheduleWarm();
+  }
+
+  private scheduleWarm(delayMs = 0): void {
+    if (!this.warm.enabled || !this.dirty.size) return;
+    if (delayMs > 0) {
+      if (this.warmTimer || this.warmScheduled) return;
+      this.warmTimer = setTimeout(() => { this.warmTimer = undefined; this.scheduleWarm(); }, delayMs);
+      this.warmTimer.unref();
+      return;
+    }
+    if (this.warmScheduled) return;
+    this.warmScheduled = true;
+    setImmediate(() => { this.warmScheduled = false; this.warmUp(); }).unref();
+  }
+
+  /**
+   * Computes baseline samples of dirty healthy traces for at most `sliceMs`, then yields (the rest continues on the
+   * next turn of the event loop, so ingest and requests are never held up for long).
+   */
+  warmUp(sliceMs = this.warm.sliceMs): void {
+    const t0 = performance.now();
+    const quietBefore = this.now() - this.warm.quietMs;
+    let deferred = false;
+    for (const id of this.dirty) {
+      if (performance.now() - t0 > sliceMs) { this.scheduleWarm(); return; }
+      const e = this.traces.get(id);
+      if (!e || e.errors > 0) { this.dirty.delete(id); continue; }
+      if (e.samples) { this.dirty.delete(id); continue; }
+      if (e.warmedSpans && e.spans.length < 2 * e.warmedSpans && e.lastIngestMs > quietBefore) { deferred = true; continue; }
+      e.samples = traceSamples(e.spans);
+      e.summary ??= summarize(id, e.spans);
+      e.warmedSpans = e.spans.length;
+      this.sampleBuilds.warm++;
+      this.dirty.delete(id);
+    }
+    if (deferred) this.scheduleWarm(this.warm.quietMs);
+  }
+
+  /** Whether every healthy trace has its baseline samples (tests, bench). */
+  get warmedUp(): boolean {
+    for (const id of this.dirty) {
+      const e = this.traces.get(id);
+      if (e && e.errors === 0 && !e.samples) return false;
+    }
+    return true;
+  }
+
+  /** Stops the warm-up timer (the proxy's shutdown). */
+  close(): void {
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    this.warmTimer = undefined;
+    this.warm.enabled = false;
   }
 
   /** Drops traces older than maxAge, then the oldest until under the span and byte bounds. */
@@ -130,6 +224,7 @@ export class TraceStore {
 
   private drop(id: string, e: Entry, reason: 'age' | 'capacity'): void {
     this.traces.delete(id);
+    this.dirty.delete(id);
     this.spanCount -= e.spans.length;
     this.byteCount -= e.bytes;
     this.evicted.count += e.spans.length;
@@ -170,20 +265,41 @@ export class TraceStore {
    * `beforeMs` (the analysed trace's start) come first, newest first; later ones only fill up to `minTraces`.
    */
   baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30, maxSpans = 50_000): Span[] {
-    const want = new Set(keys.map((k) => `${k.service}\u0000${k.name}`));
+    const out: Span[] = [];
+    for (const [, e] of this.selectBaseline(keys, maxTraces, exceptTraceId, beforeMs, minTraces, maxSpans)) out.push(...e.spans);
+    return out;
+  }
+
+  /**
+   * `baselineStats(baseline(...))` without rebuilding the traces' trees: the same traces, the same statistics, merged
+   * from each trace's cached samples (computed now for the ones the warm-up has not reached yet). Undefined when no
+   * trace qualifies.
+   */
+  baselineStats(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30, maxSpans = 50_000): Baseline | undefined {
+    const picked = this.selectBaseline(keys, maxTraces, exceptTraceId, beforeMs, minTraces, maxSpans);
+    if (!picked.length) return undefined;
+    return statsFromSamples(picked.map(([id, e]) => {
+      if (!e.samples) {
+        e.samples = traceSamples(e.spans);
+        e.warmedSpans = e.spans.length;
+        this.sampleBuilds.onDemand++;
+        this.dirty.delete(id);
+      }
+      return e.samples;
+    }));
+  }
+
+  private selectBaseline(keys: Array<{ service: string; name: string }>, maxTraces: number, exceptTraceId: string | undefined, beforeMs: number, minTraces: number, maxSpans: number): Array<[string, Entry]> {
+    const want = [...new Set(keys.map((k) => `${k.service}\u0000${k.name}`))];
     const earlier: Array<[string, Entry]> = [];
     const later: Array<[string, Entry]> = [];
     const entries = [...this.traces.entries()];
     for (let i = entries.length - 1; i >= 0 && earlier.length < maxTraces * 2; i--) {
       const [id, e] = entries[i];
-      if (id === exceptTraceId) continue;
+      if (id === exceptTraceId || e.errors > 0) continue;
       let hit = false;
-      let bad = false;
-      for (const s of e.spans) {
-        if (s.status === 'error' || s.status === 'timeout') { bad = true; break; }
-        if (!hit && want.has(`${s.service}\u0000${s.name}`)) hit = true;
-      }
-      if (!hit || bad) continue;
+      for (const k of want) if (e.ops.has(k)) { hit = true; break; }
+      if (!hit) continue;
       (e.endMs <= beforeMs ? earlier : later).push([id, e]);
     }
     const pool = earlier.length >= minTraces ? earlier : [...earlier, ...later.slice(0, minTraces - earlier.length)];
@@ -198,14 +314,14 @@ export class TraceStore {
       if (l) l.push(sum.durationMs); else byRoot.set(k, [sum.durationMs]);
     }
     const median = new Map([...byRoot].map(([k, d]) => [k, d.sort((a, b) => a - b)[Math.floor(d.length / 2)]]));
-    const out: Span[] = [];
-    let n = 0;
+    const out: Array<[string, Entry]> = [];
+    let spans = 0;
     for (const [id, e] of pool) {
       // Bounded work for huge traces: enough healthy examples, not the whole store.
-      if (n >= maxTraces || (n > 0 && out.length + e.spans.length > maxSpans)) break;
+      if (out.length >= maxTraces || (out.length > 0 && spans + e.spans.length > maxSpans)) break;
       if (e.endMs - e.startMs > 2 * (median.get(rootOf.get(id)!) ?? Infinity)) continue;
-      out.push(...e.spans);
-      n++;
+      out.push([id, e]);
+      spans += e.spans.length;
     }
     return out;
   }
