@@ -1,3 +1,5 @@
+import { DNS_PREFIX, parseDnsSpec } from './sources/dns-spec';
+
 /**
  * The proxy's configuration: defaults from DESIGN.md, environment overrides, and a clear error for every bad value.
  * One module so that the CLI, tests and the demo read the same rules.
@@ -12,7 +14,10 @@ export interface ProxyConfig {
   prometheusUrl?: string;
   /** Unset → the embedded OTLP store is the trace source. */
   tempoUrl?: string;
+  /** Fixed URLs, and `dns+http://name:port` entries resolved to one exporter per address (sources/discovery.ts). */
   exporterUrls: string[];
+  /** How often `dns+` exporter names are looked up again. */
+  exporterDnsRefreshMs: number;
   chainControlUrl?: string;
   alertmanagerUrl?: string;
   /** Where the app is served (links in exports and the PNG renderer's base); PNG renders only paths under it. */
@@ -44,6 +49,7 @@ export const DEFAULTS: ProxyConfig = {
   port: 3301,
   prometheusUrl: 'http://127.0.0.1:9090',
   exporterUrls: ['http://127.0.0.1:3302'],
+  exporterDnsRefreshMs: 30_000,
   chainControlUrl: 'http://127.0.0.1:3319',
   corsOrigins: [],
   appUrl: 'http://127.0.0.1:3300',
@@ -64,7 +70,8 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_TOKEN: 'bearer token required on /api when set',
   HOPSCOPE_PROMETHEUS_URL: 'Prometheus base URL (default http://127.0.0.1:9090; "none" disables)',
   HOPSCOPE_TEMPO_URL: 'Tempo base URL (unset = embedded OTLP store at POST /v1/traces)',
-  HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables)',
+  HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables); dns+http://name:port = every address the name resolves to (a DaemonSet behind a headless Service)',
+  HOPSCOPE_EXPORTER_DNS_REFRESH_MS: 'how often dns+ exporter names are looked up again, in ms (default 30000)',
   HOPSCOPE_CHAIN_CONTROL_URL: 'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
   HOPSCOPE_ALERTMANAGER_URL: 'Alertmanager base URL; firing/resolved alerts are pushed to its v2 API when set',
   HOPSCOPE_APP_URL: 'base URL of the app (Grafana or the host; default http://127.0.0.1:3300) for export links and PNG rendering',
@@ -140,8 +147,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     const raw = env.HOPSCOPE_EXPORTER_URLS.trim();
     c.exporterUrls = raw === '' || raw === 'none'
       ? []
-      : raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => parseUrl('HOPSCOPE_EXPORTER_URLS', s));
+      : raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
+        if (!s.startsWith(DNS_PREFIX)) return parseUrl('HOPSCOPE_EXPORTER_URLS', s);
+        try {
+          return parseDnsSpec(s).spec;
+        } catch (err) {
+          throw new ConfigError(`HOPSCOPE_EXPORTER_URLS: ${(err as Error).message}`);
+        }
+      });
   }
+  if (env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS !== undefined) c.exporterDnsRefreshMs = parseInt0('HOPSCOPE_EXPORTER_DNS_REFRESH_MS', env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS, 1000, 3600_000);
   if (env.HOPSCOPE_PROXY_CORS_ORIGINS !== undefined) {
     c.corsOrigins = env.HOPSCOPE_PROXY_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean)
       .map((s) => (s === '*' ? s : parseUrl('HOPSCOPE_PROXY_CORS_ORIGINS', s)));

@@ -21,6 +21,7 @@ export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<
   const log = makeLogger(config.logLevel);
   const sources = createSources(config, log);
   const app = buildApp(config, sources, log);
+  await sources.init();
   const server = createServer(app);
   // Keep-alive sockets must not hold close() hostage.
   server.keepAliveTimeout = 5000;

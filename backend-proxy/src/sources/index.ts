@@ -4,6 +4,7 @@ import type { ProxyConfig } from '../config';
 import type { SourceStatus } from '../../../contract';
 import { TraceStore } from '../store/trace-store';
 import { ChainControlSource } from './chain';
+import { DNS_PREFIX, ExporterDiscovery, parseDnsSpec } from './discovery';
 import { ExporterSource } from './exporters';
 import { settle } from './http';
 import { PrometheusSource } from './prometheus';
@@ -17,8 +18,11 @@ export interface Sources {
   /** Always present: receives POST /v1/traces even when Tempo is the trace source. */
   store: TraceStore;
   traces: TraceSource;
+  /** Fixed and DNS-discovered exporters; discovery updates this array in place. */
   exporters: ExporterSource[];
   chain?: ChainControlSource;
+  /** Work before the first request (the first DNS lookup of exporters). */
+  init(): Promise<void>;
   health(): Promise<SourceStatus[]>;
   /** Background work (store age sweep, alert loop) hooks. */
   onStart: Array<() => void>;
@@ -32,7 +36,10 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const store = new TraceStore({ maxSpans: config.storeMaxSpans, maxBytes: config.storeMaxBytes, maxAgeMs: config.storeMaxAgeMs });
   const tempo = config.tempoUrl ? new TempoSource(config.tempoUrl, t) : undefined;
   const prometheus = config.prometheusUrl ? new PrometheusSource(config.prometheusUrl, t) : undefined;
-  const exporters = config.exporterUrls.map((u) => new ExporterSource(u, t));
+  const fixed = config.exporterUrls.filter((u) => !u.startsWith(DNS_PREFIX)).map((u) => new ExporterSource(u, t));
+  const exporters = [...fixed];
+  const dnsSpecs = config.exporterUrls.filter((u) => u.startsWith(DNS_PREFIX)).map(parseDnsSpec);
+  const discovery = dnsSpecs.length ? new ExporterDiscovery(dnsSpecs, fixed, exporters, t, log) : undefined;
   const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t) : undefined;
   let sweep: NodeJS.Timeout | undefined;
   const s: Sources = {
@@ -40,6 +47,9 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
     traces: tempo ?? new EmbeddedTraceSource(store),
     onStart: [],
     onStop: [],
+    async init() {
+      await discovery?.refresh();
+    },
     async health() {
       const checks: Array<Promise<{ status: SourceStatus }>> = [];
       if (prometheus) checks.push(settle('prometheus', () => prometheus.health()));
@@ -53,17 +63,20 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
           if (!r.ok) throw new Error(`not ready: HTTP ${r.status}`);
         }));
       }
-      return (await Promise.all(checks)).map((c) => c.status);
+      return [...(await Promise.all(checks)).map((c) => c.status), ...(discovery?.statuses() ?? [])];
     },
     start() {
       // Age eviction also runs without ingest, so an idle store still forgets old traces.
       sweep = setInterval(() => store.evict(), Math.min(60_000, Math.max(1000, config.storeMaxAgeMs / 10)));
       sweep.unref();
+      discovery?.start(config.exporterDnsRefreshMs);
       for (const f of s.onStart) f();
       log.debug('sources started');
     },
     async stop() {
       if (sweep) clearInterval(sweep);
+      discovery?.stop();
+      store.close();
       for (const f of s.onStop) await f();
     },
   };
