@@ -21,6 +21,7 @@ export function traceRoutes(_config: ProxyConfig, sources: Sources): Router {
       maxDurationMs: numberParam(q, 'maxDurationMs', 0, 86_400_000),
       status: enumParam(q, 'status', TraceStatus.options),
       limit: numberParam(q, 'limit', 1, 1000) ?? 100,
+      sort: enumParam(q, 'sort', ['recent', 'duration'] as const) ?? 'recent',
     };
     const t0 = performance.now();
     try {

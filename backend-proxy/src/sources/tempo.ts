@@ -10,6 +10,12 @@ import { callJson, SourceError } from './http';
 import type { TraceSource } from './traces';
 
 const HEX_ID = /^[0-9a-fA-F]{1,32}$/;
+/** The window sample (spansInWindow): up to (WINDOW_SLICES + 1) × WINDOW_PER_SLICE traces. */
+export const WINDOW_SLICES = 10;
+export const WINDOW_PER_SLICE = 20;
+const WINDOW_FETCH_CONCURRENCY = 8;
+/** `sort=duration` on Tempo: the slowest among this many traces of the range (Tempo cannot order a search). */
+export const SLOWEST_OF = 1000;
 
 /** A TraceQL string literal: backslash and double quote escaped, control characters refused. */
 export function traceqlString(v: string): string {
@@ -90,7 +96,9 @@ export class TempoSource implements TraceSource {
   }
 
   async search(q: TraceQuery): Promise<TraceSummary[]> {
-    const traces = await this.searchRaw(q);
+    // Tempo has no ordering: for the slowest, ask for up to SLOWEST_OF traces of the range and sort them here.
+    const traces = await this.searchRaw(q.sort === 'duration' ? { ...q, limit: Math.max(q.limit ?? 100, SLOWEST_OF) } : q);
+    if (q.sort === 'duration') traces.sort((a, b) => (b.durationMs ?? 0) - (a.durationMs ?? 0)).splice(q.limit ?? 100);
     const status: TraceStatus = q.status === 'timeout' || q.status === 'error' ? 'error' : q.status ?? 'unset';
     return traces.map((t) => {
       const spans = t.spanSets?.flatMap((s) => s.spans ?? []) ?? t.spanSet?.spans ?? [];
@@ -129,11 +137,30 @@ export class TempoSource implements TraceSource {
     return out;
   }
 
-  /** Windows from Tempo: the most recent traces in the range, fetched whole (bounded to keep it a dashboard call). */
+  /**
+   * Windows from Tempo (services, pods, compare, TGI's TTFT): a bounded sample of whole traces spread over the window,
+   * not only its most recent ones: the window cut into WINDOW_SLICES searches of WINDOW_PER_SLICE traces each, plus
+   * the failed traces of the window (errors are few and matter most). Traces are fetched WINDOW_FETCH_CONCURRENCY at a
+   * time; one that cannot be fetched is skipped (the others still count).
+   */
   async spansInWindow(from: number, to: number): Promise<Span[]> {
-    const list = await this.searchRaw({ from, to, limit: 50 });
-    const details = await Promise.all(list.map((t) => this.get(t.traceID).catch(() => undefined)));
-    return details.flatMap((d) => d?.spans ?? []);
+    const slices = Math.max(1, Math.min(WINDOW_SLICES, Math.floor((to - from) / 1000)));
+    const width = (to - from) / slices;
+    const searches = Array.from({ length: slices }, (_, i) => this.searchRaw({ from: from + i * width, to: i === slices - 1 ? to : from + (i + 1) * width, limit: WINDOW_PER_SLICE }));
+    searches.push(this.searchRaw({ from, to, status: 'error', limit: WINDOW_PER_SLICE }));
+    const settled = await Promise.allSettled(searches);
+    // Every search failing is the source failing; some failing only thins the sample.
+    if (settled.every((x) => x.status === 'rejected')) throw (settled[0] as PromiseRejectedResult).reason;
+    const ids = [...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID)))];
+    const spans: Span[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(WINDOW_FETCH_CONCURRENCY, ids.length) }, async () => {
+      while (next < ids.length) {
+        const d = await this.get(ids[next++]).catch(() => undefined);
+        if (d) for (const s of d.spans) spans.push(s);
+      }
+    }));
+    return spans;
   }
 
   async tags(): Promise<unknown> {

@@ -43,6 +43,8 @@ export interface TraceQuery {
   maxDurationMs?: number;
   status?: TraceStatus;
   limit?: number;
+  /** `recent` (default): newest first. `duration`: the slowest matching traces of the range, slowest first. */
+  sort?: 'recent' | 'duration';
 }
 
 const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 3 };
@@ -253,8 +255,10 @@ export class TraceStore {
       if (q.maxDurationMs !== undefined && sum.durationMs > q.maxDurationMs) continue;
       if (q.status && sum.status !== q.status) continue;
       out.push({ ...sum });
-      if (out.length >= limit) break;
+      // Slowest first needs every match of the range; newest first stops at the limit.
+      if (out.length >= limit && q.sort !== 'duration') break;
     }
+    if (q.sort === 'duration') return out.sort((a, b) => b.durationMs - a.durationMs || b.startMs - a.startMs).slice(0, limit);
     return out.sort((a, b) => b.startMs - a.startMs);
   }
 

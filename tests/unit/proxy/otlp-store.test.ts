@@ -105,3 +105,23 @@ test('eviction counters are exported as metrics', async () => {
   assert.match(text, /hopscope_proxy_otlp_received_spans_total\{encoding="protobuf"\} 3/);
   assert.match(text, /hopscope_proxy_store_spans /);
 });
+
+test('sort=duration lists the slowest traces of the whole range, not the slowest of the most recent', async () => {
+  const base = T0 + 500_000;
+  // Twenty traces; the two slowest are the oldest, so a newest-first page of 5 would miss them.
+  const durs = [5000, 4000, ...Array.from({ length: 18 }, (_, i) => 100 + i)];
+  for (let i = 0; i < durs.length; i++) {
+    assert.equal((await post(JSON.stringify(otlp(chainTrace(700 + i, base + i * 1000, durs[i]))), 'application/json')).status, 200);
+  }
+  const range = `from=${base - 1000}&to=${base + 60_000}`;
+  const recent = TraceList.parse(await getJson(`/api/traces?${range}&limit=5`));
+  // chainTrace(i) has trace id hex(i + 1).
+  assert.ok(!recent.traces.some((t) => t.traceId === hex(701, 32)), 'newest first: the old slow ones are not on the page');
+  const slowest = TraceList.parse(await getJson(`/api/traces?${range}&limit=5&sort=duration`));
+  assert.deepEqual(slowest.traces.slice(0, 2).map((t) => t.traceId), [hex(701, 32), hex(702, 32)]);
+  assert.equal(slowest.traces.length, 5);
+  for (let i = 1; i < slowest.traces.length; i++) assert.ok(slowest.traces[i - 1].durationMs >= slowest.traces[i].durationMs);
+  const bad = await fetch(`${proxy.url}/api/traces?${range}&sort=slowest`);
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.message, /sort: "slowest" is not one of recent\|duration/);
+});

@@ -130,3 +130,35 @@ test('Tempo unreachable: search degrades with a per-source error, trace by id is
     }
   } finally { await dead.close(); }
 });
+
+test('window views sample traces across the whole window (slices + the failed ones), each trace fetched once', async () => {
+  seen.length = 0;
+  const to = 1684778400000;
+  const from = to - 3600_000;
+  const { status, body } = await getJson(`/api/services?from=${from}&to=${to}`);
+  assert.equal(status, 200);
+  const searches = seen.filter((p) => p.startsWith('/api/search')).map((p) => new URLSearchParams(p.split('?')[1]));
+  assert.equal(searches.length, 11);
+  // Ten slices that tile the window, not its last minutes only.
+  const slices = searches.filter((q) => !/status = error/.test(q.get('q')!)).map((q) => [Number(q.get('start')), Number(q.get('end'))]).sort((a, b) => a[0] - b[0]);
+  assert.equal(slices.length, 10);
+  assert.equal(slices[0][0], from / 1000);
+  assert.equal(slices[9][1], to / 1000);
+  for (let i = 1; i < slices.length; i++) assert.ok(slices[i][0] <= slices[i - 1][1], 'slices leave no gap');
+  assert.ok(searches.some((q) => /status = error/.test(q.get('q')!)), 'the failed traces are asked for too');
+  // The two ids the searches return are fetched once each, whatever the number of searches that returned them.
+  const fetched = seen.filter((p) => /^\/api\/(v2\/)?traces\//.test(p));
+  assert.equal(fetched.filter((p) => p === `/api/traces/${OLD_V1}`).length, 1);
+  // The trace Tempo served (old v1 schema) makes the services; the one it lost (404) is skipped, not an error.
+  assert.ok(body.services.some((s: { service: string }) => s.service === 'db'), JSON.stringify(body.services));
+  assert.equal(body.sources[0].ok, true);
+});
+
+test('sort=duration on Tempo: the slowest of up to 1,000 traces of the range (Tempo cannot order a search)', async () => {
+  seen.length = 0;
+  const { body } = await getJson('/api/traces?sort=duration&limit=1');
+  const list = TraceList.parse(body);
+  assert.deepEqual(list.traces.map((t) => t.durationMs), [557]);
+  const q = new URLSearchParams(seen.find((p) => p.startsWith('/api/search'))!.split('?')[1]);
+  assert.equal(q.get('limit'), '1000');
+});
