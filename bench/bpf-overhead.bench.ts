@@ -3,8 +3,10 @@
  *  1. loopback HTTP (keep-alive, 10 connections, closed loop): probes detached vs the default probes attached —
  *     throughput and P99 ratios (target: throughput −3% at most, P99 +5% at most);
  *  2. the exporter's own CPU (node + its bpftrace children, from /proc) at 5,000 events/s (target ≤ 2% of one core
- *     for the node process) — events are failing allocations through a stand-in libcuda.so.1, a rate we control;
- *  3. loss at 20,000 events/s: calls made vs events received and bpftrace's lost_events;
+ *     for the node process), side by side with the same exporter idle — events are failing allocations through a
+ *     stand-in libcuda.so.1, a rate we control. Counts are kept in the kernel and per-event records capped by
+ *     HOPSCOPE_BPF_EVENT_BUDGET (200/s per probe), so userspace handles ~200 records/s whatever the event rate;
+ *  3. counts at 20,000 events/s: calls made vs failures counted (must be equal), records, suppressed, lost_events;
  *  4. http_traceparent (sampling every request) vs detached: per-request latency cost, 1 connection.
  * Usage: npm run bench -- bpf   (BX_ROUNDS, BX_SECONDS to change the length)
  */
@@ -194,28 +196,52 @@ try {
   }
 
   if (PARTS.includes('events')) {
-    // 2 + 3. exporter CPU at 5,000 events/s and loss at 20,000 events/s (exact counts: the generator reports its calls).
+    // 2. exporter CPU at 5,000 events/s, side by side with the same exporter idle (alternated ROUNDS times), and
+    // 3. counts at 20,000 events/s: calls made vs failures counted (exact: counted in the kernel), per-event records
+    //    (capped by the budget), suppressed and lost. The generator reports its calls.
     const e = await startExporter('gpu_alloc_fail');
     const pid = e.child.pid!;
-    const got = (): Promise<number> => metric(e.url, /^hopscope_bpf_events_total\{probe="gpu_alloc_fail"/);
+    const counted = (): Promise<number> => metric(e.url, /^hopscope_gpu_alloc_failures_total\{/);
+    const suppressed = (): Promise<number> => metric(e.url, /^hopscope_bpf_events_suppressed_total\{probe="gpu_alloc_fail"/);
     const lost = (): Promise<number> => metric(e.url, /^hopscope_bpf_events_lost_total\{probe="gpu_alloc_fail"/);
-    for (const rate of [5000, 20000]) {
-      const secs = 5;
-      const before = { cpu: cpuSeconds(pid), got: await got(), lost: await lost() };
+    const records = async (): Promise<number> => {
+      const h = (await (await fetch(`${e.url}/health`)).json()) as { probes: Array<{ name: string; events: number }> };
+      return h.probes.find((p) => p.name === 'gpu_alloc_fail')!.events;
+    };
+    const secs = 5;
+    const window = async (rate: number) => {
+      const before = { cpu: cpuSeconds(pid), counted: await counted(), records: await records(), suppressed: await suppressed(), lost: await lost() };
       const t0 = Date.now();
-      const sent = await runGen(rate, secs);
-      await sleep(1000); // let the pipe drain
+      const sent = rate ? await runGen(rate, secs) : (await sleep(secs * 1000), 0);
+      await sleep(1500); // let the pipe drain and the kernel counts flush (1 s)
       const wall = (Date.now() - t0) / 1000;
-      const after = { cpu: cpuSeconds(pid), got: await got(), lost: await lost() };
-      const r = {
-        rate, seconds: secs, sent, received: after.got - before.got, lost: after.lost - before.lost,
+      const after = { cpu: cpuSeconds(pid), counted: await counted(), records: await records(), suppressed: await suppressed(), lost: await lost() };
+      return {
+        rate, seconds: secs, sent, counted: after.counted - before.counted, records: after.records - before.records,
+        suppressed: after.suppressed - before.suppressed, lost: after.lost - before.lost,
         exporterCpuPctOfCore: (100 * (after.cpu.self - before.cpu.self)) / wall,
         bpftraceCpuPctOfCore: (100 * (after.cpu.children - before.cpu.children)) / wall,
       };
-      results[`events_${rate}`] = r;
-      row(`${rate} events/s, ${secs} s: A=sent B=received (lost ${r.lost}); CPU % of a core`, sent, r.received, r.received / sent,
-        `exporter ${r.exporterCpuPctOfCore.toFixed(2)}% + bpftrace ${r.bpftraceCpuPctOfCore.toFixed(2)}%`, 1);
+    };
+    const idle: Array<Awaited<ReturnType<typeof window>>> = [];
+    const busy: Array<Awaited<ReturnType<typeof window>>> = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      if (i % 2 === 0) { idle.push(await window(0)); busy.push(await window(5000)); } else { busy.push(await window(5000)); idle.push(await window(0)); }
     }
+    const spread = (xs: number[]): string => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+    for (const [what, key] of [['exporter (node)', 'exporterCpuPctOfCore'], ['bpftrace', 'bpftraceCpuPctOfCore']] as const) {
+      const a = idle.map((r) => r[key]);
+      const b = busy.map((r) => r[key]);
+      row(`${what} CPU % of a core, A=idle B=5,000 events/s (${secs} s windows)`, Number(med(a).toFixed(2)), Number(med(b).toFixed(2)), '', `B ${spread(b)} (A ${spread(a)})`, ROUNDS);
+    }
+    const exact = busy.every((r) => r.counted === r.sent && r.records + r.suppressed === r.sent - r.lost);
+    row('5,000 events/s: A=sent B=counted (all rounds); records / suppressed / lost (median)', busy.reduce((s, r) => s + r.sent, 0), busy.reduce((s, r) => s + r.counted, 0),
+      exact ? 'exact' : 'NOT exact', `${med(busy.map((r) => r.records))} / ${med(busy.map((r) => r.suppressed))} / ${med(busy.map((r) => r.lost))}`, ROUNDS);
+    results.events_5000 = { idle, busy, exporterCpuMedian: med(busy.map((r) => r.exporterCpuPctOfCore)), bpftraceCpuMedian: med(busy.map((r) => r.bpftraceCpuPctOfCore)) };
+    const r20 = await window(20000);
+    results.events_20000 = r20;
+    row(`20,000 events/s, ${secs} s: A=sent B=counted; records / suppressed / lost; CPU % of a core`, r20.sent, r20.counted, r20.counted / r20.sent,
+      `${r20.records} / ${r20.suppressed} / ${r20.lost}; exporter ${r20.exporterCpuPctOfCore.toFixed(2)}% + bpftrace ${r20.bpftraceCpuPctOfCore.toFixed(2)}%`, 1);
     await e.stop();
   }
 

@@ -31,6 +31,8 @@ export type KernelEvent = z.infer<typeof KernelEvent>;
 export const KernelEventList = z.object({
   events: z.array(KernelEvent),
   dropped: z.number().int().nonnegative().optional(),
+  /** Events of the window over the exporter's per-event budget: counted in its metrics, absent from `events`. */
+  suppressed: z.number().int().nonnegative().optional(),
   truncated: z.boolean().optional(),
 });
 export type KernelEventList = z.infer<typeof KernelEventList>;

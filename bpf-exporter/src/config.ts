@@ -21,6 +21,8 @@ export interface ExporterConfig {
   logLevel: string;
   perfPages: number;
   batchPauseMs: number;
+  eventBudget: number;
+  flushMs: number;
 }
 
 export const ENV_HELP = `Environment (all optional):
@@ -40,6 +42,9 @@ export const ENV_HELP = `Environment (all optional):
   HOPSCOPE_BPF_RECORD          JSONL file to append live events to
   HOPSCOPE_BPF_PERF_PAGES      bpftrace perf ring pages per CPU (512; bpftrace's default 64 loses events on a busy node)
   HOPSCOPE_BPF_BATCH_PAUSE_MS  pause after a small read of probe output so lines batch up (3; 0 = off)
+  HOPSCOPE_BPF_EVENT_BUDGET    per-event records per probe per second sent to /events (200; 0 = counts only); the
+                               rest are counted in the kernel (metrics stay exact) and reported as suppressed
+  HOPSCOPE_BPF_FLUSH_MS        period of the kernel count flush to /metrics (1000)
   HOPSCOPE_LOG_LEVEL           pino level (info)`;
 
 export class ConfigError extends Error {}
@@ -85,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExporterConfig
     logLevel: env.HOPSCOPE_LOG_LEVEL || 'info',
     perfPages: pow2(int(env, 'HOPSCOPE_BPF_PERF_PAGES', 512, 8, 65536), 'HOPSCOPE_BPF_PERF_PAGES'),
     batchPauseMs: int(env, 'HOPSCOPE_BPF_BATCH_PAUSE_MS', 3, 0, 100),
+    eventBudget: int(env, 'HOPSCOPE_BPF_EVENT_BUDGET', 200, 0, 1_000_000),
+    flushMs: int(env, 'HOPSCOPE_BPF_FLUSH_MS', 1000, 100, 60_000),
   };
 }

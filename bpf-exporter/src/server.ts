@@ -45,7 +45,8 @@ export function createApp(pipeline: Pipeline, cfg: Pick<ExporterConfig, 'maxRang
     const q = parseEventQuery(req.query, { maxRangeMs: cfg.maxRangeMs, maxLimit: cfg.maxEventsPerQuery });
     if ('error' in q) return fail(res, 400, 'bad_request', q.error);
     const { events, truncated } = pipeline.ring.query(q.filter, q.limit);
-    res.json({ events, dropped: pipeline.ring.evicted, truncated, mode: pipeline.mode });
+    // suppressed: events of this window (types, pod, pid) over the per-event budget, counted in /metrics but not here.
+    res.json({ events, dropped: pipeline.ring.evicted, suppressed: pipeline.suppressedIn(q.filter), truncated, mode: pipeline.mode });
   });
 
   app.get('/events/stream', (req, res) => {
@@ -95,6 +96,7 @@ export async function startExporter(cfg: ExporterConfig, log: Logger = pino({ le
     recordFile: cfg.recordFile,
     perfPages: cfg.perfPages,
     batchPauseMs: cfg.batchPauseMs,
+    kit: { budget: cfg.eventBudget, flushMs: cfg.flushMs },
     log,
   });
   const app = createApp(pipeline, cfg);

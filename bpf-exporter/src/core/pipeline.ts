@@ -1,7 +1,8 @@
 /**
  * The exporter core: runs the selected probes (or a replay), turns each raw probe event into a contract KernelEvent
  * (epoch time, pod attribution, trace id join, mode), and fans it out to the ring, SSE, the probe's metrics and the
- * recorder. Probe-agnostic: everything probe-specific lives in the probe modules.
+ * recorder; adds the kernel's flushed counts (events over the per-event budget) to the metrics and keeps what was
+ * suppressed per second for /events. Probe-agnostic: everything probe-specific lives in the probe modules.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
@@ -9,7 +10,12 @@ import type { KernelEvent } from '../../../contract';
 import { Attributor, type Attribution } from '../attribution/attributor';
 import { BoundedCache } from '../attribution/bounded-cache';
 import { PidRegistry } from '../attribution/registry';
-import type { ProbeMetrics, ProbeModule, ProbeOptions, RawEvent } from './probe';
+import type { KernelEventType } from '../../../contract';
+import { bucketOf, type KitOptions } from './kit';
+import type { PodLabelValues, ProbeMetrics, ProbeModule, ProbeOptions, RawEvent } from './probe';
+import { SuppressedLog } from './suppressed';
+import type { SuppressedEntry, TallyDelta } from './tally';
+import type { EventFilter } from './ring';
 import { Recorder, Replayer, readRecording } from './replay';
 import { EventRing } from './ring';
 import { ProbeRunner, type ProbeStatus } from './runner';
@@ -27,6 +33,8 @@ export interface PipelineOptions {
   backoff?: { initialMs: number; maxMs: number };
   perfPages?: number;
   batchPauseMs?: number;
+  /** Per-event records per probe per second and the flush period of the kernel counts (200, 1000 ms). */
+  kit?: KitOptions;
 }
 
 /** Events of a pid within this window of a request whose traceparent was read carry that trace id. */
@@ -45,7 +53,10 @@ export class Pipeline {
   private readonly lost: Counter<'probe' | 'stage'>;
   private readonly evicted: Counter;
   private readonly total: Counter<'probe' | 'type'>;
-  private readonly totalChildren = new Map<string, { inc(): void }>();
+  private readonly totalChildren = new Map<string, { inc(n?: number): void }>();
+  private readonly suppressedTotal: Counter<'probe'>;
+  readonly suppressed = new SuppressedLog();
+  readonly kit: KitOptions;
   private replayer?: Replayer;
   private recorder?: Recorder;
   private readonly offsetMs: number;
@@ -53,6 +64,7 @@ export class Pipeline {
 
   constructor(private readonly opts: PipelineOptions) {
     this.mode = opts.replay ? 'replay' : 'live';
+    this.kit = opts.kit ?? { budget: 200, flushMs: 1000 };
     this.ring = new EventRing(opts.ringSize);
     this.attributor = new Attributor({ node: opts.node, registry: this.pids });
     // bpf `nsecs` and process.hrtime are both CLOCK_MONOTONIC: one offset converts kernel time to epoch ms.
@@ -63,7 +75,16 @@ export class Pipeline {
       labelNames: ['probe', 'stage'], registers: [this.registry],
     });
     this.evicted = new Counter({ name: 'hopscope_bpf_ring_evicted_total', help: 'Events overwritten in the bounded /events ring (still counted in metrics)', registers: [this.registry] });
-    this.total = new Counter({ name: 'hopscope_bpf_events_total', help: 'Kernel events received, by probe and type', labelNames: ['probe', 'type'], registers: [this.registry] });
+    this.total = new Counter({
+      name: 'hopscope_bpf_events_total',
+      help: 'Kernel events counted, by probe and type: counted in the kernel, so exact whether or not their per-event record was sent (http_traceparent: records read)',
+      labelNames: ['probe', 'type'], registers: [this.registry],
+    });
+    this.suppressedTotal = new Counter({
+      name: 'hopscope_bpf_events_suppressed_total',
+      help: 'Kernel events over the per-event budget (HOPSCOPE_BPF_EVENT_BUDGET): counted in the metrics, absent from /events and SSE',
+      labelNames: ['probe'], registers: [this.registry],
+    });
     const runners = this.runners;
     new Gauge({
       name: 'hopscope_bpf_probe_attached', help: '1 when the probe is attached, 0 otherwise (see /health for why)', labelNames: ['probe'], registers: [this.registry],
@@ -78,6 +99,7 @@ export class Pipeline {
     for (const p of opts.probes) {
       this.metrics.set(p.name, p.metrics(this.registry));
       this.lost.inc({ probe: p.name, stage: 'kernel' }, 0);
+      this.suppressedTotal.inc({ probe: p.name }, 0);
     }
   }
 
@@ -101,8 +123,11 @@ export class Pipeline {
         backoff: this.opts.backoff,
         perfPages: this.opts.perfPages,
         batchPauseMs: this.opts.batchPauseMs,
-        onEvent: (p, raw) => this.ingest(p, raw),
+        kit: this.kit,
+        onEvent: (p, raw, count) => this.ingest(p, raw, count),
         onLost: (p, n, stage) => this.lost.inc({ probe: p.name, stage }, n),
+        onCounts: (p, deltas) => this.addCounts(p, deltas),
+        onSuppressed: (p, entries) => this.addSuppressed(p, entries),
       });
       this.runners.push(runner);
     }
@@ -116,10 +141,31 @@ export class Pipeline {
     return this.runners.map((r) => r.status);
   }
 
-  ingest(probe: ProbeModule, raw: RawEvent): KernelEvent {
+  /** A socket event with no owning pid is attributed through the socket's cgroup id, so is one whose process is gone. */
+  private attribute(pid: number, cgroupId: number): Attribution {
+    if (pid <= 0) return this.attributor.forCgroupId(cgroupId);
+    const a = this.attributor.forPid(pid);
+    return a.source === 'none' && !a.cgroupPath && cgroupId ? { ...this.attributor.forCgroupId(cgroupId), node: a.node } : a;
+  }
+
+  private labels(a: Attribution): PodLabelValues {
+    return { pod: a.pod ?? '', namespace: a.namespace ?? '', node: a.node ?? this.opts.node };
+  }
+
+  private countType(probe: string, type: KernelEventType, n: number): void {
+    const key = `${probe}|${type}`;
+    let child = this.totalChildren.get(key);
+    if (!child) { child = this.total.labels(probe, type); this.totalChildren.set(key, child); }
+    child.inc(n);
+  }
+
+  /**
+   * A per-event record. `count` (default true): add it to the metrics now; false when the kernel's flush of its epoch
+   * already counted it.
+   */
+  ingest(probe: ProbeModule, raw: RawEvent, count = true): KernelEvent {
     const ts = raw.nsecs !== undefined ? Number(raw.nsecs) / 1e6 + this.offsetMs : Date.now();
-    // A socket event with no owning pid is attributed through the socket's cgroup id.
-    const a: Attribution = raw.pid > 0 ? this.attributor.forPid(raw.pid) : this.attributor.forCgroupId(raw.cgroupId ?? 0);
+    const a = this.attribute(raw.pid, raw.cgroupId ?? 0);
     const detail = raw.detail; // the probe's own object: extended in place, not copied
     detail.attribution = a.source;
     if (raw.cgroupId) detail.cgroupId = raw.cgroupId;
@@ -141,16 +187,46 @@ export class Pipeline {
       const t = this.recentTrace.get(raw.pid);
       if (t && ts - t.at <= TRACE_JOIN_MS) { e.traceId = t.traceId; detail.traceIdSource = 'same_pid_recent_request'; }
     }
-    // prom-client hashes label objects on every inc: keep one child per (probe, type).
-    const key = `${probe.name}|${e.type}`;
-    let child = this.totalChildren.get(key);
-    if (!child) { child = this.total.labels(probe.name, e.type); this.totalChildren.set(key, child); }
-    child.inc();
-    this.metrics.get(probe.name)?.observe(e);
+    const m = this.metrics.get(probe.name);
+    if (raw.tally && m?.add) {
+      // Counted in the kernel too: added here once, the flush adds only what records did not bring.
+      if (count) {
+        const spec = probe.tallies?.find((t) => t.name === raw.tally!.name);
+        const dims = spec?.bucketsNs ? [...raw.tally.dims, bucketOf(spec.bucketsNs, raw.tally.valueNs ?? 0)] : raw.tally.dims;
+        m.add(raw.tally.name, dims, 1, raw.tally.valueNs ?? 0, this.labels(a));
+        this.countType(probe.name, e.type, 1);
+      }
+    } else {
+      this.countType(probe.name, e.type, 1);
+      m?.observe?.(e);
+    }
     this.recorder?.write(e);
     this.publish(e);
     return e;
   }
+
+  /** Kernel counts of events whose records were not sent (over the budget), attributed by the key's pid / cgroup. */
+  addCounts(probe: ProbeModule, deltas: TallyDelta[]): void {
+    const m = this.metrics.get(probe.name);
+    for (const d of deltas) {
+      m?.add?.(d.tally, d.dims, d.count, d.sumNs, this.labels(this.attribute(d.pid, d.cgroupId)));
+      this.countType(probe.name, d.type, d.count);
+    }
+  }
+
+  addSuppressed(probe: ProbeModule, entries: SuppressedEntry[]): void {
+    let n = 0;
+    for (const s of entries) {
+      const a = this.attribute(s.pid, s.cgroupId);
+      this.suppressed.add({ ts: s.second * 1000 + this.offsetMs, type: s.type, pid: s.pid, pod: a.pod, count: s.count });
+      n += s.count;
+    }
+    this.suppressedTotal.inc({ probe: probe.name }, n);
+    this.sse.publishSuppressed(entries.map((s) => ({ ts: s.second * 1000 + this.offsetMs, type: s.type, pid: s.pid, pod: this.attribute(s.pid, s.cgroupId).pod, count: s.count })));
+  }
+
+  /** Events matching the query that the budget kept out of /events (see SuppressedLog.count). */
+  suppressedIn(f: EventFilter): number { return this.suppressed.count(f); }
 
   /** Events of this pid just before its request was seen (connect, TLS handshake) belong to that request too. */
   private tagRecent(pid: number, traceId: string, ts: number): void {
@@ -181,6 +257,12 @@ export class Pipeline {
       probes,
       ...(replay ? { replay: { file: replay.file, timing: replay.timing, events: this.replayer?.total ?? 0, done: this.replayer?.done ?? false, error: this.replayError } } : {}),
       ring: { size: this.ring.size, capacity: this.ring.capacity, evicted: this.ring.evicted },
+      // Per-event records are capped; counts (/metrics) are not. `suppressed` > 0: /events is not the whole stream.
+      eventBudget: {
+        perProbePerSecond: this.kit.budget, flushMs: this.kit.flushMs, suppressed: this.suppressed.total,
+        complete: this.suppressed.total === 0,
+        ...(Number.isFinite(this.suppressed.knownSince) ? { suppressedKnownSince: this.suppressed.knownSince } : {}),
+      },
       sseClients: this.sse.size,
       registrations: this.pids.size,
     };

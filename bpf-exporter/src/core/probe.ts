@@ -4,6 +4,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { KernelEvent, KernelEventType } from '../../../contract';
+import type { Kit } from './kit';
 
 /** Options every probe may read; each probe takes what it needs. */
 export interface ProbeOptions {
@@ -17,6 +18,30 @@ export interface ProbeOptions {
   traceparentSampleEvery: number;
   /** The exporter's own pid, excluded where a probe would otherwise see the exporter itself. */
   selfPid: number;
+}
+
+/**
+ * A count the probe keeps in the kernel (exact whatever the per-event budget lets through): a bpftrace count map keyed
+ * by [pid, cgroup id, ...dims], plus a sum map of the value in ns when `bucketsNs` makes it a histogram (the bucket
+ * index is the last key). Flushed by the core every HOPSCOPE_BPF_FLUSH_MS (see core/kit.ts).
+ */
+export interface TallySpec {
+  /** Map stem: letters, digits, underscore. */
+  name: string;
+  /** The event type each counted occurrence is (feeds hopscope_bpf_events_total). */
+  type: KernelEventType;
+  /** Names of the dimensions after pid and cgroup id (documentation and arity check). */
+  dims: string[];
+  /** Histogram upper bounds in ns (ascending); bucket index = how many bounds the value exceeds. */
+  bucketsNs?: number[];
+}
+
+/** What one kernel event added to a tally: the record carries it so Node can count it at once (see core/tally.ts). */
+export interface TallyHit {
+  name: string;
+  dims: number[];
+  /** The value (ns) for a histogram tally. */
+  valueNs?: number;
 }
 
 /** Something the probe needs before bpftrace is worth starting; checked up front so /health can say exactly why. */
@@ -38,23 +63,41 @@ export interface RawEvent {
   /** A W3C trace id seen by this event itself (http_traceparent). */
   traceId?: string;
   detail: Record<string, unknown>;
+  /** Flush epoch the kernel counted this event in (printed by kit.event as "e"). */
+  epoch?: number;
+  /** The tally this event was counted in, when the probe keeps one. */
+  tally?: TallyHit;
 }
 
 export type FoundSymbols = Record<string, string[]>;
 
+/** Labels a kernel count is attributed to. */
+export type PodLabelValues = Record<(typeof POD_LABELS)[number], string>;
+
 export interface ProbeMetrics {
-  observe(event: KernelEvent): void;
+  /** Record-driven metrics (probes without tallies, e.g. http_traceparent). */
+  observe?(event: KernelEvent): void;
+  /**
+   * Adds `count` occurrences of a tally key (dims after pid/cgroup) to the probe's metrics; for a histogram tally,
+   * `sumNs` is their total value and dims' last entry the bucket index.
+   */
+  add?(tally: string, dims: number[], count: number, sumNs: number, labels: PodLabelValues): void;
 }
 
 export interface ProbeModule {
   name: string;
   /** One line for /health and --help. */
   description: string;
+  /** Counts kept in the kernel (exact); a probe without tallies counts from its records. */
+  tallies?: TallySpec[];
   /** Not started unless asked for (expensive probes). */
   optIn?: boolean;
   requirements(opts: ProbeOptions): Requirement[];
-  /** `found` holds, per library path of a `symbol` requirement, the symbols that library really exports. */
-  program(opts: ProbeOptions, found: FoundSymbols): string;
+  /**
+   * `found` holds, per library path of a `symbol` requirement, the symbols that library really exports; `kit` emits
+   * the counting, per-event budget and flush code every probe shares (core/kit.ts).
+   */
+  program(opts: ProbeOptions, found: FoundSymbols, kit: Kit): string;
   /** Extra environment for this probe's bpftrace (e.g. BPFTRACE_STRLEN). */
   env?: Record<string, string>;
   /** `line` is one printf line of the probe (most probes print JSON); null when the line is not an event. */
@@ -82,7 +125,7 @@ export function labelCache<C>(metric: { labels(labels: Record<string, string>): 
   };
 }
 
-export function podLabels(e: KernelEvent): Record<(typeof POD_LABELS)[number], string> {
+export function podLabels(e: KernelEvent): PodLabelValues {
   return { pod: e.pod ?? '', namespace: e.namespace ?? '', node: e.node ?? '' };
 }
 
@@ -111,3 +154,15 @@ export const TCP_STATES: Record<number, string> = {
   1: 'ESTABLISHED', 2: 'SYN_SENT', 3: 'SYN_RECV', 4: 'FIN_WAIT1', 5: 'FIN_WAIT2', 6: 'TIME_WAIT', 7: 'CLOSE',
   8: 'CLOSE_WAIT', 9: 'LAST_ACK', 10: 'LISTEN', 11: 'CLOSING', 12: 'NEW_SYN_RECV',
 };
+
+/**
+ * Adds `count` observations totalling `sumNs` that the kernel put in histogram bucket `bucket` (index into
+ * `boundsSec`, length = +Inf): each observed at their mean, kept inside the bucket, so bucket counts and the sum are
+ * exact (prom-client has no bulk observe).
+ */
+export function observeMany(child: { observe(v: number): void }, count: number, sumNs: number, boundsSec: readonly number[], bucket: number): void {
+  let v = sumNs / count / 1e9;
+  if (bucket < boundsSec.length) v = Math.min(v, boundsSec[bucket]);
+  if (bucket > 0 && v <= boundsSec[bucket - 1]) v = boundsSec[bucket - 1] * (1 + 1e-12);
+  for (let i = 0; i < count; i++) child.observe(v);
+}

@@ -1,12 +1,15 @@
 /**
- * Runs one probe as a `bpftrace -f json` child: preflight, spawn, decode its JSON lines, hand printf lines to the
- * probe's parser, count lost events, and restart a child that dies with exponential backoff (shown in /health).
+ * Runs one probe as a `bpftrace -f json` child: preflight, spawn, decode its JSON lines, hand record lines to the
+ * probe's parser, reconcile the kernel counts it flushes (core/kit.ts, core/tally.ts), count lost and suppressed
+ * events, and restart a child that dies with exponential backoff (shown in /health).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import { machinePreflight, probePreflight, type NotAttachedCode } from './preflight';
+import { Kit, RECORD_PREFIX, type KitOptions } from './kit';
 import type { ProbeModule, ProbeOptions, RawEvent } from './probe';
+import { TallyReconciler, type FlushResult, type SuppressedEntry, type TallyDelta } from './tally';
 
 export type ProbeState = 'starting' | 'attached' | 'restarting' | 'not_attached' | 'stopped';
 
@@ -23,7 +26,16 @@ export interface ProbeStatus {
   restarts: number;
   nextRetryMs?: number;
   bpftracePid?: number;
+  /** Per-event records received (and published to /events). */
   events: number;
+  /** Kernel events counted (exact: records plus the suppressed ones, from the kernel's counts). */
+  counted: number;
+  /** Events over the per-event budget: counted in the metrics, absent from /events. */
+  suppressed: number;
+  /** Records per second this probe may send (HOPSCOPE_BPF_EVENT_BUDGET). */
+  budgetPerSecond: number;
+  /** Kernel counts flushed (one per flush period). */
+  flushes: number;
   lost: number;
   unparsable: number;
 }
@@ -32,8 +44,14 @@ export interface RunnerDeps {
   bpftrace: string;
   options: ProbeOptions;
   log: Logger;
-  onEvent: (probe: ProbeModule, e: RawEvent) => void;
+  /** `count`: add the event to the metrics now (false when the kernel's flush of its epoch already counted it). */
+  onEvent: (probe: ProbeModule, e: RawEvent, count: boolean) => void;
   onLost: (probe: ProbeModule, n: number, stage: 'kernel' | 'unparsable') => void;
+  /** Kernel counts not already counted from records (the suppressed events), per tally key. */
+  onCounts: (probe: ProbeModule, deltas: TallyDelta[]) => void;
+  onSuppressed: (probe: ProbeModule, entries: SuppressedEntry[]) => void;
+  /** Per-event budget and flush period of the kernel counts. */
+  kit: KitOptions;
   backoff?: { initialMs: number; maxMs: number };
   /** Perf ring pages per CPU for bpftrace's printf output (512). */
   perfPages?: number;
@@ -55,10 +73,16 @@ export class ProbeRunner {
   private stopping = false;
   private failures = 0;
   private stderr: string[] = [];
+  private tally = new TallyReconciler();
+  /** Records seen per kernel second (Node's exact cap behind the kernel's racy one). */
+  private readonly perSecond = new Map<number, number>();
   readonly status: ProbeStatus;
 
   constructor(readonly probe: ProbeModule, private readonly deps: RunnerDeps) {
-    this.status = { name: probe.name, description: probe.description, state: 'starting', attached: false, restarts: 0, events: 0, lost: 0, unparsable: 0 };
+    this.status = {
+      name: probe.name, description: probe.description, state: 'starting', attached: false, restarts: 0,
+      events: 0, counted: 0, suppressed: 0, budgetPerSecond: deps.kit.budget, flushes: 0, lost: 0, unparsable: 0,
+    };
   }
 
   async start(): Promise<void> {
@@ -70,8 +94,13 @@ export class ProbeRunner {
     if (this.stopping) return;
     // A missing library or symbol may appear later (a driver install): keep checking, slowly.
     if (!pre.ok) return this.notAttached(pre.code, pre.reason, pre.code === 'file_missing' || pre.code === 'symbol_missing');
-    const program = this.probe.program(this.deps.options, pre.found);
+    const kit = new Kit(this.probe.tallies ?? [], this.deps.kit);
+    const program = this.probe.program(this.deps.options, pre.found, kit);
+    if (!kit.complete) throw new Error(`probe ${this.probe.name}: program has no kit.footer()`);
     this.stderr = [];
+    // A new bpftrace starts its epochs at 0: what the last one had not flushed is gone with it.
+    this.tally = new TallyReconciler(this.probe.tallies ?? []);
+    this.perSecond.clear();
     const child = spawn(machine.bin, ['-f', 'json', '-e', program], {
       stdio: ['ignore', 'pipe', 'pipe'],
       // Bigger perf rings (default 64 pages per CPU) ride out moments when bpftrace is not scheduled on a busy node.
@@ -87,8 +116,12 @@ export class ProbeRunner {
       if (this.stderr.length > 20) this.stderr.shift();
     });
     this.readBatched(child);
-    child.on('exit', (code, signal) => {
+    child.on('exit', () => liveChildren.delete(child));
+    // 'close', not 'exit': the last flush (END) may still be in the pipe when the process is gone.
+    child.on('close', (code, signal) => {
       liveChildren.delete(child);
+      const open = this.tally.close();
+      if (open) this.deliver(open);
       if (this.child !== child) return;
       this.child = undefined;
       const ranMs = this.status.since ? Date.now() - this.status.since : 0;
@@ -141,20 +174,70 @@ export class ProbeRunner {
     } else if (msg.type === 'printf' && typeof msg.data === 'string') {
       // One printf = one record; a probe's text may itself hold newlines (HTTP headers), so only the final one goes.
       const text = msg.data.replace(/\n$/, '');
-      let raw: ReturnType<ProbeModule['parse']>;
-      try { raw = this.probe.parse(text); } catch {
-        this.status.unparsable++;
-        this.deps.onLost(this.probe, 1, 'unparsable');
-        return;
-      }
-      if (!raw) return;
-      this.status.events++;
-      this.deps.onEvent(this.probe, raw);
+      if (text.startsWith('{"bx":')) return this.onMarker(text);
+      this.onRecord(text);
+    } else if (msg.type === 'map' && msg.data && typeof msg.data === 'object') {
+      for (const [name, data] of Object.entries(msg.data)) this.tally.map(name, data);
     } else if (msg.type === 'lost_events') {
       const n = (msg.data as { events?: number } | undefined)?.events ?? 0;
       this.status.lost += n;
       this.deps.onLost(this.probe, n, 'kernel');
     }
+  }
+
+  /** A per-event record: `<epoch> <second> <class> <the probe's own text>` (kit.event). */
+  private onRecord(text: string): void {
+    const m = RECORD_PREFIX.exec(text);
+    let raw: ReturnType<ProbeModule['parse']> = null;
+    try {
+      if (!m) throw new Error('record without the kit prefix');
+      raw = this.probe.parse(text.slice(m[0].length));
+    } catch {
+      this.status.unparsable++;
+      this.deps.onLost(this.probe, 1, 'unparsable');
+      return;
+    }
+    if (!raw) return;
+    const epoch = Number(m![1]);
+    const second = Number(m![2]);
+    // The kernel's budget check is not atomic across CPUs: records past the budget are suppressed here (the kernel
+    // counted them in its maps, so the flush adds them to the metrics). One budget per class, as in the kernel.
+    const slot = second * 2 + Number(m![3]);
+    const seen = (this.perSecond.get(slot) ?? 0) + 1;
+    this.perSecond.set(slot, seen);
+    if (this.perSecond.size > 16) for (const s of this.perSecond.keys()) if (s < (second - 4) * 2) this.perSecond.delete(s);
+    if (seen > this.deps.kit.budget) {
+      const e: SuppressedEntry = { second, type: raw.type, pid: raw.pid, cgroupId: raw.cgroupId ?? 0, count: 1 };
+      this.status.suppressed++;
+      if (!raw.tally) this.status.counted++;
+      this.deps.onSuppressed(this.probe, [e]);
+      return;
+    }
+    raw.epoch = epoch;
+    const count = raw.tally ? this.tally.record(epoch, raw.pid, raw.cgroupId ?? 0, raw.tally) : true;
+    this.status.events++;
+    if (count) this.status.counted++;
+    this.deps.onEvent(this.probe, raw, count);
+  }
+
+  private onMarker(text: string): void {
+    let m: { bx?: string; e?: number };
+    try { m = JSON.parse(text); } catch { return; }
+    const epoch = Number(m.e);
+    const done = m.bx === 'flush' ? this.tally.begin(epoch) : m.bx === 'end' ? this.tally.end(epoch) : undefined;
+    if (done) this.deliver(done);
+  }
+
+  private deliver(f: FlushResult): void {
+    this.status.flushes++;
+    if (f.inferred) this.deps.log.warn({ probe: this.probe.name, epoch: f.epoch }, 'kernel counts flushed without their marker (perf buffer loss?)');
+    for (const d of f.deltas) this.status.counted += d.count;
+    for (const s of f.suppressed) {
+      this.status.suppressed += s.count;
+      if (!this.probe.tallies?.length) this.status.counted += s.count; // no kernel tally: counted = records + suppressed
+    }
+    if (f.deltas.length) this.deps.onCounts(this.probe, f.deltas);
+    if (f.suppressed.length) this.deps.onSuppressed(this.probe, f.suppressed);
   }
 
   private notAttached(code: NotAttachedCode, reason: string, retry: boolean): void {
@@ -167,7 +250,7 @@ export class ProbeRunner {
     this.timer.unref();
   }
 
-  /** Stops bpftrace (SIGINT: it runs END, which clears maps so nothing is dumped) and waits for it. */
+  /** Stops bpftrace (SIGINT: it runs END, which flushes the open counts and clears the rest) and waits for it. */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
@@ -178,7 +261,8 @@ export class ProbeRunner {
     }
     await new Promise<void>((resolve) => {
       const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
+      // 'close': END's flush has been read and counted by then.
+      child.once('close', () => { clearTimeout(kill); resolve(); });
       child.kill('SIGINT');
     });
     Object.assign(this.status, { state: 'stopped', attached: false, bpftracePid: undefined });

@@ -1,10 +1,12 @@
 /**
  * Server-sent events fan-out of live kernel events. A client that does not keep up is skipped (its drops counted and
- * reported in a `dropped` event) instead of buffering without bound.
+ * reported in a `dropped` event) instead of buffering without bound; events over the per-event budget are reported in
+ * a `suppressed` event.
  */
 import type { Response } from 'express';
 import type { KernelEvent } from '../../../contract';
 import { matches, type EventFilter } from './ring';
+import type { SuppressedRecord } from './suppressed';
 
 const MAX_BUFFERED_BYTES = 1 << 20;
 
@@ -43,6 +45,24 @@ export class SseHub {
         c.dropped = 0;
       }
       c.res.write(`event: kernel\ndata: ${JSON.stringify(e)}\n\n`);
+    }
+  }
+
+  /**
+   * Events the per-event budget kept out of the stream (counted in the metrics): each client whose filter they match
+   * gets `event: suppressed` with how many and the window (epoch ms) they fall in.
+   */
+  publishSuppressed(entries: SuppressedRecord[]): void {
+    if (!this.clients.size || !entries.length) return;
+    for (const c of this.clients) {
+      let n = 0; let from = Infinity; let to = -Infinity;
+      for (const r of entries) {
+        if (c.filter.types && !c.filter.types.includes(r.type)) continue;
+        if (c.filter.pid !== undefined && r.pid !== c.filter.pid) continue;
+        if (c.filter.pod !== undefined && r.pod !== c.filter.pod) continue;
+        n += r.count; from = Math.min(from, r.ts); to = Math.max(to, r.ts + 1000);
+      }
+      if (n && c.res.writableLength <= MAX_BUFFERED_BYTES) c.res.write(`event: suppressed\ndata: ${JSON.stringify({ suppressed: n, from, to })}\n\n`);
     }
   }
 

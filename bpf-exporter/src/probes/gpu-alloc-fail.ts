@@ -1,10 +1,12 @@
 /**
  * gpu_alloc_fail: CUDA driver allocation calls that return an error (2 = CUDA_ERROR_OUT_OF_MEMORY), by process.
+ * Failures are counted in the kernel per [pid, cgroup, CUresult] (hopscope_gpu_alloc_failures_total stays exact at any
+ * rate); per-event records go out within the per-event budget.
  * uretprobes on the allocation entry points of libcuda.so.1 (path from HOPSCOPE_BPF_LIBCUDA). Verified against a
  * stand-in library exporting the same symbols; unverified on a real NVIDIA driver (no GPU on these machines).
  */
 import { Counter, type Registry } from 'prom-client';
-import { POD_LABELS, big, json, labelCache, num, podLabels, str, type ProbeModule } from '../core/probe';
+import { POD_LABELS, big, json, labelCache, num, str, type ProbeModule } from '../core/probe';
 
 /** Driver API entry points whose second argument is the byte size. */
 export const CUDA_ALLOC_SYMBOLS = ['cuMemAlloc_v2', 'cuMemAlloc', 'cuMemAllocManaged', 'cuMemAllocHost_v2', 'cuMemAllocAsync', 'cuMemCreate'];
@@ -18,7 +20,8 @@ export const gpuAllocFailProbe: ProbeModule = {
   name: 'gpu_alloc_fail',
   description: 'CUDA driver allocation failures (cuMemAlloc_v2 and friends returning non-zero) per process',
   requirements: (o) => [{ kind: 'symbol', path: o.libcuda, symbols: CUDA_ALLOC_SYMBOLS, anyOf: true }],
-  program(o, found) {
+  tallies: [{ name: 'fail', type: 'gpu_alloc_fail', dims: ['result'] }],
+  program(o, found, kit) {
     // Only symbols the library exports are attached: bpftrace refuses a program naming a missing one.
     const syms = found[o.libcuda] ?? CUDA_ALLOC_SYMBOLS;
     const enter = syms.map((s) => `uprobe:${o.libcuda}:${s}`).join(',\n');
@@ -28,13 +31,18 @@ ${enter} { @size[tid] = arg1; }
 ${exit}
 {
   $sz = @size[tid]; delete(@size[tid]);
-  if ((int32)retval != 0) {
-    printf("{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"ret\\":%d,\\"size\\":%llu,\\"fn\\":\\"%s\\"}\\n",
-      nsecs, pid, comm, cgroup, (int32)retval, $sz, probe);
+  $ret = (int32)retval;
+  if ($ret != 0) {
+  ${kit.event({
+    type: 'gpu_alloc_fail', pid: 'pid', cg: 'cgroup', tally: { name: 'fail', dims: ['$ret'] }, notable: '1',
+    printf: {
+      fmt: '{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"ret\\":%d,\\"size\\":%llu,\\"fn\\":\\"%s\\"}\\n',
+      args: ['nsecs', 'pid', 'comm', 'cgroup', '$ret', '$sz', 'probe'],
+    },
+  })}
   }
 }
-END { clear(@size); }
-`;
+${kit.footer(['@size'])}`;
   },
   parse(line) {
     const p = json(line);
@@ -47,6 +55,7 @@ END { clear(@size); }
       comm: str(p.comm),
       cgroupId: num(p.cg),
       detail: { function: fn, result: ret, error: CUDA_ERRORS[ret] ?? `CUresult ${ret}`, bytes: num(p.size) },
+      tally: { name: 'fail', dims: [ret] },
     };
   },
   metrics(registry: Registry) {
@@ -57,6 +66,8 @@ END { clear(@size); }
       registers: [registry],
     });
     const child = labelCache(total);
-    return { observe: (e) => { if (e.type === 'gpu_alloc_fail') child({ ...podLabels(e), error: String(e.detail.error) }).inc(); } };
+    return {
+      add(_tally, [ret], count, _sum, labels) { child({ ...labels, error: CUDA_ERRORS[ret] ?? `CUresult ${ret}` }).inc(count); },
+    };
   },
 };

@@ -6,6 +6,7 @@
  * curl put it there. Expensive (one printf per sampled request), hence opt-in; its cost is measured in bench/.
  */
 import { Counter, type Registry } from 'prom-client';
+import type { Kit } from '../core/kit';
 import { POD_LABELS, labelCache, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
 
 // The first 8 bytes are read once per call ($h) and compared in place: each str() is a helper call, paid on every
@@ -14,14 +15,17 @@ const IS_REQUEST =
   '(strncmp($h, "GET ", 4) == 0 || strncmp($h, "POST", 4) == 0 || strncmp($h, "PUT ", 4) == 0 ||' +
   ' strncmp($h, "PATCH ", 6) == 0 || strncmp($h, "DELETE ", 7) == 0)';
 
-const OUT = (dir: string, via: string, b: string): string =>
-  `printf("${dir}|${via}|%llu|%d|%llu|%s|%s\\n", nsecs, pid, cgroup, comm, str(${b}, 200))`;
+// Within the per-event budget like every probe; past it the request is counted as suppressed (not read).
+const OUT = (kit: Kit, dir: string, via: string, b: string): string => kit.event({
+  type: 'http_traceparent', pid: 'pid', cg: 'cgroup',
+  printf: { fmt: `${dir}|${via}|%llu|%d|%llu|%s|%s\\n`, args: ['nsecs', 'pid', 'cgroup', 'comm', `str(${b}, 200)`] },
+});
 
-function program(o: ProbeOptions): string {
+function program(o: ProbeOptions, kit: Kit): string {
   const sample = o.traceparentSampleEvery > 1 ? ` && rand % ${o.traceparentSampleEvery} == 0` : '';
   const self = `pid != ${o.selfPid}`;
   const check = (b: string, dir: string, via: string, extra = ''): string =>
-    `$h = str(${b}, 8); if (${extra}${IS_REQUEST}${sample}) { ${OUT(dir, via, b)}; }`;
+    `$h = str(${b}, 8); if (${extra}${IS_REQUEST}${sample}) { ${OUT(kit, dir, via, b)} }`;
   return `
 tracepoint:syscalls:sys_enter_write /${self}/ { ${check('args->buf', 'out', 'write')} }
 tracepoint:syscalls:sys_enter_sendto /${self}/ { ${check('args->buff', 'out', 'sendto')} }
@@ -43,8 +47,7 @@ tracepoint:syscalls:sys_exit_recvfrom /@rb[tid]/
   $b = @rb[tid]; delete(@rb[tid]);
   if (args->ret > 0) { ${check('$b', 'in', 'recvfrom')} }
 }
-END { clear(@rb); }
-`;
+${kit.footer(['@rb'])}`;
 }
 
 const LINE = /^(in|out)\|(\w+)\|(\d+)\|(\d+)\|(\d+)\|(.{0,16}?)\|([A-Z]+) (\S{0,200})/s;
@@ -73,7 +76,7 @@ export const httpTraceparentProbe: ProbeModule = {
     { kind: 'tracepoint', category: 'syscalls', name: 'sys_enter_writev' },
     { kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' },
   ],
-  program,
+  program: (o, _found, kit) => program(o, kit),
   env: { BPFTRACE_STRLEN: '200' },
   parse(line) {
     const m = LINE.exec(line);
@@ -102,7 +105,7 @@ export const httpTraceparentProbe: ProbeModule = {
   metrics(registry: Registry) {
     const total = new Counter({
       name: 'hopscope_http_traceparent_total',
-      help: 'HTTP requests whose traceparent the probe read (sampled), by pod and direction',
+      help: 'HTTP requests whose traceparent the probe read (sampled, and within the per-event budget: see hopscope_bpf_events_suppressed_total), by pod and direction',
       labelNames: [...POD_LABELS, 'direction'],
       registers: [registry],
     });

@@ -1,12 +1,27 @@
 /**
  * tcp_retransmit: every retransmitted TCP segment (SYN and data). The tracepoint fires in softirq/timer context, so
  * the CPU's pid is meaningless; ownership comes from the socket: its cgroup id and netns, plus the pid that last
- * connected or sent on it (tracked in a map, cleaned up when the socket closes).
+ * connected or sent on it (tracked in a map, cleaned up when the socket closes). Retransmits are counted in the kernel
+ * per [owner pid, socket cgroup, segment] (hopscope_tcp_retransmits_total stays exact at any rate); per-event records
+ * go out within the per-event budget.
  */
 import { Counter, type Registry } from 'prom-client';
-import { POD_LABELS, json, labelCache, TCP_STATES, big, num, podLabels, str, type ProbeModule } from '../core/probe';
+import type { Kit } from '../core/kit';
+import { POD_LABELS, json, labelCache, TCP_STATES, big, num, str, type ProbeModule } from '../core/probe';
 
-const program = (): string => `
+const FMT =
+  `{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n`;
+
+const record = (kit: Kit, v6: boolean): string => kit.event({
+  type: 'tcp_retransmit', pid: '$pid', cg: '$cg', tally: { name: 'rt', dims: ['$seg'] }, notable: '1',
+  printf: {
+    fmt: FMT,
+    args: ['nsecs', '$pid', '@comm[$sk]', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', 'args->state',
+      v6 ? 'ntop(args->saddr_v6)' : 'ntop(args->saddr)', 'args->sport', v6 ? 'ntop(args->daddr_v6)' : 'ntop(args->daddr)', 'args->dport'],
+  },
+});
+
+const program = (kit: Kit): string => `
 tracepoint:sock:inet_sock_set_state /args->protocol == 6/
 {
   $sk = (struct sock *)args->skaddr;
@@ -21,18 +36,16 @@ tracepoint:sock:sock_send_length /args->protocol == 6/
 tracepoint:tcp:tcp_retransmit_skb
 {
   $sk = (struct sock *)args->skaddr;
+  $pid = @pid[$sk];
+  $cg = $sk->sk_cgrp_data.cgroup->kn->id;
+  $seg = args->state == 2 ? 1 : 0;
   if (args->family == 10) {
-    printf("{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n",
-      nsecs, @pid[$sk], @comm[$sk], $sk->sk_cgrp_data.cgroup->kn->id, $sk->__sk_common.skc_net.net->ns.inum, args->state,
-      ntop(args->saddr_v6), args->sport, ntop(args->daddr_v6), args->dport);
+  ${record(kit, true)}
   } else {
-    printf("{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n",
-      nsecs, @pid[$sk], @comm[$sk], $sk->sk_cgrp_data.cgroup->kn->id, $sk->__sk_common.skc_net.net->ns.inum, args->state,
-      ntop(args->saddr), args->sport, ntop(args->daddr), args->dport);
+  ${record(kit, false)}
   }
 }
-END { clear(@pid); clear(@comm); }
-`;
+${kit.footer(['@pid', '@comm'])}`;
 
 export const tcpRetransmitProbe: ProbeModule = {
   name: 'tcp_retransmit',
@@ -42,7 +55,8 @@ export const tcpRetransmitProbe: ProbeModule = {
     { kind: 'tracepoint', category: 'sock', name: 'inet_sock_set_state' },
     { kind: 'tracepoint', category: 'sock', name: 'sock_send_length' },
   ],
-  program,
+  tallies: [{ name: 'rt', type: 'tcp_retransmit', dims: ['syn'] }],
+  program: (_o, _found, kit) => program(kit),
   // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
   env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {
@@ -61,6 +75,7 @@ export const tcpRetransmitProbe: ProbeModule = {
         // pid 0 = a socket that neither connected nor sent since the probe started: attributed by cgroup only.
         owner: num(p.pid) > 0 ? 'socket_pid' : 'socket_cgroup',
       },
+      tally: { name: 'rt', dims: [state === 2 ? 1 : 0] },
     };
   },
   metrics(registry: Registry) {
@@ -71,6 +86,6 @@ export const tcpRetransmitProbe: ProbeModule = {
       registers: [registry],
     });
     const child = labelCache(total);
-    return { observe: (e) => { if (e.type === 'tcp_retransmit') child({ ...podLabels(e), segment: String(e.detail.segment) }).inc(); } };
+    return { add(_tally, [syn], count, _sum, labels) { child({ ...labels, segment: syn ? 'syn' : 'data' }).inc(count); } };
   },
 };

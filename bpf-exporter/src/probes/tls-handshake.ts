@@ -6,19 +6,37 @@
  *   end is seen at the next SSL call — or SSL_do_handshake returning 1 where the application calls it (curl, Python),
  *   whichever comes first.
  * Role comes from SSL_set_connect_state / SSL_set_accept_state; an SSL freed mid-handshake is result "aborted".
+ * Handshakes are counted in the kernel (duration bucketed there with the histogram's bounds, plus the sum), so
+ * hopscope_tls_handshake_seconds stays exact at any rate; per-event records go out within the per-event budget.
  */
 import { existsSync } from 'node:fs';
 import { Histogram, type Registry } from 'prom-client';
-import { POD_LABELS, big, json, labelCache, num, podLabels, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
+import { secondsToNs, type Kit } from '../core/kit';
+import { POD_LABELS, big, json, labelCache, num, observeMany, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
 
 export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii';
 
-const OUT = (lib: string): string =>
-  `printf("{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n"`;
+/** Handshake duration buckets (s), shared by the kernel's bucketing and the histogram. */
+export const TLS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** A handshake this slow (or a failed one) is notable: its record has its own budget (core/kit.ts). The proxy's
+ *  root-cause engine calls a handshake slow from 200 ms too (slowTlsMs). */
+export const SLOW_TLS_NS = 200_000_000;
+
+/** One handshake: counted in the kernel per [pid, cgroup, role, ok, bucket], its record within the budget. */
+const OUT = (kit: Kit, lib: string, d: string, role: string, ok: 0 | 1): string => `$hd = ${d}; $hr = ${role};
+  ${kit.event({
+    type: 'tls_handshake', pid: 'pid', cg: 'cgroup', tally: { name: 'hs', dims: ['$hr', String(ok)], valueNs: '$hd' },
+    notable: ok ? `$hd >= ${SLOW_TLS_NS}` : '1',
+    printf: {
+      fmt: `{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n`,
+      args: ['nsecs', 'pid', 'comm', 'cgroup', '$hd', '$hr', String(ok)],
+    },
+  })}`;
 
 // @nhs: 0 = not seen, 1 = handshake finished, >1 = start time. TLS 1.3 post-handshake messages (session tickets) raise
 // HANDSHAKE_START/DONE again on the same SSL: only the first handshake counts.
-function nodeSection(bin: string, i: number): string {
+function nodeSection(kit: Kit, bin: string, i: number): string {
   return `
 uprobe:${bin}:SSL_set_connect_state { @nrole${i}[arg0] = 1; }
 uprobe:${bin}:SSL_set_accept_state { @nrole${i}[arg0] = 2; }
@@ -26,20 +44,20 @@ uprobe:${bin}:${NODE_INFO_CALLBACK}
 {
   if ((arg1 & 0x10) && @nhs${i}[arg0] == 0) { @nhs${i}[arg0] = nsecs; }
   if ((arg1 & 0x20) && @nhs${i}[arg0] > 1) {
-    ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - @nhs${i}[arg0], @nrole${i}[arg0], 1);
+    ${OUT(kit, 'node', `nsecs - @nhs${i}[arg0]`, `@nrole${i}[arg0]`, 1)}
     @nhs${i}[arg0] = 1;
   }
 }
 uprobe:${bin}:SSL_free
 {
   $t = @nhs${i}[arg0];
-  if ($t > 1) { ${OUT('node')}, nsecs, pid, comm, cgroup, nsecs - $t, @nrole${i}[arg0], 0); }
+  if ($t > 1) { ${OUT(kit, 'node', 'nsecs - $t', `@nrole${i}[arg0]`, 0)} }
   delete(@nhs${i}[arg0]); delete(@nrole${i}[arg0]);
 }`;
 }
 
 // @lhs: 0 = not seen, 1 = handshake finished (do not restart on post-handshake messages), >1 = start time.
-function libsslSection(lib: string, i: number): string {
+function libsslSection(kit: Kit, lib: string, i: number): string {
   return `
 uprobe:${lib}:SSL_set_connect_state { @lrole${i}[arg0] = 1; }
 uprobe:${lib}:SSL_set_accept_state { @lrole${i}[arg0] = 2; }
@@ -49,7 +67,7 @@ uretprobe:${lib}:SSL_in_init
   $s = @larg${i}[tid]; delete(@larg${i}[tid]);
   if (retval == 1 && @lhs${i}[$s] == 0) { @lhs${i}[$s] = nsecs; }
   if (retval == 0 && @lhs${i}[$s] > 1) {
-    ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - @lhs${i}[$s], @lrole${i}[$s], 1);
+    ${OUT(kit, 'libssl', `nsecs - @lhs${i}[$s]`, `@lrole${i}[$s]`, 1)}
     @lhs${i}[$s] = 1;
   }
 }
@@ -62,14 +80,14 @@ uretprobe:${lib}:SSL_do_handshake
 {
   $s = @ldh${i}[tid]; delete(@ldh${i}[tid]);
   if ((int32)retval == 1 && @lhs${i}[$s] > 1) {
-    ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - @lhs${i}[$s], @lrole${i}[$s], 1);
+    ${OUT(kit, 'libssl', `nsecs - @lhs${i}[$s]`, `@lrole${i}[$s]`, 1)}
     @lhs${i}[$s] = 1;
   }
 }
 uprobe:${lib}:SSL_free
 {
   $t = @lhs${i}[arg0];
-  if ($t > 1) { ${OUT('libssl')}, nsecs, pid, comm, cgroup, nsecs - $t, @lrole${i}[arg0], 0); }
+  if ($t > 1) { ${OUT(kit, 'libssl', 'nsecs - $t', `@lrole${i}[arg0]`, 0)} }
   delete(@lhs${i}[arg0]); delete(@lrole${i}[arg0]);
 }`;
 }
@@ -83,14 +101,15 @@ export const tlsHandshakeProbe: ProbeModule = {
     const reqs: Requirement[] = [{ kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' }];
     return reqs;
   },
-  program(o) {
+  tallies: [{ name: 'hs', type: 'tls_handshake', dims: ['role', 'ok'], bucketsNs: secondsToNs(TLS_BUCKETS) }],
+  program(o, _found, kit) {
     const maps: string[] = ['@nrole0', '@nhs0'];
-    const parts = [nodeSection(o.nodeBinary, 0)];
+    const parts = [nodeSection(kit, o.nodeBinary, 0)];
     libsslPresent(o).forEach((lib, i) => {
-      parts.push(libsslSection(lib, i));
+      parts.push(libsslSection(kit, lib, i));
       maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`, `@ldh${i}`);
     });
-    return `${parts.join('\n')}\nEND { ${maps.map((m) => `clear(${m});`).join(' ')} }\n`;
+    return `${parts.join('\n')}\n${kit.footer(maps)}`;
   },
   parse(line) {
     const p = json(line);
@@ -109,6 +128,7 @@ export const tlsHandshakeProbe: ProbeModule = {
         library: lib === 'node' ? 'node' : 'libssl.so.3',
         method: lib === 'node' ? 'tlswrap_info_callback' : 'ssl_in_init_upper_bound',
       },
+      tally: { name: 'hs', dims: [role, num(p.ok)], valueNs: num(p.d) },
     };
   },
   metrics(registry: Registry) {
@@ -116,14 +136,14 @@ export const tlsHandshakeProbe: ProbeModule = {
       name: 'hopscope_tls_handshake_seconds',
       help: 'TLS handshake duration per process, by pod, role (client/server) and result (ok/aborted)',
       labelNames: [...POD_LABELS, 'role', 'result'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      buckets: TLS_BUCKETS,
       registers: [registry],
     });
     const child = labelCache(seconds);
     return {
-      observe(e) {
-        if (e.type !== 'tls_handshake') return;
-        child({ ...podLabels(e), role: String(e.detail.role), result: String(e.detail.result) }).observe((e.durationMs ?? 0) / 1000);
+      add(_tally, [role, ok, bucket], count, sumNs, labels) {
+        const l = { ...labels, role: role === 1 ? 'client' : role === 2 ? 'server' : 'unknown', result: ok === 1 ? 'ok' : 'aborted' };
+        observeMany(child(l), count, sumNs, TLS_BUCKETS, bucket);
       },
     };
   },

@@ -43,6 +43,9 @@ describe('bpf-exporter probes on the real kernel', { skip }, () => {
       HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'bx-node',
       HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake,gpu_alloc_fail,http_traceparent',
       HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1', HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'),
+      // This file checks each probe's per-event evidence; the budget has its own tests (budget.test.ts). With every
+      // request sampled, the rest of this shared machine's HTTP traffic can use up the default 200 records/s.
+      HOPSCOPE_BPF_EVENT_BUDGET: '100000',
     });
     exp = await startExporter(cfg, pino({ level: 'warn' }));
     base = exp.url;

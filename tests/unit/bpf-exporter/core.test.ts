@@ -53,6 +53,10 @@ test('config: defaults, env overrides, clear errors', () => {
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_REPLAY_TIMING: 'slow' }), /original" or "fast/);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '0' }), /SAMPLE/);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_PERF_PAGES: '100' }), /power of two/);
+  assert.deepEqual([c.eventBudget, c.flushMs], [200, 1000]);
+  assert.equal(loadConfig({ HOPSCOPE_BPF_EVENT_BUDGET: '0' }).eventBudget, 0, '0 = counts only');
+  assert.throws(() => loadConfig({ HOPSCOPE_BPF_EVENT_BUDGET: '-1' }), /HOPSCOPE_BPF_EVENT_BUDGET/);
+  assert.throws(() => loadConfig({ HOPSCOPE_BPF_FLUSH_MS: '10' }), /HOPSCOPE_BPF_FLUSH_MS/);
 });
 
 test('record → replay round trip: same events, mode "replay", recorded time kept', async () => {

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import type { ProbeOptions } from '../../../bpf-exporter/src/core/probe';
+import { Kit } from '../../../bpf-exporter/src/core/kit';
+import type { ProbeModule, ProbeOptions } from '../../../bpf-exporter/src/core/probe';
 import { ALL_PROBES, DEFAULT_PROBES } from '../../../bpf-exporter/src/probes';
 import { gpuAllocFailProbe } from '../../../bpf-exporter/src/probes/gpu-alloc-fail';
 import { httpTraceparentProbe } from '../../../bpf-exporter/src/probes/http-traceparent';
@@ -11,6 +12,7 @@ import { tcpRetransmitProbe } from '../../../bpf-exporter/src/probes/tcp-retrans
 import { tlsHandshakeProbe } from '../../../bpf-exporter/src/probes/tls-handshake';
 
 const opts: ProbeOptions = { nodeBinary: '/usr/bin/node', libssl: ['/nonexistent/libssl.so.3'], libcuda: '/opt/cuda/libcuda.so.1', traceparentSampleEvery: 10, selfPid: 4242 };
+const kit = (p: ProbeModule): Kit => new Kit(p.tallies ?? [], { budget: 200, flushMs: 1000 });
 
 test('tcp_connect: established and failed connects', () => {
   const ok = tcpConnectProbe.parse('{"ok":1,"t":123000000,"pid":9,"comm":"curl","d":1002000000,"cg":55,"net":4026531833,"syn_rt":1,"sp":40000,"dp":8080,"sa":"10.0.0.1","da":"10.0.0.2"}')!;
@@ -36,13 +38,13 @@ test('tls_handshake: role, result, library; libssl sections only for libraries t
   const e = tlsHandshakeProbe.parse('{"lib":"node","t":1,"pid":3,"comm":"node","cg":1,"d":3700000,"role":2,"ok":1}')!;
   assert.deepEqual([e.durationMs, e.detail.role, e.detail.result, e.detail.library], [3.7, 'server', 'ok', 'node']);
   assert.equal(tlsHandshakeProbe.parse('{"lib":"libssl","t":1,"pid":3,"comm":"curl","cg":1,"d":1,"role":1,"ok":0}')!.detail.result, 'aborted');
-  const prog = tlsHandshakeProbe.program(opts, {});
+  const prog = tlsHandshakeProbe.program(opts, {}, kit(tlsHandshakeProbe));
   assert.match(prog, /_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii/);
   assert.doesNotMatch(prog, /nonexistent/);
 });
 
 test('gpu_alloc_fail: attaches only the symbols the library exports; CUresult named', () => {
-  const prog = gpuAllocFailProbe.program(opts, { '/opt/cuda/libcuda.so.1': ['cuMemAlloc_v2', 'cuMemAllocManaged'] });
+  const prog = gpuAllocFailProbe.program(opts, { '/opt/cuda/libcuda.so.1': ['cuMemAlloc_v2', 'cuMemAllocManaged'] }, kit(gpuAllocFailProbe));
   assert.match(prog, /uretprobe:\/opt\/cuda\/libcuda\.so\.1:cuMemAlloc_v2/);
   assert.doesNotMatch(prog, /cuMemCreate/);
   const e = gpuAllocFailProbe.parse('{"t":1,"pid":8,"comm":"vllm","cg":1,"ret":2,"size":1099511627776,"fn":"uretprobe:/opt/cuda/libcuda.so.1:cuMemAlloc_v2"}')!;
@@ -58,7 +60,7 @@ test('http_traceparent: trace id from request headers, no event without one, dup
   assert.equal(httpTraceparentProbe.parse(line), null, 'same request seen twice (write + SSL_write) → one event');
   assert.equal(httpTraceparentProbe.parse('in|read|1|12|1|node|GET / HTTP/1.1\r\nhost: x\r\n\r\n'), null);
   assert.equal(httpTraceparentProbe.parse(`in|read|1|12|1|node|GET / HTTP/1.1\r\ntraceparent: 00-${'0'.repeat(32)}-b7ad6b7169203331-01\r\n`), null);
-  const prog = httpTraceparentProbe.program(opts, {});
+  const prog = httpTraceparentProbe.program(opts, {}, kit(httpTraceparentProbe));
   assert.match(prog, /rand % 10 == 0/);
   assert.match(prog, /pid != 4242/);
 });

@@ -1,0 +1,143 @@
+/**
+ * The bpftrace code every probe shares: count in the kernel, print per-event records only within a budget, flush.
+ *
+ * Production eBPF agents aggregate in the kernel and bound what crosses to userspace; at 5,000 events/s even a bare
+ * reader of one printf line per event costs more CPU than the exporter's 2 % target. So:
+ *  - every event is counted in a bpftrace count map (`@t_<tally>_<gen>`, plus `@ts_…` sums for histograms) keyed by
+ *    [pid, cgroup id, …dims]: exact, however many events there are;
+ *  - its per-event record (the probe's printf, prefixed `<epoch> <second> <class> `) is printed only while the
+ *    probe's records of its class this second (kernel time, `nsecs / 1e9`) are under the budget; past it the event
+ *    is counted in `@bx_sup_<gen>[second, type, pid, cgroup]` instead (suppressed, reported in /events, /metrics and
+ *    /health). Two classes, each with the whole budget: notable events (a failed or slow connect or handshake, …:
+ *    the probe's `notable` condition) and routine ones, so a flood of fast connects never crowds out the slow one a
+ *    root cause needs;
+ *  - every flush period an interval probe flips the generation (`@bx_e`, the epoch; gen = epoch & 1) and prints then
+ *    clears the maps of the generation just closed, between `{"bx":"flush","e":N}` / `{"bx":"end","e":N}` markers.
+ *    Double buffering: new events go to the other generation's maps, so nothing counted is lost between print and
+ *    clear. END prints the open generation, so stopping loses nothing already counted.
+ * Limits (bpftrace 0.17): the budget counter is a plain map value, so two CPUs may both pass the check at the limit
+ * (Node trims records past the budget and counts them as suppressed too, so the cap holds exactly); an event whose
+ * program read the epoch just before the flip but updates its map after userspace printed and cleared that
+ * generation (microseconds against the milliseconds userspace takes to act) would be lost; a map that reached
+ * BPFTRACE_MAP_KEYS_MAX distinct keys within one flush period silently drops new keys (records still count them).
+ */
+import { KernelEventType } from '../../../contract';
+import type { TallySpec } from './probe';
+
+export interface KitOptions {
+  /** Per-event records per probe per second (kernel time); 0 = counts only. */
+  budget: number;
+  /** Flush period of the kernel counts, ms. */
+  flushMs: number;
+}
+
+/** Code of an event type in the suppressed map key (index in the contract's enum). */
+export const typeCode = (t: KernelEventType): number => KernelEventType.options.indexOf(t);
+export const typeOfCode = (c: number): KernelEventType | undefined => KernelEventType.options[c];
+
+export const countMap = (tally: string, gen: 0 | 1): string => `@t_${tally}_${gen}`;
+export const sumMap = (tally: string, gen: 0 | 1): string => `@ts_${tally}_${gen}`;
+export const SUPPRESSED_MAP = /^@bx_sup_[01]$/;
+/** Record prefix the kit prints before the probe's own text: epoch, budget second, class (1 = notable). */
+export const RECORD_PREFIX = /^(\d+) (\d+) ([01]) /;
+
+export interface KitEvent {
+  type: KernelEventType;
+  /** Expressions of the owning pid and cgroup id (the tally and suppressed keys). */
+  pid: string;
+  cg: string;
+  /** The tally this event counts in (declared in the probe's `tallies`), its dims, and the value for a histogram. */
+  tally?: { name: string; dims: string[]; valueNs?: string };
+  /** The probe's record: printf format (ending in \n) and arguments. */
+  printf: { fmt: string; args: string[] };
+  /** bpftrace condition making this event notable (its own budget); `1` = always; absent = routine. */
+  notable?: string;
+}
+
+export class Kit {
+  private readonly used = new Set<string>();
+  private footerDone = false;
+
+  constructor(private readonly tallies: TallySpec[], readonly opts: KitOptions) {
+    for (const t of tallies) if (!/^\w+$/.test(t.name)) throw new Error(`tally name "${t.name}"`);
+  }
+
+  /** bpftrace statements for one event: count it, then print its record within the budget or count it suppressed. */
+  event(o: KitEvent): string {
+    const out: string[] = ['$bx_e = @bx_e;', `$bx_pid = ${o.pid};`, `$bx_cg = ${o.cg};`];
+    if (o.tally) {
+      const spec = this.tallies.find((t) => t.name === o.tally!.name);
+      if (!spec) throw new Error(`tally ${o.tally.name} is not declared`);
+      if (spec.dims.length !== o.tally.dims.length) throw new Error(`tally ${spec.name}: ${spec.dims.length} dims expected`);
+      if (spec.type !== o.type) throw new Error(`tally ${spec.name} counts ${spec.type}, not ${o.type}`);
+      this.used.add(spec.name);
+      const key = ['$bx_pid', '$bx_cg', ...o.tally.dims];
+      if (spec.bucketsNs) {
+        if (!o.tally.valueNs) throw new Error(`tally ${spec.name} is a histogram: valueNs needed`);
+        out.push(`$bx_v = ${o.tally.valueNs};`, '$bx_b = 0;');
+        spec.bucketsNs.forEach((b, i) => out.push(`if ($bx_v > ${b}) { $bx_b = ${i + 1}; }`));
+        key.push('$bx_b');
+      }
+      const k = key.join(', ');
+      const upd = (g: 0 | 1): string => `${countMap(spec.name, g)}[${k}] = count();${spec.bucketsNs ? ` ${sumMap(spec.name, g)}[${k}] = sum($bx_v);` : ''}`;
+      out.push(`if ($bx_e & 1) { ${upd(1)} } else { ${upd(0)} }`);
+    }
+    const args = ['$bx_e', '$bx_w', '$bx_c', ...o.printf.args].join(', ');
+    const sup = (g: 0 | 1): string => `@bx_sup_${g}[$bx_w, ${typeCode(o.type)}, $bx_pid, $bx_cg] = count();`;
+    const b = this.opts.budget;
+    out.push(
+      '$bx_w = nsecs / 1000000000;',
+      'if (@bx_w != $bx_w) { @bx_w = $bx_w; @bx_n = 0; @bx_nn = 0; }',
+      o.notable === undefined ? '$bx_c = 0;' : o.notable === '1' ? '$bx_c = 1;' : `$bx_c = 0; if (${o.notable}) { $bx_c = 1; }`,
+      '$bx_ok = 0;',
+      `if ($bx_c) { if (@bx_nn < ${b}) { @bx_nn = @bx_nn + 1; $bx_ok = 1; } } else { if (@bx_n < ${b}) { @bx_n = @bx_n + 1; $bx_ok = 1; } }`,
+      `if ($bx_ok) { printf("%llu %llu %d ${o.printf.fmt}", ${args}); }`,
+      `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`,
+    );
+    return out.join('\n  ');
+  }
+
+  private flushGen(g: 0 | 1): string {
+    const maps = [...this.tallies.filter((t) => this.used.has(t.name)).flatMap((t) => (t.bucketsNs ? [countMap(t.name, g), sumMap(t.name, g)] : [countMap(t.name, g)])), `@bx_sup_${g}`];
+    return maps.map((m) => `print(${m}); clear(${m});`).join(' ');
+  }
+
+  /**
+   * The flush interval and the single END probe (bpftrace allows one): flushes the open generation, then clears the
+   * probe's own scratch maps (`clears`) and the kit's, so bpftrace dumps nothing else at exit.
+   */
+  footer(clears: string[]): string {
+    this.footerDone = true;
+    const flush = (o: string): string => `printf("{\\"bx\\":\\"flush\\",\\"e\\":%llu}\\n", ${o});
+  if (${o} & 1) { ${this.flushGen(1)} } else { ${this.flushGen(0)} }
+  printf("{\\"bx\\":\\"end\\",\\"e\\":%llu}\\n", ${o});`;
+    const all = [...clears, '@bx_e', '@bx_w', '@bx_n', '@bx_nn', '@bx_sup_0', '@bx_sup_1'];
+    for (const t of this.tallies) if (this.used.has(t.name)) all.push(countMap(t.name, 0), countMap(t.name, 1), ...(t.bucketsNs ? [sumMap(t.name, 0), sumMap(t.name, 1)] : []));
+    return `
+interval:ms:${this.opts.flushMs}
+{
+  $bx_o = @bx_e; @bx_e = $bx_o + 1;
+  ${flush('$bx_o')}
+}
+END
+{
+  $bx_o = @bx_e;
+  ${flush('$bx_o')}
+  ${all.map((m) => `clear(${m});`).join(' ')}
+}
+`;
+  }
+
+  /** Whether the program got its footer (the core refuses a probe program without one). */
+  get complete(): boolean { return this.footerDone; }
+}
+
+/** Bucket index of a value the way kit.event computes it in the kernel: how many bounds the value exceeds. */
+export function bucketOf(bucketsNs: number[], valueNs: number): number {
+  let b = 0;
+  for (let i = 0; i < bucketsNs.length; i++) if (valueNs > bucketsNs[i]) b = i + 1;
+  return b;
+}
+
+/** Histogram bounds in seconds (prom-client) → integer ns for the kernel's comparisons. */
+export const secondsToNs = (buckets: number[]): number[] => buckets.map((s) => Math.round(s * 1e9));
