@@ -22,7 +22,7 @@ export function buildApp(config: ProxyConfig, sources: Sources, log: pino.Logger
       const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : res.statusCode === 404 ? 'unmatched' : req.path.split('/').slice(0, 3).join('/');
       httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       httpDuration.observe({ route }, (performance.now() - t0) / 1000);
-      log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'request');
+      if (log.isLevelEnabled('debug')) log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'request');
     });
     next();
   });

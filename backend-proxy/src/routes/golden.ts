@@ -87,8 +87,9 @@ export function goldenRoutes(_config: ProxyConfig, sources: Sources): Router {
   const r = Router();
   r.get('/golden', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    const step = stepMs(q, timeRange(q));
-    const range = alignRange(timeRange(q), step);
+    const asked = timeRange(q);
+    const step = stepMs(q, asked);
+    const range = alignRange(asked, step);
     const backend = enumParam(q, 'backend', InferenceBackend.options);
     const model = nameParam(q, 'model');
     const service = nameParam(q, 'service');

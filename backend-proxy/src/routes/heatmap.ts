@@ -44,8 +44,9 @@ export function heatmapRoutes(_config: ProxyConfig, sources: Sources): Router {
   const r = Router();
   r.get('/gpu/heatmap', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    const step = stepMs(q, timeRange(q), 120);
-    const range = alignRange(timeRange(q), step);
+    const asked = timeRange(q);
+    const step = stepMs(q, asked, 120);
+    const range = alignRange(asked, step);
     const m = matchers({ pod: nameParam(q, 'pod'), namespace: nameParam(q, 'namespace') });
     const base: Omit<HeatmapAnswer, 'field' | 'times' | 'rows' | 'sources'> = {
       from: range.from, to: range.to, stepMs: step, granularity: 'gpu',

@@ -3,6 +3,7 @@
  * and errors that name the source. A span wraps every call and a histogram times it.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { sourceCalls, sourceLatency } from '../metrics';
 
@@ -32,6 +33,35 @@ export interface CallResult<T> { status: number; body: T; latencyMs: number }
 const tracer = trace.getTracer('hopscope-proxy');
 class TimeoutMarker extends Error {}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const ACCEPT_JSON = { accept: 'application/json' };
+
+/** undici takes an EventEmitter as a signal (documented): lighter than an AbortController's EventTarget per call. */
+class Deadline extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+  abort(reason: unknown = new TimeoutMarker()): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+function follow(outer: AbortSignal, d: Deadline): () => void {
+  if (outer.aborted) { d.abort(outer.reason); return () => {}; }
+  const on = (): void => d.abort(outer.reason);
+  outer.addEventListener('abort', on, { once: true });
+  return () => outer.removeEventListener('abort', on);
+}
+/**
+ * origin + path for undici's dispatcher API, skipping its per-call WHATWG URL parse, for URLs that parse to
+ * themselves (plain host, no dot segments, characters already encoded as URLSearchParams writes them). Anything
+ * else goes through undici's own `request(url)` as before.
+ */
+const PLAIN_URL = /^(https?:\/\/[a-z0-9.-]+(?::\d+)?)(\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*)$/;
+function plainUrl(url: string): { origin: string; path: string } | undefined {
+  const m = PLAIN_URL.exec(url);
+  return m && !/\/\.\.?(?:[/?]|$)/.test(m[2]) ? { origin: m[1], path: m[2] } : undefined;
+}
 
 /** Fetches and parses JSON; a non-2xx answer is returned (not thrown) so callers can map recorded error shapes. */
 export async function callJson<T = unknown>(url: string, o: CallOptions): Promise<CallResult<T>> {
@@ -39,58 +69,67 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
   const retries = method === 'GET' ? (o.retries ?? 1) : 0;
   const started = performance.now();
   const deadline = started + o.timeoutMs;
-  return tracer.startActiveSpan(`${o.source} ${method}`, { attributes: { 'hopscope.source': o.source, 'http.request.method': method, 'url.full': url } }, async (span) => {
-    let lastErr: unknown;
-    try {
-      for (let attempt = 0; attempt <= retries; attempt++) {
-        const left = deadline - performance.now();
-        if (left <= 0) break;
-        let signal: AbortSignal | undefined;
-        try {
-          signal = o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(Math.ceil(left))]) : AbortSignal.timeout(Math.ceil(left));
-          const res = await request(url, { method, headers: { accept: 'application/json', ...o.headers }, body: o.body, signal, dispatcher: agent });
-          const text = await res.body.text();
-          const status = res.statusCode;
-          const ctype = String(res.headers['content-type'] ?? '');
-          if (status === 503 && attempt < retries) {
-            lastErr = new SourceError(o.source, `HTTP 503 ${text.slice(0, 200)}`, 503);
-            await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
-            continue;
-          }
-          let body: unknown = text;
-          if (text && ctype.includes('json')) {
-            try { body = JSON.parse(text); } catch { throw new SourceError(o.source, `answered invalid JSON (HTTP ${status})`, status); }
-          } else if (text) {
-            try { body = JSON.parse(text); } catch { /* keep text */ }
-          }
-          const latencyMs = performance.now() - started;
-          span.setAttribute('http.response.status_code', status);
-          sourceCalls.inc({ source: o.source, outcome: status < 400 ? 'ok' : `http_${status}` });
-          sourceLatency.observe({ source: o.source }, latencyMs / 1000);
-          return { status, body: body as T, latencyMs };
-        } catch (err) {
-          if (err instanceof SourceError) throw err;
-          lastErr = err;
-          const e = err as Error;
-          if (signal?.aborted || e.name === 'TimeoutError' || e.name === 'AbortError') { lastErr = new TimeoutMarker(); break; }
-          if (attempt < retries) await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
+  // Not startActiveSpan: nothing below starts spans, so switching the active context would be pure cost.
+  const span = tracer.startSpan(`${o.source} ${method}`, { attributes: { 'hopscope.source': o.source, 'http.request.method': method, 'url.full': url } });
+  // One deadline timer for all attempts, cleared on return: AbortSignal.timeout per attempt left a live timer and
+  // signal per call for the whole timeout (measured: ~100 µs of CPU per 6-query /api/golden).
+  const signal = new Deadline();
+  const timeout = setTimeout(() => signal.abort(), o.timeoutMs);
+  timeout.unref();
+  const stopFollowing = o.signal ? follow(o.signal, signal) : undefined;
+  const plain = plainUrl(url);
+  let lastErr: unknown;
+  try {
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      if (deadline - performance.now() <= 0) break;
+      try {
+        const headers = o.headers ? { accept: 'application/json', ...o.headers } : ACCEPT_JSON;
+        const res = await (plain
+          ? agent.request({ origin: plain.origin, path: plain.path, method, headers, body: o.body, signal })
+          : request(url, { method, headers, body: o.body, signal, dispatcher: agent }));
+        const text = await res.body.text();
+        const status = res.statusCode;
+        const ctype = String(res.headers['content-type'] ?? '');
+        if (status === 503 && attempt < retries) {
+          lastErr = new SourceError(o.source, `HTTP 503 ${text.slice(0, 200)}`, 503);
+          await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
+          continue;
         }
+        let body: unknown = text;
+        if (text && ctype.includes('json')) {
+          try { body = JSON.parse(text); } catch { throw new SourceError(o.source, `answered invalid JSON (HTTP ${status})`, status); }
+        } else if (text) {
+          try { body = JSON.parse(text); } catch { /* keep text */ }
+        }
+        const latencyMs = performance.now() - started;
+        span.setAttribute('http.response.status_code', status);
+        sourceCalls.inc({ source: o.source, outcome: status < 400 ? 'ok' : `http_${status}` });
+        sourceLatency.observe({ source: o.source }, latencyMs / 1000);
+        return { status, body: body as T, latencyMs };
+      } catch (err) {
+        if (err instanceof SourceError) throw err;
+        lastErr = err;
+        const e = err as Error;
+        if (signal.aborted || e.name === 'TimeoutError' || e.name === 'AbortError') { lastErr = new TimeoutMarker(); break; }
+        if (attempt < retries) await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
       }
-      const e = lastErr as (Error & { code?: string; cause?: { code?: string; message?: string } }) | undefined;
-      if (lastErr instanceof SourceError) throw lastErr;
-      const msg = !e || e instanceof TimeoutMarker
-        ? `no answer within ${o.timeoutMs} ms (deadline)`
-        : `unreachable (${e.code ?? e.cause?.code ?? e.cause?.message ?? e.message})`;
-      throw new SourceError(o.source, msg);
-    } catch (err) {
-      sourceCalls.inc({ source: o.source, outcome: 'error' });
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      throw err;
-    } finally {
-      span.end();
     }
-  });
+    const e = lastErr as (Error & { code?: string; cause?: { code?: string; message?: string } }) | undefined;
+    if (lastErr instanceof SourceError) throw lastErr;
+    const msg = !e || e instanceof TimeoutMarker
+      ? `no answer within ${o.timeoutMs} ms (deadline)`
+      : `unreachable (${e.code ?? e.cause?.code ?? e.cause?.message ?? e.message})`;
+    throw new SourceError(o.source, msg);
+  } catch (err) {
+    sourceCalls.inc({ source: o.source, outcome: 'error' });
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    throw err;
+  } finally {
+    clearTimeout(timeout);
+    stopFollowing?.();
+    span.end();
+  }
 }
 
 /** Runs `fn` and turns its outcome into the contract's per-source status, never throwing. */
