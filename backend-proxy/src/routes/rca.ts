@@ -144,6 +144,9 @@ export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRc
   if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
   if (!sources.exporters.length) missing.push('kernel events: no bpf-exporter configured');
   else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
+  // Evidence the exporters counted but did not hand over: the ranking may lack some of it.
+  if (kern?.suppressed) missing.push(`kernel events: ${kern.suppressed} event(s) of this window were counted but not recorded one by one (the exporters' per-second event budget); /metrics has their counts`);
+  if (kern?.truncated) missing.push('kernel events: more fell in this window than an exporter answers at once; the ranking used the most recent ones');
   if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
   return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
 }

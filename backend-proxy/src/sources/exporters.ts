@@ -34,7 +34,7 @@ export class ExporterSource {
     this.name = `bpf-exporter ${new URL(baseUrl).host}`;
   }
 
-  async events(q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; invalid: number; truncated: boolean }> {
+  async events(q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; suppressed: number; invalid: number; truncated: boolean }> {
     const clipped = q.to - q.from > EXPORTER_MAX_RANGE_MS || (q.limit ?? 0) > EXPORTER_MAX_EVENTS;
     const from = Math.max(q.from, q.to - EXPORTER_MAX_RANGE_MS);
     const p = new URLSearchParams({ from: String(Math.floor(from)), to: String(Math.ceil(q.to)) });
@@ -43,7 +43,7 @@ export class ExporterSource {
     if (q.type) p.set('type', q.type);
     if (q.traceId) p.set('traceId', q.traceId);
     if (q.limit) p.set('limit', String(Math.min(q.limit, EXPORTER_MAX_EVENTS)));
-    const r = await callJson<{ events?: unknown[]; dropped?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+    const r = await callJson<{ events?: unknown[]; dropped?: number; suppressed?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
     if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `events: HTTP ${r.status} ${String(typeof r.body === "string" ? r.body : JSON.stringify(r.body)).slice(0, 200)}`, r.status);
     if (typeof r.body !== 'object' || !Array.isArray(r.body?.events)) throw new SourceError(this.name, 'events: answer has no `events` array');
     const events: KernelEvent[] = [];
@@ -54,7 +54,8 @@ export class ExporterSource {
       const ev = KernelEvent.safeParse(raw);
       if (ev.success) events.push(ev.data); else invalid++;
     }
-    return { events, dropped: r.body.dropped ?? 0, invalid, truncated: clipped || (r.body.truncated ?? false) };
+    const suppressed = Number(r.body.suppressed);
+    return { events, dropped: r.body.dropped ?? 0, suppressed: Number.isFinite(suppressed) && suppressed > 0 ? suppressed : 0, invalid, truncated: clipped || (r.body.truncated ?? false) };
   }
 
   async health(): Promise<unknown> {
@@ -65,15 +66,15 @@ export class ExporterSource {
 }
 
 /** Asks every node; merges events (time order), per-node status, never throws. */
-export async function eventsFromAll(exporters: ExporterSource[], q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; invalid: number; truncated: boolean; sources: SourceStatus[] }> {
+export async function eventsFromAll(exporters: ExporterSource[], q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; suppressed: number; invalid: number; truncated: boolean; sources: SourceStatus[] }> {
   const results = await Promise.all(exporters.map((e) => settle(e.name, () => e.events(q))));
   const events: KernelEvent[] = [];
-  let dropped = 0; let invalid = 0; let truncated = false;
+  let dropped = 0; let suppressed = 0; let invalid = 0; let truncated = false;
   for (const r of results) {
     if (!r.value) continue;
     events.push(...r.value.events);
-    dropped += r.value.dropped; invalid += r.value.invalid; truncated ||= r.value.truncated;
+    dropped += r.value.dropped; suppressed += r.value.suppressed; invalid += r.value.invalid; truncated ||= r.value.truncated;
   }
   events.sort((a, b) => a.ts - b.ts);
-  return { events, dropped, invalid, truncated, sources: results.map((r) => r.status) };
+  return { events, dropped, suppressed, invalid, truncated, sources: results.map((r) => r.status) };
 }
