@@ -25,3 +25,6 @@ export function prefixRoute(route: string): string {
 
 /** The URL keys every page carries along (time range and refresh), so any view is a shareable link. */
 export const PRESERVED_URL_KEYS = ['from', 'to', 'timezone', 'refresh'];
+
+/** The inference backends the `backend` variable offers (its query, and what a URL may select). */
+export const BACKENDS = ['vllm', 'tgi'] as const;

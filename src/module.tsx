@@ -2,19 +2,50 @@ import './publicPath';
 
 import { AppPlugin, type AppRootProps } from '@grafana/data';
 import { initPluginTranslations } from '@grafana/i18n';
+import { locationService } from '@grafana/runtime';
 import { LoadingPlaceholder } from '@grafana/ui';
 import React, { Suspense, lazy } from 'react';
 
 import pluginJson from '../plugin.json';
+import { PLUGIN_BASE_URL } from './constants';
+import { prefetchOverview } from './features/overview/prefetch';
+import { isOverviewPath } from './features/overview/queries';
 import type { AppConfigProps, HopscopeJsonData } from './pages/AppConfig/AppConfig';
+
+// The pages and the config page load on demand, as Grafana's app template does: module.js stays small and Grafana
+// fetches the chunks from `public/plugins/hopscope-rca-app/` (see src/publicPath.ts).
+let appChunk: Promise<typeof import('./components/App/App')> | undefined;
+const loadApp = () => (appChunk ??= import('./components/App/App'));
+const LazyApp = lazy(() => loadApp().then((m) => ({ default: m.App })));
+
+// Opened on an app page (Grafana also loads module.js for other reasons, e.g. the config page): fetch the app's chunks
+// and, on the Overview, its first data now, while i18n initialises and Grafana renders, instead of one after the other.
+startEarly();
+
+function startEarly(): void {
+  let location: { pathname: string; search: string };
+  try {
+    location = locationService.getLocation();
+  } catch {
+    return;
+  }
+  const path = location?.pathname ?? '';
+  if (path !== PLUGIN_BASE_URL && !path.startsWith(`${PLUGIN_BASE_URL}/`)) {
+    return;
+  }
+  const app = loadApp();
+  app.catch(() => undefined); // a failure shows when the page renders (React.lazy)
+  if (isOverviewPath(path)) {
+    prefetchOverview(location);
+  } else {
+    // Another page: its code is in a second chunk, fetched as soon as the first has loaded.
+    app.then((m) => m.loadOtherPages()).catch(() => undefined);
+  }
+}
 
 // As Grafana's app template: set up @grafana/i18n (used by @grafana/scenes) before anything renders. The top-level
 // await makes module.js's define() resolve to a Promise, which Grafana awaits.
 await initPluginTranslations(pluginJson.id);
-
-// The pages and the config page load on demand, as Grafana's app template does: module.js stays small and Grafana
-// fetches the chunks from `public/plugins/hopscope-rca-app/` (see src/publicPath.ts).
-const LazyApp = lazy(() => import('./components/App/App').then((m) => ({ default: m.App })));
 const LazyAppConfig = lazy(() => import('./pages/AppConfig/AppConfig').then((m) => ({ default: m.AppConfig })));
 
 function AppRoot(props: AppRootProps<HopscopeJsonData>) {

@@ -11,7 +11,11 @@ import {
   ErrorBody, HealthAnswer, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
   PodsAnswer, RcaAnswer, ServicesAnswer, TraceDetail, TraceList,
 } from '../../contract';
-import { PROXY_BASE_URL } from '../constants';
+import { ENDPOINTS } from './endpoints';
+import { cleanParams, proxyUrl, rawFetch, type QueryParams } from './http';
+import { takePrefetched } from './prefetch';
+
+export { proxyUrl, type QueryParams };
 
 /** Why a call failed: `http` (the proxy answered 4xx/5xx), `network` (nothing answered), `invalid` (wrong shape). */
 export type ApiErrorKind = 'http' | 'network' | 'invalid';
@@ -27,32 +31,12 @@ export interface ApiError {
 
 export type ApiResult<T> = { ok: true; data: T } | { ok: false; error: ApiError };
 
-export type QueryParams = Record<string, string | number | boolean | undefined>;
-
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   params?: QueryParams;
   body?: unknown;
   /** Cancels an older request with the same id (Grafana's backendSrv semantics), e.g. one per panel. */
   requestId?: string;
-}
-
-/** Builds the data-proxy URL of a proxy API path (`/traces` → `/api/plugin-proxy/hopscope-rca-app/api/traces`). */
-export function proxyUrl(path: string): string {
-  return `${PROXY_BASE_URL}/${path.replace(/^\/+/, '')}`;
-}
-
-function cleanParams(params: QueryParams | undefined): Record<string, string> | undefined {
-  if (!params) {
-    return undefined;
-  }
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== undefined) {
-      out[key] = String(value);
-    }
-  }
-  return out;
 }
 
 /** Turns whatever backendSrv rejected with into an ApiError, keeping the proxy's own error code when it sent one. */
@@ -77,23 +61,14 @@ export async function request<S extends z.ZodType>(
   schema: S,
   options: RequestOptions = {}
 ): Promise<ApiResult<z.infer<S>>> {
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({
-        url: proxyUrl(path),
-        method: options.method ?? 'GET',
-        params: cleanParams(options.params),
-        data: options.body,
-        requestId: options.requestId,
-        showErrorAlert: false,
-        showSuccessAlert: false,
-      })
-    );
-    data = response.data;
-  } catch (err) {
-    return { ok: false, error: toApiError(err) };
+  const params = cleanParams(options.params);
+  // A GET the page's module started early (prefetch.ts) is taken instead of asking again; validated the same way.
+  const early = (options.method ?? 'GET') === 'GET' && options.body === undefined ? takePrefetched(path, params) : undefined;
+  const outcome = await (early ?? rawFetch(path, { method: options.method, params, body: options.body, requestId: options.requestId }));
+  if (!outcome.ok) {
+    return { ok: false, error: toApiError(outcome.error) };
   }
+  const data = outcome.data;
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -130,10 +105,10 @@ export interface GoldenFilter extends TimeWindow {
 const seg = (s: string): string => encodeURIComponent(s);
 
 export const api = {
-  golden: (f: GoldenFilter) => request('/golden', GoldenAnswer, { params: { ...f }, requestId: 'hopscope-golden' }),
-  heatmap: (w: TimeWindow) => request('/gpu/heatmap', HeatmapAnswer, { params: { ...w }, requestId: 'hopscope-heatmap' }),
-  annotations: (w: TimeWindow) => request('/annotations', AnnotationsAnswer, { params: { ...w }, requestId: 'hopscope-annotations' }),
-  services: (w: TimeWindow) => request('/services', ServicesAnswer, { params: { ...w }, requestId: 'hopscope-services' }),
+  golden: (f: GoldenFilter) => request(ENDPOINTS.golden, GoldenAnswer, { params: { ...f }, requestId: 'hopscope-golden' }),
+  heatmap: (w: TimeWindow) => request(ENDPOINTS.heatmap, HeatmapAnswer, { params: { ...w }, requestId: 'hopscope-heatmap' }),
+  annotations: (w: TimeWindow) => request(ENDPOINTS.annotations, AnnotationsAnswer, { params: { ...w }, requestId: 'hopscope-annotations' }),
+  services: (w: TimeWindow) => request(ENDPOINTS.services, ServicesAnswer, { params: { ...w }, requestId: 'hopscope-services' }),
   // requestId cancels an older call with the same id: parallel calls (one per service or pod) need their own.
   pods: (service: string, w: TimeWindow, requestId = `hopscope-pods-${service}`) =>
     request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),

@@ -22,6 +22,8 @@ export interface GpuHeatmapProps {
   crosshair?: Crosshair;
   onRowClick?: (row: HeatmapRow) => void;
   timeZone?: string;
+  /** Called after the grid is painted on the canvas: the page's "data on screen" signal. */
+  onDrawn?: () => void;
 }
 
 const LABEL_WIDTH = 180;
@@ -32,10 +34,12 @@ export function heatmapColorStops(theme: GrafanaTheme2): string[] {
   return ['dark-blue', 'blue', 'green', 'yellow', 'orange', 'red'].map((c) => theme.visualization.getColorByName(c));
 }
 
-export function GpuHeatmap({ grid, height, crosshair, onRowClick, timeZone }: GpuHeatmapProps) {
+export function GpuHeatmap({ grid, height, crosshair, onRowClick, timeZone, onDrawn }: GpuHeatmapProps) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  const onDrawnRef = useRef(onDrawn);
+  onDrawnRef.current = onDrawn;
   const [wrapRef, size] = useMeasure<HTMLDivElement>();
   const [hover, setHover] = useState<{ cell: CellRef; x: number; y: number } | undefined>();
   const [crossCol, setCrossCol] = useState<number | undefined>();
@@ -73,6 +77,7 @@ export function GpuHeatmap({ grid, height, crosshair, onRowClick, timeZone }: Gp
         }
       }
     });
+    onDrawnRef.current?.();
   }, [grid, lut, plotW, plotH, rowsN, rowH, theme]);
 
   useEffect(() => {

@@ -29,6 +29,8 @@ export interface TimeSeriesPanelProps {
   annotations?: Annotation[];
   onZoom?: (fromMs: number, toMs: number) => void;
   legend?: boolean;
+  /** Called after uPlot has drawn the series (each redraw): the page's "data on screen" signal. */
+  onDrawn?: () => void;
 }
 
 const sharedContext = {
@@ -40,12 +42,14 @@ const sharedContext = {
 // TooltipHoverMode.xAll is a const enum in @grafana/ui's types (not importable with isolatedModules).
 const HOVER_X_ALL = 1;
 
-export function TimeSeriesPanel({ id, frames, timeRange, width, height, timeZone = 'browser', crosshair, annotations = [], onZoom, legend = true }: TimeSeriesPanelProps) {
+export function TimeSeriesPanel({ id, frames, timeRange, width, height, timeZone = 'browser', crosshair, annotations = [], onZoom, legend = true, onDrawn }: TimeSeriesPanelProps) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const plotRef = useRef<uPlot | null>(null);
   const annRef = useRef(annotations);
   annRef.current = annotations;
+  const onDrawnRef = useRef(onDrawn);
+  onDrawnRef.current = onDrawn;
   // The uPlot hooks are added once per chart config, so they read the current theme through a ref.
   const themeRef = useRef(theme);
   themeRef.current = theme;
@@ -133,6 +137,7 @@ export function TimeSeriesPanel({ id, frames, timeRange, width, height, timeZone
         ctx.stroke();
       }
       ctx.restore();
+      onDrawnRef.current?.();
     });
   }
 

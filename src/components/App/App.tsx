@@ -1,27 +1,41 @@
 import type { AppRootProps } from '@grafana/data';
 import { SceneApp, useSceneApp } from '@grafana/scenes';
-import React from 'react';
-import { Navigate, Route, Routes } from 'react-router-dom';
+import { LoadingPlaceholder } from '@grafana/ui';
+import React, { Suspense, lazy } from 'react';
+import { Navigate, Route, Routes, useLocation } from 'react-router-dom';
 
 import { ROUTES } from '../../constants';
-import { alertsPage } from '../../pages/Alerts/alertsPage';
-import { comparePage } from '../../pages/Compare/comparePage';
+import { isOverviewPath } from '../../features/overview/queries';
 import { overviewPage } from '../../pages/Overview/overviewPage';
-import { servicesPage } from '../../pages/Services/servicesPage';
-import { tracesPage } from '../../pages/Traces/tracesPage';
+import { loadOtherPages } from './lazyPages';
+import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 
-/** The whole app as one SceneApp: one SceneAppPage per route of plugin.json. Built once (useSceneApp caches it). */
-function buildApp(): SceneApp {
-  return new SceneApp({
-    name: 'hopscope',
-    pages: [overviewPage(), servicesPage(), tracesPage(), comparePage(), alertsPage()],
-    urlSyncOptions: { updateUrlOnInit: true, createBrowserHistorySteps: true },
-  });
+/**
+ * The Overview, the page the app opens on, as its own SceneApp: this chunk holds only what it draws. The other pages
+ * (Services, Traces, Compare, Alerts: their scenes, d3-hierarchy, the icicle…) are a second SceneApp in a lazy chunk
+ * (OtherPages.tsx), fetched when one of them is opened or once the Overview is ready. Each page has its own time
+ * range and variables in the URL, so two SceneApps behave as one. Built once (useSceneApp caches it).
+ */
+function buildOverviewApp(): SceneApp {
+  return new SceneApp({ name: 'hopscope-overview', pages: [overviewPage()], urlSyncOptions: SCENE_APP_URL_SYNC });
 }
 
-function HopscopeScenes() {
-  const app = useSceneApp(buildApp);
+function OverviewScenes() {
+  const app = useSceneApp(buildOverviewApp);
   return <app.Component model={app} />;
+}
+
+const LazyOtherPages = lazy(() => loadOtherPages().then((m) => ({ default: m.OtherPages })));
+
+function HopscopeScenes() {
+  const { pathname } = useLocation();
+  return isOverviewPath(pathname) ? (
+    <OverviewScenes />
+  ) : (
+    <Suspense fallback={<LoadingPlaceholder text="Loading…" />}>
+      <LazyOtherPages />
+    </Suspense>
+  );
 }
 
 /** The app root Grafana renders under `/a/hopscope-rca-app/*`; the bare app URL opens the Overview. */
@@ -33,3 +47,6 @@ export function App(_props: AppRootProps) {
     </Routes>
   );
 }
+
+/** For module.js: opened on another page than the Overview, its chunk is fetched right after this one. */
+export { loadOtherPages };

@@ -7,10 +7,11 @@ import { css } from '@emotion/css';
 import { dateTime, type GrafanaTheme2 } from '@grafana/data';
 import { sceneGraph, type SceneComponentProps } from '@grafana/scenes';
 import { Alert, useStyles2 } from '@grafana/ui';
-import React, { useEffect, useMemo } from 'react';
+import React, { useCallback, useEffect, useMemo, useRef } from 'react';
 
 import type { AnnotationsAnswer, GoldenAnswer, HeatmapAnswer, ServicesAnswer } from '../../../contract';
 import { api } from '../../api/client';
+import { preloadOtherPages } from '../../components/App/lazyPages';
 import { testIds } from '../../testIds';
 import { goldenFrames, GOLDEN_PANELS, heatmapGrid, insightInput, latestValue } from '../../transforms/golden';
 import { computeInsights, INSIGHT_THRESHOLDS } from '../../transforms/insights';
@@ -22,16 +23,14 @@ import { TimeSeriesPanel, type Annotation } from '../../viz/TimeSeriesPanel';
 import { useMeasure } from '../../viz/useMeasure';
 import { AppLink, currentSearch, navigate } from '../shared/AppLink';
 import { Panel } from '../shared/Panel';
+import { goldenStepMs, overviewQueries } from './queries';
 import { ViewObject, type QueryContext, type ViewState } from '../shared/viewObject';
 
 interface OverviewState extends ViewState {
   dismissed: string[];
 }
 
-/** Step so a range has about 240 points (Grafana's own default density), never below 5 s. */
-export function goldenStepMs(fromMs: number, toMs: number): number {
-  return Math.max(5000, Math.round((toMs - fromMs) / 240 / 1000) * 1000);
-}
+export { goldenStepMs };
 
 export class OverviewScene extends ViewObject<OverviewState> {
   static Component = OverviewRenderer;
@@ -42,11 +41,12 @@ export class OverviewScene extends ViewObject<OverviewState> {
   }
 
   protected load(ctx: QueryContext): void {
-    const w = { from: ctx.from, to: ctx.to };
-    this.section('golden', api.golden({ ...w, step: `${goldenStepMs(ctx.from, ctx.to) / 1000}s`, service: ctx.service, backend: ctx.backend, model: ctx.model }));
-    this.section('heatmap', api.heatmap(w));
-    this.section('annotations', api.annotations(w));
-    this.section('services', api.services(w));
+    // The same parameters as the early requests of module.js (queries.ts), which these calls then take.
+    const q = overviewQueries(ctx);
+    this.section('golden', api.golden(q.golden));
+    this.section('heatmap', api.heatmap(q.window));
+    this.section('annotations', api.annotations(q.window));
+    this.section('services', api.services(q.window));
   }
 
   public dismiss(id: string): void {
@@ -89,14 +89,36 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
     () => new Map(GOLDEN_PANELS.map((def) => [def.metric, goldenData ? goldenFrames(goldenData, def) : []])),
     [goldenData]
   );
-  // "Interactive": every section answered (data or error). A performance mark the benchmark reads.
-  const settled = [golden, heatmap, annotationsS, services].every((x) => x.status === 'ok' || x.status === 'error');
-  useEffect(() => {
-    if (settled && !performance.getEntriesByName('hopscope:overview:ready').length) {
-      performance.mark('hopscope:overview:ready');
-    }
-  }, [settled]);
+  const latest = useMemo(
+    () => new Map(GOLDEN_PANELS.map((def) => [def.metric, goldenData ? latestValue(goldenData, def) : undefined])),
+    [goldenData]
+  );
   const statW = statsSize.width ? Math.floor((statsSize.width - 5 * 8) / 6) : 0;
+  // "Ready": every section answered (data or error) and what it answered is on screen — the charts and the heatmap
+  // report when they have drawn (their own measuring and uPlot's draw come after this component's commit). A
+  // performance mark the benchmark reads, set once per page load.
+  const settled = [golden, heatmap, annotationsS, services].every((x) => x.status === 'ok' || x.status === 'error');
+  const toDraw = useMemo(() => {
+    if (!settled) {
+      return undefined;
+    }
+    const ids = golden.status === 'ok' ? GOLDEN_PANELS.filter((def) => (frames.get(def.metric) ?? []).length > 0).map((def) => def.metric as string) : [];
+    return grid && grid.rows.length > 0 && grid.times.length > 0 ? [...ids, 'gpu-heatmap'] : ids;
+  }, [settled, golden.status, frames, grid]);
+  const drawnRef = useRef(new Set<string>());
+  const markIfReady = useRef(() => {});
+  markIfReady.current = () => {
+    if (toDraw && statW > 0 && toDraw.every((id) => drawnRef.current.has(id)) && !performance.getEntriesByName('hopscope:overview:ready').length) {
+      performance.mark('hopscope:overview:ready');
+      // The Overview is on screen: fetch the other pages' code while the user reads it.
+      preloadOtherPages();
+    }
+  };
+  const onDrawn = useCallback((id: string) => {
+    drawnRef.current.add(id);
+    markIfReady.current();
+  }, []);
+  useEffect(() => markIfReady.current(), [toDraw, statW]);
   const search = currentSearch();
 
   return (
@@ -128,7 +150,7 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
               key={def.metric}
               id={def.metric}
               title={def.title}
-              value={goldenData ? latestValue(goldenData, def) : undefined}
+              value={latest.get(def.metric)}
               unit={def.unit}
               decimals={def.decimals}
               width={statW}
@@ -168,6 +190,7 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
                   crosshair={model.crosshair}
                   annotations={annotations}
                   onZoom={(from, to) => model.zoom(from, to)}
+                  onDrawn={() => onDrawn(def.metric)}
                 />
               </div>
             )}
@@ -189,6 +212,7 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
             <GpuHeatmap
               grid={grid}
               crosshair={model.crosshair}
+              onDrawn={() => onDrawn('gpu-heatmap')}
               onRowClick={(row) => {
                 const svc = services.status === 'ok' ? services.data.services.find((s) => row.pod && s.pods.includes(row.pod)) : undefined;
                 if (row.pod && svc) {

@@ -19,6 +19,7 @@ import {
   type SceneObject,
 } from '@grafana/scenes';
 
+import { BACKENDS } from '../../constants';
 import { APP_BASE, APP_URL_KEYS } from '../../transforms/urlState';
 import { ExportButton } from '../export/ExportButton';
 
@@ -41,7 +42,7 @@ export interface ViewPageDefinition {
 export function appVariables(): SceneVariableSet {
   return new SceneVariableSet({
     variables: [
-      new CustomVariable({ name: 'backend', label: 'Backend', query: 'vllm,tgi', includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
+      new CustomVariable({ name: 'backend', label: 'Backend', query: BACKENDS.join(','), includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
       new TextBoxVariable({ name: 'model', label: 'Model', value: '' }),
       new TextBoxVariable({ name: 'service', label: 'Service', value: '' }),
     ],

@@ -1,7 +1,10 @@
 /**
  * dist/module.js is what Grafana loads: an AMD module whose dependencies are exactly Grafana's shared modules
  * (plus `module` for the public path), with nothing of React or @grafana/data|ui|runtime bundled — in module.js nor
- * in any lazy chunk — and exporting an AppPlugin as `plugin`.
+ * in any lazy chunk — and exporting an AppPlugin as `plugin`. Its lazy chunks (the pages, fetched by module.js's
+ * runtime from the plugin's public path) are plain scripts that only register their modules in this plugin's own
+ * chunk registry: no AMD define() (Grafana's loader would take them for modules), no shared module of their own
+ * (those reach them through module.js), each one named by module.js's chunk map and nothing else left in dist/.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,6 +43,22 @@ const BUNDLED_MARKERS: Array<{ lib: string; marker: RegExp; file: string }> = [
   { lib: '@grafana/runtime', marker: /window\.grafanaBootData was not set/, file: '@grafana/runtime/dist/esm/config.mjs' },
 ];
 const nodeModules = join(import.meta.dirname, '..', '..', '..', 'node_modules');
+/** webpack's JSONP registry of this plugin (output.uniqueName): a name of its own, so plugins never share one. */
+const CHUNK_REGISTRY = 'webpackChunkhopscope_rca_app';
+
+/** Runs a chunk as the browser would (a plain script) and returns what it called define() with / pushed. */
+function runChunk(code: string): { defineCalls: number; pushed: unknown[]; globals: string[] } {
+  let defineCalls = 0;
+  const define = () => {
+    defineCalls++;
+  };
+  (define as unknown as { amd: object }).amd = {};
+  const self: Record<string, unknown> = {};
+  const sandbox: Record<string, unknown> = { define, self, window: self };
+  vm.runInNewContext(code, sandbox, { timeout: 5000 });
+  const registry = self[CHUNK_REGISTRY];
+  return { defineCalls, pushed: Array.isArray(registry) ? Array.from(registry) : [], globals: Object.keys(self) };
+}
 
 describe('dist/module.js', () => {
   let moduleJs: string;
@@ -76,6 +95,31 @@ describe('dist/module.js', () => {
       }
     });
   }
+
+  it('lazy chunks are plain scripts registering their modules with this plugin only (no define(), no shared module)', () => {
+    const lazy = chunks.filter(([f]) => f !== 'module.js');
+    assert.ok(lazy.length > 0, 'the pages are lazy chunks');
+    for (const [file, code] of lazy) {
+      const { defineCalls, pushed, globals } = runChunk(code);
+      assert.equal(defineCalls, 0, `${file} calls define(): Grafana's AMD loader would take it for a module`);
+      assert.deepEqual(globals, [CHUNK_REGISTRY], `${file} touches only ${CHUNK_REGISTRY}`);
+      assert.equal(pushed.length, 1, `${file} registers itself once`);
+      const [ids, modules] = pushed[0] as [number[], Record<string, unknown>];
+      assert.ok(Array.from(ids).includes(Number(file.split('.')[0])), `${file} registers its own chunk id`);
+      assert.ok(Object.values(modules).every((m) => typeof m === 'function'), `${file} holds module factories`);
+      // A shared module compiled into a chunk would be an unresolved external there (it only exists in module.js's define).
+      assert.doesNotMatch(code, /__WEBPACK_EXTERNAL_MODULE_/, `${file} refers to a shared module directly`);
+    }
+  });
+
+  it("module.js's chunk map names every chunk in dist/, and every chunk it names is there", () => {
+    // webpack's runtime maps chunk ids to `<id>.<contenthash>.js`, relative to the public path from `module.uri`.
+    const map = moduleJs.match(/\{(\d+:"[0-9a-f]{8}"(?:,\d+:"[0-9a-f]{8}")*)\}/);
+    assert.ok(map, 'module.js holds the chunk map');
+    const named = [...map[1].matchAll(/(\d+):"([0-9a-f]{8})"/g)].map(([, id, hash]) => `${id}.${hash}.js`).sort();
+    const present = chunks.map(([f]) => f).filter((f) => f !== 'module.js').sort();
+    assert.deepEqual(present, named);
+  });
 
   it('evaluates to an AppPlugin exported as `plugin`', async () => {
     const captured: { deps: string[]; factory?: (...a: unknown[]) => unknown } = { deps: [] };
