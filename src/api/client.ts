@@ -114,7 +114,8 @@ export const api = {
     request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
   kernelEvents: (pod: string, w: TimeWindow & { type?: string }, requestId = `hopscope-kernel-events-${pod}`) =>
     request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId }),
-  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number }, requestId = 'hopscope-traces') =>
+  /** `sort: 'duration'`: the slowest traces of the whole range (the default is the newest). */
+  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number; sort?: 'recent' | 'duration' }, requestId = 'hopscope-traces') =>
     request('/traces', TraceList, { params: { ...f }, requestId }),
   trace: (traceId: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId: 'hopscope-trace' }),
   traceRca: (traceId: string) => request(`/traces/${seg(traceId)}/rca`, RcaAnswer, { requestId: 'hopscope-trace-rca' }),

@@ -135,7 +135,7 @@ export class ServiceScene extends ViewObject<ViewState & { service: string }> {
   protected load(ctx: QueryContext): void {
     const w = { from: ctx.from, to: ctx.to };
     this.section('pods', api.pods(this.state.service, w));
-    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-service-traces')));
+    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN, sort: 'duration' }, 'hopscope-service-traces')));
   }
 
   public exportTraceIds(): string[] {
@@ -199,7 +199,7 @@ export class PodScene extends ViewObject<ViewState & { service: string; pod: str
   protected load(ctx: QueryContext): void {
     const w = { from: ctx.from, to: ctx.to };
     this.section('events', api.kernelEvents(this.state.pod, w));
-    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN }, 'hopscope-pod-traces')));
+    this.section('traces', slowestOf(api.traces({ ...w, service: this.state.service, limit: TRACE_SCAN, sort: 'duration' }, 'hopscope-pod-traces')));
   }
 
   public exportTraceIds(): string[] {

@@ -65,7 +65,8 @@ export class TraceSearchScene extends ViewObject<SearchState> {
 
   protected load(ctx: QueryContext): void {
     const s = this.state.search;
-    this.section('traces', api.traces({ from: ctx.from, to: ctx.to, service: s.service, minDurationMs: s.minDurationMs, status: s.status, limit: 100 }));
+    // The slowest of the whole range, not the slowest of its 100 newest traces.
+    this.section('traces', api.traces({ from: ctx.from, to: ctx.to, service: s.service, minDurationMs: s.minDurationMs, status: s.status, limit: 100, sort: 'duration' }));
   }
 
   /** The slowest listed traces, for the postmortem export. */
