@@ -104,6 +104,16 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
       await load;
     };
     stops.push(stopLoad);
+    // Ready when a dashboard opened now has data: Prometheus has scraped the traffic at least twice (a rate needs
+    // two samples) and both backends' request rates are there. Pages do not poll, so a page opened earlier would
+    // keep its "no data" answer.
+    await waitFor('request rates in Prometheus through the proxy', async () => {
+      for (const backend of ['vllm', 'tgi']) {
+        const g = (await (await fetch(`${proxy.url}/api/golden?backend=${backend}&from=${Date.now() - 600_000}&to=${Date.now()}`)).json()) as { series: Array<{ metric: string; points: Array<[number, number | null]> }> };
+        if (!g.series.some((x) => x.metric === 'rps' && x.points.some(([, v]) => v !== null && v > 0))) return undefined;
+      }
+      return true;
+    }, 60_000);
     return { chain, exporter, prometheus, proxy, host, stopLoad, close };
   } catch (err) {
     await close();
