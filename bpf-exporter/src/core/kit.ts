@@ -20,6 +20,8 @@
  * program read the epoch just before the flip but updates its map after userspace printed and cleared that
  * generation (microseconds against the milliseconds userspace takes to act) would be lost; a map that reached
  * BPFTRACE_MAP_KEYS_MAX distinct keys within one flush period silently drops new keys (records still count them).
+ * Seen in tests, cause not found yet: about once in 15 runs of tests/integration/bpf-exporter/budget.test.ts one event
+ * is missing from its (registered) pod's figure; where diagnosed, the probe's total stayed exact (an attribution miss).
  */
 import { KernelEventType } from '../../../contract';
 import type { TallySpec } from './probe';
