@@ -18,13 +18,5 @@ export enum ROUTES {
   Alerts = 'alerts',
 }
 
-/** Absolute URL of an app route, e.g. prefixRoute(ROUTES.Traces) → `/a/hopscope-rca-app/traces`. */
-export function prefixRoute(route: string): string {
-  return `${PLUGIN_BASE_URL}/${route}`;
-}
-
-/** The URL keys every page carries along (time range and refresh), so any view is a shareable link. */
-export const PRESERVED_URL_KEYS = ['from', 'to', 'timezone', 'refresh'];
-
 /** The inference backends the `backend` variable offers (its query, and what a URL may select). */
 export const BACKENDS = ['vllm', 'tgi'] as const;
