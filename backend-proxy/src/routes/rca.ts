@@ -8,14 +8,14 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { KernelEvent, type SourceStatus, type Span } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { HttpError, badRequest, notFound } from '../http/errors';
+import { badRequest } from '../http/errors';
 import { rcaDuration } from '../metrics';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
 import { baselineStats, rankTrace, rankWindow, type Baseline, type TraceRcaAnswer } from '../rca';
 import { eventsFromAll } from '../sources/exporters';
-import { settle, SourceError } from '../sources/http';
+import { settle } from '../sources/http';
 import type { Sources } from '../sources';
-import { TRACE_ID_RE } from './traces';
+import { traceById } from './traces';
 
 const tracer = trace.getTracer('hopscope-proxy');
 
@@ -105,18 +105,9 @@ async function cachedBaseline(sources: Sources, keys: Array<{ service: string; n
 
 /** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
 export async function rcaForTrace(sources: Sources, id: string): Promise<TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] }> {
-  if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
-  const statuses: SourceStatus[] = [];
   const t0 = performance.now();
-  let detail;
-  try {
-    detail = await sources.traces.get(id);
-  } catch (err) {
-    if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
-    throw err;
-  }
-  statuses.push({ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
-  if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
+  const detail = await traceById(sources, id);
+  const statuses: SourceStatus[] = [{ source: sources.traces.name, ok: true, latencyMs: Math.round(performance.now() - t0) }];
   const spans = detail.spans;
   const pairs = new Map<string, { service: string; name: string }>();
   let start = Infinity;

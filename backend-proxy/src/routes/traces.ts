@@ -1,6 +1,6 @@
 /** GET /api/traces (search) and GET /api/traces/:traceId, from Tempo or the embedded store. */
 import { Router } from 'express';
-import { TraceStatus } from '../../../contract';
+import { type TraceDetail, TraceStatus } from '../../../contract';
 import type { ProxyConfig } from '../config';
 import { HttpError, badRequest, notFound } from '../http/errors';
 import { enumParam, nameParam, numberParam, timeRange } from '../http/params';
@@ -8,6 +8,20 @@ import { SourceError } from '../sources/http';
 import type { Sources } from '../sources';
 
 export const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
+
+/** One trace by id: 400 for a malformed id, 502 when the trace source fails, 404 when it has no such trace. */
+export async function traceById(sources: Sources, id: string): Promise<TraceDetail> {
+  if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
+  let detail: TraceDetail | undefined;
+  try {
+    detail = await sources.traces.get(id);
+  } catch (err) {
+    if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+    throw err;
+  }
+  if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
+  return detail;
+}
 
 export function traceRoutes(_config: ProxyConfig, sources: Sources): Router {
   const r = Router();
@@ -35,17 +49,7 @@ export function traceRoutes(_config: ProxyConfig, sources: Sources): Router {
   });
 
   r.get('/traces/:traceId', async (req, res) => {
-    const id = String(req.params.traceId);
-    if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
-    let detail;
-    try {
-      detail = await sources.traces.get(id);
-    } catch (err) {
-      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
-      throw err;
-    }
-    if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${sources.traces.name}`);
-    res.json(detail);
+    res.json(await traceById(sources, String(req.params.traceId)));
   });
   return r;
 }
