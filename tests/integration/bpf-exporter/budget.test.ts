@@ -33,6 +33,23 @@ const metricsOf = async (e: Exporter): Promise<string> => (await fetch(`${e.url}
  */
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1;
 
+/** Registers `pid` as `pod` (namespace bx-ns) with the exporter. */
+async function register(e: Exporter, pid: number, pod: string): Promise<void> {
+  const r = await fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid, pod, namespace: 'bx-ns' }) });
+  assert.equal(r.status, 201);
+}
+
+/** A private network namespace whose nftables table drops, and counts, every other SYN to :8080. */
+function netnsDroppingSyns(ns: string, table: string): void {
+  sh('ip', ['netns', 'add', ns]);
+  sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  sh('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], `table inet ${table} {
+  chain input { type filter hook input priority 0; policy accept;
+    tcp dport 8080 tcp flags & (syn | ack) == syn numgen inc mod 2 == 0 counter drop
+  }
+}`);
+}
+
 interface ProbeHealth { name: string; attached: boolean; reason?: string; events: number; counted: number; suppressed: number; budgetPerSecond: number }
 
 describe('bpf-exporter: exact kernel counts over the per-event budget', { skip }, () => {
@@ -52,8 +69,7 @@ describe('bpf-exporter: exact kernel counts over the per-event budget', { skip }
     const c = child(join(dir, 'alloc-storm'), [String(rate), String(secs)]);
     children.push(c);
     await c.waitLine(/^ready/);
-    const reg = await fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid: c.pid, pod, namespace: 'bx-ns' }) });
-    assert.equal(reg.status, 201);
+    await register(e, c.pid!, pod);
     c.stdin!.write('go\n');
     const line = await c.waitLine(/^sent \d+/, (secs + 10) * 1000);
     return { pid: c.pid!, sent: Number(line.split(' ')[1]) };
@@ -131,15 +147,8 @@ describe('bpf-exporter: exact kernel counts over the per-event budget', { skip }
     if (!has('ip') || !has('nft') || !has('python3')) return t.skip('ip, nft or python3 missing');
     const BUDGET = 3;
     const e = await start({ HOPSCOPE_BPF_PROBES: 'tcp_retransmit', HOPSCOPE_BPF_EVENT_BUDGET: String(BUDGET), HOPSCOPE_BPF_FLUSH_MS: '500' });
-    sh('ip', ['netns', 'add', NS]);
-    sh('ip', ['-n', NS, 'link', 'set', 'lo', 'up']);
-    // Every second SYN to :8080 is dropped and counted; each dropped SYN is retransmitted once (every connect ends up
-    // established), so SYN retransmits = the rule's packet counter.
-    sh('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], `table inet ${NFT_TABLE} {
-  chain input { type filter hook input priority 0; policy accept;
-    tcp dport 8080 tcp flags & (syn | ack) == syn numgen inc mod 2 == 0 counter drop
-  }
-}`);
+    // Each dropped SYN is retransmitted (every connect ends up established), so SYN retransmits = the rule's counter.
+    netnsDroppingSyns(NS, NFT_TABLE);
     const N = 24;
     const script = `
 import socket, sys, threading
@@ -157,8 +166,7 @@ sys.stdin.readline()
     children.push(py);
     await py.waitLine(/^ready/);
     const pid = py.pid!;
-    const reg = await fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid, pod: 'bx-rt-0', namespace: 'bx-ns' }) });
-    assert.equal(reg.status, 201);
+    await register(e, pid, 'bx-rt-0');
     py.stdin!.write('go\n');
     assert.equal(await py.waitLine(/^connected/, 30_000), `connected ${N}`);
     const ruleset = sh('ip', ['netns', 'exec', NS, 'nft', 'list', 'table', 'inet', NFT_TABLE]);
@@ -183,14 +191,8 @@ sys.stdin.readline()
     if (!has('ip') || !has('nft') || !has('python3')) return t.skip('ip, nft or python3 missing');
     const BUDGET = 3;
     const e = await start({ HOPSCOPE_BPF_PROBES: 'tcp_connect', HOPSCOPE_BPF_EVENT_BUDGET: String(BUDGET), HOPSCOPE_BPF_FLUSH_MS: '500' });
-    sh('ip', ['netns', 'add', NS2]);
-    sh('ip', ['-n', NS2, 'link', 'set', 'lo', 'up']);
-    // Every other SYN to :8080 is dropped: connecting there one at a time, each first SYN is lost and resent (~1 s).
-    sh('ip', ['netns', 'exec', NS2, 'nft', '-f', '-'], `table inet ${NFT_TABLE}n {
-  chain input { type filter hook input priority 0; policy accept;
-    tcp dport 8080 tcp flags & (syn | ack) == syn numgen inc mod 2 == 0 counter drop
-  }
-}`);
+    // Connecting to :8080 one at a time, each first SYN is lost and resent (~1 s).
+    netnsDroppingSyns(NS2, `${NFT_TABLE}n`);
     const SLOW = 3;
     // Fast connects to :8081 in a tight loop for as long as the slow ones to :8080 take: every second's routine
     // budget is spent before a slow connect completes.
@@ -216,8 +218,7 @@ sys.stdin.readline()
     const py = child('ip', ['netns', 'exec', NS2, 'python3', '-c', script]);
     children.push(py);
     await py.waitLine(/^ready/);
-    const reg = await fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid: py.pid, pod: 'bx-conn-0', namespace: 'bx-ns' }) });
-    assert.equal(reg.status, 201);
+    await register(e, py.pid!, 'bx-conn-0');
     py.stdin!.write('go\n');
     const [, slowMade, fastMade] = (await py.waitLine(/^connected/, 30_000)).split(' ').map(Number);
     assert.equal(slowMade, SLOW);
