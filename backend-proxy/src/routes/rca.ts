@@ -82,9 +82,6 @@ async function cachedBaseline(sources: Sources, keys: Array<{ service: string; n
   const key = `${keys.map((k) => `${k.service}\u0000${k.name}`).sort().join('\u0001')}|${Math.floor(beforeMs / 5000)}`;
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && !hit.refreshing && now - hit.at < BASELINE_TTL_MS) return hit.value;
-  // One build per key at a time: concurrent clicks share it.
-  if (hit?.refreshing && !('value' in hit)) return hit.refreshing;
   const c = cache;
   const build = (): Promise<Baseline | undefined> => {
     const p = fetchBaseline(sources, keys, traceId, beforeMs);
@@ -94,13 +91,15 @@ async function cachedBaseline(sources: Sources, keys: Array<{ service: string; n
     p.then((value) => { if (c.get(key) === entry) c.set(key, { at: Date.now(), value }); }, () => { if (c.get(key) === entry) c.delete(key); });
     return p;
   };
-  const stale = hit && 'value' in hit && !sources.traces.baselineStats && now - hit.at < BASELINE_STALE_MS;
-  if (stale) {
-    if (!hit.refreshing) build().catch(() => { /* the next click retries and reports */ });
-    return hit.value;
+  const age = hit && 'value' in hit ? now - hit.at : Infinity;
+  if (age < BASELINE_TTL_MS) return hit!.value;
+  // Spans-only sources (Tempo): a not too old entry answers at once while one refresh runs in the background.
+  if (age < BASELINE_STALE_MS && !sources.traces.baselineStats) {
+    if (!hit!.refreshing) build().catch(() => { /* the next click retries and reports */ });
+    return hit!.value;
   }
-  if (hit?.refreshing) return hit.refreshing;
-  return build();
+  // One build per key at a time: concurrent clicks share it.
+  return hit?.refreshing ?? build();
 }
 
 /** Gathers one trace, its baseline and kernel events, and ranks; shared by the route and the postmortem export. */
