@@ -6,3 +6,4 @@ export * from './traces';
 export * from './rca';
 export * from './faults';
 export * from './proxy';
+export * from './runs';
