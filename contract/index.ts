@@ -7,3 +7,4 @@ export * from './rca';
 export * from './faults';
 export * from './proxy';
 export * from './runs';
+export * from './chain';
