@@ -8,3 +8,5 @@ export * from './faults';
 export * from './proxy';
 export * from './runs';
 export * from './chain';
+export * from './zod-error';
+export * from './app-urls';
