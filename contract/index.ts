@@ -10,3 +10,6 @@ export * from './runs';
 export * from './chain';
 export * from './zod-error';
 export * from './app-urls';
+export * from './spans';
+export * from './evidence';
+export * from './scenario';
