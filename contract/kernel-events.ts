@@ -11,6 +11,48 @@ export const KernelEventType = z.enum([
 ]);
 export type KernelEventType = z.infer<typeof KernelEventType>;
 
+export interface KernelEventTypeInfo {
+  /** A lane or legend title, e.g. "TCP retransmits". */
+  label: string;
+  /** A table cell's word, e.g. "retrans". */
+  short: string;
+  /** Counted in a sentence: one, many (the engine's "2 slow TLS handshakes"). */
+  noun: { one: string; many: string };
+  /** What `durationMs` measures ('ms'), or 'count' when an event has no duration. */
+  unit: 'ms' | 'count';
+  /** Which events the exporter records as notable (their own budget): every one, only slow or failed ones, or none. */
+  notable: 'always' | 'slow' | 'never';
+  description: string;
+}
+
+/** One catalogue of kernel event types: the app's lanes and cells, the engine's wording. */
+export const KERNEL_EVENT_TYPES: Record<KernelEventType, KernelEventTypeInfo> = {
+  tcp_retransmit: {
+    label: 'TCP retransmits', short: 'retrans', noun: { one: 'TCP retransmit', many: 'TCP retransmits' }, unit: 'count', notable: 'always',
+    description: 'A TCP segment (SYN or data) sent again: loss or congestion on the link.',
+  },
+  tcp_connect: {
+    label: 'TCP connect latency', short: 'connect', noun: { one: 'slow TCP connect', many: 'slow TCP connects' }, unit: 'ms', notable: 'slow',
+    description: 'An outgoing TCP connect and how long it took (notable when slow or its SYN was resent).',
+  },
+  tcp_connect_fail: {
+    label: 'TCP connect failures', short: 'connect fail', noun: { one: 'failed TCP connect', many: 'failed TCP connects' }, unit: 'count', notable: 'always',
+    description: 'An outgoing TCP connect that failed (refused, reset or timed out).',
+  },
+  tls_handshake: {
+    label: 'TLS handshakes', short: 'TLS', noun: { one: 'slow TLS handshake', many: 'slow TLS handshakes' }, unit: 'ms', notable: 'slow',
+    description: 'A TLS handshake and how long it took (notable when slow or failed).',
+  },
+  gpu_alloc_fail: {
+    label: 'GPU allocation failures', short: 'GPU alloc fail', noun: { one: 'GPU memory allocation failure', many: 'GPU memory allocation failures' }, unit: 'count', notable: 'always',
+    description: 'A GPU memory allocation that failed (out of device memory).',
+  },
+  http_traceparent: {
+    label: 'Traced HTTP requests', short: 'traced', noun: { one: 'traced HTTP request', many: 'traced HTTP requests' }, unit: 'count', notable: 'never',
+    description: 'An HTTP request whose traceparent header the probe read: joins kernel events to a trace.',
+  },
+};
+
 /** One kernel event, as served by the bpf-exporter's /events and joined by the proxy. `mode` is never omitted:
  *  replayed data must never pass for live data. */
 export const KernelEvent = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FaultKind, FaultTarget } from './faults';
-import { Candidate } from './rca';
+import { Candidate, CriticalPathItem } from './rca';
 
 /**
  * Load-test runs: what `hopscope-load` reports to the proxy (register, heartbeats, finish) and what the proxy serves
@@ -244,7 +244,7 @@ export const RunCompareAnswer = z.object({
   runId: RunId,
   baselineRunId: RunId,
   tookMs: z.number().nonnegative(),
-  criticalPath: z.array(z.unknown()),
+  criticalPath: z.array(CriticalPathItem),
   candidates: z.array(Candidate),
   missing: z.array(z.string()),
   hops: z.array(HopDelta),

@@ -4,7 +4,7 @@
  * events joined by pod+window and by trace id, and broken context propagation. Scoring is left to the callers
  * (per trace and per window), which add these accounts up differently.
  */
-import type { Evidence, Span } from '../../../contract';
+import type { CriticalPathItem, Evidence, EvidenceKind, Span } from '../../../contract';
 import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
 import { type KernelIndex, destKey, eventsInWindow, linkEventsTo } from './kernel';
@@ -42,22 +42,7 @@ export interface HopAccount {
   evidence: Evidence[];
 }
 
-export interface PathItem {
-  spanId: string;
-  service: string;
-  pod: string;
-  operation: string;
-  kind: Span['kind'];
-  status: Span['status'];
-  startMs: number;
-  endMs: number;
-  durationMs: number;
-  selfMs: number;
-  onPathMs: number;
-  gapMs?: number;
-  baselineSelfMs?: number;
-  skewCorrectedMs?: number;
-}
+export type PathItem = CriticalPathItem;
 
 export interface TraceAnalysis {
   traceId?: string;
@@ -285,6 +270,7 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
   // Spans in order of first appearance on the path.
   const pathItems: PathItem[] = [];
   const noBaselineOps = new Set<string>();
+  const depth = new Int32Array(n);
   const kbuf: number[] = [];
   /** Kernel events of `pod` (or `pid`) inside [from, to] (± slack) join hop `h`. */
   const joinKernel = (h: HopAccount, pod: string, pid: number | undefined, from: number, to: number): void => {
@@ -328,15 +314,16 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
     if (grown >= 2) blamedCallers.add(ck);
   }
 
-  interface Note { h: HopAccount; kind: string; i: number; excess: number; z: number; lambda: number; reasons: string[]; count: number; total: number }
+  interface Note { h: HopAccount; kind: EvidenceKind; i: number; excess: number; z: number; lambda: number; reasons: string[]; count: number; total: number }
   const notes = new Map<string, Note>();
   for (const i of firstSeen) {
     const s = spans[i];
     const self = t.self[i];
     const on = onPath.get(i) ?? 0;
     const b = opOf(s);
+    depth[i] = i === anchor ? 0 : depth[t.parent[i]] + 1;
     const item: PathItem = {
-      spanId: s.spanId, service: s.service, pod: podOf(s), operation: s.name, kind: s.kind, status: s.status,
+      spanId: s.spanId, ...(s.parentSpanId !== undefined ? { parentSpanId: s.parentSpanId } : {}), depth: depth[i], service: s.service, pod: podOf(s), operation: s.name, kind: s.kind, status: s.status,
       startMs: s.startMs, endMs: s.endMs, durationMs: round(s.endMs - s.startMs), selfMs: round(self), onPathMs: round(on),
     };
     if (!Number.isNaN(t.gap[i])) item.gapMs = round(t.gap[i]);
@@ -366,7 +353,7 @@ export function analyzeTrace(input: Span[], ctx: AnalyzeContext): TraceAnalysis 
       }
       // Only the worst span per hop and kind is spelled out (with a count of the others): a 50k-span trace with a
       // slow hop called 10k times must not build 10k sentences.
-      const kind = isClient ? (t.serverChild[i] >= 0 ? 'client_server_gap' : 'unanswered_call') : callerSide ? 'client_side_delay' : 'self_time';
+      const kind: EvidenceKind = isClient ? (t.serverChild[i] >= 0 ? 'client_server_gap' : 'unanswered_call') : callerSide ? 'client_side_delay' : 'self_time';
       const nk = `${hopKey(h.service, h.pod)}\u001f${kind}`;
       const prev = notes.get(nk);
       if (!prev) notes.set(nk, { h, kind, i, excess, z, lambda, reasons, count: 1, total: excess });

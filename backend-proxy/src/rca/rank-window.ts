@@ -3,7 +3,7 @@
  * over the window (excess time, error origins, kernel events, propagation breaks), and traces that continue other
  * traces (split by a hop that restarted the context) reported. Pure and deterministic apart from `tookMs`.
  */
-import type { Evidence, KernelEvent, RcaAnswer, Span } from '../../../contract';
+import type { Evidence, EvidenceKind, KernelEvent, RcaAnswer, Span } from '../../../contract';
 import { type HopAccount, analyzeTrace, fmtMs, hopKey } from './analyze';
 import { buildBaseline } from './background';
 import { type Baseline, baselineStats, groupByTrace } from './baseline';
@@ -29,7 +29,7 @@ const isBaseline = (b: unknown): b is Baseline => typeof b === 'object' && b !==
 interface WindowHop {
   acc: HopAccount;
   traces: number;
-  kinds: Map<string, { traces: Set<string>; excess: number[]; example?: { traceId: string; spanId?: string } }>;
+  kinds: Map<EvidenceKind, { traces: Set<string>; excess: number[]; example?: { traceId: string; spanId?: string } }>;
 }
 
 export function rankWindow(input: RankWindowInput): WindowRcaAnswer {

@@ -1,5 +1,5 @@
 /** Turns hop accounts into ranked, explained candidates (shared by the per-trace and the window answers). */
-import type { Candidate, Evidence, KernelEvent } from '../../../contract';
+import type { Candidate, Evidence, KernelEvent, KernelEventType } from '../../../contract';
 import type { HopAccount } from './analyze';
 import { fmtMs } from './analyze';
 import type { RcaConfig } from './config';
@@ -21,7 +21,7 @@ export interface KernelSummary {
 
 /** Groups a hop's joined events by type into evidence; routine events (fast handshakes) are not evidence. */
 export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
-  const byType = new Map<string, { n: number; byTrace: number; link: number; sev: number; maxDur: number; from: number; to: number }>();
+  const byType = new Map<KernelEventType, { n: number; byTrace: number; link: number; sev: number; maxDur: number; from: number; to: number }>();
   // Per-type sums, min and max do not depend on the order: no need to sort thousands of indexes.
   for (const i of h.kernel.keys()) {
     const e = events[i];
@@ -48,7 +48,7 @@ export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfi
     const joined = (g.byTrace ? `; ${g.byTrace} carried this trace's id` : '')
       + (g.link ? `; ${g.link} sent to ${h.service}'s port by a caller outside the trace (in the ${fmtMs(c.kernelLookbackMs)} before its span or during it): the client waited for ${g.link === 1 ? 'it' : 'them'}, a wait the trace cannot show` : '');
     evidence.push({
-      kind: `kernel:${type}`,
+      kind: `kernel:${type}` as const,
       summary: `${g.n} ${g.n === 1 ? one : many}${dur} on pod ${h.pod}${g.link === g.n ? '' : ' during its spans'}${joined}`,
       count: g.n,
       fromMs: g.from,

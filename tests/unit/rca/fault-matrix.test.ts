@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { EvidenceKind } from '../../../contract';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
 import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../../../backend-proxy/src/rca/synthetic';
 
@@ -36,7 +37,7 @@ test('fault matrix: for each fault kind at each hop, the faulted hop ranks first
 
 test('fault kinds leave their own evidence at the faulted hop', () => {
   const baseline = buildBaseline(syntheticHealthy(43, 80));
-  const expect: Record<string, string> = {
+  const expect: Record<string, EvidenceKind> = {
     latency: 'self_time', error: 'error', timeout: 'timeout', cpu_hog: 'self_time', tls_slow_handshake: 'kernel:tls_handshake',
     gpu_oom: 'kernel:gpu_alloc_fail', kv_cache_thrash: 'self_time', tcp_retransmit: 'kernel:tcp_retransmit',
   };
