@@ -7,7 +7,7 @@ import { LoadingPlaceholder } from '@grafana/ui';
 import React, { Suspense, lazy } from 'react';
 
 import pluginJson from '../plugin.json';
-import { PLUGIN_BASE_URL } from './constants';
+import { APP_BASE } from '../contract/app-urls';
 import { prefetchOverview } from './features/overview/prefetch';
 import { isOverviewPath } from './features/overview/queries';
 import type { AppConfigProps, HopscopeJsonData } from './pages/AppConfig/AppConfig';
@@ -30,7 +30,7 @@ function startEarly(): void {
     return;
   }
   const path = location?.pathname ?? '';
-  if (path !== PLUGIN_BASE_URL && !path.startsWith(`${PLUGIN_BASE_URL}/`)) {
+  if (path !== APP_BASE && !path.startsWith(`${APP_BASE}/`)) {
     return;
   }
   const app = loadApp();

@@ -8,7 +8,7 @@ import { lastValueFrom } from 'rxjs';
 import type { z } from 'zod';
 
 import {
-  ErrorBody, HealthAnswer, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
+  ErrorBody, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
   PodsAnswer, RcaAnswer, ServicesAnswer, TraceDetail, TraceList,
 } from '../../contract';
 import { ENDPOINTS } from './endpoints';
@@ -79,11 +79,6 @@ export async function request<S extends z.ZodType>(
     };
   }
   return { ok: true, data: parsed.data };
-}
-
-/** `GET /api/health`: per-source status of the proxy. */
-export function getHealth(): Promise<ApiResult<HealthAnswer>> {
-  return request('/health', HealthAnswer);
 }
 
 // ---- The app views' endpoints (issue 6). Times are epoch ms; optional filters are dropped when undefined. ----

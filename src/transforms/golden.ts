@@ -120,7 +120,7 @@ export function heatmapGrid(answer: HeatmapAnswer): HeatmapGrid {
 }
 
 /** Mean activity across GPUs per heatmap column, 0..1 (null where no GPU reported). */
-export function meanGpuActivity(answer: HeatmapAnswer): { times: number[]; values: Array<number | null> } {
+function meanGpuActivity(answer: HeatmapAnswer): { times: number[]; values: Array<number | null> } {
   const n = answer.times.length;
   const sum = new Float64Array(n);
   const count = new Uint32Array(n);

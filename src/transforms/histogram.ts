@@ -11,7 +11,7 @@ export interface Histogram {
 }
 
 /** Log-spaced edges suit latencies spanning ms to seconds; linear ones suit narrow ranges. */
-export function binEdges(min: number, max: number, bins: number, scale: 'linear' | 'log' = 'log'): number[] {
+function binEdges(min: number, max: number, bins: number, scale: 'linear' | 'log' = 'log'): number[] {
   if (!(max > min)) {
     max = min + 1;
   }

@@ -4,9 +4,9 @@ import { LoadingPlaceholder } from '@grafana/ui';
 import React, { Suspense, lazy } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router-dom';
 
-import { ROUTES } from '../../constants';
+import { appPaths } from '../../../contract/app-urls';
 import { isOverviewPath } from '../../features/overview/queries';
-import { overviewPage } from '../../pages/Overview/overviewPage';
+import { overviewPage } from '../../features/overview/overviewPage';
 import { loadOtherPages } from './lazyPages';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 
@@ -42,7 +42,7 @@ function HopscopeScenes() {
 export function App(_props: AppRootProps) {
   return (
     <Routes>
-      <Route index element={<Navigate to={ROUTES.Overview} replace />} />
+      <Route index element={<Navigate to={appPaths.overview()} replace />} />
       <Route path="*" element={<HopscopeScenes />} />
     </Routes>
   );

@@ -1,10 +1,10 @@
 import { SceneApp, useSceneApp } from '@grafana/scenes';
 import React from 'react';
 
-import { alertsPage } from '../../pages/Alerts/alertsPage';
-import { comparePage } from '../../pages/Compare/comparePage';
-import { servicesPage } from '../../pages/Services/servicesPage';
-import { tracesPage } from '../../pages/Traces/tracesPage';
+import { alertsPage } from '../../features/alerts/alertsPage';
+import { comparePage } from '../../features/compare/comparePage';
+import { servicesPage } from '../../features/services/servicesPage';
+import { tracesPage } from '../../features/traces/tracesPage';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 
 /** Services, Traces, Compare and Alerts: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */

@@ -1,11 +1,12 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { appUrl, makeViewPage } from '../shared/page';
+import { appPaths } from '../../../contract/app-urls';
+import { makeViewPage } from '../shared/page';
 import { AlertsScene } from './AlertsScene';
 
-export function alertsViewPage(): SceneAppPage {
+export function alertsPage(): SceneAppPage {
   return makeViewPage({
-    url: appUrl('alerts'),
+    url: appPaths.alerts(),
     routePath: 'alerts/*',
     title: 'Alerts',
     subTitle: 'Composite rules across metrics and kernel events, and the alerts they raised, each linked to its drill-down.',

@@ -10,6 +10,7 @@ import { Button, Field, Input, Select, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
 import type { CompareAnswer } from '../../../contract';
+import { VIEW_URL_KEYS } from '../../../contract/app-urls';
 import { api } from '../../api/client';
 import { testIds } from '../../testIds';
 import { compareHistograms, compareStats, formatSelector, parseSelector, sideLabel } from '../../transforms/compare';
@@ -25,12 +26,12 @@ interface CompareState extends ViewState {
   b: string;
 }
 
-export const DEFAULT_A = 'backend=vllm';
-export const DEFAULT_B = 'backend=tgi';
+const DEFAULT_A = 'backend=vllm';
+const DEFAULT_B = 'backend=tgi';
 
 export class CompareScene extends ViewObject<CompareState> {
   static Component = CompareRenderer;
-  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: ['a', 'b'] });
+  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.compare] });
 
   constructor(state: Partial<CompareState> = {}) {
     super({ sections: {}, a: DEFAULT_A, b: DEFAULT_B, ...state });

@@ -1,11 +1,12 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { appUrl, makeViewPage } from '../shared/page';
+import { appPaths } from '../../../contract/app-urls';
+import { makeViewPage } from '../shared/page';
 import { CompareScene } from './CompareScene';
 
-export function compareViewPage(): SceneAppPage {
+export function comparePage(): SceneAppPage {
   return makeViewPage({
-    url: appUrl('compare'),
+    url: appPaths.compare(),
     routePath: 'compare/*',
     title: 'Compare',
     subTitle: 'A/B: inference backend × model version — distributions, P50/P99/TTFT, jitter hot zones.',

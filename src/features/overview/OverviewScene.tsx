@@ -15,7 +15,7 @@ import { preloadOtherPages } from '../../components/App/lazyPages';
 import { testIds } from '../../testIds';
 import { goldenFrames, GOLDEN_PANELS, heatmapGrid, insightInput, latestValue } from '../../transforms/golden';
 import { computeInsights, INSIGHT_THRESHOLDS } from '../../transforms/insights';
-import { links } from '../../transforms/urlState';
+import { appLinks } from '../../../contract/app-urls';
 import { Crosshair } from '../../viz/crosshair';
 import { GpuHeatmap } from '../../viz/GpuHeatmap';
 import { Stat } from '../../viz/Stat';
@@ -216,9 +216,9 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
               onRowClick={(row) => {
                 const svc = services.status === 'ok' ? services.data.services.find((s) => row.pod && s.pods.includes(row.pod)) : undefined;
                 if (row.pod && svc) {
-                  navigate(links.pod(svc.service, row.pod, search));
+                  navigate(appLinks.pod(svc.service, row.pod, search));
                 } else if (row.pod) {
-                  navigate(links.services(search));
+                  navigate(appLinks.services(search));
                 }
               }}
             />
@@ -237,7 +237,7 @@ function OverviewRenderer({ model }: SceneComponentProps<OverviewScene>) {
         {(d) => (
           <div className={styles.services}>
             {d.services.map((s) => (
-              <AppLink key={s.service} href={links.service(s.service, search)} testId={testIds.overview.serviceLink(s.service)}>
+              <AppLink key={s.service} href={appLinks.service(s.service, search)} testId={testIds.overview.serviceLink(s.service)}>
                 {s.service}
                 <span className={styles.svcMeta}>
                   {' '}

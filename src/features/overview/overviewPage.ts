@@ -1,12 +1,13 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { appUrl, makeViewPage } from '../shared/page';
+import { appPaths } from '../../../contract/app-urls';
+import { makeViewPage } from '../shared/page';
 import { OverviewScene } from './OverviewScene';
 
 /** `/a/hopscope-rca-app/overview`: the golden metrics and the GPU heatmap. */
-export function overviewViewPage(): SceneAppPage {
+export function overviewPage(): SceneAppPage {
   return makeViewPage({
-    url: appUrl('overview'),
+    url: appPaths.overview(),
     routePath: 'overview/*',
     title: 'Overview',
     subTitle: 'Golden metrics of the AI chain, linked on one time range: hover one chart to see the same instant in all, drag to zoom.',

@@ -6,7 +6,8 @@
 import { ENDPOINTS } from '../../api/endpoints';
 import { cleanParams } from '../../api/params';
 import type { EarlyRequest } from '../../api/prefetch';
-import { BACKENDS, PLUGIN_BASE_URL } from '../../constants';
+import { APP_BASE, appPaths } from '../../../contract/app-urls';
+import { BACKENDS } from '../../constants';
 
 export interface OverviewQueryContext {
   from: number;
@@ -33,7 +34,7 @@ export function overviewQueries(ctx: OverviewQueryContext) {
 /** The Overview's path (or the bare app path, which opens the Overview), with or without a trailing slash. */
 export function isOverviewPath(pathname: string): boolean {
   const p = pathname.replace(/\/+$/, '');
-  return p === PLUGIN_BASE_URL || p === `${PLUGIN_BASE_URL}/overview` || p.startsWith(`${PLUGIN_BASE_URL}/overview/`);
+  return p === APP_BASE || p === appPaths.overview() || p.startsWith(`${appPaths.overview()}/`);
 }
 
 /** Resolves a relative time (`now-1h`) to epoch ms as the page's time range does (Grafana's dateMath); undefined if it cannot. */
@@ -73,7 +74,7 @@ function urlVariable(q: URLSearchParams, name: string, allowed?: readonly string
  * the location is not the Overview or its URL is anything unusual: then the page simply asks itself.
  */
 export function overviewEarlyRequests(location: { pathname: string; search: string }, parseRelative: RelativeTimeParser): EarlyRequest[] | undefined {
-  if (location.pathname.replace(/\/+$/, '') !== `${PLUGIN_BASE_URL}/overview`) {
+  if (location.pathname.replace(/\/+$/, '') !== appPaths.overview()) {
     return undefined;
   }
   const q = new URLSearchParams(location.search);

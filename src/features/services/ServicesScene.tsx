@@ -15,7 +15,7 @@ import { testIds } from '../../testIds';
 import { sharedHistograms } from '../../transforms/histogram';
 import { describeDetail, kernelLanes, summarizeKernelEvents } from '../../transforms/kernelEvidence';
 import { slowestList } from '../../transforms/traces';
-import { links } from '../../transforms/urlState';
+import { appLinks } from '../../../contract/app-urls';
 import { Histogram } from '../../viz/Histogram';
 import { KernelTimeline } from '../../viz/KernelTimeline';
 import { AppLink, currentSearch, navigate } from '../shared/AppLink';
@@ -99,7 +99,7 @@ function ServicesListRenderer({ model }: SceneComponentProps<ServicesListScene>)
                 id: 'service',
                 header: 'Service',
                 cell: (s) => (
-                  <AppLink href={links.service(s.service, search)} testId={testIds.services.serviceLink(s.service)}>
+                  <AppLink href={appLinks.service(s.service, search)} testId={testIds.services.serviceLink(s.service)}>
                     {s.service}
                   </AppLink>
                 ),
@@ -152,7 +152,7 @@ function ServiceRenderer({ model }: SceneComponentProps<ServiceScene>) {
   const search = currentSearch();
   return (
     <div className={styles.page} data-testid={testIds.page.container('service')}>
-      <Breadcrumbs crumbs={[{ label: 'Services', href: links.services(search) }, { label: service }]} />
+      <Breadcrumbs crumbs={[{ label: 'Services', href: appLinks.services(search) }, { label: service }]} />
       <Panel id="pods" title={`Pods of ${service}`} section={pods} height={240} isEmpty={(d) => d.pods.length === 0} emptyText="No pods of this service reported spans in this time range.">
         {(d, _w, h) => (
           <DataTable
@@ -165,7 +165,7 @@ function ServiceRenderer({ model }: SceneComponentProps<ServiceScene>) {
                 id: 'pod',
                 header: 'Pod',
                 cell: (p) => (
-                  <AppLink href={links.pod(service, p.pod, search)} testId={testIds.services.podLink(p.pod)}>
+                  <AppLink href={appLinks.pod(service, p.pod, search)} testId={testIds.services.podLink(p.pod)}>
                     {p.pod}
                   </AppLink>
                 ),
@@ -224,7 +224,7 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
   const search = currentSearch();
   return (
     <div className={styles.page} data-testid={testIds.page.container('pod')}>
-      <Breadcrumbs crumbs={[{ label: 'Services', href: links.services(search) }, { label: service, href: links.service(service, search) }, { label: pod }]} />
+      <Breadcrumbs crumbs={[{ label: 'Services', href: appLinks.services(search) }, { label: service, href: appLinks.service(service, search) }, { label: pod }]} />
       <Panel
         id="kernel-evidence"
         title={`Kernel evidence on ${pod}${summary?.replay ? ' (replayed data)' : ''}`}
@@ -244,7 +244,7 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
               lanes={lanes}
               fromMs={range.from.valueOf()}
               toMs={range.to.valueOf()}
-              onEventClick={(e) => e.traceId && navigate(links.trace(e.traceId, search))}
+              onEventClick={(e) => e.traceId && navigate(appLinks.trace(e.traceId, search))}
             />
           </>
         )}
@@ -272,7 +272,7 @@ function PodRenderer({ model }: SceneComponentProps<PodScene>) {
                   header: 'Trace',
                   cell: (e) =>
                     e.traceId ? (
-                      <AppLink href={links.trace(e.traceId, search)} testId={testIds.services.eventTraceLink(e.traceId)}>
+                      <AppLink href={appLinks.trace(e.traceId, search)} testId={testIds.services.eventTraceLink(e.traceId)}>
                         {e.traceId.slice(0, 12)}…
                       </AppLink>
                     ) : (

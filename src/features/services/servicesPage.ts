@@ -1,14 +1,15 @@
 import type { SceneAppPage, SceneAppPageLike, SceneRouteMatch } from '@grafana/scenes';
 
-import { appUrl, makeViewPage } from '../shared/page';
+import { appPaths } from '../../../contract/app-urls';
+import { makeViewPage } from '../shared/page';
 import { PodScene, ServiceScene, ServicesListScene } from './ServicesScene';
 
 const param = (m: SceneRouteMatch<Record<string, string>>, k: string): string => decodeURIComponent(m.params[k] ?? '');
 
 /** `services` → `services/:service` → `services/:service/pods/:pod`, with breadcrumbs and shared URL keys. */
-export function servicesViewPage(): SceneAppPage {
+export function servicesPage(): SceneAppPage {
   return makeViewPage({
-    url: appUrl('services'),
+    url: appPaths.services(),
     routePath: 'services/*',
     title: 'Services',
     subTitle: 'Every service of the chain: click one, then a pod, to see what the kernel saw.',
@@ -23,7 +24,7 @@ export function servicesViewPage(): SceneAppPage {
 }
 
 function servicePage(service: string, parent: SceneAppPageLike): SceneAppPage {
-  const url = appUrl(`services/${encodeURIComponent(service)}`);
+  const url = appPaths.service(service);
   const page: SceneAppPage = makeViewPage({
     url,
     routePath: ':service/*',
@@ -43,7 +44,7 @@ function servicePage(service: string, parent: SceneAppPageLike): SceneAppPage {
 
 function podPage(service: string, pod: string, parent: SceneAppPageLike): SceneAppPage {
   return makeViewPage({
-    url: appUrl(`services/${encodeURIComponent(service)}/pods/${encodeURIComponent(pod)}`),
+    url: appPaths.pod(service, pod),
     routePath: 'pods/:pod/*',
     title: pod,
     subTitle: `Kernel evidence of ${pod} (${service}) and the slowest traces.`,

@@ -3,7 +3,7 @@ import React from 'react';
 
 import type { TraceSummary } from '../../../contract';
 import { testIds } from '../../testIds';
-import { links } from '../../transforms/urlState';
+import { appLinks } from '../../../contract/app-urls';
 import { AppLink, currentSearch } from './AppLink';
 import { DataTable } from './DataTable';
 import { fmtMs, fmtTime } from './format';
@@ -22,7 +22,7 @@ export function TraceTable({ traces, testId, maxHeight }: { traces: TraceSummary
           id: 'trace',
           header: 'Trace',
           cell: (t) => (
-            <AppLink href={links.trace(t.traceId, search)} testId={testIds.traces.traceLink(t.traceId)}>
+            <AppLink href={appLinks.trace(t.traceId, search)} testId={testIds.traces.traceLink(t.traceId)}>
               {t.traceId.slice(0, 16)}…
             </AppLink>
           ),

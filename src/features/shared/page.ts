@@ -19,8 +19,8 @@ import {
   type SceneObject,
 } from '@grafana/scenes';
 
+import { APP_URL_KEYS } from '../../../contract/app-urls';
 import { BACKENDS } from '../../constants';
-import { APP_BASE, APP_URL_KEYS } from '../../transforms/urlState';
 import { ExportButton } from '../export/ExportButton';
 
 export interface ViewPageDefinition {
@@ -39,7 +39,7 @@ export interface ViewPageDefinition {
   to?: string;
 }
 
-export function appVariables(): SceneVariableSet {
+function appVariables(): SceneVariableSet {
   return new SceneVariableSet({
     variables: [
       new CustomVariable({ name: 'backend', label: 'Backend', query: BACKENDS.join(','), includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
@@ -72,5 +72,3 @@ export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
       }),
   });
 }
-
-export const appUrl = (path: string): string => `${APP_BASE}/${path}`;

@@ -14,7 +14,8 @@ import { api, type ApiResult } from '../../api/client';
 import { testIds } from '../../testIds';
 import { kernelLanes } from '../../transforms/kernelEvidence';
 import { buildTraceTree, podOf } from '../../transforms/traceTree';
-import { isTraceId, links, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
+import { appLinks, VIEW_URL_KEYS } from '../../../contract/app-urls';
+import { isTraceId, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
 import { KernelTimeline } from '../../viz/KernelTimeline';
 import { measureRender } from '../../viz/marks';
 import { TraceIcicle } from '../../viz/TraceIcicle';
@@ -33,7 +34,7 @@ interface SearchState extends ViewState {
 
 export class TraceSearchScene extends ViewObject<SearchState> {
   static Component = TraceSearchRenderer;
-  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: ['service', 'minDurationMs', 'status'] });
+  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.traces] });
 
   constructor(search: TraceSearchState = {}) {
     super({ sections: {}, search });
@@ -56,7 +57,7 @@ export class TraceSearchScene extends ViewObject<SearchState> {
 
   public setSearch(search: TraceSearchState): void {
     if (search.traceId) {
-      navigate(links.trace(search.traceId, currentSearch()));
+      navigate(appLinks.trace(search.traceId, currentSearch()));
       return;
     }
     this.setState({ search });
@@ -138,7 +139,7 @@ interface TraceViewState extends ViewState {
 
 export class TraceScene extends ViewObject<TraceViewState> {
   static Component = TraceRenderer;
-  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: ['span'] });
+  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.trace] });
 
   constructor(traceId: string) {
     super({ sections: {}, traceId });
@@ -217,7 +218,7 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
 
   return (
     <div className={styles.page} data-testid={testIds.page.container('trace')}>
-      <Breadcrumbs crumbs={[{ label: 'Traces', href: links.traces(search) }, { label: traceId }]} />
+      <Breadcrumbs crumbs={[{ label: 'Traces', href: appLinks.traces(search) }, { label: traceId }]} />
       <Panel
         id="rca"
         title={rcaData ? `Root cause — ranked in ${rcaData.tookMs.toFixed(1)} ms` : 'Root cause'}
@@ -241,7 +242,7 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
                     <strong>{c.service}</strong>
                     <span className={styles.muted}>
                       {c.pod ? (
-                        <AppLink href={links.pod(c.service, c.pod, search)} testId={testIds.services.podLink(c.pod)}>
+                        <AppLink href={appLinks.pod(c.service, c.pod, search)} testId={testIds.services.podLink(c.pod)}>
                           {c.pod}
                         </AppLink>
                       ) : (

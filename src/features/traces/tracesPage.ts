@@ -1,12 +1,13 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { appUrl, makeViewPage } from '../shared/page';
+import { appPaths } from '../../../contract/app-urls';
+import { makeViewPage } from '../shared/page';
 import { TraceScene, TraceSearchScene } from './TracesScene';
 
 /** `traces` (search) → `traces/:traceId` (root cause). */
-export function tracesViewPage(): SceneAppPage {
+export function tracesPage(): SceneAppPage {
   return makeViewPage({
-    url: appUrl('traces'),
+    url: appPaths.traces(),
     routePath: 'traces/*',
     title: 'Traces',
     subTitle: 'Search traces, or paste a trace id, and get its ranked root cause.',
@@ -17,7 +18,7 @@ export function tracesViewPage(): SceneAppPage {
         getPage: (match, parent) => {
           const traceId = decodeURIComponent((match.params as Record<string, string>).traceId ?? '').toLowerCase();
           return makeViewPage({
-            url: appUrl(`traces/${traceId}`),
+            url: appPaths.trace(traceId),
             routePath: ':traceId/*',
             title: `Trace ${traceId.slice(0, 16)}…`,
             subTitle: 'Critical path, exclusive time, ranked causes with evidence, and what the kernel saw meanwhile.',

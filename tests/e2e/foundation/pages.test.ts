@@ -56,11 +56,6 @@ describe('foundation: every page in both themes', () => {
           await waitForHost(page);
           await page.locator('h1', { hasText: title }).first().waitFor({ state: 'visible' });
           assert.equal(await page.locator('h1').first().innerText(), title);
-          // Until its issue lands a page is a placeholder, and it must say so plainly.
-          const placeholder = page.getByTestId(`data-testid hopscope-placeholder-${route}`);
-          if (await placeholder.count()) {
-            assert.match(await placeholder.innerText(), /not built yet/i);
-          }
           // The time picker is in the page header, and the scene wrote its time range into the URL.
           await page.getByTestId('data-testid TimePicker Open Button').waitFor({ state: 'visible' });
           const url = new URL(page.url());

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 
+import { APP_BASE, APP_PAGES, APP_PLUGIN_ID } from '../../../contract/app-urls';
 import { fixture } from '../../support/fixtures';
 import { ensurePluginBuilt } from '../../support/host';
 
@@ -64,11 +65,13 @@ describe('plugin.json', () => {
 
   it('declares the app, its pages and the Grafana version it needs', () => {
     assert.equal(built.id, 'hopscope-rca-app');
+    assert.equal(APP_PLUGIN_ID, built.id, 'contract/app-urls.ts names the same plugin');
     assert.equal(built.type, 'app');
-    const pages = built.includes.filter((i) => i.type === 'page' && i.path?.startsWith('/a/hopscope-rca-app/'));
+    // The menu lists the app's top-level pages, as contract/app-urls.ts names them, in that order.
+    const pages = built.includes.filter((i) => i.type === 'page' && i.path?.startsWith(`${APP_BASE}/`));
     assert.deepEqual(
       pages.map((p) => [p.name, p.path]),
-      ['overview', 'services', 'traces', 'compare', 'alerts'].map((r) => [r[0].toUpperCase() + r.slice(1), `/a/hopscope-rca-app/${r}`])
+      APP_PAGES.map((r) => [r[0].toUpperCase() + r.slice(1), `${APP_BASE}/${r}`])
     );
     assert.ok(pages.every((p) => p.addToNav));
     assert.deepEqual(pages.filter((p) => p.defaultNav).map((p) => p.name), ['Overview']);

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import {
-  isTraceId, links, preservedQuery, traceSearchFromUrl, traceSearchToUrl,
-} from '../../../src/transforms/urlState';
+import { appLink, appLinks as links, appPaths, preservedQuery } from '../../../contract/app-urls';
+import { isTraceId, traceSearchFromUrl, traceSearchToUrl } from '../../../src/transforms/urlState';
 import { formatSelector, parseSelector } from '../../../src/transforms/compare';
 
 const search = '?from=now-15m&to=now&var-backend=vllm&var-model=llama&refresh=10s&panel=3&foo=bar';
@@ -23,6 +22,14 @@ test('links.at centres an absolute window on an instant', () => {
   assert.equal(url.searchParams.get('from'), '1699999940000');
   assert.equal(url.searchParams.get('to'), '1700000060000');
   assert.equal(url.searchParams.get('var-backend'), 'vllm');
+});
+
+test('links for outside the app (alerts, Markdown export) are a base, a page path and its keys', () => {
+  assert.equal(
+    appLink('https://grafana.example/', appPaths.trace('ab'.repeat(16)), { from: 1_700_000_000_000.4, to: 1_700_000_060_000, span: undefined }),
+    `https://grafana.example/a/hopscope-rca-app/traces/${'ab'.repeat(16)}?from=1700000000000&to=1700000060000`
+  );
+  assert.equal(appLink('', appPaths.alerts(), { rule: 'tls slow' }), '/a/hopscope-rca-app/alerts?rule=tls+slow');
 });
 
 test('trace search state round-trips through the URL and rejects bad values', () => {

@@ -4,12 +4,12 @@
  */
 import { SceneAppPage, type SceneObject, type SceneRouteMatch } from '@grafana/scenes';
 
-import { alertsViewPage } from '../../../../src/features/alerts/alertsPage';
-import { compareViewPage } from '../../../../src/features/compare/comparePage';
+import { alertsPage } from '../../../../src/features/alerts/alertsPage';
+import { comparePage } from '../../../../src/features/compare/comparePage';
 import { CompareScene } from '../../../../src/features/compare/CompareScene';
-import { overviewViewPage } from '../../../../src/features/overview/overviewPage';
-import { servicesViewPage } from '../../../../src/features/services/servicesPage';
-import { tracesViewPage } from '../../../../src/features/traces/tracesPage';
+import { overviewPage } from '../../../../src/features/overview/overviewPage';
+import { servicesPage } from '../../../../src/features/services/servicesPage';
+import { tracesPage } from '../../../../src/features/traces/tracesPage';
 import { TraceScene, TraceSearchScene } from '../../../../src/features/traces/TracesScene';
 
 interface PageReport {
@@ -41,7 +41,7 @@ function describe(page: SceneAppPage): PageReport {
 }
 
 function run(): unknown {
-  const pages = { overview: overviewViewPage(), services: servicesViewPage(), traces: tracesViewPage(), compare: compareViewPage(), alerts: alertsViewPage() };
+  const pages = { overview: overviewPage(), services: servicesPage(), traces: tracesPage(), compare: comparePage(), alerts: alertsPage() };
   const report: Record<string, unknown> = {};
   for (const [name, page] of Object.entries(pages)) {
     report[name] = describe(page);
