@@ -67,6 +67,13 @@ export const KernelEvent = z.object({
   traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   detail: z.record(z.string(), z.unknown()),
   mode: z.enum(['live', 'replay']),
+  /** The exporter's sequence number of this event: increasing, never reused (across restarts too); `after=<seq>` and
+   *  the SSE `id:` resume from it. */
+  seq: z.number().int().nonnegative().optional(),
+  /** Recorded as notable by the probe (failed, slow, every retransmit or GPU failure: see KERNEL_EVENT_TYPES). */
+  notable: z.boolean().optional(),
+  /** The pod's workload labels the exporter is configured to keep (e.g. `app.kubernetes.io/name`). */
+  labels: z.record(z.string(), z.string()).optional(),
 });
 export type KernelEvent = z.infer<typeof KernelEvent>;
 
