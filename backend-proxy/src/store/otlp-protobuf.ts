@@ -24,7 +24,8 @@ message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans =
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
 `;
 
-const Request = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('otlp.ExportTraceServiceRequest');
+/** The request message (also what tests encode real protobuf bodies with). */
+export const ExportTraceServiceRequest = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('otlp.ExportTraceServiceRequest');
 
 export class ProtobufDecodeError extends Error {
   override name = 'ProtobufDecodeError';
@@ -34,11 +35,11 @@ export class ProtobufDecodeError extends Error {
 export function decodeOtlpProtobuf(buf: Uint8Array): unknown {
   let msg: protobuf.Message;
   try {
-    msg = Request.decode(buf);
+    msg = ExportTraceServiceRequest.decode(buf);
   } catch (err) {
     throw new ProtobufDecodeError(`not an OTLP ExportTraceServiceRequest: ${(err as Error).message}`);
   }
-  const obj = Request.toObject(msg, { longs: String, bytes: String, defaults: false, arrays: true, oneofs: false }) as {
+  const obj = ExportTraceServiceRequest.toObject(msg, { longs: String, bytes: String, defaults: false, arrays: true, oneofs: false }) as {
     resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>;
   };
   // protobufjs renders bytes as base64; the OTLP JSON spec (and our normaliser's fast path) wants hex.
@@ -52,19 +53,4 @@ export function decodeOtlpProtobuf(buf: Uint8Array): unknown {
     }
   }
   return obj;
-}
-
-/** Encodes OTLP JSON-shaped input to protobuf (used by tests and benchmarks to produce real protobuf bodies). */
-export function encodeOtlpProtobuf(json: unknown): Uint8Array {
-  const clone = JSON.parse(JSON.stringify(json)) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
-  for (const rs of clone.resourceSpans ?? []) {
-    for (const ss of rs.scopeSpans ?? []) {
-      for (const s of ss.spans ?? []) {
-        for (const k of ['traceId', 'spanId', 'parentSpanId'] as const) {
-          if (typeof s[k] === 'string') s[k] = Buffer.from(s[k] as string, 'hex');
-        }
-      }
-    }
-  }
-  return Request.encode(Request.fromObject(clone)).finish();
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { TraceDetail, TraceList } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { encodeOtlpProtobuf } from '../../../backend-proxy/src/store/otlp-protobuf';
+import { encodeOtlpProtobuf } from '../../support/otlp-encode';
 import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
 import { enrichSpan } from '../../../backend-proxy/src/store/enrich';
 import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';

@@ -1,9 +1,10 @@
 /**
- * Normalised spans → OTLP/HTTP JSON (ExportTraceServiceRequest, hex ids, string nanos), grouped by resource.
- * The inverse of `otlpToSpans` for everything the contract keeps; used to replay recorded or synthetic traces into
- * an OTLP receiver and by tests.
+ * OTLP bodies for tests: normalised spans → OTLP/HTTP JSON (ExportTraceServiceRequest, hex ids, string nanos),
+ * grouped by resource (the inverse of the proxy's `otlpToSpans` for everything the contract keeps), and OTLP JSON →
+ * a real protobuf body.
  */
-import type { Span } from '../../../contract';
+import type { Span } from '../../contract';
+import { ExportTraceServiceRequest } from '../../backend-proxy/src/store/otlp-protobuf';
 
 type AnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
 const KIND: Record<Span['kind'], number> = { unspecified: 0, internal: 1, server: 2, client: 3, producer: 4, consumer: 5 };
@@ -46,4 +47,19 @@ export function spansToOtlp(spans: Span[]): { resourceSpans: unknown[] } {
       }],
     })),
   };
+}
+
+/** OTLP JSON-shaped input → protobuf bytes (hex ids become bytes), as an OTLP/HTTP protobuf exporter sends them. */
+export function encodeOtlpProtobuf(json: unknown): Uint8Array {
+  const clone = JSON.parse(JSON.stringify(json)) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
+  for (const rs of clone.resourceSpans ?? []) {
+    for (const ss of rs.scopeSpans ?? []) {
+      for (const s of ss.spans ?? []) {
+        for (const k of ['traceId', 'spanId', 'parentSpanId'] as const) {
+          if (typeof s[k] === 'string') s[k] = Buffer.from(s[k] as string, 'hex');
+        }
+      }
+    }
+  }
+  return ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(clone)).finish();
 }
