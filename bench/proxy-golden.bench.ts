@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { abCompare, abRow, report } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
-import { goldenPlans } from '../backend-proxy/src/routes/golden';
+import { goldenPlans } from '../backend-proxy/src/services/promql';
 import { startPrometheus } from '../tests/integration/proxy/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 

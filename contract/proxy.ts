@@ -183,3 +183,16 @@ export type Alert = z.infer<typeof Alert>;
 
 export const AlertsAnswer = z.object({ alerts: z.array(Alert), evaluatedAt: z.number().nullable(), sources: z.array(SourceStatus) });
 export type AlertsAnswer = z.infer<typeof AlertsAnswer>;
+
+/**
+ * POST /api/rca — an incident window given as data (offline postmortems, benchmarks): OTLP JSON traces (required),
+ * an optional OTLP JSON baseline of healthy traffic, kernel events, and engine settings (checked by the engine's own
+ * schema).
+ */
+export const RcaWindowRequest = z.object({
+  traces: z.unknown(),
+  baseline: z.unknown().optional(),
+  kernelEvents: z.array(KernelEvent).max(1_000_000).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+export type RcaWindowRequest = z.infer<typeof RcaWindowRequest>;

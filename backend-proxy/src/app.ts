@@ -1,4 +1,4 @@
-/** The express app: middleware (logs, metrics, CORS, auth, body limits), the routes, JSON 404 and errors. */
+/** The express app: middleware (logs, metrics, CORS, auth, body limits), the routes over the services, JSON 404 and errors. */
 import express from 'express';
 import type pino from 'pino';
 import type { ProxyConfig } from './config';
@@ -6,11 +6,11 @@ import { bearerAuth } from './http/auth';
 import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { httpDuration, httpRequests, registry } from './metrics';
-import type { Sources } from './sources';
+import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
 import { apiRoutes } from './routes/api';
 
-export function buildApp(config: ProxyConfig, sources: Sources, log: pino.Logger): express.Express {
+export function buildApp(config: ProxyConfig, services: Services, log: pino.Logger): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -31,8 +31,8 @@ export function buildApp(config: ProxyConfig, sources: Sources, log: pino.Logger
     res.setHeader('Content-Type', registry.contentType);
     res.end(await registry.metrics());
   });
-  app.use('/v1', otlpRoutes(config, sources));
-  app.use('/api', bearerAuth(config.token), express.json({ limit: config.bodyLimitBytes }), apiRoutes(config, sources, log));
+  app.use('/v1', otlpRoutes(config, services.ingest));
+  app.use('/api', bearerAuth(config.token), express.json({ limit: config.bodyLimitBytes }), apiRoutes(services));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

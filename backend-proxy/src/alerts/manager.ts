@@ -5,13 +5,13 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type pino from 'pino';
-import { type Alert, type AlertRule, AlertRules, type KernelEvent, type SourceStatus } from '../../../contract';
+import { type Alert, type AlertRule, AlertRules, formatZodError, type KernelEvent, type SourceStatus } from '../../../contract';
 import { ConfigError } from '../config';
 import { alertsFiring } from '../metrics';
 import { callJson, settle } from '../sources/http';
-import { eventsFromAll } from '../sources/exporters';
-import type { PromSeries } from '../sources/prometheus';
-import type { Sources } from '../sources';
+import { eventsFromAll, type ExporterSource } from '../sources/exporters';
+import type { PrometheusSource, PromSeries } from '../sources/prometheus';
+import type { TraceStore } from '../store/trace-store';
 import { evaluateRule } from './evaluate';
 
 export const DEFAULT_RULES: AlertRule[] = [{
@@ -41,7 +41,7 @@ export function readRulesFile(file: string): AlertRule[] | undefined {
   }
   const parsed = AlertRules.safeParse(json);
   if (!parsed.success) {
-    throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: ${file}: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')} (expected {"rules": [...]}, as GET /api/alerts/rules answers)`);
+    throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: ${file}: ${formatZodError(parsed.error)} (expected {"rules": [...]}, as GET /api/alerts/rules answers)`);
   }
   return parsed.data.rules;
 }
@@ -53,6 +53,16 @@ function writeRulesFile(file: string, rules: AlertRule[]): void {
   renameSync(tmp, file);
 }
 
+/** What the manager reads and where it pushes. */
+export interface AlertInputs {
+  /** The live list (DNS discovery updates it in place). */
+  exporters: ExporterSource[];
+  prometheus?: PrometheusSource;
+  /** Recent spans name the service of an alert's pod, for its drill-down link. */
+  store: TraceStore;
+  alertmanager?: { url: string; timeoutMs: number };
+}
+
 export class AlertManager {
   rules: AlertRule[] = DEFAULT_RULES;
   private active = new Map<string, Alert>();
@@ -62,7 +72,7 @@ export class AlertManager {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
 
-  constructor(private sources: Sources, private log: pino.Logger, private appBase = '/a/hopscope-rca-app', private rulesFile?: string) {
+  constructor(private inputs: AlertInputs, private log: pino.Logger, private rulesFile?: string, private appBase = '/a/hopscope-rca-app') {
     const saved = rulesFile ? readRulesFile(rulesFile) : undefined;
     if (saved) this.rules = saved;
   }
@@ -99,7 +109,7 @@ export class AlertManager {
     const from = at - 5 * 60_000;
     const to = at + 60_000;
     if (pod) {
-      const svc = this.sources.store.spansInWindow(from, to, 20_000).find((s) => s.resource['k8s.pod.name'] === pod)?.service;
+      const svc = this.inputs.store.spansInWindow(from, to, 20_000).find((s) => s.resource['k8s.pod.name'] === pod)?.service;
       if (svc) return `${this.appBase}/services/${encodeURIComponent(svc)}/pods/${encodeURIComponent(pod)}?from=${from}&to=${to}`;
     }
     return `${this.appBase}/alerts?rule=${encodeURIComponent(ruleId)}&from=${from}&to=${to}`;
@@ -110,15 +120,15 @@ export class AlertManager {
     const lookback = Math.max(0, ...rules.map((r) => r.lookbackMs));
     const statuses: SourceStatus[] = [];
     let events: KernelEvent[] = [];
-    if (rules.some((r) => r.conditions.some((c) => c.kind === 'kernel')) && this.sources.exporters.length) {
-      const k = await eventsFromAll(this.sources.exporters, { from: now - lookback, to: now, limit: 100_000 });
+    if (rules.some((r) => r.conditions.some((c) => c.kind === 'kernel')) && this.inputs.exporters.length) {
+      const k = await eventsFromAll(this.inputs.exporters, { from: now - lookback, to: now, limit: 100_000 });
       events = k.events;
       statuses.push(...k.sources);
     }
     const metrics = new Map<string, PromSeries[] | Error>();
     const exprs = [...new Set(rules.flatMap((r) => r.conditions.flatMap((c) => (c.kind === 'metric' ? [c.expr] : []))))];
     if (exprs.length) {
-      const prom = this.sources.prometheus;
+      const prom = this.inputs.prometheus;
       const s = await settle('prometheus', async () => {
         await Promise.all(exprs.map(async (e) => {
           if (!prom) { metrics.set(e, new Error('prometheus: not configured')); return; }
@@ -151,7 +161,8 @@ export class AlertManager {
     for (const [key, cur] of [...this.active]) if (!live.has(key)) this.resolve(key, cur, now, changed);
     alertsFiring.set(this.active.size);
     this.evaluatedAt = now;
-    if (this.sources.config.alertmanagerUrl && changed.length) statuses.push((await settle('alertmanager', () => this.push(changed))).status);
+    const am = this.inputs.alertmanager;
+    if (am && changed.length) statuses.push((await settle('alertmanager', () => this.push(am, changed))).status);
     this.lastSources = statuses;
   }
 
@@ -163,7 +174,7 @@ export class AlertManager {
     changed.push(done);
   }
 
-  private async push(alerts: Alert[]): Promise<void> {
+  private async push(am: { url: string; timeoutMs: number }, alerts: Alert[]): Promise<void> {
     const body = alerts.map((a) => ({
       labels: { alertname: a.name.replace(/[^A-Za-z0-9_]/g, '_'), rule_id: a.ruleId, severity: a.severity, source: 'hopscope', ...(a.pod ? { pod: a.pod } : {}) },
       annotations: { summary: a.summary, link: a.link },
@@ -171,8 +182,8 @@ export class AlertManager {
       ...(a.endsAt ? { endsAt: new Date(a.endsAt).toISOString() } : {}),
       generatorURL: a.link,
     }));
-    const r = await callJson(`${this.sources.config.alertmanagerUrl}/api/v2/alerts`, {
-      source: 'alertmanager', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: this.sources.config.sourceTimeoutMs,
+    const r = await callJson(`${am.url}/api/v2/alerts`, {
+      source: 'alertmanager', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: am.timeoutMs,
     });
     if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     this.log.debug({ n: alerts.length }, 'alerts pushed to alertmanager');

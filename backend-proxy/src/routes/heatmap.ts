@@ -1,81 +1,15 @@
-/**
- * GET /api/gpu/heatmap — GPUs (or MIG instances) × time, coloured by SM activity. Field fallback
- * DCGM_FI_PROF_SM_ACTIVE → DCGM_FI_PROF_GR_ENGINE_ACTIVE → DCGM_FI_DEV_GPU_UTIL (÷100); both `Hostname` and `hostname`;
- * DCGM blank sentinels (≥ 1.4e14, the FP64/INT64 "blank" families) are no data. The field used is reported.
- */
+/** GET /api/gpu/heatmap?from&to[&step][&pod][&namespace] — GPUs (or MIG instances) × time, coloured by SM activity. */
 import { Router } from 'express';
-import type { DcgmField, HeatmapAnswer } from '../../../contract';
-import type { ProxyConfig } from '../config';
 import { alignRange, nameParam, stepMs, timeRange } from '../http/params';
-import { matchers, withMatchers } from '../sources/promql';
-import type { PromSeries } from '../sources/prometheus';
-import type { Sources } from '../sources';
+import type { HeatmapService } from '../services/heatmap';
 
-export const DCGM_FIELDS: DcgmField[] = ['DCGM_FI_PROF_SM_ACTIVE', 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', 'DCGM_FI_DEV_GPU_UTIL'];
-/** DCGM_FP64_BLANK is 140737488355328 (2^47); the INT64 blanks are ≈ 9.22e18. Anything that large is a sentinel. */
-const BLANK_MIN = 1.4e14;
-
-export function dcgmValue(field: DcgmField, v: number | null): number | null {
-  if (v === null || !Number.isFinite(v) || v >= BLANK_MIN || v < 0) return null;
-  const x = field === 'DCGM_FI_DEV_GPU_UTIL' ? v / 100 : v;
-  return Math.min(1, Math.round(x * 10000) / 10000);
-}
-
-/** Builds the grid from one field's series; rows sorted by host then GPU. */
-export function heatmapFrom(field: DcgmField, series: PromSeries[], from: number, to: number, step: number): Pick<HeatmapAnswer, 'times' | 'rows'> {
-  const n = Math.floor((to - from) / step) + 1;
-  const times = Array.from({ length: n }, (_, i) => from + i * step);
-  const rows = series.map((s) => {
-    const l = s.metric;
-    const values: Array<number | null> = new Array(n).fill(null);
-    for (const [t, v] of s.points) {
-      const i = Math.round((t - from) / step);
-      if (i >= 0 && i < n) values[i] = dcgmValue(field, v);
-    }
-    const row: HeatmapAnswer['rows'][number] = { gpu: l.gpu ?? l.device ?? '?', values };
-    const opt = { uuid: l.UUID ?? l.uuid, mig: l.GPU_I_ID, host: l.Hostname ?? l.hostname, pod: l.pod ?? l.exported_pod, namespace: l.namespace ?? l.exported_namespace };
-    for (const [k, v] of Object.entries(opt)) if (v) (row as Record<string, unknown>)[k] = v;
-    return row;
-  }).sort((a, b) => (a.host ?? '').localeCompare(b.host ?? '') || a.gpu.localeCompare(b.gpu, undefined, { numeric: true }) || (a.mig ?? '').localeCompare(b.mig ?? ''));
-  return { times, rows };
-}
-
-export function heatmapRoutes(_config: ProxyConfig, sources: Sources): Router {
+export function heatmapRoutes(heatmap: HeatmapService): Router {
   const r = Router();
   r.get('/gpu/heatmap', async (req, res) => {
     const q = req.query as Record<string, unknown>;
     const asked = timeRange(q);
     const step = stepMs(q, asked, 120);
-    const range = alignRange(asked, step);
-    const m = matchers({ pod: nameParam(q, 'pod'), namespace: nameParam(q, 'namespace') });
-    const base: Omit<HeatmapAnswer, 'field' | 'times' | 'rows' | 'sources'> = {
-      from: range.from, to: range.to, stepMs: step, granularity: 'gpu',
-      note: 'one row per GPU or MIG instance: DCGM gives no live per-SM figures',
-    };
-    const prom = sources.prometheus;
-    if (!prom) {
-      res.json({ ...base, field: null, times: [], rows: [], sources: [{ source: 'prometheus', ok: false, error: 'prometheus: not configured' }] } satisfies HeatmapAnswer);
-      return;
-    }
-    const t0 = performance.now();
-    // All three in parallel: one round trip under the deadline; the first field with any real value wins.
-    const results = await Promise.all(DCGM_FIELDS.map((f) => prom.queryRange(withMatchers(f, m), range.from, range.to, step).then((s) => ({ f, s }), (e: Error) => ({ f, e }))));
-    const latencyMs = Math.round(performance.now() - t0);
-    const errors = results.filter((x): x is { f: DcgmField; e: Error } => 'e' in x);
-    for (const x of results) {
-      if ('e' in x) continue;
-      const grid = heatmapFrom(x.f, x.s, range.from, range.to, step);
-      if (grid.rows.some((row) => row.values.some((v) => v !== null))) {
-        const fallback = x.f !== 'DCGM_FI_PROF_SM_ACTIVE' ? `; ${x.f} used because ${DCGM_FIELDS.slice(0, DCGM_FIELDS.indexOf(x.f)).join(' and ')} had no data` : '';
-        res.json({ ...base, note: base.note + fallback, field: x.f, ...grid, sources: [{ source: 'prometheus', ok: !errors.length, latencyMs, ...(errors.length ? { error: errors[0].e.message } : {}) }] } satisfies HeatmapAnswer);
-        return;
-      }
-    }
-    res.json({
-      ...base, field: null, times: [], rows: [],
-      note: `${base.note}; no DCGM field had data (${DCGM_FIELDS.join(', ')})`,
-      sources: [{ source: 'prometheus', ok: !errors.length, latencyMs, ...(errors.length ? { error: errors[0].e.message } : {}) }],
-    } satisfies HeatmapAnswer);
+    res.json(await heatmap.query({ range: alignRange(asked, step), stepMs: step, pod: nameParam(q, 'pod'), namespace: nameParam(q, 'namespace') }));
   });
   return r;
 }

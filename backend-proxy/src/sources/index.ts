@@ -24,9 +24,7 @@ export interface Sources {
   /** Work before the first request (the first DNS lookup of exporters). */
   init(): Promise<void>;
   health(): Promise<SourceStatus[]>;
-  /** Background work (store age sweep, alert loop) hooks. */
-  onStart: Array<() => void>;
-  onStop: Array<() => Promise<void> | void>;
+  /** Background work of the sources: the store's age sweep, DNS discovery. */
   start(): void;
   stop(): Promise<void>;
 }
@@ -45,8 +43,6 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const s: Sources = {
     config, prometheus, tempo, store, exporters, chain,
     traces: tempo ?? new EmbeddedTraceSource(store),
-    onStart: [],
-    onStop: [],
     async init() {
       await discovery?.refresh();
     },
@@ -70,14 +66,12 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
       sweep = setInterval(() => store.evict(), Math.min(60_000, Math.max(1000, config.storeMaxAgeMs / 10)));
       sweep.unref();
       discovery?.start(config.exporterDnsRefreshMs);
-      for (const f of s.onStart) f();
       log.debug('sources started');
     },
     async stop() {
       if (sweep) clearInterval(sweep);
       discovery?.stop();
       store.close();
-      for (const f of s.onStop) await f();
     },
   };
   return s;

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import type { Span, TraceDetail } from '../../../contract';
 import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
 import { EmbeddedTraceSource, type TraceSource } from '../../../backend-proxy/src/sources/traces';
-import { clearBaselineCache, rcaForTrace } from '../../../backend-proxy/src/routes/rca';
-import type { Sources } from '../../../backend-proxy/src/sources';
+import { RcaService, type TraceRootCause } from '../../../backend-proxy/src/services/rca';
+import { TraceService } from '../../../backend-proxy/src/services/traces';
 import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
 import { chainTrace, hex, otlp } from './helpers';
@@ -19,18 +19,20 @@ for (let i = 0; i < 20; i++) healthy.push(...otlpToSpans(otlp(chainTrace(i, T0 +
 const slow = otlpToSpans(otlp(chainTrace(99, T0 + 30_000, 900)));
 const SLOW_ID = hex(100, 32);
 
-const strip = (a: Awaited<ReturnType<typeof rcaForTrace>>): unknown => ({ ...a, tookMs: 0, sources: a.sources.map((s) => ({ ...s, latencyMs: 0 })) });
+/** The root-cause service over this trace source, no exporters; a new one starts with an empty baseline cache. */
+const rcaOver = (source: TraceSource): RcaService => new RcaService(new TraceService(source), []);
+const strip = (a: TraceRootCause): unknown => ({ ...a, tookMs: 0, sources: a.sources.map((s) => ({ ...s, latencyMs: 0 })) });
 
 test('embedded store: a first click answers exactly as a warm one', async () => {
   const store = new TraceStore({ maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 });
   store.add(healthy);
   store.add(slow);
-  const sources = { traces: new EmbeddedTraceSource(store), exporters: [] } as unknown as Sources;
-  const cold = await rcaForTrace(sources, SLOW_ID);
+  const source = new EmbeddedTraceSource(store);
+  const rca = rcaOver(source);
+  const cold = await rca.forTrace(SLOW_ID);
   assert.ok(!cold.missing.some((m) => m.startsWith('baseline')), cold.missing.join('; '));
-  const warm = await rcaForTrace(sources, SLOW_ID);
-  clearBaselineCache(sources);
-  const again = await rcaForTrace(sources, SLOW_ID);
+  const warm = await rca.forTrace(SLOW_ID);
+  const again = await rcaOver(source).forTrace(SLOW_ID);
   assert.deepEqual(strip(warm), strip(cold));
   assert.deepEqual(strip(again), strip(cold));
   assert.equal(cold.candidates[0].service, 'llm-vllm');
@@ -67,35 +69,35 @@ test('span-only source: cached for the TTL, then served stale while one backgrou
   let now = Date.now();
   t.mock.method(Date, 'now', () => now);
   const { source, calls, hold } = spanOnlySource();
-  const sources = { traces: source, exporters: [] } as unknown as Sources;
-  const first = await rcaForTrace(sources, SLOW_ID);
+  const rca = rcaOver(source);
+  const first = await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 1);
   assert.ok(first.sources.find((s) => s.source === 'tempo-like (baseline)')?.ok);
-  await rcaForTrace(sources, SLOW_ID);
+  await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 1, 'within the TTL: cached');
   // Past the TTL: the click gets the previous baseline at once while the refresh is still waiting on the source.
   now += 11_000;
   const release = hold();
-  const stale = await rcaForTrace(sources, SLOW_ID);
+  const stale = await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 2, 'one background refresh');
   assert.deepEqual(strip(stale), strip(first));
-  await rcaForTrace(sources, SLOW_ID);
+  await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 2, 'no second refresh while one runs');
   release();
   await new Promise((r) => setImmediate(r));
-  await rcaForTrace(sources, SLOW_ID);
+  await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 2, 'refreshed: fresh again');
   // Far past it: too old to serve, the click waits for a new build.
   now += 120_000;
-  await rcaForTrace(sources, SLOW_ID);
+  await rca.forTrace(SLOW_ID);
   assert.equal(calls(), 3);
 });
 
 test('concurrent first clicks share one baseline build; a failing source degrades the answer and is retried', async () => {
   const { source, calls, hold } = spanOnlySource();
-  const sources = { traces: source, exporters: [] } as unknown as Sources;
+  const rca = rcaOver(source);
   const release = hold();
-  const both = Promise.all([rcaForTrace(sources, SLOW_ID), rcaForTrace(sources, SLOW_ID)]);
+  const both = Promise.all([rca.forTrace(SLOW_ID), rca.forTrace(SLOW_ID)]);
   await new Promise((r) => setImmediate(r));
   release();
   const [a, b] = await both;
@@ -103,11 +105,11 @@ test('concurrent first clicks share one baseline build; a failing source degrade
   assert.deepEqual(strip(a), strip(b));
 
   const failing = { ...source, baseline: async (): Promise<Span[]> => { throw new Error('tempo down'); } };
-  const s2 = { traces: failing, exporters: [] } as unknown as Sources;
-  const r = await rcaForTrace(s2, SLOW_ID);
+  const rca2 = rcaOver(failing);
+  const r = await rca2.forTrace(SLOW_ID);
   assert.ok(r.missing.some((m) => m.startsWith('baseline:') && m.includes('tempo down')), r.missing.join('; '));
   const mocked = mock.method(failing, 'baseline', async () => healthy);
-  const ok = await rcaForTrace(s2, SLOW_ID);
+  const ok = await rca2.forTrace(SLOW_ID);
   assert.equal(mocked.mock.callCount(), 1, 'a failed build is not cached');
   assert.ok(!ok.missing.some((m) => m.startsWith('baseline')));
 });

@@ -1,4 +1,4 @@
-/** Small pure statistics helpers shared by routes. */
+/** Small pure statistics helpers shared by the services. */
 
 /** Quantile of a sorted array (linear interpolation). */
 export function quantile(sorted: number[], q: number): number {

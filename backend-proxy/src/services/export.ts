@@ -1,0 +1,66 @@
+/**
+ * The current view for a postmortem: Markdown (root causes, kernel evidence, faults and alerts gathered together,
+ * rendered by ./postmortem-md) and a PNG of an app view rendered with playwright-core in Chromium. The view is a path
+ * under HOPSCOPE_APP_URL only, so the renderer cannot be pointed at arbitrary hosts.
+ */
+import { existsSync } from 'node:fs';
+import type { ProxyConfig } from '../config';
+import { HttpError, notImplemented } from '../http/errors';
+import type { TimeRange } from '../http/params';
+import { eventsFromAll, type ExporterSource } from '../sources/exporters';
+import type { AlertService } from './alerts';
+import { countByType } from './drilldown';
+import type { FaultService } from './faults';
+import { renderPostmortem, type PostmortemData } from './postmortem-md';
+import type { RcaService } from './rca';
+
+export interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
+
+export class ExportService {
+  private appBase: string;
+
+  constructor(
+    private config: Pick<ProxyConfig, 'appUrl' | 'chromiumPath'>,
+    private deps: { rca: RcaService; alerts: AlertService; faults: FaultService; exporters: ExporterSource[] },
+  ) {
+    this.appBase = config.appUrl.replace(/\/$/, '');
+  }
+
+  async markdown(q: PostmortemQuery): Promise<string> {
+    const { range, pod } = q;
+    const { rca, alerts, faults, exporters } = this.deps;
+    const [traces, podEvidence, faultAnswer] = await Promise.all([
+      Promise.all(q.traceIds.map(async (id): Promise<PostmortemData['traces'][number]> => {
+        try { return { id, rca: await rca.forTrace(id) }; } catch (err) { return { id, error: (err as Error).message }; }
+      })),
+      pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
+      faults.configured ? faults.inRange(range) : undefined,
+    ]);
+    return renderPostmortem({
+      range, generatedMs: Date.now(), appBase: this.appBase, view: q.view, service: q.service, traces,
+      pod: pod && podEvidence ? { name: pod, counts: countByType(podEvidence.events.filter((e) => e.pod === pod)), failed: podEvidence.sources.filter((s) => !s.ok) } : undefined,
+      faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
+      alerts: alerts.inRange(range),
+    });
+  }
+
+  /** `view` is an app path (validated by the caller). */
+  async png(view: string): Promise<Buffer> {
+    const executablePath = this.config.chromiumPath;
+    if (!existsSync(executablePath)) throw notImplemented(`PNG export needs Chromium at ${executablePath} (set HOPSCOPE_CHROMIUM); Markdown export works without it`);
+    const url = `${this.appBase}${view}`;
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      const resp = await page.goto(url, { waitUntil: 'networkidle', timeout: 20_000 });
+      if (!resp || resp.status() >= 400) throw new HttpError(502, 'render_failed', `the app answered ${resp?.status() ?? 'nothing'} for ${url}`);
+      return await page.screenshot({ fullPage: true, type: 'png' });
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw new HttpError(502, 'render_failed', `could not render ${url}: ${(err as Error).message.split('\n')[0]}`);
+    } finally {
+      await browser.close();
+    }
+  }
+}

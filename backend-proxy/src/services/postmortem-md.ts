@@ -1,0 +1,75 @@
+/**
+ * The postmortem as Markdown: time range, trace ids with their ranked causes and evidence, the pod's kernel evidence,
+ * injected faults and alerts, each with a link back into the app. Pure: the export service gathers, this renders.
+ */
+import type { Alert, FaultAnnotation, SourceStatus } from '../../../contract';
+import type { TimeRange } from '../http/params';
+import type { TraceRootCause } from './rca';
+
+export interface PostmortemData {
+  range: TimeRange;
+  /** Epoch ms of the export. */
+  generatedMs: number;
+  /** The app's base URL (no trailing slash); links are built under it. */
+  appBase: string;
+  view?: string;
+  service?: string;
+  /** A pod and its kernel events counted by type, with the exporters that could not answer. */
+  pod?: { name: string; counts: Record<string, number>; failed: SourceStatus[] };
+  /** Per trace id, its root cause or why there is none. */
+  traces: Array<{ id: string; rca: TraceRootCause } | { id: string; error: string }>;
+  /** Undefined: no chain control configured. */
+  faults?: { status: SourceStatus; annotations: FaultAnnotation[] };
+  alerts: Alert[];
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const md = (s: string): string => s.replace(/([\\`*_[\]|<>])/g, '\\$1');
+
+export function renderPostmortem(d: PostmortemData): string {
+  const { range, appBase: base } = d;
+  const lines: string[] = [];
+  lines.push('# Postmortem: Hopscope export', '');
+  lines.push(`- **Time range:** ${iso(range.from)} → ${iso(range.to)} (${Math.round((range.to - range.from) / 60_000)} min)`);
+  lines.push(`- **Generated:** ${iso(d.generatedMs)}`);
+  if (d.view) lines.push(`- **View:** [${md(d.view)}](${base}${d.view})`);
+  lines.push(`- **Overview:** [golden metrics](${base}/a/hopscope-rca-app/overview?from=${range.from}&to=${range.to})`, '');
+  if (d.service) lines.push(`- **Service:** [${md(d.service)}](${base}/a/hopscope-rca-app/services/${encodeURIComponent(d.service)}?from=${range.from}&to=${range.to})`);
+  if (d.pod) {
+    const { name, counts } = d.pod;
+    lines.push(`- **Pod:** ${md(name)}`);
+    const list = Object.entries(counts).map(([t, n]) => `${t} ×${n}`).join(', ');
+    const failed = d.pod.failed.map((x) => x.error).join('; ');
+    lines.push(`- **Kernel evidence on ${md(name)}:** ${list || 'none'}${failed ? ` (unavailable from: ${md(failed)})` : ''}`);
+  }
+  lines.push('');
+  lines.push('## Traces and ranked causes', '');
+  if (!d.traces.length) lines.push('_No trace ids given (add `traceId=` to the export)._', '');
+  for (const x of d.traces) {
+    lines.push(`### Trace [\`${x.id}\`](${base}/a/hopscope-rca-app/traces/${x.id}?from=${range.from}&to=${range.to})`, '');
+    if ('error' in x) { lines.push(`Root cause unavailable: ${md(x.error)}`, ''); continue; }
+    const a = x.rca;
+    lines.push(`Root cause computed in ${a.tookMs.toFixed(1)} ms${a.partial ? ' (partial trace)' : ''}.`, '');
+    lines.push('| rank | service | pod | operation | score | self ms | baseline ms |', '|---|---|---|---|---|---|---|');
+    for (const c of a.candidates.slice(0, 5)) {
+      lines.push(`| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`);
+    }
+    lines.push('');
+    for (const c of a.candidates.slice(0, 3)) {
+      lines.push(`**#${c.rank} ${md(c.service)} / ${md(c.pod)}** — evidence:`);
+      for (const e of c.evidence) lines.push(`- \`${e.kind}\`: ${md(e.summary)}`);
+      lines.push('');
+    }
+    if (a.missing.length) lines.push('Missing evidence:', ...a.missing.map((m) => `- ${md(m)}`), '');
+  }
+  lines.push('## Injected faults in range', '');
+  if (!d.faults) lines.push('_No chain control configured._');
+  else if (!d.faults.status.ok) lines.push(`_Unavailable: ${md(d.faults.status.error ?? '')}_`);
+  else if (!d.faults.annotations.length) lines.push('_None._');
+  for (const f of d.faults?.annotations ?? []) lines.push(`- ${md(f.kind)} on ${md(f.target)}${f.magnitude !== undefined ? ` (magnitude ${f.magnitude})` : ''}: ${iso(f.startMs)} → ${f.endMs ? iso(f.endMs) : 'ongoing'}`);
+  lines.push('', '## Alerts', '');
+  if (!d.alerts.length) lines.push('_None in range._');
+  for (const a of d.alerts) lines.push(`- **${a.state}** ${md(a.summary)} since ${iso(a.startsAt)} — [drill down](${base}${a.link})`);
+  lines.push('');
+  return lines.join('\n');
+}
