@@ -2,17 +2,12 @@
  * Kernel events of a pod (from the proxy, which reads the bpf-exporters) arranged for the evidence view: one timeline
  * lane per signal, the TLS handshake latency distribution, and counts that say what happened in a sentence.
  */
-import type { KernelEvent, KernelEventType } from '../../contract';
+import { KERNEL_EVENT_TYPES, type KernelEvent, type KernelEventType } from '../../contract';
 import { quantile } from './histogram';
 
-/** The signals shown as lanes, in the order an SRE reads them (network first, then the GPU). */
-export const KERNEL_LANES: Array<{ type: KernelEventType; label: string }> = [
-  { type: 'tcp_retransmit', label: 'TCP retransmits' },
-  { type: 'tcp_connect', label: 'TCP connect latency' },
-  { type: 'tcp_connect_fail', label: 'TCP connect failures' },
-  { type: 'tls_handshake', label: 'TLS handshakes' },
-  { type: 'gpu_alloc_fail', label: 'GPU allocation failures' },
-];
+/** The signals shown as lanes, in the order an SRE reads them (network first, then the GPU); labels from the catalogue. */
+const LANE_TYPES: KernelEventType[] = ['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail', 'tls_handshake', 'gpu_alloc_fail'];
+const KERNEL_LANES = LANE_TYPES.map((type) => ({ type, label: KERNEL_EVENT_TYPES[type].label }));
 
 export interface KernelLane {
   type: KernelEventType;

@@ -1,11 +1,12 @@
 /**
  * A trace (normalised spans from the proxy) as a tree for the icicle view: parent/child links with d3-hierarchy,
- * exclusive (self) time per span, the critical path, broken propagation, and a time-based icicle layout.
- * Pure functions, no DOM: the canvas renderer and the tests share them.
+ * exclusive (self) time per span, broken propagation, and a time-based icicle layout. The critical path is not
+ * worked out here: the root-cause engine computes it once, with clock-skew correction (RcaAnswer.criticalPath), and
+ * the tree marks the spans it names. Pure functions, no DOM: the canvas renderer and the tests share them.
  */
 import { hierarchy, type HierarchyNode } from 'd3-hierarchy';
 
-import type { Span } from '../../contract';
+import type { CriticalPathItem, Span } from '../../contract';
 
 /** One node of the tree. The synthetic root (id `__trace__`) exists only when the trace has several roots or orphans. */
 export interface SpanNode {
@@ -16,7 +17,8 @@ export interface SpanNode {
   selfMs: number;
   /** Parent id was given but the parent is not in the trace: the context was lost on the way. */
   orphan: boolean;
-  critical: boolean;
+  /** The engine's critical-path entry of this span, when the span is on the path. */
+  critical?: CriticalPathItem;
 }
 
 export interface BrokenPropagation {
@@ -30,8 +32,8 @@ export interface TraceTree {
   startMs: number;
   endMs: number;
   spanCount: number;
-  /** Span ids on the critical path, root first. */
-  criticalPath: string[];
+  /** The engine's critical path (anchor first), as given; empty until the root-cause answer is known. */
+  criticalPath: CriticalPathItem[];
   broken: BrokenPropagation[];
 }
 
@@ -63,33 +65,16 @@ function coveredMs(intervals: Array<[number, number]>, lo: number, hi: number): 
   return total;
 }
 
-/**
- * Critical path (the chain of spans that determined the end-to-end latency), as in Jaeger: from a span, take the child
- * that finished last, recurse into it, then continue with the children that finished before that child started.
- */
-function markCriticalPath(node: SpanNode, out: string[]): void {
-  node.critical = true;
-  out.push(node.id);
-  const children = [...node.children].sort((a, b) => end(b) - end(a));
-  let horizon = end(node);
-  for (const child of children) {
-    if (end(child) <= horizon) {
-      markCriticalPath(child, out);
-      horizon = start(child);
-    }
-  }
-}
-
 const start = (n: SpanNode): number => n.span?.startMs ?? Math.min(...n.children.map(start));
 const end = (n: SpanNode): number => n.span?.endMs ?? Math.max(...n.children.map(end));
 
-export function buildTraceTree(spans: Span[]): TraceTree {
+export function buildTraceTree(spans: Span[], criticalPath: CriticalPathItem[] = []): TraceTree {
   if (!spans.length) {
     throw new Error('A trace needs at least one span');
   }
   const byId = new Map<string, SpanNode>();
   for (const span of spans) {
-    byId.set(span.spanId, { id: span.spanId, span, children: [], selfMs: 0, orphan: false, critical: false });
+    byId.set(span.spanId, { id: span.spanId, span, children: [], selfMs: 0, orphan: false });
   }
   const roots: SpanNode[] = [];
   const broken: BrokenPropagation[] = [];
@@ -122,19 +107,15 @@ export function buildTraceTree(spans: Span[]): TraceTree {
       broken.push({ spanId: r.id, service: r.span!.service, summary: `${r.span!.service} "${r.span!.name}" starts a second root in the same trace (split trace)` });
     }
   }
-  const top: SpanNode =
-    roots.length === 1 ? roots[0] : { id: SYNTHETIC_ROOT, children: roots, selfMs: 0, orphan: false, critical: false };
-  const criticalPath: string[] = [];
-  markCriticalPath(top, criticalPath);
+  const top: SpanNode = roots.length === 1 ? roots[0] : { id: SYNTHETIC_ROOT, children: roots, selfMs: 0, orphan: false };
+  for (const item of criticalPath) {
+    const node = byId.get(item.spanId);
+    if (node) {
+      node.critical = item;
+    }
+  }
   const root = hierarchy(top, (n) => n.children);
-  return {
-    root,
-    startMs: start(top),
-    endMs: end(top),
-    spanCount: spans.length,
-    criticalPath: criticalPath.filter((id) => id !== SYNTHETIC_ROOT),
-    broken,
-  };
+  return { root, startMs: start(top), endMs: end(top), spanCount: spans.length, criticalPath, broken };
 }
 
 /** One rectangle of the icicle: x by time, y by depth (the layout is independent of pixels: fractions of 0..1). */

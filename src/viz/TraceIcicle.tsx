@@ -63,8 +63,11 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
       ctx.font = `${theme.typography.bodySmall.fontSize} ${theme.typography.fontFamily}`;
       ctx.textBaseline = 'middle';
       const colorCache = new Map<string, string>();
+      // Until the engine's critical path is known, every span is drawn solid (nothing to set apart yet).
+      const fadeOffPath = tree.criticalPath.length > 0;
       for (const cell of layout.cells) {
         const span = cell.node.data.span!;
+        const solid = !fadeOffPath || Boolean(cell.node.data.critical);
         const x = cell.x0 * width;
         const w = Math.max(1, (cell.x1 - cell.x0) * width);
         const y = cell.depth * rowHeight;
@@ -73,7 +76,7 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
           color = serviceColor(theme, span.service);
           colorCache.set(span.service, color);
         }
-        ctx.globalAlpha = cell.node.data.critical ? 1 : 0.35;
+        ctx.globalAlpha = solid ? 1 : 0.35;
         ctx.fillStyle = color;
         ctx.fillRect(x, y + 1, w - (w > 2 ? 1 : 0), rowHeight - 2);
         ctx.globalAlpha = 1;
@@ -95,7 +98,7 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
           const rank = ranks?.get(span.spanId);
           const label = `${rank ? `#${rank} ` : ''}${span.service} ${span.name} · ${fmtMs(span.endMs - span.startMs)} (self ${fmtMs(cell.node.data.selfMs)})`;
           const maxChars = Math.floor((w - 6) / 6.5);
-          ctx.fillStyle = cell.node.data.critical ? theme.colors.getContrastText(color) : theme.colors.text.primary;
+          ctx.fillStyle = solid ? theme.colors.getContrastText(color) : theme.colors.text.primary;
           ctx.fillText(label.length > maxChars ? `${label.slice(0, Math.max(0, maxChars - 1))}…` : label, x + 4, y + rowHeight / 2);
         }
       }
@@ -114,7 +117,7 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
         ctx.setLineDash([]);
       }
     });
-  }, [layout, width, height, rowHeight, theme, selectedSpanId, focusId, byId, ranks]);
+  }, [layout, width, height, rowHeight, theme, selectedSpanId, focusId, byId, ranks, tree.criticalPath.length]);
 
   const onMove = (e: React.MouseEvent<HTMLCanvasElement>): void => {
     const r = e.currentTarget.getBoundingClientRect();
@@ -182,7 +185,12 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
           </div>
           <div>Duration {fmtMs(hs.endMs - hs.startMs)}, self {fmtMs(hover.node.data.selfMs)}</div>
           <div>Pod {podOf(hs) ?? '—'} · {hs.kind} · {hs.status}</div>
-          {hover.node.data.critical && <div>On the critical path</div>}
+          {hover.node.data.critical && (
+            <div>
+              On the critical path: {fmtMs(hover.node.data.critical.onPathMs)}
+              {hover.node.data.critical.skewCorrectedMs ? ` (clock skew corrected by ${fmtMs(Math.abs(hover.node.data.critical.skewCorrectedMs))})` : ''}
+            </div>
+          )}
           {hover.node.data.orphan && <div>Parent missing: broken propagation</div>}
         </div>
       )}

@@ -1,4 +1,6 @@
 /** Small formatters shared by the views' tables. */
+import { KERNEL_EVENT_TYPES, KernelEventType } from '../../../contract';
+
 export const fmtMs = (ms: number | null | undefined): string =>
   ms === null || ms === undefined || !Number.isFinite(ms) ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
 
@@ -9,15 +11,9 @@ export const fmtTime = (ms: number): string => new Date(ms).toISOString().replac
 
 /** Kernel signal counts as one short cell: `TLS 12 · retrans 3 · GPU OOM 1`. */
 export function kernelCell(counts: Record<string, number>): string {
-  const names: Record<string, string> = {
-    tcp_retransmit: 'retrans',
-    tcp_connect: 'connect',
-    tcp_connect_fail: 'connect fail',
-    tls_handshake: 'TLS',
-    gpu_alloc_fail: 'GPU alloc fail',
-  };
+  // Traced requests are how events join traces, not a signal of trouble: left out of the cell.
   const parts = Object.entries(counts)
-    .filter(([k, v]) => v > 0 && names[k])
-    .map(([k, v]) => `${names[k]} ${v}`);
+    .filter(([k, v]) => v > 0 && k !== 'http_traceparent' && KernelEventType.safeParse(k).success)
+    .map(([k, v]) => `${KERNEL_EVENT_TYPES[k as KernelEventType].short} ${v}`);
   return parts.length ? parts.join(' · ') : 'none';
 }

@@ -9,7 +9,7 @@ import { SceneObjectUrlSyncConfig, type SceneComponentProps, type SceneObjectUrl
 import { Alert, Button, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
-import type { KernelEvent, RcaAnswer, TraceDetail, TraceList } from '../../../contract';
+import { EVIDENCE_KINDS, type KernelEvent, type RcaAnswer, type TraceDetail, type TraceList } from '../../../contract';
 import { api, type ApiResult } from '../../api/client';
 import { testIds } from '../../testIds';
 import { kernelLanes } from '../../transforms/kernelEvidence';
@@ -208,8 +208,13 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
   const rca = model.get<RcaAnswer>('rca');
   const kernel = model.get<KernelEvent[]>('kernel');
   const traceData = trace.status === 'ok' ? trace.data : undefined;
-  const tree = useMemo(() => (traceData && traceData.spans.length ? measureRender('trace-tree-build', () => buildTraceTree(traceData.spans)) : undefined), [traceData]);
   const rcaData = rca.status === 'ok' ? rca.data : undefined;
+  // The critical path is the engine's (skew-corrected), drawn once its answer is in.
+  const criticalPath = rcaData?.criticalPath;
+  const tree = useMemo(
+    () => (traceData && traceData.spans.length ? measureRender('trace-tree-build', () => buildTraceTree(traceData.spans, criticalPath)) : undefined),
+    [traceData, criticalPath]
+  );
   const ranks = useMemo(() => new Map((rcaData?.candidates ?? []).filter((c) => c.spanId).map((c) => [c.spanId!, c.rank])), [rcaData]);
   const selected = selectedSpanId && traceData?.spans.find((s) => s.spanId === selectedSpanId);
   const search = currentSearch();
@@ -266,7 +271,10 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
                   <ul className={styles.evidence}>
                     {c.evidence.map((e, i) => (
                       <li key={i}>
-                        <span className={styles.kind}>{e.kind}</span> {e.summary}
+                        <span className={styles.kind} title={EVIDENCE_KINDS[e.kind].description}>
+                          {EVIDENCE_KINDS[e.kind].label}
+                        </span>{' '}
+                        {e.summary}
                       </li>
                     ))}
                   </ul>
@@ -289,7 +297,7 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
       )}
       <Panel
         id="trace-tree"
-        title={tree ? `Trace ${traceId.slice(0, 16)}… — ${tree.spanCount} spans, ${fmtMs(tree.endMs - tree.startMs)}; critical path solid` : `Trace ${traceId}`}
+        title={tree ? `Trace ${traceId.slice(0, 16)}… — ${tree.spanCount} spans, ${fmtMs(tree.endMs - tree.startMs)}${tree.criticalPath.length ? '; critical path solid' : ''}` : `Trace ${traceId}`}
         section={trace}
         height={tree ? Math.min(520, Math.max(80, (tree.root.height + 1) * 20 + 8)) : 120}
         isEmpty={(d) => d.spans.length === 0}

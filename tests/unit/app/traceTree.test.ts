@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { Span } from '../../../contract';
+import type { CriticalPathItem, Span } from '../../../contract';
 import { buildTraceTree, cellAt, icicleLayout, topSelfTime } from '../../../src/transforms/traceTree';
 
 const T = 'a'.repeat(32);
@@ -33,14 +33,19 @@ test('overlapping children are not double-counted in exclusive time', () => {
   assert.equal(tree.root.data.selfMs, 100 - 80);
 });
 
-test('critical path follows the last-finishing children back to the root', () => {
-  const tree = buildTraceTree(spans);
-  assert.deepEqual(tree.criticalPath, ['g', 'r', 'l', 'e', 'v']);
-  // a child that finished before rag started is on the path, one that overlaps rag's end is not
-  const t2 = buildTraceTree([span('g', undefined, 'gateway', 0, 1000), span('a', 'g', 'a', 0, 600), span('b', 'g', 'b', 500, 990)]);
-  assert.deepEqual(t2.criticalPath, ['g', 'b']);
-  const marked = t2.root.descendants().filter((d) => d.data.critical).map((d) => d.data.id);
-  assert.deepEqual(marked.sort(), ['b', 'g']);
+test('the critical path is the engine\'s: the tree marks the spans it names, and computes none itself', () => {
+  assert.deepEqual(buildTraceTree(spans).criticalPath, []);
+  assert.equal(buildTraceTree(spans).root.descendants().some((d) => d.data.critical), false);
+  // As the engine sends it: anchor first, a skew-corrected span, and a span id the trace does not hold (ignored).
+  const item = (spanId: string, depth: number, skewCorrectedMs?: number): CriticalPathItem => ({
+    spanId, depth, service: 's', pod: 'p', operation: 'op', kind: 'server', status: 'ok', startMs: 0, endMs: 1, durationMs: 1, selfMs: 1, onPathMs: 1, skewCorrectedMs,
+  });
+  const path = [item('g', 0), item('r', 1, 12), item('l', 2), item('nope', 3)];
+  const tree = buildTraceTree(spans, path);
+  assert.equal(tree.criticalPath, path);
+  const marked = tree.root.descendants().filter((d) => d.data.critical).map((d) => d.data.id);
+  assert.deepEqual(marked.sort(), ['g', 'l', 'r']);
+  assert.equal(tree.root.descendants().find((d) => d.data.id === 'r')!.data.critical!.skewCorrectedMs, 12);
 });
 
 test('orphan spans and split traces are reported as broken propagation', () => {
