@@ -5,7 +5,7 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type pino from 'pino';
-import { type Alert, type AlertRule, AlertRules, formatZodError, type KernelEvent, type SourceStatus } from '../../../contract';
+import { type Alert, type AlertRule, AlertRules, appPaths, formatZodError, type KernelEvent, podOfSpan, type SourceStatus, withQuery } from '../../../contract';
 import { ConfigError } from '../config';
 import { alertsFiring } from '../metrics';
 import { callJson, settle } from '../sources/http';
@@ -72,7 +72,7 @@ export class AlertManager {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
 
-  constructor(private inputs: AlertInputs, private log: pino.Logger, private rulesFile?: string, private appBase = '/a/hopscope-rca-app') {
+  constructor(private inputs: AlertInputs, private log: pino.Logger, private rulesFile?: string) {
     const saved = rulesFile ? readRulesFile(rulesFile) : undefined;
     if (saved) this.rules = saved;
   }
@@ -109,10 +109,10 @@ export class AlertManager {
     const from = at - 5 * 60_000;
     const to = at + 60_000;
     if (pod) {
-      const svc = this.inputs.store.spansInWindow(from, to, 20_000).find((s) => s.resource['k8s.pod.name'] === pod)?.service;
-      if (svc) return `${this.appBase}/services/${encodeURIComponent(svc)}/pods/${encodeURIComponent(pod)}?from=${from}&to=${to}`;
+      const svc = this.inputs.store.spansInWindow(from, to, 20_000).find((s) => podOfSpan(s) === pod)?.service;
+      if (svc) return withQuery(appPaths.pod(svc, pod), { from, to });
     }
-    return `${this.appBase}/alerts?rule=${encodeURIComponent(ruleId)}&from=${from}&to=${to}`;
+    return withQuery(appPaths.alerts(), { rule: ruleId, from, to });
   }
 
   private async round(now: number): Promise<void> {

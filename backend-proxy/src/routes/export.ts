@@ -4,13 +4,14 @@
  *   format=png: a PNG of an app view (`view=/a/hopscope-rca-app/...`, a path of the app only).
  */
 import { Router } from 'express';
+import { APP_BASE } from '../../../contract';
 import { badRequest } from '../http/errors';
 import { enumParam, nameParam, stringParam, timeRange } from '../http/params';
 import type { ExportService } from '../services/export';
 
 function viewPath(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//')) throw badRequest('view: must be a path of the app, e.g. /a/hopscope-rca-app/traces/<id>?from=...');
+  if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//')) throw badRequest(`view: must be a path of the app, e.g. ${APP_BASE}/traces/<id>?from=...`);
   return raw;
 }
 

@@ -2,11 +2,11 @@
  * A/B of inference backend × model version from spans: latency distributions on shared edges, P50/P99/TTFT, and
  * jitter hot zones (time buckets where P99/P50 jumps), aligned on one time grid for overlay.
  */
-import type { CompareAnswer, CompareSide, Span } from '../../../contract';
+import { ttftMsOfSpan, type CompareAnswer, type CompareSide, type Span } from '../../../contract';
 import type { TimeRange } from '../http/params';
 import { settle } from '../sources/http';
 import type { TraceSource } from '../sources/traces';
-import { isBackendSpan, spanTtftMs } from './inference-spans';
+import { isBackendSpan } from './inference-spans';
 import { quantileOrNull, round } from './stats';
 
 export type Selector = CompareSide['selector'];
@@ -30,7 +30,7 @@ const EDGES_MS = Array.from({ length: 41 }, (_, i) => round(10 ** (i / 8), 2));
 function side(spans: Span[], sel: Selector, from: number, bucketMs: number, n: number): CompareSide {
   const chosen = spans.filter((s) => matches(s, sel));
   const dur = chosen.map((s) => s.endMs - s.startMs);
-  const ttft = chosen.map(spanTtftMs).filter((v): v is number => v !== undefined);
+  const ttft = chosen.map(ttftMsOfSpan).filter((v): v is number => v !== undefined);
   const histogram = new Array(EDGES_MS.length + 1).fill(0);
   for (const d of dur) {
     let i = EDGES_MS.findIndex((e) => d < e);

@@ -2,22 +2,12 @@
  * The drill-down: services → pods → a pod's kernel events. Service and pod figures come from spans (the trace
  * source); kernel evidence from every bpf-exporter.
  */
-import type { KernelEvent, KernelEventType, PodKernelEventsAnswer, PodsAnswer, ServicesAnswer, SourceStatus, Span } from '../../../contract';
+import { isFailedSpan, nodeOfSpan, podOfSpan, podOrServiceOfSpan, type KernelEvent, type KernelEventType, type PodKernelEventsAnswer, type PodsAnswer, type ServicesAnswer, type SourceStatus, type Span } from '../../../contract';
 import type { TimeRange } from '../http/params';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import { settle } from '../sources/http';
 import type { TraceSource } from '../sources/traces';
 import { quantileOrNull, round } from './stats';
-
-const podOf = (s: Span): string | undefined => {
-  const p = s.resource['k8s.pod.name'] ?? s.attributes['k8s.pod.name'];
-  return typeof p === 'string' && p ? p : undefined;
-};
-const nodeOf = (s: Span): string | undefined => {
-  const n = s.resource['k8s.node.name'] ?? s.resource['host.name'];
-  return typeof n === 'string' && n ? n : undefined;
-};
-const isFailed = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
 
 /** The spans that stand for a service's requests: its server/consumer spans, or all of its spans if it has none. */
 function requestSpans(spans: Span[]): Span[] {
@@ -45,11 +35,11 @@ function serviceSummaries(spans: Span[], from: number, to: number): ServicesAnsw
     return {
       service,
       spans: list.length,
-      errors: req.filter(isFailed).length,
+      errors: req.filter(isFailedSpan).length,
       rps: round(req.length / secs),
       p50Ms: quantileOrNull(d, 0.5),
       p99Ms: quantileOrNull(d, 0.99),
-      pods: [...new Set(list.map(podOf).filter((p): p is string => !!p))].sort(),
+      pods: [...new Set(list.map(podOfSpan).filter((p): p is string => !!p))].sort(),
     };
   }).sort((a, b) => a.service.localeCompare(b.service));
 }
@@ -73,7 +63,7 @@ export class DrilldownService {
     const spans = (got.value ?? []).filter((s) => s.service === service);
     const byPod = new Map<string, Span[]>();
     for (const s of spans) {
-      const p = podOf(s) ?? service;
+      const p = podOrServiceOfSpan(s);
       const l = byPod.get(p);
       if (l) l.push(s); else byPod.set(p, [s]);
     }
@@ -88,10 +78,10 @@ export class DrilldownService {
     const pods: PodsAnswer['pods'] = [...byPod.entries()].map(([pod, list]) => {
       const reqs = requestSpans(list);
       const d = reqs.map((s) => s.endMs - s.startMs);
-      const node = list.map(nodeOf).find(Boolean) ?? kern.events.find((e) => e.pod === pod && e.node)?.node;
+      const node = list.map(nodeOfSpan).find(Boolean) ?? kern.events.find((e) => e.pod === pod && e.node)?.node;
       return {
         pod, ...(node ? { node } : {}), spans: list.length,
-        errors: reqs.filter(isFailed).length,
+        errors: reqs.filter(isFailedSpan).length,
         p50Ms: quantileOrNull(d, 0.5), p99Ms: quantileOrNull(d, 0.99), kernelEvents: countByType(byPodEvents.get(pod) ?? []),
       };
     }).sort((a, b) => a.pod.localeCompare(b.pod));

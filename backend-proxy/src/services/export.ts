@@ -4,6 +4,7 @@
  * under HOPSCOPE_APP_URL only, so the renderer cannot be pointed at arbitrary hosts.
  */
 import { existsSync } from 'node:fs';
+import { appLink } from '../../../contract';
 import type { ProxyConfig } from '../config';
 import { HttpError, notImplemented } from '../http/errors';
 import type { TimeRange } from '../http/params';
@@ -17,14 +18,10 @@ import type { RcaService } from './rca';
 export interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
 
 export class ExportService {
-  private appBase: string;
-
   constructor(
     private config: Pick<ProxyConfig, 'appUrl' | 'chromiumPath'>,
     private deps: { rca: RcaService; alerts: AlertService; faults: FaultService; exporters: ExporterSource[] },
-  ) {
-    this.appBase = config.appUrl.replace(/\/$/, '');
-  }
+  ) {}
 
   async markdown(q: PostmortemQuery): Promise<string> {
     const { range, pod } = q;
@@ -37,7 +34,7 @@ export class ExportService {
       faults.configured ? faults.inRange(range) : undefined,
     ]);
     return renderPostmortem({
-      range, generatedMs: Date.now(), appBase: this.appBase, view: q.view, service: q.service, traces,
+      range, generatedMs: Date.now(), appUrl: this.config.appUrl, view: q.view, service: q.service, traces,
       pod: pod && podEvidence ? { name: pod, counts: countByType(podEvidence.events.filter((e) => e.pod === pod)), failed: podEvidence.sources.filter((s) => !s.ok) } : undefined,
       faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
       alerts: alerts.inRange(range),
@@ -48,7 +45,7 @@ export class ExportService {
   async png(view: string): Promise<Buffer> {
     const executablePath = this.config.chromiumPath;
     if (!existsSync(executablePath)) throw notImplemented(`PNG export needs Chromium at ${executablePath} (set HOPSCOPE_CHROMIUM); Markdown export works without it`);
-    const url = `${this.appBase}${view}`;
+    const url = appLink(this.config.appUrl, view);
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
     try {

@@ -2,12 +2,12 @@
  * The golden metrics for vLLM and TGI on one time range: the catalogue's queries (./promql) against Prometheus, and
  * TGI's TTFT from OTel spans when no client histogram has data (TGI has no TTFT metric; such series say so).
  */
-import type { GoldenAnswer, GoldenSeries, InferenceBackend, SourceStatus, Span } from '../../../contract';
+import { ttftMsOfSpan, type GoldenAnswer, type GoldenSeries, type InferenceBackend, type SourceStatus, type Span } from '../../../contract';
 import type { TimeRange } from '../http/params';
 import { settle } from '../sources/http';
 import type { PrometheusSource } from '../sources/prometheus';
 import type { TraceSource } from '../sources/traces';
-import { isBackendSpan, spanTtftMs } from './inference-spans';
+import { isBackendSpan } from './inference-spans';
 import { goldenPlans } from './promql';
 import { quantile } from './stats';
 
@@ -21,7 +21,7 @@ function ttftFromSpans(spans: Span[], from: number, to: number, step: number, mo
     if (!isBackendSpan(s, 'tgi')) continue;
     if (model && s.attributes['gen_ai.request.model'] !== model) continue;
     if (service && s.service !== service) continue;
-    const v = spanTtftMs(s);
+    const v = ttftMsOfSpan(s);
     if (v === undefined) continue;
     const i = Math.floor((s.startMs - from) / step);
     if (i >= 0 && i < n) buckets[i].push(v / 1000);

@@ -1,15 +1,5 @@
-/** What a span says about LLM inference: which backend served it, and its time to first token. */
+/** Which inference backend served a span (golden TGI TTFT, compare selectors); the rest of a span's facts: contract/spans. */
 import type { InferenceBackend, Span } from '../../../contract';
-
-/** TTFT in ms from a span, whichever attribute the instrumentation used. */
-export function spanTtftMs(s: Span): number | undefined {
-  const a = s.attributes;
-  const ms = a['hopscope.ttft_ms'] ?? a['gen_ai.response.time_to_first_token_ms'];
-  if (typeof ms === 'number') return ms;
-  const sec = a['gen_ai.client.operation.time_to_first_chunk'] ?? a['gen_ai.server.time_to_first_token'] ?? a['gen_ai.response.time_to_first_chunk'];
-  if (typeof sec === 'number') return sec * 1000;
-  return undefined;
-}
 
 /** A span of this inference backend: by its GenAI provider, else by its service's name. */
 export function isBackendSpan(s: Span, backend: InferenceBackend): boolean {

@@ -2,7 +2,7 @@
  * The postmortem as Markdown: time range, trace ids with their ranked causes and evidence, the pod's kernel evidence,
  * injected faults and alerts, each with a link back into the app. Pure: the export service gathers, this renders.
  */
-import type { Alert, FaultAnnotation, SourceStatus } from '../../../contract';
+import { type Alert, appLink, appPaths, type FaultAnnotation, type SourceStatus } from '../../../contract';
 import type { TimeRange } from '../http/params';
 import type { TraceRootCause } from './rca';
 
@@ -10,8 +10,8 @@ export interface PostmortemData {
   range: TimeRange;
   /** Epoch ms of the export. */
   generatedMs: number;
-  /** The app's base URL (no trailing slash); links are built under it. */
-  appBase: string;
+  /** Where the app is opened (HOPSCOPE_APP_URL); links are built under it. */
+  appUrl: string;
   view?: string;
   service?: string;
   /** A pod and its kernel events counted by type, with the exporters that could not answer. */
@@ -27,14 +27,16 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const md = (s: string): string => s.replace(/([\\`*_[\]|<>])/g, '\\$1');
 
 export function renderPostmortem(d: PostmortemData): string {
-  const { range, appBase: base } = d;
+  const { range } = d;
+  const link = (path: string, query: Record<string, string | number> = {}): string => appLink(d.appUrl, path, query);
+  const rangeQuery = { from: range.from, to: range.to };
   const lines: string[] = [];
   lines.push('# Postmortem: Hopscope export', '');
   lines.push(`- **Time range:** ${iso(range.from)} → ${iso(range.to)} (${Math.round((range.to - range.from) / 60_000)} min)`);
   lines.push(`- **Generated:** ${iso(d.generatedMs)}`);
-  if (d.view) lines.push(`- **View:** [${md(d.view)}](${base}${d.view})`);
-  lines.push(`- **Overview:** [golden metrics](${base}/a/hopscope-rca-app/overview?from=${range.from}&to=${range.to})`, '');
-  if (d.service) lines.push(`- **Service:** [${md(d.service)}](${base}/a/hopscope-rca-app/services/${encodeURIComponent(d.service)}?from=${range.from}&to=${range.to})`);
+  if (d.view) lines.push(`- **View:** [${md(d.view)}](${link(d.view)})`);
+  lines.push(`- **Overview:** [golden metrics](${link(appPaths.overview(), rangeQuery)})`, '');
+  if (d.service) lines.push(`- **Service:** [${md(d.service)}](${link(appPaths.service(d.service), rangeQuery)})`);
   if (d.pod) {
     const { name, counts } = d.pod;
     lines.push(`- **Pod:** ${md(name)}`);
@@ -46,7 +48,7 @@ export function renderPostmortem(d: PostmortemData): string {
   lines.push('## Traces and ranked causes', '');
   if (!d.traces.length) lines.push('_No trace ids given (add `traceId=` to the export)._', '');
   for (const x of d.traces) {
-    lines.push(`### Trace [\`${x.id}\`](${base}/a/hopscope-rca-app/traces/${x.id}?from=${range.from}&to=${range.to})`, '');
+    lines.push(`### Trace [\`${x.id}\`](${link(appPaths.trace(x.id), rangeQuery)})`, '');
     if ('error' in x) { lines.push(`Root cause unavailable: ${md(x.error)}`, ''); continue; }
     const a = x.rca;
     lines.push(`Root cause computed in ${a.tookMs.toFixed(1)} ms${a.partial ? ' (partial trace)' : ''}.`, '');
@@ -69,7 +71,7 @@ export function renderPostmortem(d: PostmortemData): string {
   for (const f of d.faults?.annotations ?? []) lines.push(`- ${md(f.kind)} on ${md(f.target)}${f.magnitude !== undefined ? ` (magnitude ${f.magnitude})` : ''}: ${iso(f.startMs)} → ${f.endMs ? iso(f.endMs) : 'ongoing'}`);
   lines.push('', '## Alerts', '');
   if (!d.alerts.length) lines.push('_None in range._');
-  for (const a of d.alerts) lines.push(`- **${a.state}** ${md(a.summary)} since ${iso(a.startsAt)} — [drill down](${base}${a.link})`);
+  for (const a of d.alerts) lines.push(`- **${a.state}** ${md(a.summary)} since ${iso(a.startsAt)} — [drill down](${link(a.link)})`);
   lines.push('');
   return lines.join('\n');
 }

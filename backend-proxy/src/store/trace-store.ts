@@ -7,7 +7,7 @@
  * computed once, shortly after its spans arrive, by an idle-time warm-up (or on demand if a click comes first), so a
  * root-cause click merges cached samples instead of rebuilding every baseline trace's tree.
  */
-import type { Span, TraceDetail, TraceStatus, TraceSummary } from '../../../contract';
+import { isFailedSpan, type Span, type TraceDetail, type TraceStatus, type TraceSummary } from '../../../contract';
 import { storeEvictions, storeSpans, storeTraces } from '../metrics';
 import { type Baseline, statsFromSamples, type TraceSamples, traceSamples } from '../rca/baseline';
 
@@ -49,7 +49,6 @@ export interface TraceQuery {
 
 const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 3 };
 
-const isBad = (s: Span): boolean => s.status === 'error' || s.status === 'timeout';
 const pairKey = (s: Span): string => `${s.service}\u0000${s.name}`;
 
 export function spanBytes(s: Span): number {
@@ -127,7 +126,7 @@ export class TraceStore {
       if (dup !== undefined) {
         const prev = e.spans[dup];
         const old = spanBytes(prev);
-        if (isBad(prev)) e.errors--;
+        if (isFailedSpan(prev)) e.errors--;
         const pk = pairKey(prev);
         const left = (e.ops.get(pk) ?? 1) - 1;
         if (left > 0) e.ops.set(pk, left); else e.ops.delete(pk);
@@ -141,7 +140,7 @@ export class TraceStore {
         this.byteCount += b;
         this.spanCount++;
       }
-      if (isBad(s)) e.errors++;
+      if (isFailedSpan(s)) e.errors++;
       const k = pairKey(s);
       e.ops.set(k, (e.ops.get(k) ?? 0) + 1);
       e.lastIngestMs = now;
