@@ -25,7 +25,16 @@ export function looksValid(e: unknown): e is KernelEvent {
     (x.pod === undefined || typeof x.pod === 'string') && (x.namespace === undefined || typeof x.namespace === 'string') &&
     (x.node === undefined || typeof x.node === 'string') &&
     (x.durationMs === undefined || (typeof x.durationMs === 'number' && x.durationMs >= 0)) &&
-    (x.traceId === undefined || (typeof x.traceId === 'string' && TRACE_ID.test(x.traceId)));
+    (x.traceId === undefined || (typeof x.traceId === 'string' && TRACE_ID.test(x.traceId))) &&
+    (x.seq === undefined || (typeof x.seq === 'number' && Number.isInteger(x.seq) && x.seq >= 0)) &&
+    (x.notable === undefined || typeof x.notable === 'boolean') &&
+    (x.labels === undefined || stringRecord(x.labels));
+}
+
+function stringRecord(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const k in v) if (typeof (v as Record<string, unknown>)[k] !== 'string') return false;
+  return true;
 }
 
 export class ExporterSource {

@@ -55,7 +55,10 @@ test('the fast kernel-event check agrees with the zod schema', async () => {
     good, { ...good, traceId: 'a'.repeat(32) }, { ...good, traceId: 'A'.repeat(32) }, { ...good, type: 'nope' }, { ...good, pid: -1 },
     { ...good, pid: 1.5 }, { ...good, mode: 'fake' }, { ...good, detail: [] }, { ...good, durationMs: -1 }, { ...good, ts: 'x' }, null, 3,
     { ...good, pod: 7 }, { ...good, comm: undefined },
+    { ...good, seq: 4, notable: true, labels: { app: 'llm' } }, { ...good, seq: -1 }, { ...good, seq: 1.5 }, { ...good, notable: 'yes' },
+    { ...good, labels: { app: 1 } }, { ...good, labels: ['llm'] },
   ];
   for (const c of cases) if (looksValid(c)) assert.equal(KernelEvent.safeParse(c).success, true, JSON.stringify(c));
   assert.equal(looksValid(good), true);
+  assert.equal(looksValid({ ...good, seq: 4, notable: true, labels: { app: 'llm' } }), true);
 });
