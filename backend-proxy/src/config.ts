@@ -115,7 +115,7 @@ function optionalUrl(name: string, raw: string | undefined, dflt: string | undef
   return parseUrl(name, raw.trim());
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
@@ -180,7 +180,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
 }
 
 /** Rules that involve more than one value; run on the final config (env + overrides). */
-export function validateConfig(c: ProxyConfig): ProxyConfig {
+function validateConfig(c: ProxyConfig): ProxyConfig {
   if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) throw new ConfigError(`port: ${c.port} is out of range 0..65535`);
   if (!isLoopback(c.host) && !c.token) {
     throw new ConfigError(

@@ -6,7 +6,7 @@
 import type { AlertCondition, AlertRule, KernelEvent } from '../../../contract';
 import type { PromSeries } from '../sources/prometheus';
 
-export interface Verdict { firing: boolean; atMs?: number; pod?: string; summary: string; unknown?: string }
+interface Verdict { firing: boolean; atMs?: number; pod?: string; summary: string; unknown?: string }
 
 type KernelCond = Extract<AlertCondition, { kind: 'kernel' }>;
 type MetricCond = Extract<AlertCondition, { kind: 'metric' }>;

@@ -25,7 +25,7 @@ export const DEFAULT_RULES: AlertRule[] = [{
 }];
 
 /** Rules from `file`: undefined when it does not exist yet (defaults apply), a ConfigError when it is unusable. */
-export function readRulesFile(file: string): AlertRule[] | undefined {
+function readRulesFile(file: string): AlertRule[] | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -54,7 +54,7 @@ function writeRulesFile(file: string, rules: AlertRule[]): void {
 }
 
 /** What the manager reads and where it pushes. */
-export interface AlertInputs {
+interface AlertInputs {
   /** The live list (DNS discovery updates it in place). */
   exporters: ExporterSource[];
   prometheus?: PrometheusSource;

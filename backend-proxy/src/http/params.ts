@@ -24,7 +24,7 @@ export function parseTime(raw: string, now = Date.now()): number | undefined {
 }
 
 /** Parses a duration like `15s`, `1m`, `500ms` or a bare number of seconds. */
-export function parseDurationMs(raw: string): number | undefined {
+function parseDurationMs(raw: string): number | undefined {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$/.exec(raw.trim());
   if (!m) return undefined;
   return Number(m[1]) * UNIT_MS[m[2] ?? 's'];

@@ -31,7 +31,7 @@ const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
  * in base64 (jsonpb `bytes`). Padded base64 always contains `=`, and unpadded base64 of 8/16 bytes has 11/22 chars, so
  * an all-hex string is read as hex (left-padded: Tempo search strips leading zeros).
  */
-export function normalizeId(raw: unknown, bytes: 8 | 16, path: string): string {
+function normalizeId(raw: unknown, bytes: 8 | 16, path: string): string {
   if (typeof raw !== 'string') throw new OtlpFormatError(`expected an id string, got ${describe(raw)}`, path);
   const hexLen = bytes * 2;
   if (HEX.test(raw) && raw.length <= hexLen) return raw.toLowerCase().padStart(hexLen, '0');
@@ -44,7 +44,7 @@ export function normalizeId(raw: unknown, bytes: 8 | 16, path: string): string {
 }
 
 /** Unix nanoseconds (string, as jsonpb writes 64-bit ints, or number) → epoch milliseconds (float, µs precision). */
-export function nanosToMs(raw: unknown, path: string): number {
+function nanosToMs(raw: unknown, path: string): number {
   if (typeof raw === 'number') {
     if (!Number.isFinite(raw) || raw < 0) throw new OtlpFormatError(`invalid nanosecond time ${raw}`, path);
     return raw / 1e6;
@@ -91,7 +91,7 @@ function anyValue(v: unknown, path: string): unknown {
 }
 
 /** KeyValue[] → flat record; structured values (arrays, kvlists) become their JSON text, as the contract wants scalars. */
-export function attributesToRecord(list: unknown, path: string): Record<string, Scalar> {
+function attributesToRecord(list: unknown, path: string): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
   if (list === undefined || list === null) return out;
   if (!Array.isArray(list)) throw new OtlpFormatError(`expected an attribute array, got ${describe(list)}`, path);

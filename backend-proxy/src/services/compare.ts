@@ -11,7 +11,7 @@ import { quantileOrNull, round } from './stats';
 
 export type Selector = CompareSide['selector'];
 
-export interface CompareQuery { a: Selector; b: Selector; range: TimeRange; buckets: number }
+interface CompareQuery { a: Selector; b: Selector; range: TimeRange; buckets: number }
 
 function matches(s: Span, sel: Selector): boolean {
   if (sel.service && s.service !== sel.service) return false;

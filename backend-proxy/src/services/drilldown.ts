@@ -44,7 +44,7 @@ function serviceSummaries(spans: Span[], from: number, to: number): ServicesAnsw
   }).sort((a, b) => a.service.localeCompare(b.service));
 }
 
-export interface KernelEventsQuery { range: TimeRange; type?: KernelEventType; limit: number }
+interface KernelEventsQuery { range: TimeRange; type?: KernelEventType; limit: number }
 
 export class DrilldownService {
   /** `exporters` is the live list (DNS discovery updates it in place). */

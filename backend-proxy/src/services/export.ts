@@ -15,7 +15,7 @@ import type { FaultService } from './faults';
 import { renderPostmortem, type PostmortemData } from './postmortem-md';
 import type { RcaService } from './rca';
 
-export interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
+interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
 
 export class ExportService {
   constructor(

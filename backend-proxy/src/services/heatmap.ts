@@ -13,7 +13,7 @@ const DCGM_FIELDS = DcgmField.options;
 /** DCGM_FP64_BLANK is 140737488355328 (2^47); the INT64 blanks are ≈ 9.22e18. Anything that large is a sentinel. */
 const BLANK_MIN = 1.4e14;
 
-export interface HeatmapQuery { range: TimeRange; stepMs: number; pod?: string; namespace?: string }
+interface HeatmapQuery { range: TimeRange; stepMs: number; pod?: string; namespace?: string }
 
 function dcgmValue(field: DcgmField, v: number | null): number | null {
   if (v === null || !Number.isFinite(v) || v >= BLANK_MIN || v < 0) return null;

@@ -38,7 +38,7 @@ import { IngestService } from './ingest';
 import { RcaService } from './rca';
 import { TraceService } from './traces';
 
-export interface ServiceDeps {
+interface ServiceDeps {
   config: ProxyConfig;
   sources: Sources;
   log: pino.Logger;

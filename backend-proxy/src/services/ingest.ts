@@ -9,7 +9,7 @@ import { enrichSpan } from '../store/enrich';
 import { decodeOtlpProtobuf, ProtobufDecodeError } from '../store/otlp-protobuf';
 import type { TraceStore } from '../store/trace-store';
 
-export type OtlpEncoding = 'json' | 'protobuf';
+type OtlpEncoding = 'json' | 'protobuf';
 
 export class IngestService {
   constructor(private store: TraceStore) {}

@@ -26,7 +26,7 @@ function withMatchers(metric: string, extra: string, base = ''): string {
 }
 
 /** One golden query: which metric of which backend it answers, in what unit, and where its numbers come from. */
-export interface GoldenPlan { metric: GoldenMetric; backend: InferenceBackend; unit: string; query: string; note?: string; origin?: 'otel' }
+interface GoldenPlan { metric: GoldenMetric; backend: InferenceBackend; unit: string; query: string; note?: string; origin?: 'otel' }
 
 export function goldenPlans(o: { backend?: InferenceBackend; model?: string; service?: string; stepMs: number }): { plans: GoldenPlan[]; missing: GoldenAnswer['missing'] } {
   const w = `${Math.max(30, Math.ceil((2 * o.stepMs) / 1000))}s`;

@@ -6,13 +6,13 @@ import { KernelEvent, KernelEventType } from '../../../contract';
 import { callJson, settle, SourceError } from './http';
 import type { SourceStatus } from '../../../contract';
 
-export interface EventQuery { from: number; to: number; pod?: string; pid?: number; type?: KernelEventType; traceId?: string; limit?: number }
+interface EventQuery { from: number; to: number; pod?: string; pid?: number; type?: KernelEventType; traceId?: string; limit?: number }
 
 const TYPES = new Set<string>(KernelEventType.options);
 /** The exporter's own caps (bpf-exporter config defaults): asking for more is a 400 there, so ask within them and
  *  report the answer as truncated instead. */
 export const EXPORTER_MAX_EVENTS = 10_000;
-export const EXPORTER_MAX_RANGE_MS = 24 * 3600_000;
+const EXPORTER_MAX_RANGE_MS = 24 * 3600_000;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
 /** The KernelEvent schema as plain checks: zod on 10,000 events costs tens of ms per root-cause call. */

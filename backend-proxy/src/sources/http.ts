@@ -17,7 +17,7 @@ export class SourceError extends Error {
   }
 }
 
-export interface CallOptions {
+interface CallOptions {
   source: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;

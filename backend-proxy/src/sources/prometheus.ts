@@ -61,12 +61,6 @@ export class PrometheusSource {
     throw new SourceError(this.name, `unexpected result type ${d?.resultType}`);
   }
 
-  /** Which of the given metric names have any series now (for DCGM field fallback). */
-  async seriesExists(metric: string, fromMs: number, toMs: number): Promise<boolean> {
-    const env = await this.get('/api/v1/series', { 'match[]': metric, start: (fromMs / 1000).toFixed(3), end: (toMs / 1000).toFixed(3) });
-    return Array.isArray(env.data) ? env.data.length > 0 : false;
-  }
-
   async health(): Promise<void> {
     const env = await this.get('/api/v1/status/buildinfo', {}, Math.min(this.timeoutMs, 2000));
     if (env.status !== 'success') throw new SourceError(this.name, 'buildinfo did not answer success');
@@ -79,7 +73,7 @@ function num(v: string): number | null {
 }
 
 /** Turns an HTTP answer from Prometheus into data or a SourceError with Prometheus' own reason. */
-export function interpret(status: number, body: unknown): PromEnvelope {
+function interpret(status: number, body: unknown): PromEnvelope {
   if (typeof body === 'string' || body === null || typeof body !== 'object') {
     const text = String(body ?? '').trim().slice(0, 200);
     if (status === 404) throw new SourceError('prometheus', `HTTP 404 (${text || 'not found'}): is the URL a Prometheus API base?`, status);

@@ -1,6 +1,6 @@
 /**
  * Tempo over its HTTP API: trace by id (v2 `{trace: {resourceSpans}}` with `status: PARTIAL`, falling back to v1
- * `batches` on older Tempo; ids base64), TraceQL search (hex ids with leading zeros stripped → left-padded), tags.
+ * `batches` on older Tempo; ids base64), TraceQL search (hex ids with leading zeros stripped → left-padded).
  * TraceQL is built from whitelisted names and escaped string literals only.
  */
 import type { Span, TraceDetail, TraceStatus, TraceSummary } from '../../../contract';
@@ -11,14 +11,14 @@ import type { TraceSource } from './traces';
 
 const HEX_ID = /^[0-9a-fA-F]{1,32}$/;
 /** The window sample (spansInWindow): up to (WINDOW_SLICES + 1) × WINDOW_PER_SLICE traces. */
-export const WINDOW_SLICES = 10;
-export const WINDOW_PER_SLICE = 20;
+const WINDOW_SLICES = 10;
+const WINDOW_PER_SLICE = 20;
 const WINDOW_FETCH_CONCURRENCY = 8;
 /** `sort=duration` on Tempo: the slowest among this many traces of the range (Tempo cannot order a search). */
-export const SLOWEST_OF = 1000;
+const SLOWEST_OF = 1000;
 
 /** A TraceQL string literal: backslash and double quote escaped, control characters refused. */
-export function traceqlString(v: string): string {
+function traceqlString(v: string): string {
   if (/[\u0000-\u001f]/.test(v)) throw new Error('TraceQL value contains control characters');
   return `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
@@ -43,7 +43,7 @@ interface TempoSearchTrace {
   spanSet?: { spans?: Array<{ spanID: string; name?: string; startTimeUnixNano?: string; durationNanos?: string }> };
 }
 
-export function padTraceId(id: string): string {
+function padTraceId(id: string): string {
   return id.toLowerCase().padStart(32, '0');
 }
 
@@ -161,19 +161,6 @@ export class TempoSource implements TraceSource {
       }
     }));
     return spans;
-  }
-
-  async tags(): Promise<unknown> {
-    const r = await this.call<unknown>('/api/v2/search/tags');
-    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, 'tags');
-    return r.body;
-  }
-
-  async tagValues(tag: string): Promise<Array<{ type: string; value: string }>> {
-    if (!/^[A-Za-z0-9_.:-]{1,200}$/.test(tag)) throw new SourceError(this.name, `"${tag}" is not a tag name`);
-    const r = await this.call<{ tagValues?: Array<{ type: string; value: string }> }>(`/api/v2/search/tag/${encodeURIComponent(tag)}/values`);
-    if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, `tag values of ${tag}`);
-    return r.body.tagValues ?? [];
   }
 
   async health(): Promise<void> {

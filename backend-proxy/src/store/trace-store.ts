@@ -33,7 +33,7 @@ interface Entry {
   warmedSpans: number;
 }
 
-export interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
+interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
 
 export interface TraceQuery {
   from?: number;
@@ -51,13 +51,13 @@ const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 
 
 const pairKey = (s: Span): string => `${s.service}\u0000${s.name}`;
 
-export function spanBytes(s: Span): number {
+function spanBytes(s: Span): number {
   let n = 160 + s.name.length + s.service.length;
   for (const [k, v] of Object.entries(s.attributes)) n += k.length + (typeof v === 'string' ? v.length : 8) + 16;
   return n; // resource records are shared per batch, so they are not counted per span
 }
 
-export function summarize(traceId: string, spans: Span[]): TraceSummary {
+function summarize(traceId: string, spans: Span[]): TraceSummary {
   const ids = new Set(spans.map((s) => s.spanId));
   let root: Span | undefined;
   let start = Infinity;

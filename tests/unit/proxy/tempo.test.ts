@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { TraceDetail, TraceList } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/tempo';
+import { buildTraceQL } from '../../../backend-proxy/src/sources/tempo';
 import { fixture } from '../../support/fixtures';
 import { tinyServer } from './helpers';
 
@@ -40,8 +40,6 @@ before(async () => {
       body.traces.push({ traceID: '60ba2abb44f13eae', rootServiceName: 'db', rootTraceName: 'q', startTimeUnixNano: '1684778327699392724', durationMs: 5 });
       return json(JSON.stringify(body));
     }
-    if (u.pathname === '/api/v2/search/tags') return json(fx('docs_search_tags_v2.json'));
-    if (u.pathname.startsWith('/api/v2/search/tag/')) return json(fx('docs_search_tag_values_v2.json'));
     res.writeHead(500, { 'content-type': 'text/plain' }); res.end('unexpected path');
   });
   proxy = await startProxy({ port: 0, tempoUrl: tempo.url, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
@@ -92,15 +90,6 @@ test('TraceQL literals are escaped so nothing is injected', () => {
   assert.equal(buildTraceQL({ service: 'a" || true || "' }), '{ resource.service.name = "a\\" || true || \\"" }');
   assert.equal(buildTraceQL({ service: 'a\\' }), '{ resource.service.name = "a\\\\" }');
   assert.throws(() => buildTraceQL({ service: 'a\nb' }));
-});
-
-test('tags and tag values', async () => {
-  const t = new TempoSource(tempo.url, 2000);
-  const tags = (await t.tags()) as { scopes: Array<{ name: string }> };
-  assert.ok(tags.scopes.some((s) => s.name === 'resource'));
-  const values = await t.tagValues('resource.service.name');
-  assert.ok(values.some((v) => v.value === 'cart-service'));
-  await assert.rejects(t.tagValues('bad tag}'));
 });
 
 test('health reports Tempo', async () => {
