@@ -12,9 +12,7 @@ import { TempoSource } from './tempo';
 import { EmbeddedTraceSource, type TraceSource } from './traces';
 
 export interface Sources {
-  config: ProxyConfig;
   prometheus?: PrometheusSource;
-  tempo?: TempoSource;
   /** Always present: receives POST /v1/traces even when Tempo is the trace source. */
   store: TraceStore;
   traces: TraceSource;
@@ -41,7 +39,7 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t) : undefined;
   let sweep: NodeJS.Timeout | undefined;
   const s: Sources = {
-    config, prometheus, tempo, store, exporters, chain,
+    prometheus, store, exporters, chain,
     traces: tempo ?? new EmbeddedTraceSource(store),
     async init() {
       await discovery?.refresh();
