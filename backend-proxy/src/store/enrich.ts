@@ -3,7 +3,7 @@
  * OTLP path. Never overwrites what instrumentation set; records what it added in `hopscope.enriched`.
  * Batch size has no GenAI semantic-convention attribute, so it goes to `hopscope.batch_size`.
  */
-import type { Span } from '../../../contract';
+import type { InferenceBackend, Span } from '../../../contract';
 
 type Scalar = string | number | boolean;
 
@@ -15,7 +15,12 @@ const RULES: Array<{ target: string; from: string[]; as: 'string' | 'int' }> = [
   { target: 'hopscope.batch_size', from: ['batch_size', 'llm.batch_size', 'vllm.batch_size'], as: 'int' },
 ];
 
-const PROVIDERS: Array<[RegExp, string]> = [[/vllm/i, 'vllm'], [/tgi|text-generation-inference/i, 'tgi']];
+const PROVIDERS: Array<[RegExp, InferenceBackend]> = [[/vllm/i, 'vllm'], [/tgi|text-generation-inference/i, 'tgi']];
+
+/** The inference backend a service name says it is (`llm-vllm`, `text-generation-inference`), if any. */
+export function backendOfName(name: string): InferenceBackend | undefined {
+  return PROVIDERS.find(([re]) => re.test(name))?.[1];
+}
 
 function pick(span: Span, keys: string[]): Scalar | undefined {
   for (const k of keys) {
@@ -48,9 +53,8 @@ export function enrichSpan(span: Span): Span {
     added.push('gen_ai.operation.name');
   }
   if (a['gen_ai.request.model'] !== undefined && a['gen_ai.provider.name'] === undefined) {
-    const hay = `${span.service} ${span.resource['service.name'] ?? ''}`;
-    const p = PROVIDERS.find(([re]) => re.test(hay));
-    if (p) { a['gen_ai.provider.name'] = p[1]; added.push('gen_ai.provider.name'); }
+    const p = backendOfName(`${span.service} ${span.resource['service.name'] ?? ''}`);
+    if (p) { a['gen_ai.provider.name'] = p; added.push('gen_ai.provider.name'); }
   }
   if (added.length) a['hopscope.enriched'] = added.join(',');
   return span;
