@@ -79,8 +79,8 @@ try {
   const row = (label: 'on' | 'off') => ({
     tracing: label,
     'completed req/s': median(sums[label].map((s) => s.succeeded / s.durationS)),
-    'p50 ms': median(sums[label].map((s) => s.latencyMs.p50)),
-    'p99 ms': median(sums[label].map((s) => s.latencyMs.p99)),
+    'p50 ms': median(sums[label].map((s) => s.latencyMs.p50 ?? NaN)),
+    'p99 ms': median(sums[label].map((s) => s.latencyMs.p99 ?? NaN)),
     'errors (sum)': sums[label].reduce((n, s) => n + s.errors.total, 0),
     'chain CPU ms/request': median(cpu[label]),
     '% sent >10 ms late': median(sums[label].map((s) => s.schedule.lateRatio * 100)),

@@ -57,13 +57,13 @@ try {
   report('loadgen driver vs autocannon (same endpoint, alternating rounds)', [abRow(r)], { ab: r });
   report('driver schedule keeping (per-round medians; target: < 5% sent > 10 ms late)', [
     { measure: 'driver: % sent > 10 ms late (median of rounds)', value: median(late), worst: Math.max(...late), target: '< 5' },
-    { measure: 'driver: late p99 ms (median of rounds)', value: median(drivers.map((d) => d.schedule.lateP99Ms)), worst: Math.max(...drivers.map((d) => d.schedule.lateP99Ms)), target: '-' },
-    { measure: 'driver: latency p99 ms (median)', value: median(drivers.map((d) => d.latencyMs.p99)), worst: Math.max(...drivers.map((d) => d.latencyMs.p99)), target: '-' },
+    { measure: 'driver: late p99 ms (median of rounds)', value: median(drivers.map((d) => d.schedule.lateP99Ms ?? NaN)), worst: Math.max(...drivers.map((d) => d.schedule.lateP99Ms ?? NaN)), target: '-' },
+    { measure: 'driver: latency p99 ms (median)', value: median(drivers.map((d) => d.latencyMs.p99 ?? NaN)), worst: Math.max(...drivers.map((d) => d.latencyMs.p99 ?? NaN)), target: '-' },
     { measure: 'autocannon: latency p99 ms (median)', value: median(cannons.map((c) => c.latency.p99)), worst: Math.max(...cannons.map((c) => c.latency.p99)), target: '-' },
     { measure: 'driver: errors (sum)', value: drivers.reduce((n, d) => n + d.errors.total, 0), worst: '-', target: '0' },
     { measure: 'driver: client CPU µs/request (median)', value: median(cpuUs.driver), worst: Math.max(...cpuUs.driver), target: '-' },
     { measure: 'autocannon: client CPU µs/request (median)', value: median(cpuUs.autocannon), worst: Math.max(...cpuUs.autocannon), target: '-' },
-  ], { cpuUsPerRequest: cpuUs, lateRatioPct: late, driverLateP99Ms: drivers.map((d) => d.schedule.lateP99Ms), rps: RPS, seconds: SECONDS });
+  ], { cpuUsPerRequest: cpuUs, lateRatioPct: late, driverLateP99Ms: drivers.map((d) => d.schedule.lateP99Ms ?? NaN), rps: RPS, seconds: SECONDS });
 } finally {
   server.kill();
 }

@@ -17,17 +17,16 @@ export function durationSeconds(text: string): number | undefined {
 }
 
 /** A duration: a number of seconds, or a string such as `500ms`, `60s`, `2m`, `1h`. Parsed to seconds. */
-export const Duration = z.union([
-  z.number().nonnegative('a duration cannot be negative'),
-  z.string().transform((s, ctx) => {
-    const v = durationSeconds(s);
-    if (v === undefined) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s, 2m or a number of seconds (got ${JSON.stringify(s)})` });
+export const Duration = z
+  .union([z.number(), z.string()], { error: 'expected a duration like 500ms, 30s, 2m or a number of seconds' })
+  .transform((v, ctx) => {
+    const s = typeof v === 'number' ? v : durationSeconds(v);
+    if (s === undefined || !Number.isFinite(s) || s < 0) {
+      ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s, 2m or a number of seconds ≥ 0 (got ${JSON.stringify(v)})` });
       return z.NEVER;
     }
-    return v;
-  }),
-]);
+    return s;
+  });
 
 /** Threshold and regression metrics, read from a ClientSummary (`--threshold 'p99_ms<2000'`). */
 export const THRESHOLD_METRICS = {

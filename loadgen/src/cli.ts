@@ -1,29 +1,59 @@
 #!/usr/bin/env -S npx tsx
 /**
  * hopscope-load: an open-loop load generator for OpenAI-compatible chat endpoints (ours by default, or your own vLLM /
- * TGI). Prints a live progress line, a table and a JSON summary; exits 1 when a --threshold fails, 2 on bad usage.
+ * TGI). Runs a named scenario or flags, records the run with the Hopscope proxy, exports its own measurements as
+ * OpenTelemetry metrics, and gates CI on thresholds and regressions against a baseline run.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runLoad, type LoadOptions, type Summary } from './load/driver';
+import { RunId } from '../../contract/runs';
+import { Scenario } from '../../contract/scenario';
+import { loadDataset } from './load/dataset';
+import { UsageError } from './load/errors';
 import { expectedArrivals, validateProfile, type Profile, type ProfileKind } from './load/profiles';
-import { checkThreshold, parseSlo, parseThreshold, THRESHOLD_METRICS, type Threshold } from './load/thresholds';
+import { parseMaxRegression } from './load/regression';
+import { listScenarios, loadScenario, revalidate, scenarioRelative, type LoadedScenario } from './load/scenario';
+import { EXIT, runSession, type SessionPlan } from './load/session';
+import { parseSlo, parseThreshold, THRESHOLD_METRICS, type Threshold } from './load/thresholds';
+import { chooseMetricsMode, otlpMetricsEndpoint } from './metrics/readers';
+import { resendSpool } from './report/run-reporter';
+import { defaultSpoolDir } from './report/spool';
 
-export const HELP = `Usage: hopscope-load [options]
+export { UsageError };
+export { thresholdValue } from './load/thresholds';
+export { formatTable } from './report/table';
 
-Open-loop load against an OpenAI-compatible /v1/chat/completions (SSE streaming by default).
+export const DEFAULT_PROXY_URL = 'http://127.0.0.1:3301';
 
+export const HELP = `Usage: hopscope-load [--scenario NAME|FILE] [options]
+       hopscope-load --resend FILE
+       hopscope-load --list-scenarios
+
+Open-loop load against an OpenAI-compatible /v1/chat/completions (SSE streaming by default). The run is registered
+with the Hopscope proxy, its client-side measurements go to Prometheus live, and its record (summary, verdicts,
+the trace ids of the slowest and failed requests) is posted at the end.
+
+Scenario
+  --scenario NAME|FILE  a scenario file (YAML or JSON), or a name in loadgen/scenarios ($HOPSCOPE_SCENARIOS_DIR);
+                        the flags below override its fields
+  --list-scenarios      the named scenarios and what they do
 Target
   --target URL          base URL (default http://127.0.0.1:3310, the Hopscope chain gateway)
   --path PATH           request path (default /v1/chat/completions)
   --method POST|GET     (default POST)
   --api-key KEY         sent as Authorization: Bearer (default $OPENAI_API_KEY)
-  --model a,b           models, round-robin (default hopscope-llama-8b-v1,hopscope-llama-8b-v2)
+  --model LIST          models: a,b (equal weights) or a=3,b=1 (default hopscope-llama-8b-v1,hopscope-llama-8b-v2)
   --backend B           vllm|tgi|mix|none: sets x-hopscope-backend (default mix; use none for other servers)
-  --agent-ratio F       share of requests routed to the agent (x-hopscope-route: agent), 0..1 (default 0.1)
+  --routes MIX          route weights, e.g. chat=1,rag=2,agent=1 (chat: plain; rag: retrieval; agent: tool calls)
+  --agent-ratio F       share of agent requests, 0..1, the other routes scaled to the rest (default 0.1, rest rag)
+  --prompts FILE        a JSONL prompt dataset instead of the synthesiser (one {messages|prompt, route?, model?,
+                        expected?: {documents?, task?}} a line)
   --max-tokens N        max_tokens per request (default 64)
   --no-stream           non-streaming requests (no TTFT/ITL/TPOT)
+  --control URL|none    the chain's fault API, for the scenario's fault schedule (default http://127.0.0.1:3319)
+  --no-faults           do not apply the scenario's fault schedule
 Load profile (open loop: requests leave on schedule whatever the server does)
   --profile P           constant|ramp|step|spike (default constant)
   --rps N               target rate; the end rate for ramp, the cap for step, the base for spike (default 5)
@@ -35,21 +65,58 @@ Load profile (open loop: requests leave on schedule whatever the server does)
   --seed N              prompt synthesiser and arrival seed (default 1)
 Measurement
   --timeout D           per-request timeout (default 60s)
-  --slo S               goodput SLOs, e.g. 'ttft_ms<=500,e2e_ms<=5000,tpot_ms<=50'
-  --threshold T         repeatable, e.g. 'p99_ms<2000', 'error_rate<0.01'; exit 1 if any fails
+  --slo S               goodput SLOs, e.g. 'ttft_ms<=500,e2e_ms<=5000,tpot_ms<=50' (replaces the scenario's)
+  --threshold T         repeatable, e.g. 'p99_ms<2000', 'error_rate<0.01' (added to the scenario's); exit 1 if any fails
   --connections N       HTTP connections (default 256)
   --max-in-flight N     client-side cap; arrivals beyond it are counted, not sent (default 10000)
-  --traceparent         send a sampled W3C traceparent (otherwise the server's sampler decides)
-  --run-id ID           baggage hopscope.run_id (default random)
-  --json FILE           write the JSON summary there ('-' = stdout, the default)
+  --traceparent         send a sampled W3C traceparent (otherwise the trace id is the server's traceresponse)
+  --raw-body JSON       send this fixed body instead of prompts (benchmarks against trivial endpoints)
+Run record (the proxy)
+  --report URL|none     the proxy (default $HOPSCOPE_PROXY_URL or ${DEFAULT_PROXY_URL}); token from $HOPSCOPE_PROXY_TOKEN;
+                        unreachable: one warning and the run goes on
+  --run-id ID           the run id: baggage hopscope.run_id, label run_id (default <scenario>-<random>)
+  --join                add this worker to a running run of the same id (distributed load); else a reused id exits 2
+  --worker-id ID        this worker's name (default <host>-<pid>)
+  --report-retry D      how long the finish is retried while the proxy or its database is down (default 30s);
+                        then it is written to a spool file ($HOPSCOPE_LOAD_SPOOL_DIR, default ~/.hopscope/spool)
+  --spool-dir DIR       where undelivered runs are written
+  --resend FILE         deliver a spooled run (exit 0 delivered, 1 not delivered and kept, 2 not a spool file)
+Client metrics (hopscope_load_*, labels run_id and scenario)
+  --metrics M           none|otlp|prometheus (default otlp when OTEL_EXPORTER_OTLP_ENDPOINT or
+                        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, else prometheus)
+  --metrics-host H      prometheus: the scrape target's address (default 127.0.0.1)
+  --metrics-port N      prometheus: its port (default 0, any free port; the URL is registered with the run)
+  --metrics-wait D      prometheus: longest wait at the end for a scrape with the final counts (default 10s)
+CI gate
+  --baseline-run ID|FILE  compare with a run on the proxy, or a run's JSON summary / record file
+  --max-regression R    e.g. 'p99_ms:+10%,ttft_p99_ms:+15%,error_rate:+0.01' (- for figures that must not fall,
+                        e.g. 'goodput_rps:-5%'); exit 1 and what regressed by how much
+Output
+  --json FILE           write the JSON summary there ('-' = stdout, the default; the table then goes to stderr)
   --quiet               no progress line
   --help                this text
 
-Threshold metrics: ${Object.keys(THRESHOLD_METRICS).join(', ')}
+Threshold and regression metrics: ${Object.keys(THRESHOLD_METRICS).join(', ')}
 Every request carries W3C baggage hopscope.run_id=<id>,hopscope.load_test=true.
-Example: hopscope-load --profile spike --rps 20 --spike-rps 80 --spike-at 20s --spike-for 10s --duration 60s --threshold 'p99_ms<4000'`;
+Environment: HOPSCOPE_PROXY_URL, HOPSCOPE_PROXY_TOKEN, OPENAI_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT,
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+  OTEL_METRIC_EXPORT_INTERVAL (ms, default 5000), HOPSCOPE_SCENARIOS_DIR, HOPSCOPE_LOAD_SPOOL_DIR.
 
-export class UsageError extends Error {}
+Exit codes
+  0    passed (every threshold and regression gate)
+  1    a threshold or a regression gate failed (the table says which, and by how much)
+  2    usage: bad flags, bad scenario or dataset (file:line:column), unknown baseline run, run id reused
+  130  interrupted (SIGINT/SIGTERM): faults removed, the run posted as aborted
+
+Examples
+  hopscope-load --scenario single-turn-short
+  hopscope-load --profile spike --rps 20 --spike-rps 80 --spike-at 20s --spike-for 10s --duration 60s --threshold 'p99_ms<4000'
+CI recipe
+  # on the main branch: record the baseline
+  hopscope-load --scenario multi-hop-agent --run-id "baseline-$GIT_SHA" --json baseline.json --quiet
+  # on a pull request: gate on it (by run id on the proxy, or by the file)
+  hopscope-load --scenario multi-hop-agent --baseline-run baseline.json \\
+    --max-regression 'p99_ms:+10%,ttft_p99_ms:+15%,error_rate:+0.01' --json run.json --quiet || exit $?`;
 
 /** "250ms", "30s", "2m", "1h" or a bare number of seconds → seconds. */
 export function parseDuration(name: string, v: string | undefined): number | undefined {
@@ -70,152 +137,239 @@ function parseNum(name: string, v: string | undefined, opts: { int?: boolean; mi
   return n;
 }
 
-export interface CliPlan { load: Omit<LoadOptions, 'onProgress'>; thresholds: Threshold[]; jsonOut: string; quiet: boolean }
+/** `a,b` (equal weights) or `a=3,b=1`. */
+function parseWeights(name: string, v: string, allowed?: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const [k, w = '1'] = part.split('=').map((x) => x.trim());
+    const n = Number(w);
+    if (!k || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} ${JSON.stringify(part)}: expected name or name=weight (weight ≥ 0)`);
+    if (allowed && !allowed.includes(k)) throw new UsageError(`--${name}: unknown ${JSON.stringify(k)}; allowed: ${allowed.join(', ')}`);
+    out[k] = n;
+  }
+  if (!Object.values(out).some((x) => x > 0)) throw new UsageError(`--${name} needs at least one entry with a weight > 0`);
+  return out;
+}
 
-export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): CliPlan | 'help' {
+export type CliPlan = SessionPlan;
+export interface ResendPlan { resend: string; proxyUrl?: string; token?: string; retryForMs: number }
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' }, scenario: { type: 'string' }, 'list-scenarios': { type: 'boolean' },
+  target: { type: 'string' }, path: { type: 'string' }, method: { type: 'string' }, 'api-key': { type: 'string' },
+  model: { type: 'string' }, backend: { type: 'string' }, routes: { type: 'string' }, 'agent-ratio': { type: 'string' }, prompts: { type: 'string' },
+  'max-tokens': { type: 'string' }, 'no-stream': { type: 'boolean' }, control: { type: 'string' }, 'no-faults': { type: 'boolean' },
+  profile: { type: 'string' }, rps: { type: 'string' }, duration: { type: 'string' }, 'start-rps': { type: 'string' }, 'step-rps': { type: 'string' },
+  'step-every': { type: 'string' }, 'spike-rps': { type: 'string' }, 'spike-at': { type: 'string' }, 'spike-for': { type: 'string' }, arrivals: { type: 'string' },
+  seed: { type: 'string' }, timeout: { type: 'string' }, slo: { type: 'string' }, threshold: { type: 'string', multiple: true }, connections: { type: 'string' },
+  'max-in-flight': { type: 'string' }, traceparent: { type: 'boolean' }, 'raw-body': { type: 'string' },
+  report: { type: 'string' }, 'run-id': { type: 'string' }, join: { type: 'boolean' }, 'worker-id': { type: 'string' }, 'report-retry': { type: 'string' },
+  'spool-dir': { type: 'string' }, resend: { type: 'string' },
+  metrics: { type: 'string' }, 'metrics-host': { type: 'string' }, 'metrics-port': { type: 'string' }, 'metrics-wait': { type: 'string' },
+  'baseline-run': { type: 'string' }, 'max-regression': { type: 'string' },
+  json: { type: 'string' }, quiet: { type: 'boolean' },
+} as const;
+
+function proxyUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
+  const v = flag ?? env.HOPSCOPE_PROXY_URL ?? DEFAULT_PROXY_URL;
+  if (v === 'none') return null;
+  let u: URL;
+  try { u = new URL(v); } catch { throw new UsageError(`--report ${JSON.stringify(v)}: not a URL (or none)`); }
+  if (!/^https?:$/.test(u.protocol)) throw new UsageError('--report must be an http:// or https:// URL, or none');
+  return u.toString().replace(/\/+$/, '');
+}
+
+const safeId = (s: string): string => s.replace(/[^A-Za-z0-9_.:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128) || 'worker';
+
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): CliPlan | ResendPlan | 'help' | 'list' {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        help: { type: 'boolean', short: 'h' }, target: { type: 'string' }, path: { type: 'string' }, method: { type: 'string' }, 'api-key': { type: 'string' },
-        model: { type: 'string' }, backend: { type: 'string' }, 'agent-ratio': { type: 'string' }, 'max-tokens': { type: 'string' }, 'no-stream': { type: 'boolean' },
-        profile: { type: 'string' }, rps: { type: 'string' }, duration: { type: 'string' }, 'start-rps': { type: 'string' }, 'step-rps': { type: 'string' },
-        'step-every': { type: 'string' }, 'spike-rps': { type: 'string' }, 'spike-at': { type: 'string' }, 'spike-for': { type: 'string' }, arrivals: { type: 'string' },
-        seed: { type: 'string' }, timeout: { type: 'string' }, slo: { type: 'string' }, threshold: { type: 'string', multiple: true }, connections: { type: 'string' },
-        'max-in-flight': { type: 'string' }, traceparent: { type: 'boolean' }, 'run-id': { type: 'string' }, json: { type: 'string' }, quiet: { type: 'boolean' },
-        'raw-body': { type: 'string' },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: OPTIONS }));
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
   if (values.help) return 'help';
+  if (values['list-scenarios']) return 'list';
   const s = (k: string) => values[k] as string | undefined;
-  let target: URL;
-  try { target = new URL(s('target') ?? 'http://127.0.0.1:3310'); } catch { throw new UsageError(`--target ${JSON.stringify(s('target'))}: not a URL`); }
-  if (!/^https?:$/.test(target.protocol)) throw new UsageError('--target must be an http:// or https:// URL');
+  const retryForMs = Math.round(1000 * (parseDuration('report-retry', s('report-retry') ?? '30s')!));
+  if (retryForMs < 0 || retryForMs > 24 * 3600_000) throw new UsageError('--report-retry must be between 0 and 24h');
+  if (s('resend') !== undefined) {
+    const url = s('report') !== undefined ? proxyUrl(s('report'), env) : undefined;
+    if (url === null) throw new UsageError('--resend needs a proxy: --report none makes no sense here');
+    return { resend: resolve(cwd, s('resend')!), proxyUrl: url, token: env.HOPSCOPE_PROXY_TOKEN, retryForMs };
+  }
+
+  // The scenario (or every default), then the flags over it.
+  let loaded: LoadedScenario | undefined;
+  if (s('scenario') !== undefined) loaded = loadScenario(s('scenario')!, env, cwd);
+  const sc: Scenario = structuredClone(loaded?.scenario ?? Scenario.parse({ name: 'ad-hoc' }));
+  const name = loaded?.name ?? 'ad-hoc';
+  if (s('target') !== undefined) {
+    let target: URL;
+    try { target = new URL(s('target')!); } catch { throw new UsageError(`--target ${JSON.stringify(s('target'))}: not a URL`); }
+    if (!/^https?:$/.test(target.protocol)) throw new UsageError('--target must be an http:// or https:// URL');
+    sc.target.url = target.toString();
+  }
+  if (s('path') !== undefined) sc.target.path = s('path')!;
   const method = (s('method') ?? 'POST').toUpperCase();
   if (method !== 'POST' && method !== 'GET') throw new UsageError('--method must be POST or GET');
-  const backend = s('backend') ?? 'mix';
-  if (!['vllm', 'tgi', 'mix', 'none'].includes(backend)) throw new UsageError('--backend must be vllm, tgi, mix or none');
+  if (s('backend') !== undefined) {
+    if (!['vllm', 'tgi', 'mix', 'none'].includes(s('backend')!)) throw new UsageError('--backend must be vllm, tgi, mix or none');
+    sc.target.backend = s('backend') as Scenario['target']['backend'];
+  }
+  if (s('control') !== undefined) sc.target.control = s('control')!;
+  if (s('model') !== undefined) sc.models = parseWeights('model', s('model')!);
+  if (s('routes') !== undefined) sc.routes = { chat: 0, rag: 0, agent: 0, ...parseWeights('routes', s('routes')!, ['chat', 'rag', 'agent']) };
+  const agentRatio = parseNum('agent-ratio', s('agent-ratio'), { min: 0, max: 1 });
+  if (agentRatio !== undefined) {
+    const rest = sc.routes.chat + sc.routes.rag;
+    sc.routes = rest > 0
+      ? { chat: ((1 - agentRatio) * sc.routes.chat) / rest, rag: ((1 - agentRatio) * sc.routes.rag) / rest, agent: agentRatio }
+      : { chat: 0, rag: 1 - agentRatio, agent: agentRatio };
+  }
+  if (s('prompts') !== undefined) sc.prompts = { kind: 'dataset', file: resolve(cwd, s('prompts')!), order: 'sequential' };
+  const maxTokens = parseNum('max-tokens', s('max-tokens'), { int: true, min: 1, max: 32768 });
+  if (maxTokens !== undefined) sc.request.maxTokens = maxTokens;
+  if (values['no-stream']) sc.request.stream = false;
+  if (values.traceparent) sc.request.traceparent = true;
+  const timeoutS = parseDuration('timeout', s('timeout'));
+  if (timeoutS !== undefined) {
+    if (timeoutS <= 0 || timeoutS > 3600) throw new UsageError('--timeout must be > 0 and ≤ 1h');
+    sc.request.timeout = timeoutS;
+  }
+  const l = sc.load;
+  if (s('profile') !== undefined) l.profile = s('profile') as ProfileKind;
+  if (s('arrivals') !== undefined) l.arrivals = s('arrivals') as Profile['arrivals'];
+  l.rps = parseNum('rps', s('rps')) ?? l.rps;
+  l.duration = parseDuration('duration', s('duration')) ?? l.duration;
+  l.startRps = parseNum('start-rps', s('start-rps')) ?? l.startRps;
+  l.stepRps = parseNum('step-rps', s('step-rps')) ?? l.stepRps;
+  l.stepEvery = parseDuration('step-every', s('step-every')) ?? l.stepEvery;
+  l.spikeRps = parseNum('spike-rps', s('spike-rps')) ?? l.spikeRps;
+  l.spikeAt = parseDuration('spike-at', s('spike-at')) ?? l.spikeAt;
+  l.spikeFor = parseDuration('spike-for', s('spike-for')) ?? l.spikeFor;
+  l.seed = parseNum('seed', s('seed'), { int: true }) ?? l.seed;
+  l.connections = parseNum('connections', s('connections'), { int: true, min: 1, max: 10000 }) ?? l.connections;
+  l.maxInFlight = parseNum('max-in-flight', s('max-in-flight'), { int: true, min: 1, max: 1_000_000 }) ?? l.maxInFlight;
   const profile: Profile = {
-    kind: (s('profile') ?? 'constant') as ProfileKind,
-    rps: parseNum('rps', s('rps') ?? '5')!,
-    durationS: parseDuration('duration', s('duration') ?? '30s')!,
-    startRps: parseNum('start-rps', s('start-rps')),
-    stepRps: parseNum('step-rps', s('step-rps')),
-    stepEveryS: parseDuration('step-every', s('step-every')),
-    spikeRps: parseNum('spike-rps', s('spike-rps')),
-    spikeAtS: parseDuration('spike-at', s('spike-at')),
-    spikeForS: parseDuration('spike-for', s('spike-for')),
-    arrivals: (s('arrivals') ?? 'poisson') as Profile['arrivals'],
+    kind: l.profile, rps: l.rps, durationS: l.duration, startRps: l.startRps, stepRps: l.stepRps, stepEveryS: l.stepEvery,
+    spikeRps: l.spikeRps, spikeAtS: l.spikeAt, spikeForS: l.spikeFor, arrivals: l.arrivals,
   };
   try { validateProfile(profile); } catch (err) { throw new UsageError((err as Error).message); }
   if (expectedArrivals(profile) > 50_000_000) throw new UsageError(`this profile would send about ${expectedArrivals(profile)} requests; refusing (more than 50 million)`);
-  const thresholds: Threshold[] = [];
-  for (const t of (values.threshold as string[] | undefined) ?? []) {
-    try { thresholds.push(parseThreshold(t)); } catch (err) { throw new UsageError((err as Error).message); }
+  if (s('slo') !== undefined) {
+    try { sc.slo = parseSlo(s('slo')!); } catch (err) { throw new UsageError((err as Error).message); }
   }
-  let slo = {};
-  try { slo = parseSlo(s('slo') ?? ''); } catch (err) { throw new UsageError((err as Error).message); }
-  const timeoutS = parseDuration('timeout', s('timeout') ?? '60s')!;
-  if (timeoutS <= 0 || timeoutS > 3600) throw new UsageError('--timeout must be > 0 and ≤ 1h');
-  const models = (s('model') ?? 'hopscope-llama-8b-v1,hopscope-llama-8b-v2').split(',').map((x) => x.trim()).filter(Boolean);
-  if (!models.length) throw new UsageError('--model needs at least one model name');
+  for (const t of (values.threshold as string[] | undefined) ?? []) {
+    try { parseThreshold(t); } catch (err) { throw new UsageError((err as Error).message); }
+    sc.thresholds.push(t);
+  }
+  if (s('max-regression') !== undefined) {
+    try { parseMaxRegression(s('max-regression')!); } catch (err) { throw new UsageError((err as Error).message); }
+    sc.maxRegression = s('max-regression');
+  }
+  if (values['no-faults']) sc.faults = [];
+  // One schema decides what a run is, whether its fields came from a file or from flags.
+  const final = revalidate(sc, loaded ? `scenario ${loaded.name} with the command-line flags is not valid` : 'the command-line flags do not make a valid run');
+  const thresholds: Threshold[] = final.thresholds.map((t) => parseThreshold(t));
+  if (final.faults.length && final.target.control === 'none') throw new UsageError(`the scenario has ${final.faults.length} fault(s) but no fault API (--control none): give --control URL or --no-faults`);
+
+  const report = proxyUrl(s('report'), env);
+  const runId = s('run-id') ?? `${name === 'ad-hoc' ? 'run' : name.slice(0, 110)}-${randomBytes(4).toString('hex')}`;
+  if (!RunId.safeParse(runId).success) throw new UsageError(`--run-id ${JSON.stringify(runId)}: a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)`);
+  const workerId = s('worker-id') ?? safeId(`${hostname()}-${process.pid}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(workerId)) throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: 1–128 letters, digits, _ . : -`);
+  if (values.join && !report) throw new UsageError('--join adds a worker to a run on the proxy: it needs --report URL');
+
+  const metricsFlag = s('metrics');
+  if (metricsFlag !== undefined && !['none', 'otlp', 'prometheus'].includes(metricsFlag)) throw new UsageError('--metrics must be none, otlp or prometheus');
+  const mode = chooseMetricsMode(metricsFlag, env);
+  if (mode === 'otlp' && !otlpMetricsEndpoint(env)) throw new UsageError('--metrics otlp needs OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)');
+  const metricsPort = parseNum('metrics-port', s('metrics-port'), { int: true, min: 0, max: 65535 });
+  const waitS = parseDuration('metrics-wait', s('metrics-wait') ?? '10s')!;
+  if (waitS < 0 || waitS > 600) throw new UsageError('--metrics-wait must be between 0 and 10m');
+
+  const rules = final.maxRegression ? parseMaxRegression(final.maxRegression) : undefined;
+  const baselineRef = s('baseline-run');
+  if (baselineRef !== undefined && !rules) throw new UsageError('--baseline-run needs --max-regression (or the scenario\'s maxRegression), e.g. --max-regression \'p99_ms:+10%\'');
+  if (s('max-regression') !== undefined && baselineRef === undefined) throw new UsageError('--max-regression needs --baseline-run ID|FILE');
+
+  const prompts = final.prompts.kind === 'dataset'
+    ? { kind: 'dataset' as const, lines: loadDataset(scenarioRelative(loaded, final.prompts.file, cwd)), order: final.prompts.order }
+    : { kind: 'synth' as const, options: final.prompts };
+  const models = Object.keys(final.models).filter((m) => final.models[m] > 0);
   return {
     load: {
-      target: target.toString(), path: s('path') ?? '/v1/chat/completions', method: method as 'POST' | 'GET', profile,
-      stream: !values['no-stream'], models, backend: backend as LoadOptions['backend'],
-      agentRatio: parseNum('agent-ratio', s('agent-ratio') ?? '0.1', { min: 0, max: 1 })!,
-      maxTokens: parseNum('max-tokens', s('max-tokens') ?? '64', { int: true, min: 1, max: 32768 })!,
-      seed: parseNum('seed', s('seed') ?? '1', { int: true })!,
-      runId: s('run-id') ?? `run-${randomBytes(4).toString('hex')}`,
-      timeoutMs: Math.round(timeoutS * 1000),
-      connections: parseNum('connections', s('connections') ?? '256', { int: true, min: 1, max: 10000 })!,
-      maxInFlight: parseNum('max-in-flight', s('max-in-flight') ?? '10000', { int: true, min: 1, max: 1_000_000 })!,
-      slo, traceparent: Boolean(values.traceparent), apiKey: s('api-key') ?? env.OPENAI_API_KEY, rawBody: s('raw-body'),
+      target: final.target.url, path: final.target.path, method: method as 'POST' | 'GET', profile, stream: final.request.stream,
+      models, modelWeights: final.models, backend: final.target.backend, agentRatio: final.routes.agent / (final.routes.chat + final.routes.rag + final.routes.agent),
+      routes: final.routes, prompts, maxTokens: final.request.maxTokens, seed: final.load.seed, runId, scenario: name,
+      timeoutMs: Math.round(final.request.timeout * 1000), connections: final.load.connections, maxInFlight: final.load.maxInFlight,
+      slo: final.slo, traceparent: final.request.traceparent, apiKey: s('api-key') ?? env.OPENAI_API_KEY, rawBody: s('raw-body'),
     },
-    thresholds, jsonOut: s('json') ?? '-', quiet: Boolean(values.quiet),
+    scenario: { name, ...(loaded ? { file: loaded.file } : {}), resolved: final },
+    thresholds,
+    faults: final.faults,
+    control: final.target.control.replace(/\/+$/, ''),
+    report: report
+      ? { url: report, token: env.HOPSCOPE_PROXY_TOKEN, join: Boolean(values.join), spoolDir: s('spool-dir') ?? defaultSpoolDir(env), retryForMs }
+      : null,
+    workerId,
+    metrics: { mode, host: s('metrics-host') ?? '127.0.0.1', port: metricsPort ?? 0, waitMaxMs: Math.round(waitS * 1000), portGiven: metricsPort !== undefined },
+    ...(baselineRef !== undefined && rules ? { baseline: { ref: baselineRef, rules } } : {}),
+    jsonOut: s('json') ?? '-',
+    quiet: Boolean(values.quiet),
   };
 }
 
-/** Every threshold metric, read from a summary. */
-export function thresholdValue(sum: Summary, metric: keyof typeof THRESHOLD_METRICS): number {
-  switch (metric) {
-    case 'p50_ms': return sum.latencyMs.p50;
-    case 'p90_ms': return sum.latencyMs.p90;
-    case 'p95_ms': return sum.latencyMs.p95;
-    case 'p99_ms': return sum.latencyMs.p99;
-    case 'ttft_p50_ms': return sum.ttftMs.p50;
-    case 'ttft_p99_ms': return sum.ttftMs.p99;
-    case 'itl_p99_ms': return sum.itlMs.p99;
-    case 'tpot_p50_ms': return sum.tpotMs.p50;
-    case 'tpot_p99_ms': return sum.tpotMs.p99;
-    case 'error_rate': return sum.sent ? sum.errors.total / sum.sent : 0;
-    case 'timeout_rate': return sum.sent ? sum.timeouts / sum.sent : 0;
-    case 'rps': return sum.rps.completed;
-    case 'goodput_rps': return sum.goodput.rps;
-    case 'goodput_ratio': return sum.goodput.ratio;
-    case 'late_ratio': return sum.schedule.lateRatio;
-  }
-}
-
-export function formatTable(sum: Summary): string {
-  const f = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
-  const rows: Array<[string, string]> = [
-    ['run id', sum.runId],
-    ['target', sum.target],
-    ['profile', `${sum.profile.kind} ${sum.profile.rps} rps, ${sum.profile.durationS} s, ${sum.profile.arrivals}`],
-    ['sent / ok / errors / timeouts', `${sum.sent} / ${sum.succeeded} / ${sum.errors.total} / ${sum.timeouts}`],
-    ['rps target / sent / completed', `${sum.rps.targetMean} / ${sum.rps.sent} / ${sum.rps.completed}`],
-    ['latency ms p50 / p90 / p99 / max', `${f(sum.latencyMs.p50)} / ${f(sum.latencyMs.p90)} / ${f(sum.latencyMs.p99)} / ${f(sum.latencyMs.max)}`],
-    ['TTFT ms p50 / p99', `${f(sum.ttftMs.p50)} / ${f(sum.ttftMs.p99)}`],
-    ['ITL ms p50 / p99', `${f(sum.itlMs.p50)} / ${f(sum.itlMs.p99)}`],
-    ['TPOT ms p50 / p99', `${f(sum.tpotMs.p50)} / ${f(sum.tpotMs.p99)}`],
-    ['output tokens/s', f(sum.outputTokensPerS)],
-    ['goodput rps (ratio)', `${sum.goodput.rps} (${(sum.goodput.ratio * 100).toFixed(1)}%)`],
-    ['sent > 10 ms late', `${sum.schedule.lateOver10ms} (${(sum.schedule.lateRatio * 100).toFixed(2)}%), late p99 ${f(sum.schedule.lateP99Ms)} ms`],
-  ];
-  for (const [k, v] of Object.entries(sum.errors.byKind)) rows.push([`errors: ${k}`, String(v)]);
-  for (const [k, v] of Object.entries(sum.byModel)) rows.push([`  ${k}`, `n=${v.count} p50 ${f(v.p50Ms)} p99 ${f(v.p99Ms)} ttft p99 ${f(v.ttftP99Ms)}`]);
-  const w = Math.max(...rows.map(([k]) => k.length));
-  return [...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`), ...sum.notes.map((n) => `note: ${n}`)].join('\n');
-}
-
-export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
-  let plan: CliPlan | 'help';
-  try {
-    plan = parseCli(argv);
-  } catch (e) {
-    err(`hopscope-load: ${(e as Error).message}\nRun hopscope-load --help for usage.\n`);
-    return 2;
-  }
-  if (plan === 'help') { out(`${HELP}\n`); return 0; }
-  const tty = Boolean(process.stderr.isTTY);
-  const ac = new AbortController();
-  const onSig = () => ac.abort();
-  process.once('SIGINT', onSig);
-  process.once('SIGTERM', onSig);
-  const sum = await runLoad({
-    ...plan.load,
-    signal: ac.signal,
-    onProgress: plan.quiet ? undefined : (p) => {
-      const line = `[${p.elapsedS.toFixed(0).padStart(4)} s] sent ${p.sent} rps ${p.rps} p99 ${Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '-'} ms errors ${p.errors} timeouts ${p.timeouts} in-flight ${p.inFlight}`;
-      err(tty ? `\r${line.padEnd(100)}` : `${line}\n`);
-    },
+function listing(env: NodeJS.ProcessEnv): string {
+  const lines = listScenarios(env).map((n) => {
+    try {
+      const sc = loadScenario(n, env).scenario;
+      return `${n.padEnd(22)} ${sc.description?.split('\n')[0] ?? ''}`;
+    } catch (err) {
+      return `${n.padEnd(22)} (invalid: ${(err as Error).message.split('\n')[1]?.trim() ?? (err as Error).message})`;
+    }
   });
-  process.off('SIGINT', onSig);
-  process.off('SIGTERM', onSig);
-  if (tty && !plan.quiet) err('\n');
-  const results = plan.thresholds.map((t) => ({ threshold: t.text, actual: thresholdValue(sum, t.metric), pass: checkThreshold(t, thresholdValue(sum, t.metric)) }));
-  out(`${formatTable(sum)}\n`);
-  for (const r of results) out(`threshold ${r.threshold}: ${r.pass ? 'pass' : 'FAIL'} (actual ${Number.isFinite(r.actual) ? Number(r.actual.toFixed(4)) : 'n/a'})\n`);
-  const json = JSON.stringify({ ...sum, thresholds: results }, null, 2);
-  if (plan.jsonOut === '-') out(`${json}\n`);
-  else writeFileSync(plan.jsonOut, json);
-  return results.some((r) => !r.pass) ? 1 : 0;
+  return lines.length ? lines.join('\n') : '(no scenarios found)';
+}
+
+export interface MainOptions { env?: NodeJS.ProcessEnv; signal?: AbortSignal; cwd?: string }
+
+export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s), opts: MainOptions = {}): Promise<number> {
+  const env = opts.env ?? process.env;
+  let plan: ReturnType<typeof parseCli>;
+  try {
+    plan = parseCli(argv, env, opts.cwd);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`hopscope-load: ${e.message}\nRun hopscope-load --help for usage.\n`);
+    return EXIT.usage;
+  }
+  if (plan === 'help') { out(`${HELP}\n`); return EXIT.pass; }
+  if (plan === 'list') { out(`${listing(env)}\n`); return EXIT.pass; }
+  if ('resend' in plan) {
+    try {
+      const r = await resendSpool(plan.resend, { proxyUrl: plan.proxyUrl, token: plan.token, retryForMs: plan.retryForMs, warn: (m) => err(`hopscope-load: ${m}\n`) });
+      if (r.delivered) { out(`delivered ${plan.resend}\n`); return EXIT.pass; }
+      err(`hopscope-load: not delivered (${r.message}); ${plan.resend} is kept\n`);
+      return EXIT.failed;
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err(`hopscope-load: ${e.message}\n`);
+      return EXIT.usage;
+    }
+  }
+  const ac = new AbortController();
+  const onSig = (): void => ac.abort();
+  opts.signal?.addEventListener('abort', onSig, { once: true });
+  // Only the real CLI listens to signals; a caller passing its own signal keeps its process's handlers.
+  const own = !opts.signal;
+  if (own) { process.once('SIGINT', onSig); process.once('SIGTERM', onSig); }
+  try {
+    return await runSession(plan, { out, err, signal: ac.signal, tty: Boolean(process.stderr.isTTY), env });
+  } finally {
+    if (own) { process.off('SIGINT', onSig); process.off('SIGTERM', onSig); }
+  }
 }
 
 if (process.argv[1]?.endsWith('loadgen/src/cli.ts')) {

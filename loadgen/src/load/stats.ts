@@ -1,3 +1,5 @@
+import type { LatencySummary } from '../../../contract/runs';
+
 /** Latency statistics for the driver: exact percentiles over recorded values (bounded by the run's length). */
 export class Samples {
   private xs: number[] = [];
@@ -7,6 +9,8 @@ export class Samples {
     this.xs.push(v);
   }
   get count(): number { return this.xs.length; }
+  /** The recorded values (sorted or not). */
+  values(): readonly number[] { return this.xs; }
   private sort(): number[] {
     if (!this.sorted) { this.xs.sort((a, b) => a - b); this.sorted = true; }
     return this.xs;
@@ -21,8 +25,9 @@ export class Samples {
     return this.xs.length ? this.xs.reduce((a, b) => a + b, 0) / this.xs.length : NaN;
   }
   max(): number { return this.xs.length ? this.sort()[this.xs.length - 1] : NaN; }
-  summary(): { count: number; mean: number; p50: number; p90: number; p95: number; p99: number; max: number } {
-    const r = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(3)) : NaN);
+  /** The contract's LatencySummary: absent figures are null. */
+  summary(): LatencySummary {
+    const r = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(3)) : null);
     return { count: this.count, mean: r(this.mean()), p50: r(this.pct(50)), p90: r(this.pct(90)), p95: r(this.pct(95)), p99: r(this.pct(99)), max: r(this.max()) };
   }
 }
