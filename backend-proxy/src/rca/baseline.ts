@@ -2,8 +2,7 @@
  * The healthy baseline: per (service, span kind, operation), robust statistics of exclusive time, duration and — for
  * client spans — the client→server gap, plus the error rate. A plain JSON object, so it can be cached and shipped.
  */
-import type { Span } from '../../../contract';
-import { kvCacheHitRate } from './lambda';
+import { isFailedSpan, kvCacheHitRateOfSpan, type Span } from '../../../contract';
 import { type RobustStats, robustStats } from './stats';
 import { buildTree } from './tree';
 
@@ -31,7 +30,7 @@ export interface Baseline {
   background?: Record<string, { latencyShare: number; errorShare: number }>;
 }
 
-export const opKey = (s: Pick<Span, 'service' | 'kind' | 'name'>): string => `${s.service}\u001f${s.kind}\u001f${s.name}`;
+const opKey = (s: Pick<Span, 'service' | 'kind' | 'name'>): string => `${s.service}\u001f${s.kind}\u001f${s.name}`;
 
 export function groupByTrace(spans: Span[]): Span[][] {
   const m = new Map<string, Span[]>();
@@ -72,9 +71,9 @@ export function traceSamples(tr: Span[]): TraceSamples {
     a.self.push(t.self[i]);
     a.dur.push(t.end[i] - t.start[i]);
     if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
-    const kv = s.kind === 'client' ? undefined : kvCacheHitRate(s);
+    const kv = s.kind === 'client' ? undefined : kvCacheHitRateOfSpan(s);
     if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
-    if (s.status === 'error' || s.status === 'timeout') a.errors++;
+    if (isFailedSpan(s)) a.errors++;
   }
   return { spans: tr.length, ops };
 }

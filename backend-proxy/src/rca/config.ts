@@ -32,7 +32,7 @@ export interface RcaConfig {
   maxCandidates: number;
 }
 
-export const DEFAULT_RCA_CONFIG: RcaConfig = {
+const DEFAULT_RCA_CONFIG: RcaConfig = {
   lambda: { embeddingLongInput: 0.8, embeddingInputTokens: 512, kvCacheLowHit: 1.2, kvCacheHitRate: 0.75, byService: {} },
   sloMs: {},
   sloFactor: 1.5,

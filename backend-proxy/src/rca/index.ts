@@ -6,8 +6,7 @@
  */
 export { rankTrace, type RankTraceInput, type TraceRcaAnswer } from './rank-trace';
 export { rankWindow, type RankWindowInput, type WindowRcaAnswer } from './rank-window';
-export { baselineStats, groupByTrace, opKey, type Baseline, type OperationBaseline } from './baseline';
+export { baselineStats, groupByTrace, type Baseline } from './baseline';
 export { buildBaseline } from './background';
-export { DEFAULT_RCA_CONFIG, RcaConfigError, RcaConfigSchema, resolveConfig, type RcaConfig, type RcaConfigInput } from './config';
+export { RcaConfigError, RcaConfigSchema, type RcaConfigInput } from './config';
 export { indexKernelEvents, type KernelIndex } from './kernel';
-export { buildTree, criticalPath, podOf, type TraceTree, type PathSegment } from './tree';

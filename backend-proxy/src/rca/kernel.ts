@@ -4,7 +4,7 @@
  * the address:port they were sent to (whoever sent them: a caller outside the trace, e.g. an ingress or a client on the
  * node, has no span to join by).
  */
-import type { KernelEvent } from '../../../contract';
+import { endpointKey, type KernelEvent, type KernelEventType } from '../../../contract';
 import type { RcaConfig } from './config';
 
 export interface KernelIndex {
@@ -23,13 +23,18 @@ function sortedIndex(list: number[], events: KernelEvent[]): { ts: Float64Array;
   let ordered = true;
   for (let k = 1; k < list.length && ordered; k++) ordered = events[list[k - 1]].ts <= events[list[k]].ts;
   if (!ordered) list.sort((a, b) => events[a].ts - events[b].ts || a - b);
-  return { ts: Float64Array.from(list, (i) => events[i].ts), idx: Int32Array.from(list) };
+  // Plain loops: TypedArray.from with a mapping function is several times slower (10,000 events per call).
+  const ts = new Float64Array(list.length);
+  const idx = new Int32Array(list.length);
+  for (let k = 0; k < list.length; k++) {
+    idx[k] = list[k];
+    ts[k] = events[list[k]].ts;
+  }
+  return { ts, idx };
 }
 
-const LINK_EVENTS = new Set(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail']);
-/** `address:port` with IPv4-mapped IPv6 addresses written as IPv4, as spans write them. */
-export const destKey = (addr: unknown, port: unknown): string | undefined =>
-  typeof addr === 'string' && addr && Number(port) > 0 ? `${addr.replace(/^::ffff:/i, '')}:${Number(port)}` : undefined;
+/** TCP events about one connection's segments: they carry the address:port they were sent to. */
+export const LINK_EVENT_TYPES: ReadonlySet<KernelEventType> = new Set<KernelEventType>(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail']);
 
 export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
   const pods = new Map<string, number[]>();
@@ -48,7 +53,7 @@ export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
       if (!l) pids.set(e.pid, (l = []));
       l.push(i);
     }
-    const dest = LINK_EVENTS.has(e.type) ? destKey(e.detail.daddr, e.detail.dport) : undefined;
+    const dest = LINK_EVENT_TYPES.has(e.type) ? endpointKey(e.detail.daddr, e.detail.dport) : undefined;
     if (dest) {
       let l = dests.get(dest);
       if (!l) dests.set(dest, (l = []));
@@ -122,6 +127,3 @@ export function eventSeverity(e: KernelEvent, c: RcaConfig): number {
       return 0;
   }
 }
-
-/** Kernel event types that explain network-side delay (joined to client→server gaps). */
-export const NETWORK_EVENTS = new Set(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail', 'tls_handshake']);

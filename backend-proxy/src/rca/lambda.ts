@@ -1,19 +1,11 @@
 /** λ: how much a hop's extra time counts, by hop type (seed 2.5). Returns the weight and the reasons behind it. */
-import type { Span } from '../../../contract';
+import { kvCacheHitRateOfSpan, type Span } from '../../../contract';
 import type { RcaConfig } from './config';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
 
 const LLM_OPS = new Set(['chat', 'text_completion', 'generate_content', 'completion', 'generate']);
 
-/** KV-cache hit rate of an LLM span: our explicit attribute, else cached ÷ input tokens (GenAI semconv). */
-export function kvCacheHitRate(s: Span): number | undefined {
-  const explicit = num(s.attributes['hopscope.kv_cache.hit_rate']);
-  if (explicit !== undefined) return explicit;
-  const cached = num(s.attributes['gen_ai.usage.cache_read.input_tokens']);
-  const input = num(s.attributes['gen_ai.usage.input_tokens']);
-  return cached !== undefined && input ? cached / input : undefined;
-}
 
 export function lambdaFor(s: Span, c: RcaConfig): { lambda: number; reasons: string[] } {
   let lambda = c.lambda.byService[s.service] ?? 1;
@@ -25,7 +17,7 @@ export function lambdaFor(s: Span, c: RcaConfig): { lambda: number; reasons: str
     reasons.push(`λ ${c.lambda.embeddingLongInput}: embedding input ${input} > ${c.lambda.embeddingInputTokens} tokens (expected to be slow)`);
   }
   if (typeof op === 'string' && LLM_OPS.has(op)) {
-    const hit = kvCacheHitRate(s);
+    const hit = kvCacheHitRateOfSpan(s);
     if (hit !== undefined && hit < c.lambda.kvCacheHitRate) {
       lambda *= c.lambda.kvCacheLowHit;
       reasons.push(`λ ${c.lambda.kvCacheLowHit}: KV-cache hit rate ${(hit * 100).toFixed(0)}% < ${(c.lambda.kvCacheHitRate * 100).toFixed(0)}%`);

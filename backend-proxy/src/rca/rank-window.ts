@@ -3,8 +3,10 @@
  * over the window (excess time, error origins, kernel events, propagation breaks), and traces that continue other
  * traces (split by a hop that restarted the context) reported. Pure and deterministic apart from `tookMs`.
  */
-import type { Evidence, EvidenceKind, KernelEvent, RcaAnswer, Span } from '../../../contract';
-import { type HopAccount, analyzeTrace, fmtMs, hopKey } from './analyze';
+import { EVIDENCE_KINDS, type Evidence, type EvidenceKind, type KernelEvent, type RcaAnswer, type Span, podOrServiceOfSpan } from '../../../contract';
+import { type HopAccount, hopKey } from './account';
+import { analyzeTrace } from './analyze';
+import { fmtMs } from './format';
 import { buildBaseline } from './background';
 import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
@@ -110,7 +112,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       if (!s.parentSpanId || ids.has(s.parentSpanId)) continue;
       const other = owner.get(s.parentSpanId);
       if (other && other !== s.traceId) {
-        const k = hopKey(s.service, String(s.resource['k8s.pod.name'] ?? s.service));
+        const k = hopKey(s.service, podOrServiceOfSpan(s));
         splits.set(k, (splits.get(k) ?? 0) + 1);
         const w = hops.get(k);
         if (w) w.acc.propagationBreaks++;
@@ -170,18 +172,9 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       const ex = Float64Array.from(g.excess).sort();
       const med = ex.length ? ex[Math.floor(ex.length / 2)] : undefined;
       const share = `${n} of ${traces.length} traces (${((100 * n) / nTraces).toFixed(0)}%)`;
-      const what: Record<string, string> = {
-        self_time: 'own (exclusive) time above its baseline',
-        client_server_gap: 'client→server gap above its baseline (network, TLS, queueing)',
-        unanswered_call: 'calls into it with no server span, slower than baseline',
-        error: 'the first failing span',
-        timeout: 'calls into it timed out',
-        broken_propagation: 'broken context propagation',
-        kv_cache_drop: 'KV-cache hit rate collapsed against its baseline',
-      };
       evidence.push({
         kind,
-        summary: `${what[kind] ?? kind} in ${share}${med !== undefined ? `, median excess ${fmtMs(med)}` : ''}; e.g. trace ${g.example?.traceId}${g.example?.spanId ? ` span ${g.example.spanId}` : ''}`,
+        summary: `${EVIDENCE_KINDS[kind].description} in ${share}${med !== undefined ? `, median excess ${fmtMs(med)}` : ''}; e.g. trace ${g.example?.traceId}${g.example?.spanId ? ` span ${g.example.spanId}` : ''}`,
         traces: n,
         ...(med !== undefined ? { medianExcessMs: med } : {}),
         ...(g.example ? { exampleTraceId: g.example.traceId } : {}),

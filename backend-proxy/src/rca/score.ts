@@ -1,26 +1,17 @@
 /** Turns hop accounts into ranked, explained candidates (shared by the per-trace and the window answers). */
-import type { Candidate, Evidence, KernelEvent, KernelEventType } from '../../../contract';
-import type { HopAccount } from './analyze';
-import { fmtMs } from './analyze';
+import { type Candidate, type Evidence, KERNEL_EVENT_TYPES, type KernelEvent, type KernelEventType, kernelEvidenceKind } from '../../../contract';
+import type { HopAccount } from './account';
+import { fmtMs } from './format';
 import type { RcaConfig } from './config';
 import { eventSeverity } from './kernel';
 
-const TYPE_NAMES: Record<string, [string, string]> = {
-  tcp_retransmit: ['TCP retransmit', 'TCP retransmits'],
-  tcp_connect: ['slow TCP connect', 'slow TCP connects'],
-  tcp_connect_fail: ['failed TCP connect', 'failed TCP connects'],
-  tls_handshake: ['slow TLS handshake', 'slow TLS handshakes'],
-  gpu_alloc_fail: ['GPU memory allocation failure', 'GPU memory allocation failures'],
-  http_traceparent: ['traced HTTP request', 'traced HTTP requests'],
-};
-
-export interface KernelSummary {
+interface KernelSummary {
   severity: number;
   evidence: Evidence[];
 }
 
 /** Groups a hop's joined events by type into evidence; routine events (fast handshakes) are not evidence. */
-export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
+function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
   const byType = new Map<KernelEventType, { n: number; byTrace: number; link: number; sev: number; maxDur: number; from: number; to: number }>();
   // Per-type sums, min and max do not depend on the order: no need to sort thousands of indexes.
   for (const i of h.kernel.keys()) {
@@ -43,12 +34,12 @@ export function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfi
   for (const type of [...byType.keys()].sort()) {
     const g = byType.get(type)!;
     severity += g.sev;
-    const [one, many] = TYPE_NAMES[type] ?? [type, type];
+    const { one, many } = KERNEL_EVENT_TYPES[type].noun;
     const dur = g.maxDur > 0 ? ` (longest ${fmtMs(g.maxDur)})` : '';
     const joined = (g.byTrace ? `; ${g.byTrace} carried this trace's id` : '')
       + (g.link ? `; ${g.link} sent to ${h.service}'s port by a caller outside the trace (in the ${fmtMs(c.kernelLookbackMs)} before its span or during it): the client waited for ${g.link === 1 ? 'it' : 'them'}, a wait the trace cannot show` : '');
     evidence.push({
-      kind: `kernel:${type}` as const,
+      kind: kernelEvidenceKind(type),
       summary: `${g.n} ${g.n === 1 ? one : many}${dur} on pod ${h.pod}${g.link === g.n ? '' : ' during its spans'}${joined}`,
       count: g.n,
       fromMs: g.from,

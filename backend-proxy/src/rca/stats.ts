@@ -8,7 +8,7 @@ export interface RobustStats {
   p99: number;
 }
 
-export function quantileSorted(s: ArrayLike<number>, q: number): number {
+function quantileSorted(s: ArrayLike<number>, q: number): number {
   if (s.length === 0) return NaN;
   const pos = (s.length - 1) * q;
   const lo = Math.floor(pos);

@@ -29,17 +29,20 @@ export interface TraceTree {
   serverChild: Int32Array;
   /** Breadth-first order from the roots (parents before children). */
   order: number[];
+  /** Spans whose id an earlier span already had (an exporter retry): linked as their own spans. */
+  duplicates: number;
 }
 
-export const podOf = (s: Span): string => {
-  const p = s.resource['k8s.pod.name'] ?? s.attributes['k8s.pod.name'] ?? s.resource['host.name'];
-  return typeof p === 'string' && p ? p : s.service;
-};
-
-export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
+/**
+ * Parent links, orphans and breadth-first order; the windows as recorded (no skew correction, no clamping yet) and
+ * the per-span arrays the later steps fill. Spans in a parent cycle (corrupt input) become extra roots.
+ */
+export function linkSpans(spans: Span[]): TraceTree {
   const n = spans.length;
+  // Set from the last span to the first, so the first copy of a duplicated id wins with one map operation per span.
   const byId = new Map<string, number>();
-  for (let i = 0; i < n; i++) if (!byId.has(spans[i].spanId)) byId.set(spans[i].spanId, i);
+  for (let i = n - 1; i >= 0; i--) byId.set(spans[i].spanId, i);
+  const duplicates = n - byId.size;
   const parent = new Int32Array(n).fill(-1);
   // Leaves share one empty array (never mutated): half the spans of a big trace are leaves.
   const EMPTY: number[] = [];
@@ -64,7 +67,6 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
     start[i] = spans[i].startMs;
     end[i] = Math.max(spans[i].startMs, spans[i].endMs);
   }
-  // Breadth-first from the roots; spans in a parent cycle (corrupt input) are appended as extra roots.
   const order: number[] = [];
   const seen = new Uint8Array(n);
   const visit = (r: number): void => {
@@ -84,11 +86,20 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
     }
   }
   for (const c of children) if (c.length > 1) c.sort((a, b) => start[a] - start[b] || a - b);
+  return {
+    spans, parent, children, roots, orphans, start, end, cStart: new Float64Array(n), cEnd: new Float64Array(n), async: new Uint8Array(n),
+    skewMs: new Float64Array(n), self: new Float64Array(n), gap: new Float64Array(n).fill(NaN), serverChild: new Int32Array(n).fill(-1), order,
+    duplicates,
+  };
+}
 
-  // Clock skew: a child on another host (other service) outside its parent's window is shifted, with its subtree,
-  // to the middle of the parent (as Jaeger does); a child longer than its parent is only aligned on the start.
-  const skewMs = new Float64Array(n);
-  for (const i of order) {
+/**
+ * Clock skew: a child on another host (other service) outside its parent's window is shifted, with its subtree, to
+ * the middle of the parent (as Jaeger does); a child longer than its parent is only aligned on the start.
+ */
+export function correctClockSkew(t: TraceTree): void {
+  const { spans, parent, start, end, skewMs } = t;
+  for (const i of t.order) {
     const p = parent[i];
     if (p < 0) continue;
     const shift = skewMs[p];
@@ -105,11 +116,16 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
     end[i] += delta;
     skewMs[i] = shift + delta;
   }
+}
 
-  const cStart = new Float64Array(n);
-  const cEnd = new Float64Array(n);
-  const async = new Uint8Array(n);
-  for (const i of order) {
+/**
+ * Each window clamped into its parent's clamped window (what the parent can have waited for), and the children the
+ * parent did not wait for marked async: producer/consumer spans, children starting after their parent ended, and
+ * same-service children outliving a parent that did not fail (fire-and-forget, not skew).
+ */
+export function clampToParents(t: TraceTree, asyncToleranceMs = 1): void {
+  const { spans, parent, start, end, cStart, cEnd, async } = t;
+  for (const i of t.order) {
     const p = parent[i];
     if (p < 0) {
       cStart[i] = start[i];
@@ -125,16 +141,25 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
     cStart[i] = Math.min(Math.max(start[i], cStart[p]), cEnd[p]);
     cEnd[i] = Math.max(Math.min(end[i], cEnd[p]), cStart[i]);
   }
+}
 
-  // Exclusive time: the clamped window minus the union of the synchronous children's clamped windows.
-  const self = new Float64Array(n);
-  const gap = new Float64Array(n).fill(NaN);
-  const serverChild = new Int32Array(n).fill(-1);
+/**
+ * Exclusive time: the clamped window minus the union of the synchronous children's clamped windows; for a client
+ * span, its server child (the longest synchronous child on another service, or a server span) and the gap between.
+ */
+export function exclusiveTimes(t: TraceTree): void {
+  const { spans, children, cStart, cEnd, async, self, gap, serverChild } = t;
+  const n = spans.length;
   for (let i = 0; i < n; i++) {
+    const ch = children[i];
+    if (ch.length === 0) {
+      self[i] = Math.max(0, cEnd[i] - cStart[i]);
+      continue;
+    }
     let covered = 0;
     let curS = -Infinity;
     let curE = -Infinity;
-    for (const c of children[i]) {
+    for (const c of ch) {
       if (async[c]) continue;
       const s = cStart[c];
       const e = cEnd[c];
@@ -148,7 +173,7 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
     self[i] = Math.max(0, cEnd[i] - cStart[i] - covered);
     if (spans[i].kind === 'client') {
       let best = -1;
-      for (const c of children[i]) {
+      for (const c of ch) {
         if (async[c] || (spans[c].kind !== 'server' && spans[c].service === spans[i].service)) continue;
         if (best < 0 || cEnd[c] - cStart[c] > cEnd[best] - cStart[best]) best = c;
       }
@@ -158,7 +183,15 @@ export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
       }
     }
   }
-  return { spans, parent, children, roots, orphans, start, end, cStart, cEnd, async, skewMs, self, gap, serverChild, order };
+}
+
+/** The whole tree in one call (the baseline's statistics need every span's exclusive time). */
+export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
+  const t = linkSpans(spans);
+  correctClockSkew(t);
+  clampToParents(t, asyncToleranceMs);
+  exclusiveTimes(t);
+  return t;
 }
 
 export interface PathSegment {

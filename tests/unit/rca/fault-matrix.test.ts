@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { EvidenceKind } from '../../../contract';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
-import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../../../backend-proxy/src/rca/synthetic';
+import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../../support/rca/synthetic';
 
 const SEEDS = [1, 2, 3, 4, 5];
 
@@ -46,7 +46,7 @@ test('fault kinds leave their own evidence at the faulted hop', () => {
     const a = rankTrace({ spans: tr.spans, baseline, kernelEvents: tr.kernelEvents });
     const kinds = a.candidates[0].evidence.map((e) => e.kind);
     assert.ok(kinds.includes(expect[kind]), `${kind}: ${kinds.join(',')}`);
-    if (kind === 'gpu_oom') assert.ok(kinds.includes('gpu_oom'), kinds.join(','));
+    if (kind === 'gpu_oom') assert.ok(kinds.includes('model_fallback'), kinds.join(','));
     if (kind === 'kv_cache_thrash') assert.ok(a.candidates[0].evidence.some((e) => e.lambda === 1.2));
     if (kind === 'tls_slow_handshake' || kind === 'tcp_retransmit') assert.ok(kinds.includes('client_server_gap'), kinds.join(','));
   }
