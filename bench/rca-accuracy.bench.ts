@@ -8,8 +8,8 @@
  */
 import { report } from './lib/ab';
 import { buildBaseline, rankTrace, rankWindow } from '../backend-proxy/src/rca';
-import { loadNezhaCases, nezhaBeforeInjection, nezhaFaultFree, nezhaWindow } from '../backend-proxy/src/rca/nezha';
-import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../backend-proxy/src/rca/synthetic';
+import { loadNezhaCases, nezhaBeforeInjection, nezhaFaultFree, nezhaWindow } from '../tests/support/rca/nezha';
+import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../tests/support/rca/synthetic';
 import type { KernelEvent, Span } from '../contract';
 import { fixture } from '../tests/support/fixtures';
 

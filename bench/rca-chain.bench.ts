@@ -23,7 +23,7 @@ import { startChain } from '../loadgen/src/chain/start';
 import { tcpRetransmitAvailable } from '../loadgen/src/chain/faults/tcp-retransmit';
 import { otlpToSpans } from '../backend-proxy/src/otlp/normalize';
 import { buildBaseline, rankTrace } from '../backend-proxy/src/rca';
-import { CHAIN_HOPS, FAULT_KINDS } from '../backend-proxy/src/rca/synthetic';
+import { CHAIN_HOPS, FAULT_KINDS } from '../tests/support/rca/synthetic';
 import type { KernelEvent, Span } from '../contract';
 import { exporterEvents, kernelSkipReason, removeChainNftTables, startKernelChain, unattachedProbes } from '../tests/integration/fullstack/support';
 

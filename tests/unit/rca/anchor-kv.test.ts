@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankTrace, rankWindow } from '../../../backend-proxy/src/rca';
-import { rng } from '../../../backend-proxy/src/rca/synthetic';
+import { rng } from '../../support/rca/synthetic';
 import { sp } from './helpers';
 
 /** gw → emb (embedding) then gw → llm (chat, prefix-cache reads `cached` of 400 input tokens); jitter from the seed. */

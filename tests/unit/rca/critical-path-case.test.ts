@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Span } from '../../../contract';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
-import { rng } from '../../../backend-proxy/src/rca/synthetic';
+import { rng } from '../../support/rca/synthetic';
 import { buildTree, criticalPath } from '../../../backend-proxy/src/rca/tree';
 import { sp } from './helpers';
 

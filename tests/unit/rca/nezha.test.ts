@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Span } from '../../../contract';
 import { buildBaseline, rankWindow } from '../../../backend-proxy/src/rca';
-import { loadNezhaCases, nezhaFaultFree, nezhaWindow, parseNezhaCsv, serviceOfPod } from '../../../backend-proxy/src/rca/nezha';
+import { loadNezhaCases, nezhaFaultFree, nezhaWindow, parseNezhaCsv, serviceOfPod } from '../../support/rca/nezha';
 import { fixture } from '../../support/fixtures';
 
 const DIR = fixture('rca', 'nezha-ob');

@@ -120,7 +120,7 @@ test('malformed bodies throw OtlpFormatError naming the path', () => {
 
 test('spansToOtlp → otlpToSpans round-trips a synthetic chain trace, and the RCA answer is the same', async () => {
   const { spansToOtlp } = await import('../../support/otlp-encode');
-  const { syntheticTrace, syntheticHealthy } = await import('../../../backend-proxy/src/rca/synthetic');
+  const { syntheticTrace, syntheticHealthy } = await import('../../support/rca/synthetic');
   const { rankTrace, buildBaseline } = await import('../../../backend-proxy/src/rca');
   const tr = syntheticTrace({ seed: 3, fault: { hop: 'rag', kind: 'timeout' } });
   const body = JSON.parse(JSON.stringify(spansToOtlp(tr.spans)));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type KernelEvent, RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
-import { rng } from '../../../backend-proxy/src/rca/synthetic';
+import { rng } from '../../support/rca/synthetic';
 import { TRACE, sp } from './helpers';
 
 /** gw(server) → gw client → a(server, own work `aSelf`) and gw client → b(server); jitter from the seed. */
@@ -237,7 +237,7 @@ test('config is validated: a bad or unknown field is a clear error', async () =>
 });
 
 test('an uninstrumented hop: the call into it has no server span, and the engine says so', async () => {
-  const { syntheticTrace, syntheticHealthy } = await import('../../../backend-proxy/src/rca/synthetic');
+  const { syntheticTrace, syntheticHealthy } = await import('../../support/rca/synthetic');
   const base = buildBaseline(syntheticHealthy(21, 40));
   const tr = syntheticTrace({ seed: 4, uninstrumented: ['rag'] });
   const a = rankTrace({ spans: tr.spans, baseline: base, kernelEvents: tr.kernelEvents });

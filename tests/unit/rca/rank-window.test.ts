@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type KernelEvent, RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankWindow } from '../../../backend-proxy/src/rca';
-import { syntheticHealthy, syntheticTrace } from '../../../backend-proxy/src/rca/synthetic';
+import { syntheticHealthy, syntheticTrace } from '../../support/rca/synthetic';
 
 function incident(hop: 'rag' | 'tool' | 'embedding', kind: 'latency' | 'tcp_retransmit' | 'error', faulty: number, healthy: number) {
   const traces: Span[][] = [];

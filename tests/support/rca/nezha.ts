@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Span } from '../../../contract';
-import { groupByTrace } from './baseline';
+import { groupByTrace } from '../../../backend-proxy/src/rca/baseline';
 
 export interface NezhaCase {
   id: string;
