@@ -132,7 +132,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
   const byModel = new Map<string, { e2e: Samples; ttft: Samples }>();
   const ledger = new RequestLedger(o.keepRequests ?? 100, o.seed);
   let sent = 0, completed = 0, succeeded = 0, degraded = 0, timeouts = 0, errors = 0, inFlight = 0, dropped = 0, good = 0, outTokens = 0, lateOver = 0, interrupted = 0;
-  let recallSum = 0, recallN = 0, agentDone = 0, agentN = 0;
+  let recallSum = 0, recallN = 0, agentDone = 0, agentN = 0, answered = 0;
   const recent: Array<[number, number]> = [];
   const baggage = `hopscope.run_id=${encodeURIComponent(o.runId)},hopscope.load_test=true`;
   const plan = requestPlanner({
@@ -210,6 +210,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
       deadline = { at: t0 + o.timeoutMs, ac };
       live.add(deadline);
       const res = await pool.request({ path: url.pathname + url.search, method: o.method, headers, body, signal: ac.signal });
+      answered++;
       // The server's word on the trace wins: it may have started its own trace instead of continuing ours.
       const tr = parseTraceresponse(res.headers.traceresponse);
       if (tr) { traceId = tr.traceId; sampled = tr.sampled; traceIdSource = 'traceresponse'; }
@@ -346,10 +347,10 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
   if (sent && lateOver / sent > 0.05) notes.push(`${((100 * lateOver) / sent).toFixed(1)}% of requests left more than 10 ms late: the driver could not keep the schedule (CPU-bound?)`);
   if (interrupted) notes.push(`${interrupted} request(s) were still in flight when the run was interrupted (not counted)`);
   if (degraded) notes.push(`${degraded} request(s) were served by a fallback model (degraded, not ok)`);
-  if (ledger.traceIds.none && completed) {
-    notes.push(ledger.traceIds.none === completed
-      ? 'no trace id from the server: it sends no traceresponse header (use --traceparent to send one)'
-      : `${ledger.traceIds.none} request(s) have no trace id from the server`);
+  if (answered && !ledger.traceIds.traceresponse && !o.traceparent) {
+    notes.push('no trace id from the server: it answers no traceresponse header (--traceparent sends one with each request)');
+  } else if (ledger.traceIds.none) {
+    notes.push(`${ledger.traceIds.none} request(s) have no trace id (no traceresponse from the server, none sent)`);
   }
   let meanRate = 0;
   for (let t = 0; t < o.profile.durationS; t += o.profile.durationS / 200) meanRate += rateAt(o.profile, t) / 200;

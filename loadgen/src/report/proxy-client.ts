@@ -60,22 +60,21 @@ export class ProxyClient {
     let backoff = 250;
     for (let attempt = 1; ; attempt++) {
       let why: string;
-      let wait: number;
+      // Jitter, so that workers of one run that failed together do not retry together; never below a Retry-After.
+      let wait = backoff * (0.8 + 0.4 * Math.random());
       let last: ProxyAnswer | undefined;
       try {
         const a = await this.call(method, path, body);
         if (!RETRYABLE.has(a.status)) return a;
         last = a;
         why = answerMessage(a);
-        wait = a.retryAfterMs ?? backoff;
+        if (a.retryAfterMs !== undefined) wait = a.retryAfterMs * (1 + 0.2 * Math.random());
       } catch (err) {
         if (!(err instanceof ProxyUnavailable)) throw err;
         why = err.message;
-        wait = backoff;
       }
       backoff = Math.min(8000, backoff * 2);
-      // Jitter: workers of one run that failed together do not retry together.
-      wait = Math.min(wait * (0.8 + 0.4 * Math.random()), 30_000);
+      wait = Math.min(wait, 30_000);
       if (performance.now() + wait > deadline) throw new ProxyUnavailable(`${why} (gave up after ${attempt} attempt(s))`, last);
       onRetry?.(why, wait);
       await new Promise((r) => setTimeout(r, wait));

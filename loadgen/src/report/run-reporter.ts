@@ -99,7 +99,13 @@ export class RunReporter {
   async finish(f: RunFinish, retryForMs = this.o.retryForMs ?? 30_000): Promise<FinishOutcome> {
     await this.stopHeartbeats();
     const deadline = performance.now() + retryForMs;
-    const onRetry = (why: string, waitMs: number): void => this.o.warn(`finish not delivered yet (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s`);
+    // Said once: the first retry, and how long we keep trying.
+    let said = false;
+    const onRetry = (why: string, waitMs: number): void => {
+      if (said) return;
+      said = true;
+      this.o.warn(`finish not delivered yet (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s, for up to ${(retryForMs / 1000).toFixed(0)} s`);
+    };
     let reason: string;
     try {
       reason = await deliver(this.o.client, this.o.registration, f, deadline, onRetry, this.registered);
