@@ -1,8 +1,10 @@
 /**
- * pid / cgroup id → pod, namespace, node in one place (Coroot's model):
+ * pid / cgroup id → pod, namespace, node, workload labels in one place (Coroot's model):
  *   1. a registration (POST /register) for that pid;
- *   2. /proc/<pid>/cgroup → container runtime, container id, pod UID; pod name from the container's HOSTNAME
- *      (Kubernetes sets it to the pod name) or POD_NAME/POD_NAMESPACE from the downward API;
+ *   2. /proc/<pid>/cgroup → container runtime, container id, pod UID; then the pod UID → name, namespace, labels and
+ *      owner from the Kubernetes API (kubernetes/pod-informer.ts) when the exporter watches it ("kubernetes"), else,
+ *      off-cluster or before the informer knows the pod, the pod name from the container's HOSTNAME (Kubernetes sets
+ *      it to the pod name) or POD_NAME/POD_NAMESPACE from the downward API ("container");
  *   3. for socket-owned events with no pid: the socket's cgroup v2 id → cgroup path (directory inode under the v2
  *      mount, resolved in user space) → the same parsing, plus what was learnt from pids in that cgroup.
  * Every cache is bounded.
@@ -11,6 +13,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BoundedCache } from './bounded-cache';
 import { parseCgroupPath, pickCgroupPath, type CgroupInfo } from './cgroup-path';
+import type { PodIdentity } from './kubernetes/pod-informer';
 import type { PidRegistry } from './registry';
 
 export interface Attribution {
@@ -18,11 +21,18 @@ export interface Attribution {
   namespace?: string;
   node?: string;
   service?: string;
-  source: 'registered' | 'container' | 'cgroup' | 'none';
+  /** The allow-listed workload labels. */
+  labels?: Record<string, string>;
+  owner?: { kind: string; name: string };
+  workload?: { kind: string; name: string };
+  source: 'registered' | 'kubernetes' | 'container' | 'cgroup' | 'none';
   cgroupPath?: string;
   container?: { runtime?: string; id?: string };
   podUid?: string;
 }
+
+/** Pod UID → identity (the Kubernetes informer). */
+export interface PodDirectory { byUid(uid: string): PodIdentity | undefined }
 
 export interface AttributorOptions {
   node: string;
@@ -32,6 +42,8 @@ export interface AttributorOptions {
   /** The cgroup v2 mount (hybrid hosts: /sys/fs/cgroup/unified). */
   cgroup2Root?: string;
   cacheSize?: number;
+  /** Kubernetes identities by pod UID; absent off-cluster. */
+  pods?: PodDirectory;
 }
 
 function detectCgroup2Root(): string | undefined {
@@ -64,17 +76,17 @@ export class Attributor {
   forPid(pid: number): Attribution {
     const node = this.opts.node;
     const reg = pid > 0 ? this.opts.registry.get(pid) : undefined;
-    if (reg) return { pod: reg.pod, namespace: reg.namespace, node: reg.node ?? node, service: reg.service, source: 'registered' };
+    if (reg) return { pod: reg.pod, namespace: reg.namespace, node: reg.node ?? node, service: reg.service, labels: reg.labels, source: 'registered' };
     if (pid <= 0) return { node, source: 'none' };
     const cached = this.pidCache.get(pid);
-    if (cached) return cached;
+    if (cached && !this.improvable(cached)) return cached;
     let a: Attribution = { node, source: 'none' };
     try {
       const picked = pickCgroupPath(readFileSync(join(this.procRoot, String(pid), 'cgroup'), 'utf8'));
       if (picked) {
         const info = parseCgroupPath(picked.path);
         a = this.fromInfo(info, picked.path);
-        if (info.containerId || info.podUid) {
+        if (a.source !== 'kubernetes' && (info.containerId || info.podUid)) {
           const env = this.readEnv(pid);
           a.pod = env.POD_NAME ?? env.HOSTNAME ?? a.pod;
           a.namespace = env.POD_NAMESPACE ?? a.namespace;
@@ -94,7 +106,7 @@ export class Attributor {
     const node = this.opts.node;
     if (!id || id === 1) return { node, source: 'none' };
     const learnt = this.learnt.get(id);
-    if (learnt) return learnt;
+    if (learnt && !this.improvable(learnt)) return learnt;
     const path = this.cgroupPath(id);
     if (!path) return { node, source: 'none' };
     return this.fromInfo(parseCgroupPath(path), path);
@@ -123,10 +135,24 @@ export class Attributor {
     return this.cgroupPaths.get(id);
   }
 
+  /** Attributed from /proc while the informer did not know the pod yet, and it does now. */
+  private improvable(a: Attribution): boolean {
+    return Boolean(a.podUid && a.source !== 'kubernetes' && this.opts.pods?.byUid(a.podUid));
+  }
+
   private fromInfo(info: CgroupInfo, path: string): Attribution {
     const a: Attribution = { node: this.opts.node, source: info.containerId || info.podUid ? 'cgroup' : 'none', cgroupPath: path };
     if (info.containerId) a.container = { runtime: info.runtime, id: info.containerId };
-    if (info.podUid) a.podUid = info.podUid;
+    if (info.podUid) {
+      a.podUid = info.podUid;
+      const p = this.opts.pods?.byUid(info.podUid);
+      if (p) {
+        Object.assign(a, { pod: p.name, namespace: p.namespace, source: 'kubernetes' });
+        if (Object.keys(p.labels).length) a.labels = p.labels;
+        if (p.owner) a.owner = p.owner;
+        if (p.workload) a.workload = p.workload;
+      }
+    }
     return a;
   }
 

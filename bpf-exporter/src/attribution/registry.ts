@@ -8,6 +8,8 @@ export interface Registration {
   namespace?: string;
   node?: string;
   service?: string;
+  /** Workload labels declared with the registration (as a pod's would be). */
+  labels?: Record<string, string>;
   registeredAt: number;
 }
 

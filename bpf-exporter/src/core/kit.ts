@@ -5,12 +5,16 @@
  * reader of one printf line per event costs more CPU than the exporter's 2 % target. So:
  *  - every event is counted in a bpftrace count map (`@t_<tally>_<gen>`, plus `@ts_…` sums for histograms) keyed by
  *    [pid, cgroup id, …dims]: exact, however many events there are;
- *  - its per-event record (the probe's printf, prefixed `<epoch> <second> <class> `) is printed only while the
+ *  - its per-event record (the probe's printf, prefixed `<epoch> <second> <class> <comm> `) is printed only while the
  *    probe's records of its class this second (kernel time, `nsecs / 1e9`) are under the budget; past it the event
- *    is counted in `@bx_sup_<gen>[second, type, pid, cgroup]` instead (suppressed, reported in /events, /metrics and
+ *    is counted in `@bx_sup_<gen>[second, type, class, pid, cgroup]` instead (suppressed, reported in /events, /metrics and
  *    /health). Two classes, each with the whole budget: notable events (a failed or slow connect or handshake, …:
  *    the probe's `notable` condition) and routine ones, so a flood of fast connects never crowds out the slow one a
- *    root cause needs;
+ *    root cause needs. Which class an event type is in comes from the contract's KERNEL_EVENT_TYPES (`always`,
+ *    `never`, or `slow`: the probe's `notableWhen` condition decides);
+ *  - the process name goes in the prefix as 16 hex-escaped bytes (`%rx` of `buf(comm, 16)`), never inside the probe's
+ *    text: a process may name itself anything (`","pid":1,"":"` included), and a name that cannot break the record's
+ *    syntax cannot forge its fields either;
  *  - every flush period an interval probe flips the generation (`@bx_e`, the epoch; gen = epoch & 1) and prints then
  *    clears the maps of the generation just closed, between `{"bx":"flush","e":N}` / `{"bx":"end","e":N}` markers.
  *    Double buffering: new events go to the other generation's maps, so nothing counted is lost between print and
@@ -23,8 +27,31 @@
  * Seen in tests, cause not found yet: about once in 15 runs of tests/integration/bpf-exporter/budget.test.ts one event
  * is missing from its (registered) pod's figure; where diagnosed, the probe's total stayed exact (an attribution miss).
  */
-import { KernelEventType } from '../../../contract';
-import type { TallySpec } from './probe';
+import { KERNEL_EVENT_TYPES, KernelEventType } from '../../../contract';
+
+/**
+ * A count the probe keeps in the kernel (exact whatever the per-event budget lets through): a bpftrace count map keyed
+ * by [pid, cgroup id, ...dims], plus a sum map of the value in ns when `bucketsNs` makes it a histogram (the bucket
+ * index is the last key). Flushed by the core every HOPSCOPE_BPF_FLUSH_MS.
+ */
+export interface TallySpec {
+  /** Map stem: letters, digits, underscore. */
+  name: string;
+  /** The event type each counted occurrence is (feeds hopscope_bpf_events_total). */
+  type: KernelEventType;
+  /** Names of the dimensions after pid and cgroup id (documentation and arity check). */
+  dims: string[];
+  /** Histogram upper bounds in ns (ascending); bucket index = how many bounds the value exceeds. */
+  bucketsNs?: number[];
+}
+
+/** What one kernel event added to a tally: the record carries it so Node can count it at once (see core/tally.ts). */
+export interface TallyHit {
+  name: string;
+  dims: number[];
+  /** The value (ns) for a histogram tally. */
+  valueNs?: number;
+}
 
 export interface KitOptions {
   /** Per-event records per probe per second (kernel time); 0 = counts only. */
@@ -40,20 +67,44 @@ export const typeOfCode = (c: number): KernelEventType | undefined => KernelEven
 export const countMap = (tally: string, gen: 0 | 1): string => `@t_${tally}_${gen}`;
 export const sumMap = (tally: string, gen: 0 | 1): string => `@ts_${tally}_${gen}`;
 export const SUPPRESSED_MAP = /^@bx_sup_[01]$/;
-/** Record prefix the kit prints before the probe's own text: epoch, budget second, class (1 = notable). */
-export const RECORD_PREFIX = /^(\d+) (\d+) ([01]) /;
+/** Record prefix the kit prints before the probe's own text: epoch, budget second, class (1 = notable), comm bytes. */
+export const RECORD_PREFIX = /^(\d+) (\d+) ([01]) ((?:\\x[0-9a-fA-F]{2}){16}) /;
+
+/** The process name from the prefix's 16 hex-escaped bytes (`\x41\x42…`), up to its NUL. */
+export function commFromHex(hex: string): string {
+  const bytes: number[] = [];
+  for (let i = 2; i < hex.length; i += 4) {
+    const b = parseInt(hex.slice(i, i + 2), 16);
+    if (b === 0) break;
+    bytes.push(b);
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
 
 export interface KitEvent {
   type: KernelEventType;
   /** Expressions of the owning pid and cgroup id (the tally and suppressed keys). */
   pid: string;
   cg: string;
+  /** Expression of the owner's process name (`comm`, or a map value saved where the process was on the CPU). */
+  comm: string;
   /** The tally this event counts in (declared in the probe's `tallies`), its dims, and the value for a histogram. */
   tally?: { name: string; dims: string[]; valueNs?: string };
-  /** The probe's record: printf format (ending in \n) and arguments. */
+  /** The probe's record: printf format (ending in \n) and arguments; the process name is the kit's, not in here. */
   printf: { fmt: string; args: string[] };
-  /** bpftrace condition making this event notable (its own budget); `1` = always; absent = routine. */
-  notable?: string;
+  /** For a type KERNEL_EVENT_TYPES calls notable when `slow`: the bpftrace condition that makes this one notable. */
+  notableWhen?: string;
+}
+
+/** bpftrace statement setting the record class `$bx_c` (1 = notable) as the contract's catalogue says for the type. */
+function classOf(o: KitEvent): string {
+  const rule = KERNEL_EVENT_TYPES[o.type].notable;
+  if (rule === 'slow') {
+    if (!o.notableWhen) throw new Error(`${o.type} is notable when slow: notableWhen needed`);
+    return `$bx_c = 0; if (${o.notableWhen}) { $bx_c = 1; }`;
+  }
+  if (o.notableWhen) throw new Error(`${o.type} is notable ${rule}: no notableWhen`);
+  return rule === 'always' ? '$bx_c = 1;' : '$bx_c = 0;';
 }
 
 export class Kit {
@@ -84,16 +135,16 @@ export class Kit {
       const upd = (g: 0 | 1): string => `${countMap(spec.name, g)}[${k}] = count();${spec.bucketsNs ? ` ${sumMap(spec.name, g)}[${k}] = sum($bx_v);` : ''}`;
       out.push(`if ($bx_e & 1) { ${upd(1)} } else { ${upd(0)} }`);
     }
-    const args = ['$bx_e', '$bx_w', '$bx_c', ...o.printf.args].join(', ');
-    const sup = (g: 0 | 1): string => `@bx_sup_${g}[$bx_w, ${typeCode(o.type)}, $bx_pid, $bx_cg] = count();`;
+    const args = ['$bx_e', '$bx_w', '$bx_c', `buf(${o.comm}, 16)`, ...o.printf.args].join(', ');
+    const sup = (g: 0 | 1): string => `@bx_sup_${g}[$bx_w, ${typeCode(o.type)}, $bx_c, $bx_pid, $bx_cg] = count();`;
     const b = this.opts.budget;
     out.push(
       '$bx_w = nsecs / 1000000000;',
       'if (@bx_w != $bx_w) { @bx_w = $bx_w; @bx_n = 0; @bx_nn = 0; }',
-      o.notable === undefined ? '$bx_c = 0;' : o.notable === '1' ? '$bx_c = 1;' : `$bx_c = 0; if (${o.notable}) { $bx_c = 1; }`,
+      classOf(o),
       '$bx_ok = 0;',
       `if ($bx_c) { if (@bx_nn < ${b}) { @bx_nn = @bx_nn + 1; $bx_ok = 1; } } else { if (@bx_n < ${b}) { @bx_n = @bx_n + 1; $bx_ok = 1; } }`,
-      `if ($bx_ok) { printf("%llu %llu %d ${o.printf.fmt}", ${args}); }`,
+      `if ($bx_ok) { printf("%llu %llu %d %rx ${o.printf.fmt}", ${args}); }`,
       `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`,
     );
     return out.join('\n  ');

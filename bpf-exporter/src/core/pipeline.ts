@@ -2,16 +2,20 @@
  * The exporter core: runs the selected probes (or a replay), turns each raw probe event into a contract KernelEvent
  * (epoch time, pod attribution, trace id join, mode), and fans it out to the ring, SSE, the probe's metrics and the
  * recorder; adds the kernel's flushed counts (events over the per-event budget) to the metrics and keeps what was
- * suppressed per second for /events. Probe-agnostic: everything probe-specific lives in the probe modules.
+ * suppressed per second for /events. Owns what attribution and the uprobes need from the node: the pid registry,
+ * the Kubernetes pod informer (when configured) and the discovery of the workloads' files. Probe-agnostic:
+ * everything probe-specific lives in the probe modules.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { KernelEvent } from '../../../contract';
+import type { KernelEvent, KernelEventType } from '../../../contract';
 import { Attributor, type Attribution } from '../attribution/attributor';
 import { BoundedCache } from '../attribution/bounded-cache';
+import type { KubeConnection } from '../attribution/kubernetes/connection';
+import { PodInformer } from '../attribution/kubernetes/pod-informer';
 import { PidRegistry } from '../attribution/registry';
-import type { KernelEventType } from '../../../contract';
 import { bucketOf, type KitOptions } from './kit';
+import { podLabelSet } from './pod-labels';
 import type { PodLabelValues, ProbeMetrics, ProbeModule, ProbeOptions, RawEvent } from './probe';
 import { SuppressedLog } from './suppressed';
 import type { SuppressedEntry, TallyDelta } from './tally';
@@ -20,6 +24,7 @@ import { Recorder, Replayer, readRecording } from './replay';
 import { EventRing } from './ring';
 import { ProbeRunner, type ProbeStatus } from './runner';
 import { SseHub } from './sse';
+import { UprobeFiles } from './uprobe-files';
 
 export interface PipelineOptions {
   probes: ProbeModule[];
@@ -35,6 +40,16 @@ export interface PipelineOptions {
   batchPauseMs?: number;
   /** Per-event records per probe per second and the flush period of the kernel counts (200, 1000 ms). */
   kit?: KitOptions;
+  /** Pod label keys kept on events and metrics (default none). */
+  podLabels?: string[];
+  /** Pod identities from the Kubernetes API: a connection, or why there is none (a bad kubeconfig). */
+  kubernetes?: { connection?: KubeConnection; error?: string };
+  /** Files named for the uprobes per kind, and the discovery period (0 = named files only). */
+  uprobeFiles?: Record<string, string[]>;
+  scanMs?: number;
+  sseMaxClients?: number;
+  /** Where /proc is (tests of the discovery). */
+  procRoot?: string;
 }
 
 /** Events of a pid within this window of a request whose traceparent was read carry that trace id. */
@@ -45,7 +60,10 @@ export class Pipeline {
   readonly pids = new PidRegistry();
   readonly attributor: Attributor;
   readonly ring: EventRing;
-  readonly sse = new SseHub();
+  readonly sse: SseHub;
+  readonly files: UprobeFiles;
+  readonly pods?: PodInformer;
+  private readonly podLabels: ReturnType<typeof podLabelSet>;
   readonly runners: ProbeRunner[] = [];
   readonly mode: 'live' | 'replay';
   private readonly metrics = new Map<string, ProbeMetrics>();
@@ -66,7 +84,23 @@ export class Pipeline {
     this.mode = opts.replay ? 'replay' : 'live';
     this.kit = opts.kit ?? { budget: 200, flushMs: 1000 };
     this.ring = new EventRing(opts.ringSize);
-    this.attributor = new Attributor({ node: opts.node, registry: this.pids });
+    this.sse = new SseHub({ ring: this.ring, maxClients: opts.sseMaxClients ?? 16 });
+    this.podLabels = podLabelSet(opts.podLabels ?? []);
+    if (opts.kubernetes?.connection) {
+      this.pods = new PodInformer({ connection: opts.kubernetes.connection, node: opts.node, labelKeys: opts.podLabels ?? [], log: opts.log });
+    }
+    this.attributor = new Attributor({ node: opts.node, registry: this.pids, pods: this.pods, procRoot: opts.procRoot });
+    // Every file kind any selected probe puts uprobes on (same name, same matcher).
+    const kinds = new Map<string, { file: string; matches(b: string): boolean }>();
+    for (const p of opts.probes) for (const k of p.uprobes ?? []) if (!kinds.has(k.file)) kinds.set(k.file, k);
+    this.files = new UprobeFiles({
+      kinds: [...kinds.values()],
+      explicit: Object.fromEntries(Object.entries(opts.uprobeFiles ?? {}).filter(([k]) => kinds.has(k))),
+      registered: () => this.pids.list().map((r) => r.pid),
+      scanMs: opts.replay ? 0 : opts.scanMs ?? 15_000,
+      selfPid: process.pid,
+      procRoot: opts.procRoot,
+    });
     // bpf `nsecs` and process.hrtime are both CLOCK_MONOTONIC: one offset converts kernel time to epoch ms.
     this.offsetMs = Date.now() - Number(process.hrtime.bigint()) / 1e6;
     this.lost = new Counter({
@@ -95,9 +129,11 @@ export class Pipeline {
       collect() { for (const r of runners) this.set({ probe: r.status.name }, r.status.restarts); },
     });
     const sse = this.sse;
-    new Gauge({ name: 'hopscope_bpf_sse_dropped', help: 'Events skipped for SSE clients that did not keep up', registers: [this.registry], collect() { this.set(sse.dropped); } });
+    new Gauge({ name: 'hopscope_bpf_sse_dropped', help: 'SSE subscribers closed for falling further behind than the ring holds', registers: [this.registry], collect() { this.set(sse.dropped); } });
+    new Gauge({ name: 'hopscope_bpf_sse_clients', help: 'SSE subscribers connected now', registers: [this.registry], collect() { this.set(sse.size); } });
+    new Gauge({ name: 'hopscope_bpf_sse_refused', help: 'SSE subscriptions refused at HOPSCOPE_BPF_SSE_MAX_CLIENTS', registers: [this.registry], collect() { this.set(sse.refused); } });
     for (const p of opts.probes) {
-      this.metrics.set(p.name, p.metrics(this.registry));
+      this.metrics.set(p.name, p.metrics(this.registry, this.podLabels));
       this.lost.inc({ probe: p.name, stage: 'kernel' }, 0);
       this.suppressedTotal.inc({ probe: p.name }, 0);
     }
@@ -115,6 +151,9 @@ export class Pipeline {
       return;
     }
     if (this.opts.recordFile) this.recorder = new Recorder(this.opts.recordFile);
+    this.pods?.start();
+    // The first scan runs before the probes start, so they attach to what the workloads already run.
+    this.files.start();
     for (const probe of this.opts.probes) {
       const runner = new ProbeRunner(probe, {
         bpftrace: this.opts.bpftrace,
@@ -124,6 +163,7 @@ export class Pipeline {
         perfPages: this.opts.perfPages,
         batchPauseMs: this.opts.batchPauseMs,
         kit: this.kit,
+        files: this.files,
         onEvent: (p, raw, count) => this.ingest(p, raw, count),
         onLost: (p, n, stage) => this.lost.inc({ probe: p.name, stage }, n),
         onCounts: (p, deltas) => this.addCounts(p, deltas),
@@ -133,6 +173,8 @@ export class Pipeline {
     }
     await Promise.all(this.runners.map((r) => r.start()));
   }
+
+  get node(): string { return this.opts.node; }
 
   /** Resolves once every started probe is attached or has given its reason (for tests and the demo). */
   async settled(timeoutMs = 60_000): Promise<ProbeStatus[]> {
@@ -149,7 +191,7 @@ export class Pipeline {
   }
 
   private labels(a: Attribution): PodLabelValues {
-    return { pod: a.pod ?? '', namespace: a.namespace ?? '', node: a.node ?? this.opts.node };
+    return this.podLabels.values(a.pod ?? '', a.namespace ?? '', a.node ?? this.opts.node, a.labels);
   }
 
   private countType(probe: string, type: KernelEventType, n: number): void {
@@ -173,11 +215,15 @@ export class Pipeline {
     if (a.container) detail.container = a.container;
     if (a.podUid) detail.podUid = a.podUid;
     if (a.service) detail.service = a.service;
+    if (a.owner) detail.owner = a.owner;
+    if (a.workload) detail.workload = a.workload;
     // Built field by field (no conditional spreads): this runs for every event.
     const e: KernelEvent = { ts: Math.round(ts * 1000) / 1000, type: raw.type, pid: raw.pid, comm: raw.comm, detail, mode: 'live' };
     if (a.pod) e.pod = a.pod;
     if (a.namespace) e.namespace = a.namespace;
     e.node = a.node ?? this.opts.node;
+    if (a.labels) e.labels = a.labels;
+    if (raw.notable) e.notable = true;
     if (raw.durationMs !== undefined) e.durationMs = raw.durationMs;
     if (raw.traceId) {
       e.traceId = raw.traceId;
@@ -218,11 +264,11 @@ export class Pipeline {
     let n = 0;
     for (const s of entries) {
       const a = this.attribute(s.pid, s.cgroupId);
-      this.suppressed.add({ ts: s.second * 1000 + this.offsetMs, type: s.type, pid: s.pid, pod: a.pod, count: s.count });
+      this.suppressed.add({ ts: s.second * 1000 + this.offsetMs, type: s.type, notable: s.notable, pid: s.pid, pod: a.pod, count: s.count });
       n += s.count;
     }
     this.suppressedTotal.inc({ probe: probe.name }, n);
-    this.sse.publishSuppressed(entries.map((s) => ({ ts: s.second * 1000 + this.offsetMs, type: s.type, pid: s.pid, pod: this.attribute(s.pid, s.cgroupId).pod, count: s.count })));
+    this.sse.publishSuppressed(entries.map((s) => ({ ts: s.second * 1000 + this.offsetMs, type: s.type, notable: s.notable, pid: s.pid, pod: this.attribute(s.pid, s.cgroupId).pod, count: s.count })));
   }
 
   /** Events matching the query that the budget kept out of /events (see SuppressedLog.count). */
@@ -242,7 +288,7 @@ export class Pipeline {
     const before = this.ring.evicted;
     this.ring.push(e);
     if (this.ring.evicted > before) this.evicted.inc();
-    this.sse.publish(e);
+    this.sse.publish();
   }
 
   health(): Record<string, unknown> {
@@ -251,7 +297,8 @@ export class Pipeline {
       ? this.opts.probes.map((p) => ({ name: p.name, description: p.description, state: 'not_attached', attached: false, code: 'replay_mode', reason: `replay mode: events come from ${replay.file}, not the kernel` }))
       : this.runners.map((r) => ({ ...r.status }));
     return {
-      ok: this.mode === 'replay' ? !this.replayError : probes.every((p) => p.attached),
+      // A probe waiting for a file to attach to (no GPU workload on this node) is not a fault.
+      ok: this.mode === 'replay' ? !this.replayError : probes.every((p) => p.attached || p.state === 'waiting'),
       mode: this.mode,
       node: this.opts.node,
       probes,
@@ -264,12 +311,26 @@ export class Pipeline {
         ...(Number.isFinite(this.suppressed.knownSince) ? { suppressedKnownSince: this.suppressed.knownSince } : {}),
       },
       sseClients: this.sse.size,
+      sse: { clients: this.sse.size, maxClients: this.sse.maxClients, dropped: this.sse.dropped, refused: this.sse.refused },
+      seq: { first: this.ring.firstSeq, last: this.ring.lastSeq, start: this.ring.startSeq },
       registrations: this.pids.size,
+      attribution: this.attributionHealth(),
+      uprobeDiscovery: this.files.health(),
     };
+  }
+
+  /** Which identity source is in use: the Kubernetes API (and how it is doing) or /proc alone. */
+  private attributionHealth(): Record<string, unknown> {
+    const k = this.opts.kubernetes;
+    if (this.pods) return { mode: 'kubernetes', kubernetes: this.pods.health(), fallback: 'proc (pods the informer does not know yet)' };
+    if (k?.error) return { mode: 'proc', reason: `kubernetes not used: ${k.error}` };
+    return { mode: 'proc', reason: 'off-cluster: no KUBERNETES_SERVICE_HOST and no HOPSCOPE_BPF_KUBECONFIG; pods named from /proc/<pid>/cgroup and the container\'s HOSTNAME' };
   }
 
   async stop(): Promise<void> {
     this.replayer?.stop();
+    this.files.stop();
+    this.pods?.stop();
     await Promise.all(this.runners.map((r) => r.stop()));
     this.sse.close();
     await this.recorder?.close();

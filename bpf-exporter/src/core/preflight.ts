@@ -6,15 +6,15 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import type { FoundSymbols, Requirement } from './probe';
+import type { Requirement } from './probe';
 
 const run = promisify(execFile);
 
 export type NotAttachedCode =
   | 'not_root' | 'bpftrace_missing' | 'no_tracefs' | 'no_btf' | 'tracepoint_missing' | 'file_missing' | 'symbol_missing'
-  | 'bpftrace_failed' | 'disabled' | 'replay_mode';
+  | 'bpftrace_failed' | 'no_targets' | 'disabled' | 'replay_mode';
 
-export type Preflight = { ok: true; found: FoundSymbols } | { ok: false; code: NotAttachedCode; reason: string };
+export type Preflight = { ok: true } | { ok: false; code: NotAttachedCode; reason: string };
 
 export function findBinary(name: string): string | undefined {
   if (name.includes('/')) return existsSync(name) ? name : undefined;
@@ -59,8 +59,7 @@ export function listSymbols(bin: string, path: string, pattern: string): Promise
   return p;
 }
 
-export async function probePreflight(bin: string, reqs: Requirement[]): Promise<Preflight> {
-  const found: FoundSymbols = {};
+export async function probePreflight(reqs: Requirement[]): Promise<Preflight> {
   const events = tracefsEvents();
   for (const r of reqs) {
     if (r.kind === 'tracepoint') {
@@ -70,21 +69,24 @@ export async function probePreflight(bin: string, reqs: Requirement[]): Promise<
       if (!existsSync('/sys/kernel/btf/vmlinux')) {
         return { ok: false, code: 'no_btf', reason: 'no BTF (/sys/kernel/btf/vmlinux): struct sock fields cannot be read' };
       }
-    } else if (r.kind === 'file') {
-      if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `${r.what} not found: ${r.path}` };
-    } else {
-      if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `library not found: ${r.path}` };
-      const prefix = commonPrefix(r.symbols);
-      const have = new Set(await listSymbols(bin, r.path, `${prefix}*`));
-      const present = r.symbols.filter((s) => have.has(s));
-      const missing = r.symbols.filter((s) => !have.has(s));
-      if (r.anyOf ? !present.length : missing.length) {
-        return { ok: false, code: 'symbol_missing', reason: `symbol${missing.length > 1 ? 's' : ''} missing in ${r.path}: ${missing.join(', ')}` };
-      }
-      found[r.path] = present;
-    }
+    } else if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `${r.what} not found: ${r.path}` };
   }
-  return { ok: true, found };
+  return { ok: true };
+}
+
+/**
+ * Which of `symbols` the file exports, as bpftrace would attach them: one listing per group of symbols sharing a
+ * prefix (listing every symbol of a 100 MB node binary is slow).
+ */
+export async function exportedSymbols(bin: string, path: string, symbols: string[]): Promise<Set<string>> {
+  const groups = new Map<string, string[]>();
+  for (const s of symbols) {
+    const key = s.slice(0, 4);
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  const have = new Set<string>();
+  for (const group of groups.values()) for (const s of await listSymbols(bin, path, `${commonPrefix(group)}*`)) have.add(s);
+  return have;
 }
 
 function commonPrefix(xs: string[]): string {

@@ -4,51 +4,46 @@
  */
 import type { Registry } from 'prom-client';
 import type { KernelEvent, KernelEventType } from '../../../contract';
-import type { Kit } from './kit';
+import type { Kit, TallyHit, TallySpec } from './kit';
+
+export type { TallyHit, TallySpec } from './kit';
 
 /** Options every probe may read; each probe takes what it needs. */
 export interface ProbeOptions {
-  /** Binary whose TLSWrap/SSL_write symbols Node probes attach to (defaults to this node). */
-  nodeBinary: string;
-  /** OpenSSL 3 shared libraries for non-Node TLS users. */
-  libssl: string[];
-  /** CUDA driver library whose allocation entry points are watched. */
-  libcuda: string;
   /** 1 in N HTTP requests has its traceparent read (1 = every request). */
   traceparentSampleEvery: number;
   /** The exporter's own pid, excluded where a probe would otherwise see the exporter itself. */
   selfPid: number;
 }
 
-/**
- * A count the probe keeps in the kernel (exact whatever the per-event budget lets through): a bpftrace count map keyed
- * by [pid, cgroup id, ...dims], plus a sum map of the value in ns when `bucketsNs` makes it a histogram (the bucket
- * index is the last key). Flushed by the core every HOPSCOPE_BPF_FLUSH_MS (see core/kit.ts).
- */
-export interface TallySpec {
-  /** Map stem: letters, digits, underscore. */
-  name: string;
-  /** The event type each counted occurrence is (feeds hopscope_bpf_events_total). */
-  type: KernelEventType;
-  /** Names of the dimensions after pid and cgroup id (documentation and arity check). */
-  dims: string[];
-  /** Histogram upper bounds in ns (ascending); bucket index = how many bounds the value exceeds. */
-  bucketsNs?: number[];
-}
-
-/** What one kernel event added to a tally: the record carries it so Node can count it at once (see core/tally.ts). */
-export interface TallyHit {
-  name: string;
-  dims: number[];
-  /** The value (ns) for a histogram tally. */
-  valueNs?: number;
-}
-
 /** Something the probe needs before bpftrace is worth starting; checked up front so /health can say exactly why. */
 export type Requirement =
   | { kind: 'tracepoint'; category: string; name: string }
-  | { kind: 'file'; path: string; what: string }
-  | { kind: 'symbol'; path: string; symbols: string[]; anyOf?: boolean };
+  | { kind: 'file'; path: string; what: string };
+
+/**
+ * A kind of file a probe puts uprobes on. The files are the ones the workloads run, found in their processes' maps
+ * (core/uprobe-files.ts), plus any named explicitly (HOPSCOPE_BPF_LIBCUDA …); a file is attached when it exports the
+ * symbols.
+ */
+export interface UprobeKind {
+  /** The file kind (`node`, `libssl`, `libcuda`): the same name means the same matcher, across probes. */
+  file: string;
+  /** Whether a mapped file, by its base name, is one of these. */
+  matches(baseName: string): boolean;
+  /** Symbols the file must export; `anyOf`: at least one, and only those present are attached. */
+  symbols: string[];
+  anyOf?: boolean;
+}
+
+/** One file the program attaches to. */
+export interface UprobeTarget {
+  file: string;
+  /** A path reaching the file from the exporter: its own, or /proc/<pid>/root/… for a container's file. */
+  path: string;
+  /** The kind's symbols this file exports. */
+  symbols: string[];
+}
 
 /** A probe's parse result: the event without attribution (the core adds pod/namespace/node/traceId and `mode`). */
 export interface RawEvent {
@@ -56,6 +51,7 @@ export interface RawEvent {
   /** Monotonic kernel time (bpf `nsecs`) of the event; the core converts it to epoch ms. */
   nsecs?: bigint;
   pid: number;
+  /** The process name, from the kit's record prefix (never from the probe's own text). */
   comm: string;
   /** cgroup v2 id the event belongs to (the socket's, for softirq-context TCP events). */
   cgroupId?: number;
@@ -65,14 +61,23 @@ export interface RawEvent {
   detail: Record<string, unknown>;
   /** Flush epoch the kernel counted this event in (printed by kit.event as "e"). */
   epoch?: number;
+  /** Recorded in the notable class (the kit's prefix). */
+  notable?: boolean;
   /** The tally this event was counted in, when the probe keeps one. */
   tally?: TallyHit;
 }
 
-export type FoundSymbols = Record<string, string[]>;
+/** What a probe's parser returns: everything but the process name, which the core takes from the record prefix. */
+export type ParsedRecord = Omit<RawEvent, 'comm'>;
 
-/** Labels a kernel count is attributed to. */
-export type PodLabelValues = Record<(typeof POD_LABELS)[number], string>;
+/** Label values a kernel count is attributed to: pod, namespace, node, then the configured workload labels. */
+export type PodLabelValues = Record<string, string>;
+
+/** The pod labels every probe metric starts with (core/pod-labels.ts). */
+export interface PodLabelSet {
+  names: readonly string[];
+  ofEvent(e: KernelEvent): PodLabelValues;
+}
 
 export interface ProbeMetrics {
   /** Record-driven metrics (probes without tallies, e.g. http_traceparent). */
@@ -93,20 +98,20 @@ export interface ProbeModule {
   /** Not started unless asked for (expensive probes). */
   optIn?: boolean;
   requirements(opts: ProbeOptions): Requirement[];
+  /** Files the probe puts uprobes on; `uprobesRequired`: without one the probe waits (it has nothing else to watch). */
+  uprobes?: UprobeKind[];
+  uprobesRequired?: boolean;
   /**
-   * `found` holds, per library path of a `symbol` requirement, the symbols that library really exports; `kit` emits
-   * the counting, per-event budget and flush code every probe shares (core/kit.ts).
+   * `targets`: the files to attach to, each with the symbols it really exports; `kit` emits the counting, per-event
+   * budget and flush code every probe shares (core/kit.ts).
    */
-  program(opts: ProbeOptions, found: FoundSymbols, kit: Kit): string;
+  program(opts: ProbeOptions, targets: UprobeTarget[], kit: Kit): string;
   /** Extra environment for this probe's bpftrace (e.g. BPFTRACE_STRLEN). */
   env?: Record<string, string>;
-  /** `line` is one printf line of the probe (most probes print JSON); null when the line is not an event. */
-  parse(line: string): RawEvent | null;
-  metrics(registry: Registry): ProbeMetrics;
+  /** `line` is the probe's own text of one record (most probes print JSON); null when the line is not an event. */
+  parse(line: string): ParsedRecord | null;
+  metrics(registry: Registry, pod: PodLabelSet): ProbeMetrics;
 }
-
-/** Labels every probe metric carries, so Prometheus joins kernel evidence to pods. */
-export const POD_LABELS = ['pod', 'namespace', 'node'] as const;
 
 /**
  * prom-client hashes the label object on every observation; at thousands of events/s that shows. This keeps one
@@ -123,10 +128,6 @@ export function labelCache<C>(metric: { labels(labels: Record<string, string>): 
     }
     return c;
   };
-}
-
-export function podLabels(e: KernelEvent): PodLabelValues {
-  return { pod: e.pod ?? '', namespace: e.namespace ?? '', node: e.node ?? '' };
 }
 
 /** Decodes a probe's JSON printf line; throws on a malformed line (the core counts those). */

@@ -4,7 +4,7 @@
  * timestamps). Replayed events always say mode "replay" so they never pass for live data.
  */
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
-import { KernelEvent } from '../../../contract';
+import { KERNEL_EVENT_TYPES, KernelEvent } from '../../../contract';
 
 export function readRecording(file: string): KernelEvent[] {
   const out: KernelEvent[] = [];
@@ -29,7 +29,11 @@ export class Replayer {
   get total(): number { return this.events.length; }
 
   start(emit: (e: KernelEvent) => void, onDone: () => void = () => {}): void {
-    const asReplay = (e: KernelEvent, ts: number): KernelEvent => ({ ...e, ts, mode: 'replay', detail: { ...e.detail, recordedTs: e.ts } });
+    // A recording made before events said whether they were notable: the types that always are, are.
+    const asReplay = (e: KernelEvent, ts: number): KernelEvent => ({
+      ...e, ts, mode: 'replay', detail: { ...e.detail, recordedTs: e.ts },
+      ...(e.notable === undefined && KERNEL_EVENT_TYPES[e.type].notable === 'always' ? { notable: true } : {}),
+    });
     if (this.timing === 'fast' || !this.events.length) {
       for (const e of this.events) emit(asReplay(e, e.ts));
       this.done = true;

@@ -1,17 +1,32 @@
 /**
- * Runs one probe as a `bpftrace -f json` child: preflight, spawn, decode its JSON lines, hand record lines to the
- * probe's parser, reconcile the kernel counts it flushes (core/kit.ts, core/tally.ts), count lost and suppressed
- * events, and restart a child that dies with exponential backoff (shown in /health).
+ * Runs one probe as a `bpftrace -f json` child: preflight, the files its uprobes go on (core/uprobe-files.ts, symbols
+ * checked), spawn, decode its JSON lines, hand record lines to the probe's parser, reconcile the kernel counts it
+ * flushes (core/kit.ts, core/tally.ts), count lost and suppressed events, restart a child that dies with exponential
+ * backoff, and reload the program when the workloads start mapping a new file of its kinds (all shown in /health).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
-import { machinePreflight, probePreflight, type NotAttachedCode } from './preflight';
-import { Kit, RECORD_PREFIX, type KitOptions } from './kit';
-import type { ProbeModule, ProbeOptions, RawEvent } from './probe';
+import { exportedSymbols, machinePreflight, probePreflight, type NotAttachedCode } from './preflight';
+import { commFromHex, Kit, RECORD_PREFIX, type KitOptions } from './kit';
+import type { ProbeModule, ProbeOptions, RawEvent, UprobeTarget } from './probe';
 import { TallyReconciler, type FlushResult, type SuppressedEntry, type TallyDelta } from './tally';
+import type { UprobeFileRefusal, UprobeFiles } from './uprobe-files';
 
-export type ProbeState = 'starting' | 'attached' | 'restarting' | 'not_attached' | 'stopped';
+/** `waiting`: no workload maps a file of the probe's kinds yet; it starts when one does. */
+export type ProbeState = 'starting' | 'attached' | 'restarting' | 'waiting' | 'not_attached' | 'stopped';
+
+/** A file the probe's uprobes are on. */
+export interface AttachedFile {
+  file: string;
+  path: string;
+  /** The path inside the process's mount namespace (differs from `path` for a container's file). */
+  mappedPath: string;
+  source: 'explicit' | 'discovered';
+  symbols: string[];
+  pids: number[];
+  processes: number;
+}
 
 export interface ProbeStatus {
   name: string;
@@ -24,7 +39,11 @@ export interface ProbeStatus {
   attachPoints?: number;
   since?: number;
   restarts: number;
+  /** Programs reloaded because the workloads started mapping new files. */
+  reloads: number;
   nextRetryMs?: number;
+  /** For uprobe probes: the files attached and the ones that were not, with why. */
+  uprobes?: { attached: AttachedFile[]; refused: UprobeFileRefusal[] };
   bpftracePid?: number;
   /** Per-event records received (and published to /events). */
   events: number;
@@ -57,7 +76,12 @@ export interface RunnerDeps {
   perfPages?: number;
   /** Pause after a small read so lines batch up (3 ms; 0 = read every line at once). */
   batchPauseMs?: number;
+  /** The workloads' files for uprobes (absent: a uprobe probe has no files). */
+  files?: UprobeFiles;
 }
+
+/** Coalesces the files found in one burst (a pod starting maps many) into one reload. */
+const RELOAD_DEBOUNCE_MS = 1000;
 
 const NOISE = /RLIMIT_MEMLOCK|^\s*$/;
 /** Above this much per read we are behind: keep reading without pausing so bpftrace never blocks on the pipe. */
@@ -70,7 +94,11 @@ process.once('exit', () => { for (const c of liveChildren) c.kill('SIGINT'); });
 export class ProbeRunner {
   private child?: ChildProcess;
   private timer?: NodeJS.Timeout;
+  private reloadTimer?: NodeJS.Timeout;
   private stopping = false;
+  private reloading = false;
+  /** The targets the running program was built for (compared on a files change). */
+  private targetsKey = '';
   private failures = 0;
   private stderr: string[] = [];
   private tally = new TallyReconciler();
@@ -80,22 +108,97 @@ export class ProbeRunner {
 
   constructor(readonly probe: ProbeModule, private readonly deps: RunnerDeps) {
     this.status = {
-      name: probe.name, description: probe.description, state: 'starting', attached: false, restarts: 0,
+      name: probe.name, description: probe.description, state: 'starting', attached: false, restarts: 0, reloads: 0,
       events: 0, counted: 0, suppressed: 0, budgetPerSecond: deps.kit.budget, flushes: 0, lost: 0, unparsable: 0,
     };
+    const kinds = new Set((probe.uprobes ?? []).map((k) => k.file));
+    if (kinds.size && deps.files) {
+      deps.files.on('change', (changed: string[]) => {
+        if (!changed.some((k) => kinds.has(k)) || this.stopping) return;
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => { void this.reload(); }, RELOAD_DEBOUNCE_MS);
+        this.reloadTimer.unref();
+      });
+    }
   }
 
-  async start(): Promise<void> {
+  /** The files of the probe's kinds that export its symbols, and the ones refused with why. */
+  private async targets(bin: string): Promise<{ targets: UprobeTarget[]; attached: AttachedFile[]; refused: UprobeFileRefusal[] }> {
+    const targets: UprobeTarget[] = [];
+    const attached: AttachedFile[] = [];
+    const refused: UprobeFileRefusal[] = [];
+    for (const kind of this.probe.uprobes ?? []) {
+      refused.push(...(this.deps.files?.refusals(kind.file) ?? []));
+      for (const f of this.deps.files?.files(kind.file) ?? []) {
+        const have = await exportedSymbols(bin, f.path, kind.symbols);
+        const present = kind.symbols.filter((s) => have.has(s));
+        const missing = kind.symbols.filter((s) => !have.has(s));
+        if (kind.anyOf ? !present.length : missing.length) {
+          refused.push({ file: kind.file, path: f.path, reason: kind.anyOf ? `exports none of ${kind.symbols.join(', ')}` : `lacks ${missing.join(', ')}` });
+          continue;
+        }
+        targets.push({ file: kind.file, path: f.path, symbols: present });
+        attached.push({ file: kind.file, path: f.path, mappedPath: f.mappedPath, source: f.source, symbols: present, pids: [...f.pids], processes: f.processes });
+      }
+    }
+    return { targets, attached, refused };
+  }
+
+  /** New files of the probe's kinds: rebuild the program when its targets changed (or start a waiting probe). */
+  private async reload(): Promise<void> {
+    if (this.stopping || this.reloading) return;
+    await this.inFlight;
+    const machine = machinePreflight(this.deps.bpftrace);
+    if (!machine.ok) return;
+    const { targets } = await this.targets(machine.bin);
+    if (keyOf(targets) === this.targetsKey && this.status.state !== 'waiting') return;
+    const child = this.child;
+    this.reloading = true;
+    try {
+      if (child && child.exitCode === null) {
+        // SIGINT: bpftrace runs END, so the counts of the old program are flushed before the new one starts.
+        await new Promise<void>((resolve) => { child.once('close', () => resolve()); child.kill('SIGINT'); });
+      }
+    } finally { this.reloading = false; }
+    if (this.stopping) return;
+    clearTimeout(this.timer);
+    this.status.reloads++;
+    this.deps.log.info({ probe: this.probe.name, targets: targets.map((t) => t.path) }, 'uprobe files changed: reloading the probe');
+    await this.start();
+  }
+
+  /** A start in progress (preflight and symbol listings are awaited): a reload waits for it. */
+  private inFlight?: Promise<void>;
+
+  start(): Promise<void> {
+    this.inFlight = this.doStart().finally(() => { this.inFlight = undefined; });
+    return this.inFlight;
+  }
+
+  private async doStart(): Promise<void> {
     this.stopping = false;
     const { log } = this.deps;
     const machine = machinePreflight(this.deps.bpftrace);
     if (!machine.ok) return this.notAttached(machine.code, machine.reason, false);
-    const pre = await probePreflight(machine.bin, this.probe.requirements(this.deps.options));
+    const pre = await probePreflight(this.probe.requirements(this.deps.options));
     if (this.stopping) return;
-    // A missing library or symbol may appear later (a driver install): keep checking, slowly.
-    if (!pre.ok) return this.notAttached(pre.code, pre.reason, pre.code === 'file_missing' || pre.code === 'symbol_missing');
+    // A missing file may appear later (a driver install): keep checking, slowly.
+    if (!pre.ok) return this.notAttached(pre.code, pre.reason, pre.code === 'file_missing');
+    const { targets, attached, refused } = await this.targets(machine.bin);
+    if (this.stopping) return;
+    if (this.probe.uprobes?.length) this.status.uprobes = { attached, refused };
+    this.targetsKey = keyOf(targets);
+    if (this.probe.uprobesRequired && !targets.length) {
+      const kinds = (this.probe.uprobes ?? []).map((k) => k.file).join(' or ');
+      const why = refused.length ? `; refused: ${refused.map((r) => `${r.path} (${r.reason})`).join('; ')}` : '';
+      Object.assign(this.status, {
+        state: 'waiting', attached: false, code: 'no_targets', bpftracePid: undefined, since: undefined, nextRetryMs: undefined,
+        reason: `no ${kinds} file to attach to yet: no registered or pod process maps one (checked every scan; name one explicitly with its HOPSCOPE_BPF_* variable)${why}`,
+      });
+      return;
+    }
     const kit = new Kit(this.probe.tallies ?? [], this.deps.kit);
-    const program = this.probe.program(this.deps.options, pre.found, kit);
+    const program = this.probe.program(this.deps.options, targets, kit);
     if (!kit.complete) throw new Error(`probe ${this.probe.name}: program has no kit.footer()`);
     this.stderr = [];
     // A new bpftrace starts its epochs at 0: what the last one had not flushed is gone with it.
@@ -124,6 +227,7 @@ export class ProbeRunner {
       if (open) this.deliver(open);
       if (this.child !== child) return;
       this.child = undefined;
+      if (this.reloading) return; // reload() starts the new program
       const ranMs = this.status.since ? Date.now() - this.status.since : 0;
       if (this.stopping) {
         Object.assign(this.status, { state: 'stopped', attached: false, bpftracePid: undefined });
@@ -188,16 +292,18 @@ export class ProbeRunner {
   /** A per-event record: `<epoch> <second> <class> <the probe's own text>` (kit.event). */
   private onRecord(text: string): void {
     const m = RECORD_PREFIX.exec(text);
-    let raw: ReturnType<ProbeModule['parse']> = null;
+    let raw: RawEvent | null = null;
     try {
       if (!m) throw new Error('record without the kit prefix');
-      raw = this.probe.parse(text.slice(m[0].length));
+      raw = this.probe.parse(text.slice(m[0].length)) as RawEvent | null;
     } catch {
       this.status.unparsable++;
       this.deps.onLost(this.probe, 1, 'unparsable');
       return;
     }
     if (!raw) return;
+    raw.comm = commFromHex(m![4]);
+    raw.notable = m![3] === '1';
     const epoch = Number(m![1]);
     const second = Number(m![2]);
     // The kernel's budget check is not atomic across CPUs: records past the budget are suppressed here (the kernel
@@ -207,7 +313,7 @@ export class ProbeRunner {
     this.perSecond.set(slot, seen);
     if (this.perSecond.size > 16) for (const s of this.perSecond.keys()) if (s < (second - 4) * 2) this.perSecond.delete(s);
     if (seen > this.deps.kit.budget) {
-      const e: SuppressedEntry = { second, type: raw.type, pid: raw.pid, cgroupId: raw.cgroupId ?? 0, count: 1 };
+      const e: SuppressedEntry = { second, type: raw.type, notable: raw.notable, pid: raw.pid, cgroupId: raw.cgroupId ?? 0, count: 1 };
       this.status.suppressed++;
       if (!raw.tally) this.status.counted++;
       this.deps.onSuppressed(this.probe, [e]);
@@ -254,6 +360,7 @@ export class ProbeRunner {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearTimeout(this.reloadTimer);
     const child = this.child;
     if (!child || child.exitCode !== null) {
       Object.assign(this.status, { state: 'stopped', attached: false });
@@ -273,3 +380,5 @@ export class ProbeRunner {
     return this.child?.kill(signal) ?? false;
   }
 }
+
+const keyOf = (targets: UprobeTarget[]): string => targets.map((t) => `${t.path}:${t.symbols.join(',')}`).sort().join('|');

@@ -10,6 +10,8 @@ export interface SuppressedRecord {
   /** Epoch ms of the start of the (kernel) second the events were suppressed in. */
   ts: number;
   type: KernelEventType;
+  /** Over the notable class's budget. */
+  notable: boolean;
   pid: number;
   pod?: string;
   count: number;
@@ -49,6 +51,7 @@ export class SuppressedLog {
       if (f.types && !f.types.includes(r.type)) continue;
       if (f.pid !== undefined && r.pid !== f.pid) continue;
       if (f.pod !== undefined && r.pod !== f.pod) continue;
+      if (f.notable && !r.notable) continue;
       n += r.count;
     }
     return n;

@@ -8,8 +8,7 @@
  * (perf buffers of different CPUs are read in no fixed order) is not counted again: the flush included it.
  */
 import type { KernelEventType } from '../../../contract';
-import { bucketOf, SUPPRESSED_MAP, typeOfCode } from './kit';
-import type { TallyHit, TallySpec } from './probe';
+import { bucketOf, SUPPRESSED_MAP, typeOfCode, type TallyHit, type TallySpec } from './kit';
 
 export interface TallyDelta {
   tally: string;
@@ -26,6 +25,8 @@ export interface SuppressedEntry {
   /** Kernel monotonic second the events were suppressed in. */
   second: number;
   type: KernelEventType;
+  /** Suppressed from the notable class's budget. */
+  notable: boolean;
   pid: number;
   cgroupId: number;
   count: number;
@@ -93,9 +94,9 @@ export class TallyReconciler {
       const n = typeof v === 'number' ? v : Number(v);
       if (!Number.isFinite(n) || n === 0) continue;
       if (sup) {
-        const [second, code, pid, cg] = k.split(',').map(Number);
+        const [second, code, cls, pid, cg] = k.split(',').map(Number);
         const type = typeOfCode(code);
-        if (type) o.suppressed.push({ second, type, pid, cgroupId: cg, count: n });
+        if (type) o.suppressed.push({ second, type, notable: cls === 1, pid, cgroupId: cg, count: n });
       } else {
         const key = `${m![2]}|${k}`;
         const target = m![1] === 't' ? o.counts : o.sums;

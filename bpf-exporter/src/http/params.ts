@@ -31,9 +31,13 @@ const Query = z.object({
   }).optional(),
   traceId: z.string().regex(/^[0-9a-f]{32}$/, 'traceId must be 32 lowercase hex digits').optional(),
   limit: z.string().regex(/^\d+$/, 'limit must be a positive integer').transform(Number).optional(),
+  /** `notable`: only the events recorded as notable (KERNEL_EVENT_TYPES); `all` (default): every event. */
+  class: z.enum(['notable', 'all']).optional(),
+  /** Resume: events after this sequence number (the `seq` of the last event the consumer has). */
+  after: z.string().regex(/^\d{1,16}$/, 'after must be an event sequence number').transform(Number).optional(),
 }).strict();
 
-export type ParsedQuery = { filter: EventFilter; limit: number } | { error: string };
+export type ParsedQuery = { filter: EventFilter; limit: number; after?: number } | { error: string };
 
 export function parseEventQuery(q: unknown, opts: { maxRangeMs: number; maxLimit: number }, live = false): ParsedQuery {
   const r = Query.safeParse(q);
@@ -41,12 +45,14 @@ export function parseEventQuery(q: unknown, opts: { maxRangeMs: number; maxLimit
     const i = r.error.issues[0];
     return { error: `${i.path.join('.') || 'query'}: ${i.message}` };
   }
-  const { from, to, pod, pid, type, traceId, limit } = r.data;
+  const { from, to, pod, pid, type, traceId, limit, after } = r.data;
   if (live && (from !== undefined || to !== undefined)) return { error: 'from/to do not apply to the live stream' };
   if (from !== undefined && to !== undefined) {
     if (from > to) return { error: `from (${from}) is after to (${to})` };
     if (to - from > opts.maxRangeMs) return { error: `range too wide: ${to - from} ms > ${opts.maxRangeMs} ms` };
   }
   if (limit !== undefined && (limit < 1 || limit > opts.maxLimit)) return { error: `limit must be in [1, ${opts.maxLimit}]` };
-  return { filter: { from, to, pod, pid, types: type, traceId }, limit: limit ?? Math.min(1000, opts.maxLimit) };
+  const filter: EventFilter = { from, to, pod, pid, types: type, traceId };
+  if (r.data.class === 'notable') filter.notable = true;
+  return { filter, limit: limit ?? Math.min(1000, opts.maxLimit), after };
 }

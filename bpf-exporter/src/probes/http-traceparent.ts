@@ -1,13 +1,14 @@
 /**
  * http_traceparent (opt-in, sampled): reads the W3C `traceparent` header of HTTP requests from syscall buffers
  * (Beyla-style) so kernel evidence of that process joins the trace: outgoing on write/writev/sendto and Node's
- * SSL_write (HTTPS, before encryption), incoming on read/recvfrom. Only the first 200 bytes of a request are read
- * (bpftrace 0.17: one 200-byte string per probe fits the 512-byte BPF stack), so the header must come early — Node and
- * curl put it there. Expensive (one printf per sampled request), hence opt-in; its cost is measured in bench/.
+ * SSL_write (HTTPS, before encryption), incoming on read/recvfrom. Only the first 192 bytes of a request are read
+ * (bpftrace 0.17: one string that long, next to the record prefix, is what fits the 512-byte BPF stack), so the header
+ * must come early — Node and curl put it there. Expensive (one printf per sampled request), hence opt-in; its cost is measured in bench/.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { Kit } from '../core/kit';
-import { POD_LABELS, labelCache, podLabels, type ProbeModule, type ProbeOptions } from '../core/probe';
+import { labelCache, type ProbeModule, type ProbeOptions, type UprobeTarget } from '../core/probe';
+import { isNodeBinary } from './tls-handshake';
 
 // The first 8 bytes are read once per call ($h) and compared in place: each str() is a helper call, paid on every
 // read/write syscall of the node.
@@ -17,11 +18,11 @@ const IS_REQUEST =
 
 // Within the per-event budget like every probe; past it the request is counted as suppressed (not read).
 const OUT = (kit: Kit, dir: string, via: string, b: string): string => kit.event({
-  type: 'http_traceparent', pid: 'pid', cg: 'cgroup',
-  printf: { fmt: `${dir}|${via}|%llu|%d|%llu|%s|%s\\n`, args: ['nsecs', 'pid', 'cgroup', 'comm', `str(${b}, 200)`] },
+  type: 'http_traceparent', pid: 'pid', cg: 'cgroup', comm: 'comm',
+  printf: { fmt: `${dir}|${via}|%llu|%d|%llu|%s\\n`, args: ['nsecs', 'pid', 'cgroup', `str(${b}, 192)`] },
 });
 
-function program(o: ProbeOptions, kit: Kit): string {
+function program(o: ProbeOptions, targets: UprobeTarget[], kit: Kit): string {
   const sample = o.traceparentSampleEvery > 1 ? ` && rand % ${o.traceparentSampleEvery} == 0` : '';
   const self = `pid != ${o.selfPid}`;
   const check = (b: string, dir: string, via: string, extra = ''): string =>
@@ -34,7 +35,7 @@ tracepoint:syscalls:sys_enter_writev /${self}/
   $b = (uint64)uptr(((struct iovec *)args->vec)->iov_base);
   ${check('$b', 'out', 'writev')}
 }
-uprobe:${o.nodeBinary}:SSL_write /${self}/ { ${check('arg1', 'out', 'ssl_write')} }
+${targets.map((t) => `uprobe:${t.path}:SSL_write /${self}/ { ${check('arg1', 'out', 'ssl_write')} }`).join('\n')}
 tracepoint:syscalls:sys_enter_read /${self}/ { @rb[tid] = args->buf; }
 tracepoint:syscalls:sys_exit_read /@rb[tid]/
 {
@@ -50,7 +51,7 @@ tracepoint:syscalls:sys_exit_recvfrom /@rb[tid]/
 ${kit.footer(['@rb'])}`;
 }
 
-const LINE = /^(in|out)\|(\w+)\|(\d+)\|(\d+)\|(\d+)\|(.{0,16}?)\|([A-Z]+) (\S{0,200})/s;
+const LINE = /^(in|out)\|(\w+)\|(\d+)\|(\d+)\|(\d+)\|([A-Z]+) (\S{0,192})/s;
 const TRACEPARENT = /\r\ntraceparent:\s*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/i;
 
 // Node's SSL_write fired several times for one request during the handshake, and a sampled request may be seen by
@@ -72,24 +73,22 @@ export const httpTraceparentProbe: ProbeModule = {
   name: 'http_traceparent',
   description: 'traceparent of HTTP requests (plaintext syscalls, Node SSL_write), sampled; opt-in because it costs per request',
   optIn: true,
-  requirements: (o) => [
-    { kind: 'tracepoint', category: 'syscalls', name: 'sys_enter_writev' },
-    { kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' },
-  ],
-  program: (o, _found, kit) => program(o, kit),
-  env: { BPFTRACE_STRLEN: '200' },
+  requirements: () => [{ kind: 'tracepoint', category: 'syscalls', name: 'sys_enter_writev' }],
+  // HTTPS requests of Node processes, read before encryption: optional (the syscalls see plaintext HTTP anyway).
+  uprobes: [{ file: 'node', matches: isNodeBinary, symbols: ['SSL_write'] }],
+  program: (o, targets, kit) => program(o, targets, kit),
+  env: { BPFTRACE_STRLEN: '192' },
   parse(line) {
     const m = LINE.exec(line);
     if (!m) return null;
     const tp = TRACEPARENT.exec(line);
     if (!tp || /^0+$/.test(tp[2])) return null; // requests without a (valid) traceparent are not events
-    const [, dir, via, t, pid, cg, comm, method, path] = m;
+    const [, dir, via, t, pid, cg, method, path] = m;
     if (duplicate(`${pid}|${dir}|${tp[2]}|${tp[3]}`, Date.now())) return null;
     return {
       type: 'http_traceparent',
       nsecs: BigInt(t),
       pid: Number(pid),
-      comm,
       cgroupId: Number(cg),
       traceId: tp[2].toLowerCase(),
       detail: {
@@ -102,14 +101,14 @@ export const httpTraceparentProbe: ProbeModule = {
       },
     };
   },
-  metrics(registry: Registry) {
+  metrics(registry: Registry, pod) {
     const total = new Counter({
       name: 'hopscope_http_traceparent_total',
       help: 'HTTP requests whose traceparent the probe read (sampled, and within the per-event budget: see hopscope_bpf_events_suppressed_total), by pod and direction',
-      labelNames: [...POD_LABELS, 'direction'],
+      labelNames: [...pod.names, 'direction'],
       registers: [registry],
     });
     const child = labelCache(total);
-    return { observe: (e) => { if (e.type === 'http_traceparent') child({ ...podLabels(e), direction: String(e.detail.direction) }).inc(); } };
+    return { observe: (e) => { if (e.type === 'http_traceparent') child({ ...pod.ofEvent(e), direction: String(e.detail.direction) }).inc(); } };
   },
 };

@@ -7,9 +7,9 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { secondsToNs, type Kit } from '../core/kit';
-import { POD_LABELS, json, labelCache, big, num, observeMany, str, type ProbeModule } from '../core/probe';
+import { json, labelCache, big, num, observeMany, str, type ProbeModule } from '../core/probe';
 
-const FIELDS = `\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"d\\":%llu,\\"cg\\":%llu,\\"net\\":%u,\\"syn_rt\\":%d,\\"sp\\":%d,\\"dp\\":%d`;
+const FIELDS = `\\"t\\":%llu,\\"pid\\":%d,\\"d\\":%llu,\\"cg\\":%llu,\\"net\\":%u,\\"syn_rt\\":%d,\\"sp\\":%d,\\"dp\\":%d`;
 
 /** Connect latency buckets (s), shared by the kernel's bucketing and the histogram. */
 export const CONNECT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8];
@@ -19,12 +19,12 @@ export const CONNECT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0
 export const SLOW_CONNECT_NS = 100_000_000;
 
 const record = (kit: Kit, ok: boolean): string => kit.event({
-  type: ok ? 'tcp_connect' : 'tcp_connect_fail', pid: '$pid', cg: '$cg',
-  notable: ok ? `$d >= ${SLOW_CONNECT_NS} || @synrt[$sk] > 0` : '1',
+  type: ok ? 'tcp_connect' : 'tcp_connect_fail', pid: '$pid', cg: '$cg', comm: '@comm[$sk]',
+  notableWhen: ok ? `$d >= ${SLOW_CONNECT_NS} || @synrt[$sk] > 0` : undefined,
   tally: ok ? { name: 'conn', dims: [], valueNs: '$d' } : { name: 'fail', dims: [] },
   printf: {
     fmt: `{\\"ok\\":${ok ? 1 : 0},${FIELDS},\\"sa\\":\\"%s\\",\\"da\\":\\"%s\\"}\\n`,
-    args: ['nsecs', '$pid', '@comm[$sk]', '$d', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', '@synrt[$sk]', 'args->sport', 'args->dport', '$sa', '$da'],
+    args: ['nsecs', '$pid', '$d', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', '@synrt[$sk]', 'args->sport', 'args->dport', '$sa', '$da'],
   },
 });
 
@@ -67,7 +67,7 @@ export const tcpConnectProbe: ProbeModule = {
     { name: 'conn', type: 'tcp_connect', dims: [], bucketsNs: secondsToNs(CONNECT_BUCKETS) },
     { name: 'fail', type: 'tcp_connect_fail', dims: [] },
   ],
-  program: (_o, _found, kit) => program(kit),
+  program: (_o, _targets, kit) => program(kit),
   // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
   env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {
@@ -78,7 +78,6 @@ export const tcpConnectProbe: ProbeModule = {
       type: ok ? 'tcp_connect' : 'tcp_connect_fail',
       nsecs: big(p.t),
       pid: num(p.pid),
-      comm: str(p.comm),
       cgroupId: num(p.cg),
       durationMs,
       detail: {
@@ -88,18 +87,18 @@ export const tcpConnectProbe: ProbeModule = {
       tally: ok ? { name: 'conn', dims: [], valueNs: num(p.d) } : { name: 'fail', dims: [] },
     };
   },
-  metrics(registry: Registry) {
+  metrics(registry: Registry, pod) {
     const seconds = new Histogram({
       name: 'hopscope_tcp_connect_seconds',
       help: 'TCP connect latency, SYN_SENT to ESTABLISHED, by connecting pod',
-      labelNames: [...POD_LABELS],
+      labelNames: [...pod.names],
       buckets: CONNECT_BUCKETS,
       registers: [registry],
     });
     const failures = new Counter({
       name: 'hopscope_tcp_connect_failures_total',
       help: 'TCP connects that closed before reaching ESTABLISHED (refused, reset, timed out)',
-      labelNames: [...POD_LABELS],
+      labelNames: [...pod.names],
       registers: [registry],
     });
     const sec = labelCache(seconds);

@@ -7,16 +7,16 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import type { Kit } from '../core/kit';
-import { POD_LABELS, json, labelCache, TCP_STATES, big, num, str, type ProbeModule } from '../core/probe';
+import { json, labelCache, TCP_STATES, big, num, str, type ProbeModule } from '../core/probe';
 
 const FMT =
-  `{\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n`;
+  `{\\"t\\":%llu,\\"pid\\":%d,\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n`;
 
 const record = (kit: Kit, v6: boolean): string => kit.event({
-  type: 'tcp_retransmit', pid: '$pid', cg: '$cg', tally: { name: 'rt', dims: ['$seg'] }, notable: '1',
+  type: 'tcp_retransmit', pid: '$pid', cg: '$cg', comm: '@comm[$sk]', tally: { name: 'rt', dims: ['$seg'] },
   printf: {
     fmt: FMT,
-    args: ['nsecs', '$pid', '@comm[$sk]', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', 'args->state',
+    args: ['nsecs', '$pid', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', 'args->state',
       v6 ? 'ntop(args->saddr_v6)' : 'ntop(args->saddr)', 'args->sport', v6 ? 'ntop(args->daddr_v6)' : 'ntop(args->daddr)', 'args->dport'],
   },
 });
@@ -56,7 +56,7 @@ export const tcpRetransmitProbe: ProbeModule = {
     { kind: 'tracepoint', category: 'sock', name: 'sock_send_length' },
   ],
   tallies: [{ name: 'rt', type: 'tcp_retransmit', dims: ['syn'] }],
-  program: (_o, _found, kit) => program(kit),
+  program: (_o, _targets, kit) => program(kit),
   // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
   env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {
@@ -66,7 +66,6 @@ export const tcpRetransmitProbe: ProbeModule = {
       type: 'tcp_retransmit',
       nsecs: big(p.t),
       pid: num(p.pid),
-      comm: str(p.comm),
       cgroupId: num(p.cg),
       detail: {
         saddr: str(p.sa), sport: num(p.sp), daddr: str(p.da), dport: num(p.dp), netns: num(p.net),
@@ -78,11 +77,11 @@ export const tcpRetransmitProbe: ProbeModule = {
       tally: { name: 'rt', dims: [state === 2 ? 1 : 0] },
     };
   },
-  metrics(registry: Registry) {
+  metrics(registry: Registry, pod) {
     const total = new Counter({
       name: 'hopscope_tcp_retransmits_total',
       help: 'TCP segments retransmitted, by the owning pod of the socket',
-      labelNames: [...POD_LABELS, 'segment'],
+      labelNames: [...pod.names, 'segment'],
       registers: [registry],
     });
     const child = labelCache(total);

@@ -1,5 +1,7 @@
 /**
  * tls_handshake: TLS handshake duration, role and result per process.
+ * Attached to the node binaries and libssl.so.3 files the workloads run (found in their processes' maps, a container's
+ * through /proc/<pid>/root; one attach per distinct file) plus HOPSCOPE_BPF_NODE_BINARY / HOPSCOPE_BPF_LIBSSL.
  * - Node (statically linked OpenSSL): TLSWrap's info callback, HANDSHAKE_START (0x10) → HANDSHAKE_DONE (0x20) per SSL
  *   pointer; SSL_do_handshake/SSL_connect do not fire for Node (it drives the handshake from SSL_read).
  * - Other OpenSSL 3 users (libssl.so.3): SSL_in_init returning 1 (in handshake) then 0 (done) — an upper bound, the
@@ -9,10 +11,9 @@
  * Handshakes are counted in the kernel (duration bucketed there with the histogram's bounds, plus the sum), so
  * hopscope_tls_handshake_seconds stays exact at any rate; per-event records go out within the per-event budget.
  */
-import { existsSync } from 'node:fs';
 import { Histogram, type Registry } from 'prom-client';
 import { secondsToNs, type Kit } from '../core/kit';
-import { POD_LABELS, big, json, labelCache, num, observeMany, str, type ProbeModule, type ProbeOptions, type Requirement } from '../core/probe';
+import { big, json, labelCache, num, observeMany, str, type ProbeModule, type UprobeKind } from '../core/probe';
 
 export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii';
 
@@ -26,21 +27,24 @@ export const SLOW_TLS_NS = 200_000_000;
 /** One handshake: counted in the kernel per [pid, cgroup, role, ok, bucket], its record within the budget. */
 const OUT = (kit: Kit, lib: string, d: string, role: string, ok: 0 | 1): string => `$hd = ${d}; $hr = ${role};
   ${kit.event({
-    type: 'tls_handshake', pid: 'pid', cg: 'cgroup', tally: { name: 'hs', dims: ['$hr', String(ok)], valueNs: '$hd' },
-    notable: ok ? `$hd >= ${SLOW_TLS_NS}` : '1',
+    type: 'tls_handshake', pid: 'pid', cg: 'cgroup', comm: 'comm', tally: { name: 'hs', dims: ['$hr', String(ok)], valueNs: '$hd' },
+    // A failed handshake is notable too: its duration is then how long it ran before the SSL was freed.
+    notableWhen: ok ? `$hd >= ${SLOW_TLS_NS}` : '1',
     printf: {
-      fmt: `{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"comm\\":\\"%s\\",\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n`,
-      args: ['nsecs', 'pid', 'comm', 'cgroup', '$hd', '$hr', String(ok)],
+      fmt: `{\\"lib\\":\\"${lib}\\",\\"t\\":%llu,\\"pid\\":%d,\\"cg\\":%llu,\\"d\\":%llu,\\"role\\":%d,\\"ok\\":%d}\\n`,
+      args: ['nsecs', 'pid', 'cgroup', '$hd', '$hr', String(ok)],
     },
   })}`;
 
 // @nhs: 0 = not seen, 1 = handshake finished, >1 = start time. TLS 1.3 post-handshake messages (session tickets) raise
 // HANDSHAKE_START/DONE again on the same SSL: only the first handshake counts.
-function nodeSection(kit: Kit, bin: string, i: number): string {
+// The exporter's own handshakes (its Kubernetes API client) are not a workload's: skipped where they start.
+function nodeSection(kit: Kit, bin: string, i: number, self: number): string {
   return `
 uprobe:${bin}:SSL_set_connect_state { @nrole${i}[arg0] = 1; }
 uprobe:${bin}:SSL_set_accept_state { @nrole${i}[arg0] = 2; }
 uprobe:${bin}:${NODE_INFO_CALLBACK}
+/pid != ${self}/
 {
   if ((arg1 & 0x10) && @nhs${i}[arg0] == 0) { @nhs${i}[arg0] = nsecs; }
   if ((arg1 & 0x20) && @nhs${i}[arg0] > 1) {
@@ -92,21 +96,33 @@ uprobe:${lib}:SSL_free
 }`;
 }
 
-const libsslPresent = (o: ProbeOptions): string[] => o.libssl.filter((p) => existsSync(p));
+/** The node executable (node, nodejs, node20…); its OpenSSL is linked in statically. */
+export const isNodeBinary = (base: string): boolean => /^node(js)?[0-9.]*$/.test(base);
+export const isLibssl3 = (base: string): boolean => base === 'libssl.so.3';
+
+const NODE_KIND: UprobeKind = {
+  file: 'node', matches: isNodeBinary, symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', NODE_INFO_CALLBACK, 'SSL_free'],
+};
+const LIBSSL_KIND: UprobeKind = {
+  file: 'libssl', matches: isLibssl3, symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', 'SSL_in_init', 'SSL_do_handshake', 'SSL_free'],
+};
 
 export const tlsHandshakeProbe: ProbeModule = {
   name: 'tls_handshake',
   description: 'TLS handshake latency, role and result: Node via TLSWrap info callback, other OpenSSL 3 users via SSL_in_init',
-  requirements(o) {
-    const reqs: Requirement[] = [{ kind: 'file', path: o.nodeBinary, what: 'node binary (HOPSCOPE_BPF_NODE_BINARY)' }];
-    return reqs;
-  },
+  requirements: () => [],
+  uprobes: [NODE_KIND, LIBSSL_KIND],
+  uprobesRequired: true,
   tallies: [{ name: 'hs', type: 'tls_handshake', dims: ['role', 'ok'], bucketsNs: secondsToNs(TLS_BUCKETS) }],
-  program(o, _found, kit) {
-    const maps: string[] = ['@nrole0', '@nhs0'];
-    const parts = [nodeSection(kit, o.nodeBinary, 0)];
-    libsslPresent(o).forEach((lib, i) => {
-      parts.push(libsslSection(kit, lib, i));
+  program(o, targets, kit) {
+    const maps: string[] = [];
+    const parts: string[] = [];
+    targets.filter((t) => t.file === 'node').forEach((t, i) => {
+      parts.push(nodeSection(kit, t.path, i, o.selfPid));
+      maps.push(`@nrole${i}`, `@nhs${i}`);
+    });
+    targets.filter((t) => t.file === 'libssl').forEach((t, i) => {
+      parts.push(libsslSection(kit, t.path, i));
       maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`, `@ldh${i}`);
     });
     return `${parts.join('\n')}\n${kit.footer(maps)}`;
@@ -119,7 +135,6 @@ export const tlsHandshakeProbe: ProbeModule = {
       type: 'tls_handshake',
       nsecs: big(p.t),
       pid: num(p.pid),
-      comm: str(p.comm),
       cgroupId: num(p.cg),
       durationMs: num(p.d) / 1e6,
       detail: {
@@ -131,11 +146,11 @@ export const tlsHandshakeProbe: ProbeModule = {
       tally: { name: 'hs', dims: [role, num(p.ok)], valueNs: num(p.d) },
     };
   },
-  metrics(registry: Registry) {
+  metrics(registry: Registry, pod) {
     const seconds = new Histogram({
       name: 'hopscope_tls_handshake_seconds',
       help: 'TLS handshake duration per process, by pod, role (client/server) and result (ok/aborted)',
-      labelNames: [...POD_LABELS, 'role', 'result'],
+      labelNames: [...pod.names, 'role', 'result'],
       buckets: TLS_BUCKETS,
       registers: [registry],
     });

@@ -6,22 +6,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Histogram, Registry } from 'prom-client';
-import { bucketOf, Kit, secondsToNs, typeCode } from '../../../bpf-exporter/src/core/kit';
+import { KERNEL_EVENT_TYPES } from '../../../contract';
+import { bucketOf, commFromHex, Kit, RECORD_PREFIX, secondsToNs, typeCode } from '../../../bpf-exporter/src/core/kit';
+import type { UprobeTarget } from '../../../bpf-exporter/src/core/probe';
 import { observeMany } from '../../../bpf-exporter/src/core/probe';
 import { SuppressedLog } from '../../../bpf-exporter/src/core/suppressed';
 import { TallyReconciler } from '../../../bpf-exporter/src/core/tally';
 import { ALL_PROBES } from '../../../bpf-exporter/src/probes';
 
-const opts = { nodeBinary: '/usr/bin/node', libssl: [], libcuda: '/opt/cuda/libcuda.so.1', traceparentSampleEvery: 1, selfPid: 1 };
+const opts = { traceparentSampleEvery: 1, selfPid: 1 };
+const targets: UprobeTarget[] = [
+  { file: 'node', path: '/usr/bin/node', symbols: ['SSL_write'] },
+  { file: 'libssl', path: '/usr/lib/libssl.so.3', symbols: [] },
+  { file: 'libcuda', path: '/opt/cuda/libcuda.so.1', symbols: ['cuMemAlloc_v2'] },
+];
 
 test('kit: every probe counts in double-buffered maps, prints within the budget, flushes on an interval and at END', () => {
   for (const p of ALL_PROBES) {
     const kit = new Kit(p.tallies ?? [], { budget: 123, flushMs: 700 });
-    const prog = p.program(opts, { '/opt/cuda/libcuda.so.1': ['cuMemAlloc_v2'] }, kit);
+    const prog = p.program(opts, targets, kit);
     assert.ok(kit.complete, `${p.name}: footer`);
     assert.match(prog, /if \(\$bx_c\) \{ if \(@bx_nn < 123\) \{ @bx_nn = @bx_nn \+ 1; \$bx_ok = 1; \} \} else \{ if \(@bx_n < 123\) \{ @bx_n = @bx_n \+ 1; \$bx_ok = 1; \} \}/, p.name);
-    assert.match(prog, /if \(\$bx_ok\) \{ printf\("%llu %llu %d /, p.name);
-    assert.match(prog, /@bx_sup_0\[\$bx_w, \d+, \$bx_pid, \$bx_cg\] = count\(\)/, p.name);
+    // The process name goes in the prefix, hex-escaped; never in the probe's own text.
+    assert.match(prog, /if \(\$bx_ok\) \{ printf\("%llu %llu %d %rx /, p.name);
+    assert.match(prog, /\$bx_c, buf\([^)]*, 16\)/, p.name);
+    assert.doesNotMatch(prog, /\\"comm\\"/, `${p.name}: no comm inside the record text`);
+    assert.match(prog, /@bx_sup_0\[\$bx_w, \d+, \$bx_c, \$bx_pid, \$bx_cg\] = count\(\)/, p.name);
     assert.match(prog, /interval:ms:700/, p.name);
     assert.equal((prog.match(/^END$/gm) ?? []).length, 1, `${p.name}: one END`);
     for (const t of p.tallies ?? []) {
@@ -32,7 +42,34 @@ test('kit: every probe counts in double-buffered maps, prints within the budget,
       }
     }
   }
-  assert.throws(() => new Kit([], { budget: 1, flushMs: 1000 }).event({ type: 'tcp_retransmit', pid: 'pid', cg: 'cgroup', tally: { name: 'nope', dims: [] }, printf: { fmt: 'x\\n', args: [] } }), /not declared/);
+  assert.throws(() => new Kit([], { budget: 1, flushMs: 1000 }).event({ type: 'tcp_retransmit', pid: 'pid', cg: 'cgroup', comm: 'comm', tally: { name: 'nope', dims: [] }, printf: { fmt: 'x\\n', args: [] } }), /not declared/);
+});
+
+test('kit: the record class of each type comes from the contract catalogue (always, never, or the probe\'s condition when slow)', () => {
+  const ev = (type: keyof typeof KERNEL_EVENT_TYPES, notableWhen?: string): string =>
+    new Kit([], { budget: 5, flushMs: 1000 }).event({ type, pid: 'pid', cg: 'cgroup', comm: 'comm', printf: { fmt: 'x\\n', args: [] }, notableWhen });
+  for (const [type, info] of Object.entries(KERNEL_EVENT_TYPES) as Array<[keyof typeof KERNEL_EVENT_TYPES, (typeof KERNEL_EVENT_TYPES)[keyof typeof KERNEL_EVENT_TYPES]]>) {
+    if (info.notable === 'always') assert.match(ev(type), /\$bx_c = 1;/, type);
+    if (info.notable === 'never') assert.match(ev(type), /\$bx_c = 0;(?! if)/, type);
+    if (info.notable === 'slow') {
+      assert.throws(() => ev(type), /notableWhen needed/, type);
+      assert.match(ev(type, '$d > 5'), /\$bx_c = 0; if \(\$d > 5\) \{ \$bx_c = 1; \}/, type);
+    } else assert.throws(() => ev(type, '$d > 5'), /no notableWhen/, type);
+  }
+});
+
+test('record prefix: the process name arrives as 16 escaped bytes and decodes exactly, quotes and all', () => {
+  // What bpftrace 0.17 printed (-f json, then decoded once) for a process named `","pid":1,"\":"`.
+  const hex = '\\x22\\x2c\\x22\\x70\\x69\\x64\\x22\\x3a\\x31\\x2c\\x22\\x5c\\x22\\x3a\\x22\\x00';
+  const line = `7 1234 1 ${hex} {"t":1,"pid":4242,"cg":1}`;
+  const m = RECORD_PREFIX.exec(line)!;
+  assert.ok(m, 'the prefix matches');
+  assert.deepEqual([m[1], m[2], m[3]], ['7', '1234', '1']);
+  assert.equal(commFromHex(m[4]), '","pid":1,"\\":"');
+  assert.equal(JSON.parse(line.slice(m[0].length)).pid, 4242);
+  const full = '\\x6b\\x77\\x6f\\x72\\x6b\\x65\\x72\\x2f\\x31\\x3a\\x32\\x2d\\x65\\x76\\x65\\x6e';
+  assert.equal(commFromHex(full), 'kworker/1:2-even', 'a 16-byte name without NUL is kept whole');
+  assert.equal(RECORD_PREFIX.exec('7 1234 1 {"t":1}'), null, 'a record without the name is not a record');
 });
 
 test('kit buckets: the kernel\'s index and the histogram\'s bounds agree (value = bound goes in that bucket)', () => {
@@ -52,9 +89,9 @@ test('reconciler: records counted at once, the flush adds only the suppressed re
   const r = new TallyReconciler([{ name: 'fail', type: 'gpu_alloc_fail', dims: ['result'] }]);
   // Epoch 0: 3 records arrive, the kernel counted 10 (7 over the budget).
   for (let i = 0; i < 3; i++) assert.equal(r.record(0, 42, 7, { name: 'fail', dims: [2] }), true);
-  const f0 = flush(r, 0, { '@t_fail_0': { '42,7,2': 10, '43,7,2': 4 }, '@bx_sup_0': { [`100,${typeCode('gpu_alloc_fail')},42,7`]: 7 } });
+  const f0 = flush(r, 0, { '@t_fail_0': { '42,7,2': 10, '43,7,2': 4 }, '@bx_sup_0': { [`100,${typeCode('gpu_alloc_fail')},1,42,7`]: 7 } });
   assert.deepEqual(f0.deltas.map((d) => [d.pid, d.cgroupId, d.dims, d.count, d.type]), [[42, 7, [2], 7, 'gpu_alloc_fail'], [43, 7, [2], 4, 'gpu_alloc_fail']]);
-  assert.deepEqual(f0.suppressed, [{ second: 100, type: 'gpu_alloc_fail', pid: 42, cgroupId: 7, count: 7 }]);
+  assert.deepEqual(f0.suppressed, [{ second: 100, type: 'gpu_alloc_fail', notable: true, pid: 42, cgroupId: 7, count: 7 }]);
   // A record of epoch 0 read after its flush (another CPU's buffer): the flush had it already.
   assert.equal(r.record(0, 42, 7, { name: 'fail', dims: [2] }), false);
   // A record of epoch 2 read before the flush of epoch 1: counted now, and not again by epoch 2's flush.
@@ -96,16 +133,17 @@ test('observeMany: bucket counts and sum exact, the mean kept inside its bucket'
 
 test('suppressed log: counts by window, type, pid, pod; bounded', () => {
   const log = new SuppressedLog(3);
-  log.add({ ts: 10_000, type: 'gpu_alloc_fail', pid: 1, pod: 'a', count: 5 });
-  log.add({ ts: 11_000, type: 'gpu_alloc_fail', pid: 2, pod: 'b', count: 7 });
-  log.add({ ts: 12_000, type: 'tcp_retransmit', pid: 1, pod: 'a', count: 1 });
+  log.add({ ts: 10_000, type: 'gpu_alloc_fail', notable: true, pid: 1, pod: 'a', count: 5 });
+  log.add({ ts: 11_000, type: 'gpu_alloc_fail', notable: true, pid: 2, pod: 'b', count: 7 });
+  log.add({ ts: 12_000, type: 'tcp_connect', notable: false, pid: 1, pod: 'a', count: 1 });
   assert.equal(log.count({}), 13);
   assert.equal(log.count({ pod: 'a' }), 6);
   assert.equal(log.count({ pid: 2 }), 7);
-  assert.equal(log.count({ types: ['tcp_retransmit'] }), 1);
+  assert.equal(log.count({ types: ['tcp_connect'] }), 1);
+  assert.equal(log.count({ notable: true }), 12, 'class=notable counts only the notable class');
   assert.equal(log.count({ from: 10_500, to: 11_200 }), 12, 'a second overlapping the window counts whole');
   assert.equal(log.count({ from: 13_000 }), 0);
-  log.add({ ts: 13_000, type: 'gpu_alloc_fail', pid: 1, pod: 'a', count: 2 });
+  log.add({ ts: 13_000, type: 'gpu_alloc_fail', notable: true, pid: 1, pod: 'a', count: 2 });
   assert.equal(log.size, 3);
   assert.equal(log.total, 15);
   assert.equal(log.knownSince, 11_000);
