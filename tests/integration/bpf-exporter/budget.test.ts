@@ -95,7 +95,7 @@ describe('bpf-exporter: exact kernel counts over the per-event budget', { skip }
     const e = await start({ HOPSCOPE_BPF_PROBES: 'gpu_alloc_fail', HOPSCOPE_BPF_EVENT_BUDGET: String(BUDGET), HOPSCOPE_BPF_FLUSH_MS: '300' });
     const { pid, sent } = await storm(e, 'bx-gpu-0', 400, 3);
     assert.ok(sent >= 1100, `sent ${sent}`);
-    const failures = /^hopscope_gpu_alloc_failures_total\{pod="bx-gpu-0",namespace="bx-ns",node="bx-node",error="CUDA_ERROR_OUT_OF_MEMORY"\}/;
+    const failures = /^hopscope_gpu_alloc_failures_total\{pod="bx-gpu-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",error="CUDA_ERROR_OUT_OF_MEMORY"\}/;
     await waitFor(`failures counted = ${sent}`, async () => metricSum(await metricsOf(e), failures) === sent || undefined, 10_000);
     // Several more flushes: nothing counted twice (records and the kernel's count of the same events).
     await new Promise((r) => setTimeout(r, 1000));
@@ -172,7 +172,7 @@ sys.stdin.readline()
     const ruleset = sh('ip', ['netns', 'exec', NS, 'nft', 'list', 'table', 'inet', NFT_TABLE]);
     const dropped = Number(/counter packets (\d+)/.exec(ruleset)![1]);
     assert.ok(dropped >= N / 2 - 1, `SYNs dropped: ${dropped}`);
-    const syn = /^hopscope_tcp_retransmits_total\{pod="bx-rt-0",namespace="bx-ns",node="bx-node",segment="syn"\}/;
+    const syn = /^hopscope_tcp_retransmits_total\{pod="bx-rt-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="syn"\}/;
     let seen = -1;
     await waitFor(`SYN retransmits counted = ${dropped}`, async () => near(seen = metricSum(await metricsOf(e), syn), dropped) || undefined, 10_000)
       .catch((err: Error) => { throw new Error(`${err.message}: ${seen} counted`); });

@@ -43,6 +43,8 @@ describe('bpf-exporter probes on the real kernel', { skip }, () => {
       HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'bx-node',
       HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake,gpu_alloc_fail,http_traceparent',
       HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1', HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'),
+      // The test's own processes are not pods: name the files (discovery has its own tests, discovery.test.ts).
+      HOPSCOPE_BPF_NODE_BINARY: process.execPath, HOPSCOPE_BPF_LIBSSL: '/usr/lib/x86_64-linux-gnu/libssl.so.3',
       // This file checks each probe's per-event evidence; the budget has its own tests (budget.test.ts). With every
       // request sampled, the rest of this shared machine's HTTP traffic can use up the default 200 records/s.
       HOPSCOPE_BPF_EVENT_BUDGET: '100000',
@@ -130,11 +132,11 @@ print('got', s.recv(10), flush=True)
     assert.ok(KernelEventList.safeParse({ events: rts }).success);
 
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",segment="syn"\} 1/);
-    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",segment="data"\} [1-9]/);
-    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="2",pod="bx-client-0",namespace="bx-ns",node="bx-node"\} 2/);
-    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="0.5",pod="bx-client-0",namespace="bx-ns",node="bx-node"\} 1/);
-    assert.match(metrics, /hopscope_tcp_connect_failures_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node"\} 1/);
+    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="syn"\} 1/);
+    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="data"\} [1-9]/);
+    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="2",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 2/);
+    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="0.5",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/);
+    assert.match(metrics, /hopscope_tcp_connect_failures_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/);
 
     const del = await fetch(`${base}/register/${pid}`, { method: 'DELETE' });
     assert.equal(del.status, 204);
@@ -259,6 +261,32 @@ srv.listen(0, '127.0.0.1', () => {
     assert.equal(connect.traceId, TRACE_ID, 'the connect just before the request joins its trace');
   });
 
+  test('a process that names itself like a record field (quotes, backslash, newline) gets its real pid and exact name', async (t) => {
+    if (!has('python3')) return t.skip('python3 missing');
+    // The spoof from issue 13: a JSON record built in printf would read this name as a second "pid" field.
+    const names = ['","pid":1,"":"', 'x\\"}\n{"pid":1,'];
+    const script = `
+import ctypes, json, socket, sys
+names = json.loads(sys.argv[1])
+srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(8)
+print('ready', srv.getsockname()[1], flush=True); sys.stdin.readline()
+for n in names:
+    ctypes.CDLL(None).prctl(15, n.encode(), 0, 0, 0)
+    socket.create_connection(srv.getsockname()).close()
+print('done', flush=True)
+`;
+    const py = child('python3', ['-c', script, JSON.stringify(names)]);
+    children.push(py);
+    const port = Number((await py.waitLine(/^ready/)).split(' ')[1]);
+    py.stdin!.write('go\n');
+    await py.waitLine(/^done/);
+    const events = await waitForEvents(base, `type=tcp_connect`, (e) => e.detail.dport === port, 15_000, 2);
+    assert.deepEqual(events.map((e) => e.pid), [py.pid, py.pid], 'the real pid, not 1');
+    assert.deepEqual(events.map((e) => e.comm), names, 'the exact name, byte for byte (15 bytes kept: TASK_COMM_LEN)');
+    const { body } = await getJson<{ events: KernelEvent[] }>(`${base}/events?pid=1&type=tcp_connect`);
+    assert.equal(body.events.filter((e) => e.detail.dport === port).length, 0, 'nothing attributed to pid 1');
+  });
+
   test('a bpftrace child that dies is restarted with backoff and shows in /health', async () => {
     const runner = exp.pipeline.runners.find((r) => r.probe.name === 'tcp_connect')!;
     const before = runner.status.restarts;
@@ -275,12 +303,14 @@ srv.listen(0, '127.0.0.1', () => {
     }, 30_000);
   });
 
-  test('a probe whose library is missing says so and the rest still run', async () => {
-    const { body } = await getJson<{ probes: unknown[] }>(`${base}/health`);
+  test('a library without the symbols, or missing, is refused with why; the rest still run', async () => {
+    const { body } = await getJson<{ probes: Array<{ name: string; uprobes?: { attached: Array<{ path: string; source: string; symbols: string[] }> } }> }>(`${base}/health`);
     assert.ok(body.probes.length === 5);
-    // Checked without a second exporter: the preflight the runner uses.
-    const { probePreflight } = await import('../../../bpf-exporter/src/core/preflight');
-    const r = await probePreflight('bpftrace', [{ kind: 'symbol', path: join(dir, 'nope.so'), symbols: ['cuMemAlloc_v2'] }]);
-    assert.deepEqual(r.ok ? 'ok' : r.code, 'file_missing');
+    const gpu = body.probes.find((p) => p.name === 'gpu_alloc_fail')!;
+    if (!gpuSkip) assert.deepEqual(gpu.uprobes?.attached.map((f) => [f.path, f.source, f.symbols.sort()]), [[join(dir, 'libcuda.so.1'), 'explicit', ['cuMemAllocHost_v2', 'cuMemAllocManaged', 'cuMemAlloc_v2']]]);
+    // Checked without a second exporter: the symbol listing the runner uses.
+    const { exportedSymbols } = await import('../../../bpf-exporter/src/core/preflight');
+    assert.equal((await exportedSymbols('bpftrace', join(dir, 'nope.so'), ['cuMemAlloc_v2'])).size, 0);
+    assert.equal((await exportedSymbols('bpftrace', process.execPath, ['cuMemAlloc_v2', 'SSL_write'])).has('SSL_write'), true);
   });
 });
