@@ -47,6 +47,12 @@ export interface TraceQuery {
   sort?: 'recent' | 'duration';
 }
 
+/** What follows the store from outside (secondary indexes such as run-index.ts): every span added, every trace dropped. */
+export interface TraceStoreObserver {
+  added?(spans: readonly Span[]): void;
+  dropped?(traceId: string): void;
+}
+
 const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 3 };
 
 const pairKey = (s: Span): string => `${s.service}\u0000${s.name}`;
@@ -100,6 +106,7 @@ export class TraceStore {
   private warmTimer?: NodeJS.Timeout;
   /** Counts samples computed (warm-up and on demand): for tests and the bench. */
   readonly sampleBuilds = { warm: 0, onDemand: 0 };
+  private observers: TraceStoreObserver[] = [];
 
   /**
    * `warm`: compute baseline samples in idle time after ingest (`false` in tests that want on-demand only).
@@ -107,6 +114,10 @@ export class TraceStore {
    * arriving in many batches costs O(spans) overall); otherwise once it has been quiet for `quietMs`.
    */
   constructor(private limits: StoreLimits, private now: () => number = Date.now, private warm: { enabled: boolean; sliceMs: number; quietMs: number } = { enabled: true, sliceMs: 8, quietMs: 250 }) {}
+
+  observe(o: TraceStoreObserver): void {
+    this.observers.push(o);
+  }
 
   get size(): { traces: number; spans: number; bytes: number } {
     return { traces: this.traces.size, spans: this.spanCount, bytes: this.byteCount };
@@ -150,6 +161,7 @@ export class TraceStore {
       if (s.startMs < e.startMs) e.startMs = s.startMs;
       if (s.endMs > e.endMs) e.endMs = s.endMs;
     }
+    for (const o of this.observers) o.added?.(spans);
     this.evict();
     this.scheduleWarm();
   }
@@ -231,6 +243,7 @@ export class TraceStore {
     this.evicted.count += e.spans.length;
     this.evicted[reason] += e.spans.length;
     storeEvictions.inc({ reason }, e.spans.length);
+    for (const o of this.observers) o.dropped?.(id);
   }
 
   get(traceId: string): TraceDetail | undefined {
