@@ -16,6 +16,9 @@ const WINDOW_PER_SLICE = 20;
 const WINDOW_FETCH_CONCURRENCY = 8;
 /** `sort=duration` on Tempo: the slowest among this many traces of the range (Tempo cannot order a search). */
 const SLOWEST_OF = 1000;
+/** A run's traces (runTraces): up to RUN_SLICES × RUN_PER_SLICE traces spread over the run, plus its failed ones. */
+const RUN_SLICES = 20;
+const RUN_PER_SLICE = 20;
 
 /** A TraceQL string literal: backslash and double quote escaped, control characters refused. */
 function traceqlString(v: string): string {
@@ -23,8 +26,12 @@ function traceqlString(v: string): string {
   return `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-export function buildTraceQL(q: TraceQuery & { operation?: string; notError?: boolean }): string {
+type TempoQuery = TraceQuery & { operation?: string; notError?: boolean; runId?: string };
+
+export function buildTraceQL(q: TempoQuery): string {
   const parts: string[] = [];
+  // The chain copies the `hopscope.run_id` baggage onto its spans as a span attribute.
+  if (q.runId) parts.push(`span.hopscope.run_id = ${traceqlString(q.runId)}`);
   if (q.service) parts.push(`resource.service.name = ${traceqlString(q.service)}`);
   if (q.operation) parts.push(`name = ${traceqlString(q.operation)}`);
   if (q.minDurationMs !== undefined) parts.push(`duration >= ${Math.floor(q.minDurationMs)}ms`);
@@ -84,7 +91,7 @@ export class TempoSource implements TraceSource {
     return detail;
   }
 
-  private async searchRaw(q: TraceQuery & { operation?: string; notError?: boolean }): Promise<TempoSearchTrace[]> {
+  private async searchRaw(q: TempoQuery): Promise<TempoSearchTrace[]> {
     const params: Record<string, string> = { q: buildTraceQL(q), limit: String(q.limit ?? 100) };
     if (q.from !== undefined) params.start = String(Math.floor(q.from / 1000));
     if (q.to !== undefined) params.end = String(Math.ceil(q.to / 1000));
@@ -153,14 +160,42 @@ export class TempoSource implements TraceSource {
     if (settled.every((x) => x.status === 'rejected')) throw (settled[0] as PromiseRejectedResult).reason;
     const ids = [...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID)))];
     const spans: Span[] = [];
+    for (const tr of (await this.fetchAll(ids)).traces) for (const s of tr) spans.push(s);
+    return spans;
+  }
+
+  /** Whole traces by id, WINDOW_FETCH_CONCURRENCY at a time; one that cannot be fetched is counted, not fatal. */
+  private async fetchAll(ids: string[]): Promise<{ traces: Span[][]; failed: number }> {
+    const traces: Span[][] = [];
+    let failed = 0;
     let next = 0;
     await Promise.all(Array.from({ length: Math.min(WINDOW_FETCH_CONCURRENCY, ids.length) }, async () => {
       while (next < ids.length) {
         const d = await this.get(ids[next++]).catch(() => undefined);
-        if (d) for (const s of d.spans) spans.push(s);
+        if (d?.spans.length) traces.push(d.spans);
+        else failed++;
       }
     }));
-    return spans;
+    return { traces, failed };
+  }
+
+  /**
+   * One load-test run's traces: TraceQL `{ span.hopscope.run_id = "<id>" }` over the run's window, as a bounded sample
+   * spread over it (RUN_SLICES searches of RUN_PER_SLICE each, plus the run's failed traces), then fetched whole.
+   * `sampled`: some search was full, so the run has more traces than were read. Traces in the order of their ids.
+   */
+  async runTraces(runId: string, from: number, to: number): Promise<{ traces: Span[][]; sampled: boolean; failed: number }> {
+    const slices = Math.max(1, Math.min(RUN_SLICES, Math.floor((to - from) / 1000)));
+    const width = (to - from) / slices;
+    const searches = Array.from({ length: slices }, (_, i) => this.searchRaw({ runId, from: from + i * width, to: i === slices - 1 ? to : from + (i + 1) * width, limit: RUN_PER_SLICE }));
+    searches.push(this.searchRaw({ runId, from, to, status: 'error', limit: RUN_PER_SLICE }));
+    const settled = await Promise.allSettled(searches);
+    if (settled.every((x) => x.status === 'rejected')) throw (settled[0] as PromiseRejectedResult).reason;
+    const sampled = settled.some((x) => x.status === 'rejected' || x.value.length >= RUN_PER_SLICE);
+    const ids = [...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID)))].sort();
+    const got = await this.fetchAll(ids);
+    got.traces.sort((a, b) => (a[0].traceId < b[0].traceId ? -1 : a[0].traceId > b[0].traceId ? 1 : 0));
+    return { traces: got.traces, sampled, failed: got.failed };
   }
 
   async health(): Promise<void> {
