@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { HOPS } from './chain';
 
-/** Hops of the simulated chain that faults can target. */
-export const FaultTarget = z.enum(['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool']);
+/** Hops of the simulated chain that faults can target: every hop. */
+export const FaultTarget = z.enum(HOPS);
 export type FaultTarget = z.infer<typeof FaultTarget>;
 
 export const FaultKind = z.enum([
