@@ -4,7 +4,8 @@
  * the work in it — prefill time grows with the uncached prompt tokens admitted, decode time with the batch size.
  * When the KV cache overflows, the newest sequence is preempted (recomputed later), as vLLM does. Faults plug in
  * through `kvFactor` (kv_cache_thrash shrinks the usable cache and evicts the prefix cache) and `oomProbability`
- * (gpu_oom makes the allocation at admission fail).
+ * (gpu_oom makes the allocation at admission fail). Every admission's KV allocation can go to a real driver call
+ * (`gpuAlloc`: the stand-in libcuda.so.1), so the kernel sees the allocations and their failures.
  */
 import { EventEmitter } from 'node:events';
 import type { ModelSpec } from './models';
@@ -24,9 +25,12 @@ export interface EngineOptions {
   kvFactor: () => number;
   /** Probability an allocation for this model fails now (gpu_oom); lighter models need less memory. */
   oomProbability: (model: ModelSpec) => number;
+  /** Makes the admission's KV allocation of `bytes` in the CUDA driver (failing when `fail`); resolves with the
+   *  CUresult once made. A failed sequence hears of its error only then, inside its request's window. */
+  gpuAlloc?: (bytes: number, fail: boolean) => Promise<number> | undefined;
 }
 
-export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' | 'oomProbability'> = {
+export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' | 'oomProbability' | 'gpuAlloc'> = {
   maxNumSeqs: 32,
   kvCapacityTokens: 32_768,
   blockSize: 16,
@@ -39,6 +43,10 @@ export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' 
 };
 
 export class EngineError extends Error {
+  /** gpu_oom: the CUresult the driver call returned (absent when no driver call was made). */
+  cudaResult?: number;
+  /** gpu_oom: the bytes the failed allocation asked for. */
+  bytes?: number;
   constructor(readonly code: 'gpu_oom' | 'overloaded' | 'aborted', message: string) {
     super(message);
   }
@@ -168,9 +176,15 @@ export class InferenceEngine extends EventEmitter {
       if (this.kvUsed + need > cap && this.running.length + admitted.length > 0) break;
       this.waiting.shift();
       const oomP = o.oomProbability(s.req.model);
-      if (oomP > 0 && o.rand() < oomP) {
+      const fail = oomP > 0 && o.rand() < oomP;
+      const bytes = need * s.req.model.kvBytesPerToken;
+      const driverCall = o.gpuAlloc?.(bytes, fail);
+      if (fail) {
         this.oomFailures++;
-        s.h.onError(new EngineError('gpu_oom', `CUDA out of memory: tried to allocate ${((need * 0.125) | 0)} MiB for ${need} KV tokens`));
+        const err = new EngineError('gpu_oom', `CUDA out of memory: tried to allocate ${Math.round(bytes / 2 ** 20)} MiB for ${need} KV tokens`);
+        err.bytes = bytes;
+        if (driverCall) void driverCall.then((r) => { if (r >= 0) err.cudaResult = r; s.h.onError(err); });
+        else s.h.onError(err);
         continue;
       }
       if (s.generated === 0) {

@@ -7,14 +7,20 @@ export interface ModelSpec {
   decode: number;
   /** GPU memory the weights take per GPU (MiB), for DCGM framebuffer figures. */
   weightsMiB: number;
+  /** KV-cache bytes per token (2 × layers × KV heads × head dim × 2 bytes in FP16): what an admission allocates. */
+  kvBytesPerToken: number;
   /** The lighter model a gpu_oom falls back to (none for the lightest). */
   fallback?: string;
 }
 
+// Llama-3 8B: 32 layers × 8 KV heads × 128 → 128 KiB/token; Llama-3.2 1B: 16 layers × 8 KV heads × 64 → 32 KiB/token.
+const KV_8B = 2 * 32 * 8 * 128 * 2;
+const KV_1B = 2 * 16 * 8 * 64 * 2;
+
 export const MODELS: Record<string, ModelSpec> = {
-  'hopscope-llama-8b-v1': { id: 'hopscope-llama-8b-v1', prefill: 1, decode: 1, weightsMiB: 16_400, fallback: 'hopscope-llama-1b' },
-  'hopscope-llama-8b-v2': { id: 'hopscope-llama-8b-v2', prefill: 1.15, decode: 0.8, weightsMiB: 16_400, fallback: 'hopscope-llama-1b' },
-  'hopscope-llama-1b': { id: 'hopscope-llama-1b', prefill: 0.3, decode: 0.45, weightsMiB: 2_500 },
+  'hopscope-llama-8b-v1': { id: 'hopscope-llama-8b-v1', prefill: 1, decode: 1, weightsMiB: 16_400, kvBytesPerToken: KV_8B, fallback: 'hopscope-llama-1b' },
+  'hopscope-llama-8b-v2': { id: 'hopscope-llama-8b-v2', prefill: 1.15, decode: 0.8, weightsMiB: 16_400, kvBytesPerToken: KV_8B, fallback: 'hopscope-llama-1b' },
+  'hopscope-llama-1b': { id: 'hopscope-llama-1b', prefill: 0.3, decode: 0.45, weightsMiB: 2_500, kvBytesPerToken: KV_1B },
 };
 export const DEFAULT_MODEL = 'hopscope-llama-8b-v1';
 export const MODEL_IDS = Object.keys(MODELS);
