@@ -1,5 +1,6 @@
 /**
- * The chain's configuration: defaults, environment overrides (HOPSCOPE_*), and one clear error per bad value.
+ * The chain's configuration: defaults, environment overrides (HOPSCOPE_*, and the OpenTelemetry SDK's OTEL_* for
+ * trace export, which win over their HOPSCOPE_OTLP_* fallbacks), and one clear error per bad value.
  * Tests pass overrides directly (ports 0, a small time scale); the demo uses the defaults.
  */
 import { z } from 'zod';
@@ -16,9 +17,16 @@ export const ChainConfig = z.object({
   /** Multiplies every simulated duration (prefill, decode, embedding, retrieval…); 0.05 makes tests 20× faster. */
   timeScale: z.number().positive().max(100),
   tracing: z.boolean(),
+  /** The full OTLP/HTTP traces URL (…/v1/traces). */
   otlpEndpoint: z.string().url(),
   /** OTLP/HTTP encoding: protobuf (the OpenTelemetry default, cheaper) or JSON. */
   otlpProtocol: z.enum(['http/protobuf', 'http/json']),
+  /** Headers sent with every export (OTEL_EXPORTER_OTLP_HEADERS, e.g. an API key). */
+  otlpHeaders: z.record(z.string(), z.string()),
+  /** `service.namespace` of every hop (OTEL_SERVICE_NAME names the chain as a whole; each hop is its own service.name). */
+  serviceNamespace: z.string().min(1),
+  /** Merged into every hop's resource (OTEL_RESOURCE_ATTRIBUTES); the hop's own identity attributes win. */
+  resourceAttributes: z.record(z.string(), z.string()),
   samplerBaseRate: z.number().min(0.01).max(1),
   samplerMinRate: z.number().min(0.0001).max(1),
   samplerP99KneeMs: z.number().positive(),
@@ -39,6 +47,10 @@ export const ChainConfig = z.object({
   dcgmSmActive: z.boolean(),
   dcgmHostnameLabel: z.enum(['Hostname', 'hostname']),
   exporterUrl: z.string().url().optional(),
+  /** LLM replicas allocate through the stand-in CUDA driver (a real cuMemAlloc_v2 a kernel probe sees); off = simulated only. */
+  cudaStandIn: z.boolean(),
+  /** Bearer token the control API requires (all routes but /healthz and /targets); required to bind beyond loopback. */
+  controlToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
   seed: z.number().int(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
@@ -53,6 +65,9 @@ export const DEFAULTS: ChainConfig = {
   tracing: true,
   otlpEndpoint: 'http://127.0.0.1:3301/v1/traces',
   otlpProtocol: 'http/protobuf',
+  otlpHeaders: {},
+  serviceNamespace: 'hopscope',
+  resourceAttributes: {},
   samplerBaseRate: 1,
   samplerMinRate: 0.01,
   samplerP99KneeMs: 4000,
@@ -68,6 +83,7 @@ export const DEFAULTS: ChainConfig = {
   mig: false,
   dcgmSmActive: true,
   dcgmHostnameLabel: 'Hostname',
+  cudaStandIn: true,
   seed: 42,
   logLevel: 'info',
 };
@@ -78,6 +94,60 @@ const bool = (name: string, v: string): boolean => {
   if (/^(0|false|off|no)$/i.test(v)) return false;
   throw new Error(`${name}=${v}: expected on|off`);
 };
+
+/** `key1=value1,key2=value2` with URL-encoded values: OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES. */
+export function parseOtelList(name: string, v: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of v.split(',')) {
+    if (!part.trim()) continue;
+    const eq = part.indexOf('=');
+    const key = eq > 0 ? part.slice(0, eq).trim() : '';
+    if (!key) throw new Error(`${name}: "${part.trim()}" is not key=value (expected key1=value1,key2=value2)`);
+    try {
+      out[key] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      throw new Error(`${name}: the value of ${key} is not URL-encoded correctly`);
+    }
+  }
+  return out;
+}
+
+export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+const first = (env: NodeJS.ProcessEnv, ...names: string[]): [string, string] | undefined => {
+  for (const n of names) if (env[n] !== undefined && env[n]!.trim() !== '') return [n, env[n]!.trim()];
+  return undefined;
+};
+
+/** OpenTelemetry SDK variables for trace export and resources (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/). */
+function otelFromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
+  const out: Partial<ChainConfig> = {};
+  const traces = first(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = first(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  // The signal-specific URL is used as is; the base URL gets the traces path appended.
+  if (traces) out.otlpEndpoint = traces[1];
+  else if (base) out.otlpEndpoint = `${base[1].replace(/\/+$/, '')}/v1/traces`;
+  const proto = first(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL');
+  if (proto) {
+    if (proto[1] !== 'http/protobuf' && proto[1] !== 'http/json') throw new Error(`${proto[0]}=${proto[1]}: the chain exports over OTLP/HTTP; use http/protobuf or http/json`);
+    out.otlpProtocol = proto[1];
+  }
+  const headers = {
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) : {}),
+  };
+  if (Object.keys(headers).length) out.otlpHeaders = headers;
+  const resource = env.OTEL_RESOURCE_ATTRIBUTES ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES) : {};
+  // service.name is each hop's own; the chain's name (OTEL_SERVICE_NAME, which wins over the attribute) is its namespace.
+  const ns = env.OTEL_SERVICE_NAME?.trim() || resource['service.namespace'];
+  if (ns) out.serviceNamespace = ns;
+  if (Object.keys(resource).length) out.resourceAttributes = resource;
+  if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? '')) out.tracing = false;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
+  if (exporter === 'none') out.tracing = false;
+  else if (exporter && exporter !== 'otlp') throw new Error(`OTEL_TRACES_EXPORTER=${exporter}: the chain exports traces with otlp (or none)`);
+  return out;
+}
 
 /** Maps HOPSCOPE_* variables onto config keys. */
 function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
@@ -106,6 +176,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_DCGM_SM_ACTIVE', 'dcgmSmActive', (v, n) => bool(n, v)],
     ['HOPSCOPE_DCGM_HOSTNAME_LABEL', 'dcgmHostnameLabel', (v) => v],
     ['HOPSCOPE_EXPORTER_URL', 'exporterUrl', (v) => v],
+    ['HOPSCOPE_CUDA_STAND_IN', 'cudaStandIn', (v, n) => bool(n, v)],
+    ['HOPSCOPE_CHAIN_TOKEN', 'controlToken', (v) => v],
     ['HOPSCOPE_SEED', 'seed', num],
     ['HOPSCOPE_LOG_LEVEL', 'logLevel', (v) => v],
   ];
@@ -122,7 +194,19 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     }
     out.replicas = replicas;
   }
-  return out as Partial<ChainConfig>;
+  // OTEL_* win over their HOPSCOPE_OTLP_* fallbacks; tracing stays off when either side turns it off.
+  const otel = otelFromEnv(env);
+  if (otel.tracing === false || out.tracing === false) otel.tracing = false;
+  return { ...(out as Partial<ChainConfig>), ...otel };
+}
+
+/**
+ * Why the control API must not start with this configuration (a non-loopback bind without a token), or undefined.
+ * Checked where the control API runs (not in split mode's replica processes, which serve none).
+ */
+export function controlBindProblem(cfg: ChainConfig): string | undefined {
+  if (isLoopback(cfg.host) || cfg.controlToken) return undefined;
+  return `refusing to bind the control API to ${cfg.host} without a token: it injects faults (nftables rules among them). Set HOPSCOPE_CHAIN_TOKEN (callers send Authorization: Bearer <token>), or bind 127.0.0.1.`;
 }
 
 /** Defaults ← env ← overrides, validated; throws one Error listing every bad value. */

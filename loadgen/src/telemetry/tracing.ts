@@ -1,6 +1,7 @@
 /**
  * One TracerProvider per hop replica, so each span carries its own pod's resource (service.name, k8s.pod.name,
- * k8s.node.name, k8s.namespace.name) even when several simulated pods share one process. W3C trace context and
+ * k8s.node.name, k8s.namespace.name) even when several simulated pods share one process. The operator's resource
+ * attributes (OTEL_RESOURCE_ATTRIBUTES) are merged underneath: a hop's identity always wins. W3C trace context and
  * baggage are the global propagators; async-hooks context follows requests across awaits.
  */
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
@@ -38,6 +39,11 @@ export interface HopTelemetryOptions {
   tracing: boolean;
   otlpEndpoint: string;
   otlpProtocol?: 'http/protobuf' | 'http/json';
+  otlpHeaders?: Record<string, string>;
+  /** service.namespace of the hop (default hopscope). */
+  serviceNamespace?: string;
+  /** Extra resource attributes, beneath the hop's own. */
+  resourceAttributes?: Record<string, string>;
   samplerBaseRate: number;
   samplerMinRate: number;
   samplerP99KneeMs: number;
@@ -81,14 +87,14 @@ export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): 
     // No service label: Prometheus adds service/pod as target labels (a metric label would become exported_service).
     registry: opts.registry,
   });
-  const exporter = opts.otlpProtocol === 'http/json'
-    ? new OTLPJsonExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 })
-    : new OTLPProtoExporter({ url: opts.otlpEndpoint, timeoutMillis: 5000 });
+  const exporterConfig = { url: opts.otlpEndpoint, timeoutMillis: 5000, headers: opts.otlpHeaders ?? {} };
+  const exporter = opts.otlpProtocol === 'http/json' ? new OTLPJsonExporter(exporterConfig) : new OTLPProtoExporter(exporterConfig);
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: 8192, maxExportBatchSize: 512, scheduledDelayMillis: 500 });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
+      ...opts.resourceAttributes,
       'service.name': id.service,
-      'service.namespace': 'hopscope',
+      'service.namespace': opts.serviceNamespace ?? 'hopscope',
       'k8s.pod.name': id.pod,
       'k8s.node.name': id.node,
       'k8s.namespace.name': id.namespace,

@@ -1,9 +1,11 @@
 /**
  * vLLM V1's Prometheus metrics, with the names, types, labels (`model_name`, `engine`) and default buckets of
  * vllm/v1/metrics/loggers.py (see fixtures/metrics/vllm/metrics-catalog.tsv). Counters are declared with their
- * exposed `_total` names, as prometheus_client renders them.
+ * exposed `_total` names, as prometheus_client renders them. The request-latency histograms carry trace exemplars
+ * (served when the scrape asks for OpenMetrics, which prometheus_client negotiates too; the names stay the same).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { observeWithExemplar, type ExemplarLabels } from '../../telemetry/exemplars';
 import type { InferenceEngine, SeqResult, StepInfo } from './engine';
 import { MODEL_IDS } from './models';
 
@@ -27,7 +29,8 @@ const ITER = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 const ENGINE = '0';
 
 export interface LlmMetrics {
-  onFinish(model: string, r: SeqResult, maxTokens: number): void;
+  /** `exemplar`: the request's trace, for the latency histograms that carry exemplars. */
+  onFinish(model: string, r: SeqResult, maxTokens: number, exemplar?: ExemplarLabels): void;
   onFailure(model: string, code: string): void;
   onArrival(model: string, promptTokens: number, maxTokens: number): void;
 }
@@ -35,7 +38,7 @@ export interface LlmMetrics {
 export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedModel: string): LlmMetrics {
   const L = ['model_name', 'engine'];
   const reg = [registry];
-  const h = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, labelNames: L, buckets, registers: reg });
+  const h = (name: string, help: string, buckets: number[], enableExemplars = false) => new Histogram({ name, help, labelNames: L, buckets, registers: reg, enableExemplars });
   const c = (name: string, help: string, extra: string[] = []) => new Counter({ name, help, labelNames: [...L, ...extra], registers: reg });
   const perModel = (name: string, help: string, value: (model: string) => number) =>
     new Gauge({ name, help, labelNames: L, registers: reg, collect() { for (const m of MODEL_IDS) this.set({ model_name: m, engine: ENGINE }, value(m)); } });
@@ -72,14 +75,14 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
   const maxGen = h('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', buckets125(VLLM_MAX_MODEL_LEN));
   const paramsN = h('vllm:request_params_n', 'Histogram of the n request parameter.', [1, 2, 5, 10, 20]);
   const paramsMax = h('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', buckets125(VLLM_MAX_MODEL_LEN));
-  const ttft = h('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT);
-  const itl = h('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL);
-  const tpot = h('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL);
-  const e2e = h('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQ_LAT);
-  const queue = h('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQ_LAT);
-  const infer = h('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', REQ_LAT);
-  const prefill = h('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQ_LAT);
-  const decode = h('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQ_LAT);
+  const ttft = h('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT, true);
+  const itl = h('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL, true);
+  const tpot = h('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL, true);
+  const e2e = h('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQ_LAT, true);
+  const queue = h('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQ_LAT, true);
+  const infer = h('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', REQ_LAT, true);
+  const prefill = h('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQ_LAT, true);
+  const decode = h('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQ_LAT, true);
 
   engine.on('step', (s: StepInfo) => iter.observe({ model_name: servedModel, engine: ENGINE }, s.prefillTokens + s.decodeSeqs));
 
@@ -90,22 +93,23 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
       paramsMax.observe(l, maxTokens);
       maxGen.observe(l, maxTokens);
     },
-    onFinish(model, r) {
+    onFinish(model, r, _maxTokens, ex) {
       const l = { model_name: model, engine: ENGINE };
       const s = (ms: number) => Math.max(0, ms) / 1000;
+      const lat = (hist: Histogram<string>, v: number) => observeWithExemplar(hist, l, v, ex);
       prompt.inc(l, r.promptTokens);
       gen.inc(l, r.outputTokens);
       success.inc({ ...l, finished_reason: r.finishReason });
       promptH.observe(l, r.promptTokens);
       genH.observe(l, r.outputTokens);
-      ttft.observe(l, s(r.firstTokenMs - r.arrivalMs));
-      for (let i = 1; i < r.tokenTimes.length; i++) itl.observe(l, s(r.tokenTimes[i] - r.tokenTimes[i - 1]));
-      if (r.outputTokens > 1) tpot.observe(l, s(r.endMs - r.firstTokenMs) / (r.outputTokens - 1));
-      e2e.observe(l, s(r.endMs - r.arrivalMs));
-      queue.observe(l, s(r.scheduledMs - r.arrivalMs));
-      infer.observe(l, s(r.endMs - r.scheduledMs));
-      prefill.observe(l, s(r.firstTokenMs - r.scheduledMs));
-      decode.observe(l, s(r.endMs - r.firstTokenMs));
+      lat(ttft, s(r.firstTokenMs - r.arrivalMs));
+      for (let i = 1; i < r.tokenTimes.length; i++) lat(itl, s(r.tokenTimes[i] - r.tokenTimes[i - 1]));
+      if (r.outputTokens > 1) lat(tpot, s(r.endMs - r.firstTokenMs) / (r.outputTokens - 1));
+      lat(e2e, s(r.endMs - r.arrivalMs));
+      lat(queue, s(r.scheduledMs - r.arrivalMs));
+      lat(infer, s(r.endMs - r.scheduledMs));
+      lat(prefill, s(r.firstTokenMs - r.scheduledMs));
+      lat(decode, s(r.endMs - r.firstTokenMs));
     },
     onFailure(model, code) {
       // vLLM counts aborted requests under request_success_total{finished_reason="abort"}.
