@@ -6,7 +6,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { Agent, Pool, request, type Dispatcher } from 'undici';
 import type { HopName } from './topology';
-import { HopError } from './hop-server';
+import { HopError } from './errors';
 import { chainCert, tlsServerName } from './tls';
 
 export interface Endpoint { pod: string; url: string; tlsUrl?: string }

@@ -4,25 +4,49 @@
  *   GET /faults → FaultAnnotation[] (active and recent, newest first; what the proxy reads)
  *   GET /faults/:id, DELETE /faults/:id
  *   GET /targets → Prometheus http_sd targets (every hop replica and dcgm-exporter)
- *   GET /topology → hops, pods, nodes, URLs
+ *   GET /topology → hops, pods, nodes, URLs, pids (and each LLM pod's CUDA driver process)
  *   GET|PUT /config → run-time settings {vectorCacheHitRate, dcgmSmActive, dcgmHostnameLabel}
  *   GET /healthz
+ * With HOPSCOPE_CHAIN_TOKEN set (required to bind beyond loopback), every route but GET /healthz and GET /targets
+ * (Prometheus service discovery) needs `Authorization: Bearer <token>`. At most MAX_ACTIVE_FAULTS faults are active at
+ * once (429 beyond). At start it removes nftables tables an earlier chain left when it was killed.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { KIND_SPECS, FaultError, type Fault } from './faults/registry';
-import { droppedPackets, startRetransmits, stopRetransmits, tcpRetransmitAvailable } from './faults/tcp-retransmit';
+import { droppedPackets, removeStaleTables, startRetransmits, stopRetransmits, tcpRetransmitAvailable } from './faults/tcp-retransmit';
 import type { HopServer } from './hop-server';
-import type { RunningChain } from './start';
+import type { RunningChain } from './running';
 
 const fail = (res: Response, status: number, code: string, message: string): void => { res.status(status).json({ error: { code, message } }); };
+
+const OPEN_ROUTES = new Set(['GET /healthz', 'GET /targets']);
+
+/** Bearer-token check, constant-time (digests of equal length), for every route but the open ones. */
+function requireToken(token: string) {
+  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+  const want = digest(token);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (OPEN_ROUTES.has(`${req.method} ${req.path}`)) return next();
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (m && timingSafeEqual(digest(m[1]), want)) return next();
+    res.setHeader('WWW-Authenticate', 'Bearer realm="hopscope-chain"');
+    fail(res, 401, 'unauthorized', 'this control API needs Authorization: Bearer <token> (the chain\'s HOPSCOPE_CHAIN_TOKEN)');
+  };
+}
 
 export async function startControlApi(chain: RunningChain, port: number, log: Logger): Promise<HopServer> {
   const app = express();
   app.disable('x-powered-by');
+  if (chain.config.controlToken) app.use(requireToken(chain.config.controlToken));
   app.use(express.json({ limit: '64kb' }));
   const nftTables = new Map<string, string>();
+  if ((await tcpRetransmitAvailable()) === true) {
+    const stale = await removeStaleTables();
+    if (stale.length) log.warn({ tables: stale }, 'removed nftables tables left by a chain that died without cleaning up');
+  }
 
   chain.faults.on('end', (f: Fault) => {
     const table = nftTables.get(f.id);
@@ -81,7 +105,7 @@ export async function startControlApi(chain: RunningChain, port: number, log: Lo
   app.get('/targets', (_req, res) => { res.json(chain.targets()); });
 
   app.get('/topology', (_req, res) => {
-    res.json({ gateway: chain.gatewayUrl, control: chain.controlUrl, pid: process.pid, hops: chain.hops.map((h) => ({ ...h, pid: chain.pids[h.pod] })), dcgm: chain.dcgm, tlsHops: chain.config.tlsHops });
+    res.json({ gateway: chain.gatewayUrl, control: chain.controlUrl, pid: process.pid, hops: chain.hops.map((h) => ({ ...h, pid: chain.pids[h.pod], ...(chain.gpuDriverPids[h.pod] ? { gpuDriverPid: chain.gpuDriverPids[h.pod] } : {}) })), dcgm: chain.dcgm, tlsHops: chain.config.tlsHops });
   });
 
   const settingsView = () => ({ vectorCacheHitRate: chain.settings.vectorCacheHitRate, dcgmSmActive: chain.settings.dcgm.smActive, dcgmHostnameLabel: chain.settings.dcgm.hostnameLabel });

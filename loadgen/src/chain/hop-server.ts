@@ -1,28 +1,27 @@
 /**
  * The HTTP server every hop replica runs: plain HTTP (and, for TLS hops, a second HTTPS listener whose handshake the
- * `tls_slow_handshake` fault slows in SNICallback), W3C context extraction, one SERVER span per request, the faults
- * that act inside a hop (latency, error, timeout, cpu_hog), `/metrics` and `/healthz`.
+ * `tls_slow_handshake` fault slows in SNICallback), W3C context extraction, one SERVER span per request answered with
+ * a `traceresponse` header, the faults that act inside a hop (latency, error, timeout, cpu_hog), `/metrics` (OpenMetrics
+ * with trace exemplars when the scrape asks for it) and `/healthz`.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ChainConfig } from '../config';
+import { observeWithExemplar, traceExemplar } from '../telemetry/exemplars';
+import { renderMetrics } from '../telemetry/metrics-format';
 import type { CpuBurner } from './faults/cpu-burn';
 import type { FaultRegistry } from './faults/registry';
+import type { CudaStandIn } from './gpu/cuda-stand-in';
 import type { HopClient } from './client';
 import type { Replica } from './topology';
+import { HopError } from './errors';
 import { chainCert, tlsServerName } from './tls';
 import { sleep } from './util';
-
-export class HopError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly errorType = code) {
-    super(message);
-  }
-}
 
 export interface HopEnv {
   cfg: ChainConfig;
@@ -39,6 +38,10 @@ export interface HopEnv {
   /** Called when an injected `error` fault fails a request before the hop's handler runs, so a hop that keeps its own
    *  server metrics (the LLM servers' failure counters) counts it as the real server would. */
   onInjectedError?: (body: unknown) => void;
+  /** false: /metrics only in the Prometheus text format (a hop imitating an exporter that cannot speak OpenMetrics). */
+  openMetrics?: boolean;
+  /** The stand-in CUDA driver the LLM replicas allocate through (absent: GPU OOM without the kernel signal). */
+  cudaStandIn?: CudaStandIn;
 }
 
 export interface HopRequest {
@@ -100,7 +103,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
   const requests = new Counter({ name: 'hopscope_requests_total', help: 'Requests served by this hop, by route and HTTP status code.', labelNames: ['route', 'code'], registers: [registry] });
   const duration = new Histogram({
     name: 'hopscope_request_duration_seconds', help: 'Time this hop took to answer (including its downstream calls), by route.',
-    labelNames: ['route'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
+    labelNames: ['route'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry], enableExemplars: true,
   });
   const inflight = new Gauge({ name: 'hopscope_requests_in_flight', help: 'Requests this hop is working on now.', registers: [registry] });
   new Gauge({
@@ -116,9 +119,9 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
     const method = req.method ?? 'GET';
     if (method === 'GET' && url.pathname === '/metrics') {
       try {
-        const text = await registry.metrics();
-        res.writeHead(200, { 'content-type': registry.contentType });
-        res.end(text);
+        const out = await renderMetrics(registry, req.headers.accept, { openMetrics: env.openMetrics ?? true });
+        res.writeHead(200, { 'content-type': out.contentType });
+        res.end(out.body);
       } catch (err) {
         sendError(res, 500, 'metrics_failed', (err as Error).message);
       }
@@ -144,19 +147,26 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
         ...(req.socket instanceof tls.TLSSocket ? { 'url.scheme': 'https', 'tls.protocol.version': req.socket.getProtocol() ?? '' } : { 'url.scheme': 'http' }),
       },
     }, parent);
+    // W3C Trace Context Level 2: every answer names its trace and this server span, errors and streams included
+    // (set before any handler writes its head, so it goes out with the first byte).
+    const sc = span.spanContext();
+    if (isSpanContextValid(sc)) res.setHeader('traceresponse', `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`);
     const bag = propagation.getBaggage(parent);
-    const runId = bag?.getEntry('hopscope.run_id')?.value;
-    if (runId) span.setAttribute('hopscope.run_id', runId);
+    for (const name of ['hopscope.run_id', 'hopscope.scenario']) {
+      const v = bag?.getEntry(name)?.value;
+      if (v) span.setAttribute(name, v);
+    }
     if (bag?.getEntry('hopscope.load_test')) span.setAttribute('hopscope.load_test', bag.getEntry('hopscope.load_test')!.value === 'true');
     const t0 = performance.now();
     inflight.inc();
     let finished = false;
+    let failed = false;
     const finish = (code: number): void => {
       if (finished) return;
       finished = true;
       inflight.dec();
       requests.inc({ route, code: String(code) });
-      duration.observe({ route }, (performance.now() - t0) / 1000);
+      observeWithExemplar(duration, { route }, (performance.now() - t0) / 1000, traceExemplar(span, failed || code >= 500));
       span.setAttribute('http.response.status_code', code);
       if (code >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${code}` });
       span.end();
@@ -170,6 +180,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
         await handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, raw: req }, res, span);
       } catch (err) {
         const e = err instanceof HopError ? err : new HopError(500, 'internal', (err as Error).message);
+        failed = true;
         span.setAttribute('error.type', e.errorType);
         span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
         if (e.status >= 500) span.recordException(e);

@@ -28,7 +28,7 @@ if (llm) {
     send({ type: 'engine', pod, stats: { busyMsTotal: e.busyMsTotal, lastBatchSize: e.lastBatchSize, kvUsage: e.kvUsage, opts: { maxNumSeqs: e.opts.maxNumSeqs } } });
   }, 500).unref();
 }
-send({ type: 'ready', pod });
+send({ type: 'ready', pod, gpuDriverPid: chain.gpuDriverPids[pod] });
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;

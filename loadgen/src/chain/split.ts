@@ -9,15 +9,17 @@ import net, { type AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { ChainConfig } from '../config';
+import { controlBindProblem, type ChainConfig } from '../config';
 import type { Fault } from './faults/registry';
 import type { EngineStats } from './gpu/dcgm';
-import { startChain, type RunningChain } from './start';
+import type { RunningChain } from './running';
+import { ensureCudaStandIn } from './gpu/cuda-stand-in';
+import { startChain } from './start';
 import { chainCert } from './tls';
 import { HOPS, replicasOf } from './topology';
 
 export type ToReplica = { type: 'fault-start'; fault: Fault } | { type: 'fault-end'; id: string } | { type: 'settings'; vectorCacheHitRate: number };
-export type FromReplica = { type: 'ready'; pod: string } | { type: 'engine'; pod: string; stats: EngineStats };
+export type FromReplica = { type: 'ready'; pod: string; gpuDriverPid?: number } | { type: 'engine'; pod: string; stats: EngineStats };
 
 /** The kernel's ephemeral range: outgoing connections take source ports from it. */
 function ephemeralLow(): number {
@@ -55,6 +57,8 @@ async function freePort(host: string): Promise<number> {
 }
 
 export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<RunningChain & { children: ChildProcess[] }> {
+  const bindProblem = controlBindProblem(cfg);
+  if (bindProblem) throw new Error(`invalid chain configuration:\n  host: ${bindProblem}`);
   const gpuNodeNames = Array.from({ length: cfg.gpuNodes }, (_, i) => `gpu-node-${i}`);
   const replicas = HOPS.flatMap((h) => replicasOf(h, cfg.replicas[h], cfg.namespace, gpuNodeNames));
   const endpoints: Record<string, { url: string; tlsUrl?: string }> = {};
@@ -65,6 +69,9 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
   const children: ChildProcess[] = [];
   const chainRef: { chain?: RunningChain } = {};
   const readyPods = new Set<string>();
+  const gpuDriverPids: Record<string, number> = {};
+  // Built once here, before the LLM replica processes start and would race to build it.
+  if (cfg.cudaStandIn) ensureCudaStandIn();
   const entry = join(import.meta.dirname, 'replica-main.ts');
   const tlsEnv = cfg.tlsHops.length ? { HOPSCOPE_CHAIN_TLS_KEY: chainCert().key.toString(), HOPSCOPE_CHAIN_TLS_CERT: chainCert().cert.toString() } : {};
   const stopChildren = async (): Promise<void> => {
@@ -75,11 +82,15 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
     for (const r of replicas) {
       const child = fork(entry, [], {
         execArgv: ['--import', 'tsx'],
-        env: { ...process.env, ...tlsEnv, HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify(cfg) },
+        // The control API's token stays here: replicas serve no control API.
+        env: { ...process.env, ...tlsEnv, HOPSCOPE_CHAIN_TOKEN: '', HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify({ ...cfg, controlToken: undefined }) },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       child.on('message', (m: FromReplica) => {
-        if (m.type === 'ready') readyPods.add(m.pod);
+        if (m.type === 'ready') {
+          readyPods.add(m.pod);
+          if (m.gpuDriverPid) gpuDriverPids[m.pod] = m.gpuDriverPid;
+        }
         if (m.type === 'engine') chainRef.chain?.remoteEngines.set(m.pod, m.stats);
       });
       child.on('exit', (code, sig) => { if (!stopping) log.error({ pod: r.pod, code, sig }, 'replica process exited'); });
@@ -94,6 +105,7 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
     const chain = await startChain({ ...cfg, logger: log, only: [], endpoints, control: true });
     chainRef.chain = chain;
     replicas.forEach((r, i) => { chain.pids[r.pod] = children[i].pid!; });
+    Object.assign(chain.gpuDriverPids, gpuDriverPids);
     const broadcast = (m: ToReplica) => { for (const c of children) if (c.connected) c.send(m); };
     chain.faults.on('start', (f: Fault) => broadcast({ type: 'fault-start', fault: f }));
     chain.faults.on('end', (f: Fault) => broadcast({ type: 'fault-end', id: f.id }));

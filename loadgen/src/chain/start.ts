@@ -7,8 +7,8 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
-import { loadChainConfig, type ChainConfig } from '../config';
+import { podRegistry } from '../telemetry/metrics-format';
+import { controlBindProblem, loadChainConfig, type ChainConfig } from '../config';
 import { makeLogger } from '../log';
 import { createHopTelemetry, type HopTelemetry } from '../telemetry/tracing';
 import { Directory, HopClient } from './client';
@@ -16,6 +16,7 @@ import { startControlApi } from './control-api';
 import { CpuBurner } from './faults/cpu-burn';
 import { FaultRegistry } from './faults/registry';
 import { stopAllRetransmits } from './faults/tcp-retransmit';
+import { ensureCudaStandIn, type CudaStandIn } from './gpu/cuda-stand-in';
 import { dcgmRegistry, makeGpus, type DcgmOptions, type EngineStats, type SimGpu } from './gpu/dcgm';
 import { startHopServer, type HopEnv, type HopServer, type Routes } from './hop-server';
 import { agentRoutes } from './hops/agent';
@@ -26,41 +27,12 @@ import { ragRoutes } from './hops/rag';
 import { toolRoutes } from './hops/tool';
 import { vectorCacheRoutes } from './hops/vector-cache';
 import { MODELS } from './llm/models';
-import { HOPS, replicasOf, type HopName, type Replica } from './topology';
+import { HOPS, replicasOf, type Replica } from './topology';
 import { seededRandom } from './util';
 import { registerWithExporter } from './registration';
+import type { HopInfo, RunningChain } from './running';
 
-export interface HopInfo {
-  hop: HopName;
-  pod: string;
-  node: string;
-  namespace: string;
-  url: string;
-  tlsUrl?: string;
-  metricsUrl: string;
-}
-
-export interface RunningChain {
-  config: ChainConfig;
-  gatewayUrl: string;
-  controlUrl: string;
-  hops: HopInfo[];
-  dcgm: Array<{ node: string; url: string; metricsUrl: string }>;
-  faults: FaultRegistry;
-  llm: Map<string, LlmHop>;
-  /** Mutable settings the control API can change at run time. */
-  settings: { vectorCacheHitRate: number; dcgm: DcgmOptions };
-  /** Engine figures of LLM pods run in other processes (split mode), fed by their reports. */
-  remoteEngines: Map<string, EngineStats>;
-  /** pid of the process serving each pod (all this process's pid unless split). */
-  pids: Record<string, number>;
-  /** Called when the control API changes settings (split mode forwards them to the replica processes). */
-  onSettings?: () => void;
-  /** Prometheus http_sd targets for every hop and dcgm-exporter. */
-  targets(): Array<{ targets: string[]; labels: Record<string, string> }>;
-  forceFlush(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type { HopInfo, RunningChain } from './running';
 
 export interface StartChainOptions extends Partial<ChainConfig> {
   /** Added to every hop's TracerProvider (tests use an in-memory exporter). */
@@ -77,6 +49,8 @@ export interface StartChainOptions extends Partial<ChainConfig> {
 export async function startChain(opts: StartChainOptions = {}): Promise<RunningChain> {
   const { spanProcessors, logger, only, endpoints, control = true, ...overrides } = opts;
   const cfg = loadChainConfig(overrides);
+  const bindProblem = control ? controlBindProblem(cfg) : undefined;
+  if (bindProblem) throw new Error(`invalid chain configuration:\n  host: ${bindProblem}`);
   const log = logger ?? makeLogger(cfg.logLevel);
   const rand = seededRandom(cfg.seed);
   const directory = new Directory();
@@ -87,6 +61,14 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
   const faults = new FaultRegistry(podsByHop);
   const settings = { vectorCacheHitRate: cfg.vectorCacheHitRate, dcgm: { smActive: cfg.dcgmSmActive, hostnameLabel: cfg.dcgmHostnameLabel, mig: cfg.mig } as DcgmOptions };
   const scale = (ms: number) => ms * cfg.timeScale;
+  // The LLM replicas run here allocate through the stand-in CUDA driver, built now if needed.
+  const runsLlm = replicas.some((r) => r.hop.startsWith('llm-') && (!only || only.includes(r.pod)));
+  let cudaStandIn: CudaStandIn | undefined;
+  if (cfg.cudaStandIn && runsLlm) {
+    const built = ensureCudaStandIn();
+    if (built.ok) cudaStandIn = built;
+    else log.warn({ reason: built.reason }, `no stand-in libcuda.so.1: ${built.reason}. GPU OOM is simulated without the kernel signal (no cuMemAlloc_v2 a probe could see)`);
+  }
 
   const servers: HopServer[] = [];
   const telemetries: HopTelemetry[] = [];
@@ -115,9 +97,10 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
         hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: ep.url, tlsUrl: ep.tlsUrl, metricsUrl: `${ep.url}/metrics` });
         continue;
       }
-      const registry = new Registry();
+      const registry = podRegistry();
       const tel = createHopTelemetry({ service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace }, {
-        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, otlpProtocol: cfg.otlpProtocol, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
+        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, otlpProtocol: cfg.otlpProtocol, otlpHeaders: cfg.otlpHeaders, serviceNamespace: cfg.serviceNamespace,
+        resourceAttributes: cfg.resourceAttributes, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
         samplerP99KneeMs: cfg.samplerP99KneeMs, samplerAdaptive: cfg.samplerAdaptive, registry, extraProcessors: spanProcessors,
       });
       telemetries.push(tel);
@@ -125,7 +108,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       clients.push(client);
       const burner = new CpuBurner();
       burners.push(burner);
-      const env: HopEnv = { cfg, replica, tracer: tel.tracer, registry, faults, log: log.child({ hop: replica.hop, pod: replica.pod }), client, rand, burner, scale };
+      const env: HopEnv = { cfg, replica, tracer: tel.tracer, registry, faults, log: log.child({ hop: replica.hop, pod: replica.pod }), client, rand, burner, scale, cudaStandIn };
       let routes: Routes;
       switch (replica.hop) {
         case 'gateway': routes = gatewayRoutes(env); break;
@@ -200,6 +183,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       settings,
       remoteEngines,
       pids: Object.fromEntries(hops.filter((h) => !only || only.includes(h.pod)).map((h) => [h.pod, process.pid])),
+      gpuDriverPids: Object.fromEntries([...llm].filter(([, l]) => l.gpuDriverPid).map(([pod, l]) => [pod, l.gpuDriverPid!])),
       targets: () => [
         ...hops.map((h) => ({ targets: [new URL(h.url).host], labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace } })),
         ...dcgm.map((d) => ({ targets: [new URL(d.url).host], labels: { service: 'dcgm-exporter', node: d.node } })),
@@ -214,10 +198,18 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     }
     chain.stop = stopAll;
     // One pid can stand for one pod: register it for the first pod run here (in split mode, each replica process
-    // runs exactly one pod, so kernel events are attributed to the right one).
+    // runs exactly one pod, so kernel events are attributed to the right one). Each LLM pod's CUDA driver process is
+    // registered as that pod as well (after this process's own registration), wherever the pod runs.
     const mine = hops.find((h) => !only || only.includes(h.pod));
-    if (cfg.exporterUrl && mine) void registerWithExporter(cfg.exporterUrl, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log);
-    log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint }, 'chain started');
+    if (cfg.exporterUrl && mine) {
+      const url = cfg.exporterUrl;
+      const drivers = hops.filter((h) => chain.gpuDriverPids[h.pod]);
+      void (async () => {
+        await registerWithExporter(url, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log);
+        for (const h of drivers) await registerWithExporter(url, { pid: chain.gpuDriverPids[h.pod], pod: h.pod, namespace: cfg.namespace, node: h.node, service: h.hop }, log);
+      })();
+    }
+    log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint, cudaStandIn: cudaStandIn?.library ?? 'off' }, 'chain started');
     return chain;
   } catch (err) {
     await stopAll();

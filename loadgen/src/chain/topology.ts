@@ -1,8 +1,9 @@
 /** The simulated chain's hops, their replicas and the stable pod/node names each replica carries. */
 import { createHash } from 'node:crypto';
+import { HOPS, type HopName } from '../../../contract/chain';
 
-export const HOPS = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool'] as const;
-export type HopName = (typeof HOPS)[number];
+// The hop list is defined once, in the contract; the chain's modules read it from here.
+export { HOPS, type HopName };
 
 export interface Replica {
   hop: HopName;

@@ -1,6 +1,7 @@
 /**
- * Active and recent faults. Validates a request (allowed targets and kinds, magnitude range per kind), keeps each
- * fault until its duration ends or it is deleted, and publishes every one as a contract FaultAnnotation.
+ * Active and recent faults. Validates a request (allowed targets and kinds, magnitude range per kind), caps how many
+ * are active at once (each can hold an nftables table or a timer), keeps each fault until its duration ends or it is
+ * deleted, and publishes every one as a contract FaultAnnotation.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -30,6 +31,8 @@ export const KIND_SPECS: Record<FaultKind, KindSpec> = {
 };
 
 export const DEFAULT_DURATION_S = 120;
+/** Active faults at once, at most: more is a runaway script, not an experiment. */
+export const MAX_ACTIVE_FAULTS = 64;
 
 export class FaultError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -47,9 +50,17 @@ export class FaultRegistry extends EventEmitter {
   private readonly faults = new Map<string, Fault>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly recentLimit = 200;
+  private starting = 0;
 
-  constructor(private readonly pods: Record<string, string[]>) {
+  constructor(private readonly pods: Record<string, string[]>, private readonly maxActive = MAX_ACTIVE_FAULTS) {
     super();
+  }
+
+  /** How many faults are active now. */
+  get activeCount(): number {
+    let n = 0;
+    for (const f of this.faults.values()) if (f.active) n++;
+    return n;
   }
 
   /** Validates and normalises a request body; throws FaultError(400) with the allowed values. */
@@ -95,6 +106,9 @@ export class FaultRegistry extends EventEmitter {
   /** Starts a fault (after `beforeStart`, which may refuse it, e.g. tcp_retransmit where nft is unavailable). */
   async add(body: unknown, beforeStart?: (f: Fault) => Promise<string | void>): Promise<Fault> {
     const p = this.parse(body);
+    if (this.activeCount + this.starting >= this.maxActive) {
+      throw new FaultError(429, 'too_many_faults', `at most ${this.maxActive} faults can be active at once (${this.activeCount} are): end some with DELETE /faults/:id or wait for them to expire`);
+    }
     const now = Date.now();
     const fault: Fault = {
       id: `flt-${randomBytes(4).toString('hex')}`,
@@ -106,7 +120,14 @@ export class FaultRegistry extends EventEmitter {
       active: true,
       ...(p.pod ? { pod: p.pod } : {}),
     };
-    const note = beforeStart ? await beforeStart(fault) : undefined;
+    // Counted while beforeStart runs, so concurrent requests cannot overshoot the cap.
+    this.starting++;
+    let note: string | void;
+    try {
+      note = beforeStart ? await beforeStart(fault) : undefined;
+    } finally {
+      this.starting--;
+    }
     if (note) fault.note = note;
     this.faults.set(fault.id, fault);
     this.timers.set(fault.id, setTimeout(() => this.end(fault.id), p.durationS * 1000).unref());

@@ -2,9 +2,11 @@
  * tcp_retransmit: an nftables rule drops a share of the packets sent to the target hop's ports on loopback, so the
  * kernel really retransmits (visible to a retransmit probe). Needs root and nft; otherwise the fault is refused with
  * "unavailable here: <reason>". One table per fault, named `lg-hopscope-<pid>-<n>`, removed when the fault ends or the
- * chain stops.
+ * chain stops, and also when this process dies another way: on exit (an uncaught error included) and on SIGTERM, SIGINT
+ * or SIGHUP (synchronously, then the signal goes on as it would have). What only SIGKILL can leave behind, the next
+ * chain's control API removes at start (tables whose pid is gone).
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -26,16 +28,47 @@ export async function tcpRetransmitAvailable(): Promise<true | string> {
 
 let sweptStale = false;
 
-/** Removes tables left by chain processes that died without cleaning up (their pid is gone). */
-async function sweepStaleTables(): Promise<void> {
-  if (sweptStale) return;
+const pidAlive = (pid: number): boolean => {
+  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+};
+
+/** Removes tables left by chain processes that died without cleaning up (their pid is gone); returns their names. */
+export async function removeStaleTables(): Promise<string[]> {
   sweptStale = true;
-  const { stdout } = await run('nft', ['list', 'tables']).catch(() => ({ stdout: '' }));
+  const { stdout } = await run('nft', ['list', 'tables'], { timeout: 5000 }).catch(() => ({ stdout: '' }));
+  const removed: string[] = [];
   for (const m of stdout.matchAll(/table inet (lg-hopscope-(\d+)-\d+)/g)) {
-    const pid = Number(m[2]);
-    let alive = true;
-    try { process.kill(pid, 0); } catch (err) { alive = (err as NodeJS.ErrnoException).code === 'EPERM'; }
-    if (!alive) await run('nft', ['delete', 'table', 'inet', m[1]]).catch(() => {});
+    if (Number(m[2]) === process.pid || pidAlive(Number(m[2]))) continue;
+    if (await run('nft', ['delete', 'table', 'inet', m[1]]).then(() => true, () => false)) removed.push(m[1]);
+  }
+  return removed;
+}
+
+async function sweepStaleTables(): Promise<void> {
+  if (!sweptStale) await removeStaleTables();
+}
+
+/** Synchronous: exit handlers and signal handlers cannot wait. */
+function removeAllSync(): void {
+  for (const t of [...tables]) {
+    tables.delete(t);
+    try { execFileSync('nft', ['delete', 'table', 'inet', t], { stdio: 'ignore', timeout: 5000 }); } catch { /* already gone */ }
+  }
+}
+
+let hooked = false;
+/** Once a table exists: remove every table when the process exits or is told to stop, whoever handles that. */
+function hookProcessEnd(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', removeAllSync);
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    const onSignal = (): void => {
+      removeAllSync();
+      // Nobody else handles it: die of the signal, as without this listener.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    };
+    process.once(sig, onSignal);
   }
 }
 
@@ -44,6 +77,7 @@ export async function startRetransmits(ports: number[], percent: number): Promis
   await sweepStaleTables();
   const table = `lg-hopscope-${process.pid}-${seq++}`;
   const p = Math.max(1, Math.min(50, Math.round(percent)));
+  hookProcessEnd();
   await run('nft', ['add', 'table', 'inet', table]);
   tables.add(table);
   try {

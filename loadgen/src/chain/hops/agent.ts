@@ -1,19 +1,42 @@
 /**
  * `agent`: a multi-step plan — ask the LLM for a plan, call the `tool` hop (an external API, over TLS by default)
- * once or twice, then ask the LLM for the final answer (streamed back when the caller streams).
+ * once or twice, then ask the LLM for the final answer (streamed back when the caller streams). A failed tool call
+ * ends the plan there: the agent still answers with what it has, and reports the task as failed (its answer-info:
+ * `hopscope.agent = {task, toolCalls, steps}`, a field of the JSON answer or a closing chunk of the stream).
  */
 import type { ServerResponse } from 'node:http';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
-import { Histogram } from 'prom-client';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { Counter, Histogram } from 'prom-client';
+import type { ChainAnswerInfo } from '../../../../contract/chain';
+import { HopError } from '../errors';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
+import { endChatStream } from '../stream';
 import { hashFraction } from '../util';
 
 export const AGENT_NAME = 'hopscope-research-agent';
 
+type AgentOutcome = NonNullable<ChainAnswerInfo['agent']>;
+
 export function agentRoutes(env: HopEnv): Routes {
   const m = new GenAiClientMetrics(env.registry);
   const steps = new Histogram({ name: 'hopscope_agent_steps', help: 'Steps (LLM and tool calls) per agent run.', buckets: [1, 2, 3, 4, 5, 6, 8, 10], registers: [env.registry] });
+  const tasks = new Counter({ name: 'hopscope_agent_tasks_total', help: 'Agent runs by task outcome (failed: a tool call failed, so the plan could not finish).', labelNames: ['task'], registers: [env.registry] });
+
+  /** One tool call as its own step; a failure is recorded on its span and returned, not thrown. */
+  const callTool = async (question: string, i: number): Promise<{ snippets: string[] } | { error: string }> => {
+    const toolSpan = env.tracer.startSpan('execute_tool web_search', { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search', 'gen_ai.tool.type': 'extension', 'gen_ai.tool.call.id': `call_${i}` } });
+    try {
+      const { data } = await context.with(trace.setSpan(context.active(), toolSpan), () => env.client.json('tool', '/v1/search', { q: `${question} (${i + 1})` }, { spanName: 'POST /v1/search' }));
+      return { snippets: (data.results ?? []).map((r: { snippet: string }) => r.snippet) };
+    } catch (err) {
+      toolSpan.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      toolSpan.setAttribute('error.type', (err as HopError).errorType ?? 'error');
+      return { error: (err as Error).message };
+    } finally {
+      toolSpan.end();
+    }
+  };
 
   const run = async (req: HopRequest, res: ServerResponse, span: Span): Promise<void> => {
     const b = req.body ?? {};
@@ -26,36 +49,37 @@ export function agentRoutes(env: HopEnv): Routes {
     span.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': AGENT_NAME, 'gen_ai.request.model': model, 'gen_ai.provider.name': backend });
 
     const plan = await callChat(env.client, m, { backend, body: { model, max_tokens: 12, messages: [{ role: 'system', content: 'Plan the tool calls needed to answer.' }, ...messages] } });
-    const toolCalls = 1 + (hashFraction(`tools:${question}`) < 0.4 ? 1 : 0);
+    const planned = 1 + (hashFraction(`tools:${question}`) < 0.4 ? 1 : 0);
     const results: string[] = [];
-    for (let i = 0; i < toolCalls; i++) {
-      const toolSpan = env.tracer.startSpan('execute_tool web_search', { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search', 'gen_ai.tool.type': 'extension', 'gen_ai.tool.call.id': `call_${i}` } });
-      try {
-        const { data } = await context.with(trace.setSpan(context.active(), toolSpan), () => env.client.json('tool', '/v1/search', { q: `${question} (${i + 1})` }, { spanName: 'POST /v1/search' }));
-        results.push(...(data.results ?? []).map((r: { snippet: string }) => r.snippet));
-        toolSpan.end();
-      } catch (err) {
-        toolSpan.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-        toolSpan.setAttribute('error.type', (err as HopError).errorType ?? 'error');
-        toolSpan.end();
-        throw err;
-      }
+    let toolCalls = 0;
+    let failure: string | undefined;
+    for (let i = 0; i < planned && !failure; i++) {
+      toolCalls++;
+      const r = await callTool(question, i);
+      if ('error' in r) failure = r.error;
+      else results.push(...r.snippets);
     }
-    steps.observe(2 + toolCalls);
-    span.setAttribute('hopscope.agent.steps', 2 + toolCalls);
+    const outcome: AgentOutcome = { task: failure ? 'failed' : 'completed', toolCalls, steps: 2 + toolCalls };
+    steps.observe(outcome.steps);
+    tasks.inc({ task: outcome.task });
+    span.setAttributes({ 'hopscope.agent.steps': outcome.steps, 'hopscope.agent.tool_calls': toolCalls, 'hopscope.agent.task': outcome.task });
+    if (failure) span.addEvent('agent.plan_aborted', { 'error.type': 'tool_failed', 'exception.message': failure, 'hopscope.agent.planned_tool_calls': planned });
+    const stream = b.stream === true;
     const finalBody = {
       model,
       max_tokens: Number(b.max_tokens ?? 64),
-      stream: b.stream === true,
-      messages: [{ role: 'system', content: 'You are a research agent. Use the tool results.' }, { role: 'user', content: `Plan: ${plan.json?.choices?.[0]?.message?.content ?? ''}\nResults: ${results.join(' ')}` }, ...messages],
+      stream,
+      messages: [
+        { role: 'system', content: failure ? 'You are a research agent. A tool failed: say what could not be done, and answer from what you have.' : 'You are a research agent. Use the tool results.' },
+        { role: 'user', content: `Plan: ${plan.json?.choices?.[0]?.message?.content ?? ''}\nResults: ${results.join(' ')}${failure ? `\nTool error: ${failure}` : ''}` },
+        ...messages,
+      ],
     };
-    const out = await callChat(env.client, m, { backend, body: finalBody, relayTo: b.stream === true ? res : undefined, keepUsage: true });
+    const out = await callChat(env.client, m, { backend, body: finalBody, relayTo: stream ? res : undefined, keepUsage: true });
     span.setAttributes({ 'gen_ai.usage.output_tokens': out.outputTokens, 'gen_ai.response.model': out.responseModel });
-    if (b.stream === true) {
-      res.end();
-      return;
-    }
-    sendJson(res, 200, out.json);
+    const info: Partial<ChainAnswerInfo> = { responseModel: out.responseModel, agent: outcome };
+    if (stream) endChatStream(res, out.stream ?? {}, info);
+    else sendJson(res, 200, { ...out.json, hopscope: info });
   };
   return { 'POST /v1/agent/run': run };
 }

@@ -2,7 +2,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import { Histogram } from 'prom-client';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { HopError } from '../errors';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { ConcurrencyGate, countTokens, hashFraction, sleep } from '../util';
 
 export const EMBED_MODEL = 'hopscope-embed-small';

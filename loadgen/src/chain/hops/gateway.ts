@@ -5,13 +5,17 @@
  *
  * Routing: header `x-hopscope-route: agent|rag|direct` (or body `metadata.route`); requests carrying `tools` go to the
  * agent. Backend: header `x-hopscope-backend: vllm|tgi` (or body `metadata.backend`), else an even split.
+ * Every answer carries the contract's ChainAnswerInfo (route, models, retrieved document ids, agent outcome): a
+ * `hopscope` field, or a closing chunk before `data: [DONE]` when streaming.
  */
 import type { ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { HopError } from '../errors';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
-import { relayChatStream } from '../stream';
+import type { ChainAnswerInfo } from '../../../../contract/chain';
+import { endChatStream, relayChatStream } from '../stream';
 import { DEFAULT_MODEL, MODEL_IDS, MODELS } from '../llm/models';
 import { EMBED_MODEL } from './embedding';
 
@@ -42,6 +46,14 @@ export function gatewayRoutes(env: HopEnv): Routes {
     routed.inc({ route, backend });
     const keepUsage = b.stream_options?.include_usage === true;
 
+    const info = (responseModel: string, extra: Partial<ChainAnswerInfo> = {}): ChainAnswerInfo => ({ route, backend, requestedModel: model, responseModel, documents: [], ...extra });
+    /** The agent reports its outcome in its own answer-info (a `hopscope` field or chunk); the gateway completes it. */
+    const agentInfo = (reported: unknown, fallbackModel: string): ChainAnswerInfo => {
+      const r = (reported ?? {}) as Partial<ChainAnswerInfo>;
+      span.setAttributes(r.agent ? { 'hopscope.agent.task': r.agent.task, 'hopscope.agent.tool_calls': r.agent.toolCalls } : {});
+      return info(typeof r.responseModel === 'string' ? r.responseModel : fallbackModel, r.agent ? { agent: r.agent } : {});
+    };
+
     if (route === 'agent') {
       const up = await env.client.call('agent', '/v1/agent/run', { model, backend, messages, stream, max_tokens: maxTokens }, { spanName: `invoke_agent` });
       if (up.status >= 400) {
@@ -54,11 +66,15 @@ export function gatewayRoutes(env: HopEnv): Routes {
           const s = await relayChatStream(up, res, keepUsage);
           if (!s.done) throw new HopError(502, 'stream_broken', 'agent ended the stream early', 'stream_broken');
           up.end();
-          res.end();
+          const answer = agentInfo(s.info, s.model ?? model);
+          span.setAttribute('gen_ai.response.model', answer.responseModel);
+          endChatStream(res, s, answer);
         } else {
-          const json = await up.body.json();
+          const json = await up.body.json() as Record<string, unknown>;
           up.end();
-          sendJson(res, 200, json);
+          const answer = agentInfo(json.hopscope, typeof json.model === 'string' ? json.model : model);
+          span.setAttribute('gen_ai.response.model', answer.responseModel);
+          sendJson(res, 200, { ...json, hopscope: answer });
         }
       } catch (err) {
         up.end(err as Error);
@@ -69,6 +85,7 @@ export function gatewayRoutes(env: HopEnv): Routes {
 
     const lastUser = [...messages].reverse().find((x: any) => x.role === 'user')?.content ?? messages[messages.length - 1].content;
     let contextMsg = '';
+    let documents: string[] = [];
     if (route === 'rag') {
       // The last turn (with the dialogue before it) is what gets embedded and retrieved for.
       const query = messages.length > 2 ? `${messages.slice(-3).map((x: any) => x.content).join(' / ')}` : lastUser;
@@ -76,6 +93,7 @@ export function gatewayRoutes(env: HopEnv): Routes {
       const { data } = await env.client.json('vector-cache', '/v1/lookup', { query, k: env.cfg.ragTopK }, { spanName: 'POST /v1/lookup' });
       span.setAttribute('hopscope.cache.hit', Boolean(data.hit));
       if (typeof data.recall === 'number') span.setAttribute('hopscope.rag.recall', data.recall);
+      documents = (data.documents ?? []).map((d: { id: string }) => d.id);
       contextMsg = (data.documents ?? []).map((d: { id: string; text: string }) => `[${d.id}] ${d.text}`).join('\n');
     }
     const templated = [
@@ -85,8 +103,9 @@ export function gatewayRoutes(env: HopEnv): Routes {
     ];
     const out = await callChat(env.client, m, { backend, body: { model, messages: templated, max_tokens: maxTokens, stream }, relayTo: stream ? res : undefined, keepUsage });
     span.setAttributes({ 'gen_ai.response.model': out.responseModel, 'gen_ai.usage.input_tokens': out.inputTokens, 'gen_ai.usage.output_tokens': out.outputTokens, 'hopscope.llm.pod': out.pod });
-    if (stream) res.end();
-    else sendJson(res, 200, out.json);
+    const answer = info(out.responseModel, { documents });
+    if (stream) endChatStream(res, out.stream ?? {}, answer);
+    else sendJson(res, 200, { ...out.json, hopscope: answer });
   };
 
   const models = async (_r: HopRequest, res: ServerResponse): Promise<void> => {

@@ -2,6 +2,10 @@
  * `llm-vllm` / `llm-tgi`: an OpenAI-compatible /v1/chat/completions (streaming and not) served by the simulated
  * continuous-batching engine, with the backend's own /metrics (vLLM or TGI names) and GenAI span attributes.
  * gpu_oom: the allocation fails at admission; the hop falls back once to the lighter model and records it on the span.
+ * Each replica's KV allocations go through its own CUDA driver process and the stand-in libcuda.so.1 (gpu/cuda-driver.ts),
+ * so a kernel probe sees each failing cuMemAlloc_v2 on this replica's pod.
+ * TGI's /metrics stays in the Prometheus text format (its exporter has no OpenMetrics, and OpenMetrics would add `_total`
+ * to its counters); vLLM's negotiates OpenMetrics and carries trace exemplars.
  */
 import type { ServerResponse } from 'node:http';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
@@ -10,7 +14,10 @@ import { EngineError, ENGINE_DEFAULTS, InferenceEngine, type SeqResult } from '.
 import { MODELS, MODEL_IDS, type ModelSpec } from '../llm/models';
 import { tgiMetrics } from '../llm/metrics-tgi';
 import { vllmMetrics, type LlmMetrics } from '../llm/metrics-vllm';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { traceExemplar } from '../../telemetry/exemplars';
+import { HopError } from '../errors';
+import { CudaDriver } from '../gpu/cuda-driver';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { countTokens, fillerText, hashFraction } from '../util';
 
 export interface ChatMessage { role: string; content: string }
@@ -19,12 +26,16 @@ export interface LlmHop {
   routes: Routes;
   engine: InferenceEngine;
   backend: 'vllm' | 'tgi';
+  /** pid of this replica's CUDA driver process (absent when the stand-in could not be built). */
+  readonly gpuDriverPid?: number;
   stop(): void;
 }
 
 export function createLlmHop(env: HopEnv): LlmHop {
   const backend = env.replica.hop === 'llm-tgi' ? 'tgi' : 'vllm';
   const { faults, replica } = env;
+  env.openMetrics = backend === 'vllm';
+  const driver = env.cudaStandIn ? CudaDriver.start(env.cudaStandIn, env.log) : undefined;
   const engine = new InferenceEngine({
     ...ENGINE_DEFAULTS,
     // TGI's router batches a little differently: smaller max batch, slightly cheaper steps.
@@ -36,6 +47,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
       const f = faults.active(replica.hop, replica.pod, 'gpu_oom');
       return f ? f.magnitude * (m.fallback ? 1 : 0.15) : 0;
     },
+    gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
   });
   const metrics: LlmMetrics = backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
   // An injected `error` fails the request before it reaches the engine; the server still counts it as failed.
@@ -43,14 +55,24 @@ export function createLlmHop(env: HopEnv): LlmHop {
     const asked = (body as { model?: unknown } | undefined)?.model;
     metrics.onFailure(typeof asked === 'string' && MODELS[asked] ? asked : MODEL_IDS[0], 'injected_error');
   };
+  // Not hopscope_gpu_alloc_failures_total: that is the bpf-exporter's kernel-side count of failed CUDA allocations.
   const oomCounter = new Counter({
-    name: 'hopscope_gpu_alloc_failures_total', help: 'GPU memory allocation failures seen by this LLM replica (gpu_oom), by model.',
+    name: 'hopscope_llm_gpu_oom_total', help: 'Requests whose GPU memory allocation failed in this LLM replica (gpu_oom), by model.',
     labelNames: ['model'], registers: [env.registry],
   });
   const fallbacks = new Counter({
     name: 'hopscope_llm_fallbacks_total', help: 'Requests served by a lighter model after an allocation failure.',
     labelNames: ['from_model', 'to_model'], registers: [env.registry],
   });
+
+  /** One span event per failed allocation, with the driver call the kernel saw (when one was made). */
+  const recordOom = (span: Span, model: ModelSpec, e: EngineError): void => {
+    span.addEvent('gpu.allocation_failure', {
+      'exception.type': 'torch.cuda.OutOfMemoryError', 'exception.message': e.message, 'gen_ai.request.model': model.id,
+      ...(e.bytes !== undefined ? { 'hopscope.gpu.allocation_bytes': e.bytes } : {}),
+      ...(e.cudaResult !== undefined ? { 'hopscope.cuda.function': 'cuMemAlloc_v2', 'hopscope.cuda.result': e.cudaResult, 'hopscope.cuda.driver_pid': driver?.pid ?? 0 } : {}),
+    });
+  };
 
   /** Runs one generation, resolving when done; tokens go to onToken as they are decoded. */
   const generate = (model: ModelSpec, prompt: { tokens: number; prefixKey: string; prefixTokens: number }, maxTokens: number, targetTokens: number,
@@ -129,7 +151,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
       metrics.onFailure(model.id, e.code ?? 'generation');
       if (e.code === 'gpu_oom') {
         oomCounter.inc({ model: model.id });
-        span.addEvent('gpu.allocation_failure', { 'exception.type': 'torch.cuda.OutOfMemoryError', 'exception.message': e.message, 'gen_ai.request.model': model.id });
+        recordOom(span, model, e);
         span.setAttribute('hopscope.gpu.oom', true);
         const light = model.fallback ? MODELS[model.fallback] : undefined;
         if (!light) throw new HopError(503, 'gpu_oom', e.message, 'gpu_oom');
@@ -141,7 +163,10 @@ export function createLlmHop(env: HopEnv): LlmHop {
         } catch (err2) {
           const e2 = err2 as EngineError;
           metrics.onFailure(model.id, e2.code ?? 'generation');
-          if (e2.code === 'gpu_oom') oomCounter.inc({ model: model.id });
+          if (e2.code === 'gpu_oom') {
+            oomCounter.inc({ model: model.id });
+            recordOom(span, model, e2);
+          }
           throw new HopError(503, e2.code ?? 'generation', `fallback ${model.id} failed too: ${e2.message}`, e2.code ?? 'generation');
         }
       } else if (e.code === 'overloaded') {
@@ -154,7 +179,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
         throw err;
       }
     }
-    metrics.onFinish(model.id, result, maxTokens);
+    metrics.onFinish(model.id, result, maxTokens, traceExemplar(span));
     const usage = { prompt_tokens: result.promptTokens, completion_tokens: result.outputTokens, total_tokens: result.promptTokens + result.outputTokens, prompt_tokens_details: { cached_tokens: result.cachedTokens } };
     span.setAttributes({
       'gen_ai.response.model': model.id,
@@ -198,6 +223,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
     routes: { 'POST /v1/chat/completions': chat, 'GET /v1/models': models },
     engine,
     backend,
-    stop: () => engine.stop(),
+    get gpuDriverPid() { return driver?.pid; },
+    stop: () => { engine.stop(); driver?.stop(); },
   };
 }

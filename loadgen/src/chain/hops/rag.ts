@@ -1,9 +1,14 @@
-/** `rag`: top-k retrieval over a simulated document index; time grows with k, and each answer reports its recall. */
+/**
+ * `rag`: top-k retrieval over the chain's document corpus (rag/corpus.ts); time grows with k, and each answer returns
+ * the documents' ids and its true recall (the share of the query's relevant documents it found).
+ */
 import type { ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import { Histogram } from 'prom-client';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
-import { ConcurrencyGate, fillerText, hashFraction, sleep } from '../util';
+import { HopError } from '../errors';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { retrieve as search } from '../rag/corpus';
+import { ConcurrencyGate, sleep } from '../util';
 
 export const RAG_SOURCE = 'hopscope-docs';
 
@@ -23,13 +28,13 @@ export function ragRoutes(env: HopEnv): Routes {
       span.setAttribute('hopscope.queue_ms', performance.now() - queuedAt);
       await sleep(env.scale(6 + 1.2 * k));
     });
-    const f = hashFraction(query);
-    // More candidates → better recall; a per-query difficulty keeps it below 1.
-    const recall = Number(Math.min(1, (0.45 + 0.5 * (1 - f * 0.6)) * (1 - Math.exp(-k / 3))).toFixed(3));
-    const documents = Array.from({ length: k }, (_, i) => ({ id: `doc-${Math.floor(hashFraction(`${query}#${i}`) * 1e6)}`, score: Number((0.95 - i * 0.05 - f * 0.1).toFixed(3)), text: fillerText(60, Math.floor(f * 1e6) + i) }));
-    span.setAttribute('hopscope.rag.recall', recall);
-    recallH.observe(recall);
-    docsH.observe(k);
+    const { documents, recall, topic } = search(query, k);
+    span.setAttributes({ 'hopscope.rag.document_ids': documents.map((d) => d.id), ...(topic ? { 'hopscope.rag.topic': topic } : {}) });
+    if (recall !== null) {
+      span.setAttribute('hopscope.rag.recall', recall);
+      recallH.observe(recall);
+    }
+    docsH.observe(documents.length);
     sendJson(res, 200, { documents, recall, source: RAG_SOURCE });
   };
   return { 'POST /v1/retrieve': retrieve };

@@ -1,7 +1,8 @@
 /** `tool`: the "external API" the agent calls (over TLS by default): a web-search-like answer after a network-ish delay. */
 import type { ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
-import { HopError, sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
+import { HopError } from '../errors';
+import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { fillerText, hashFraction, sleep } from '../util';
 
 export function toolRoutes(env: HopEnv): Routes {
