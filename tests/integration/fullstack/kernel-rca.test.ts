@@ -64,7 +64,8 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
     assert.deepEqual(await unattachedProbes(exp), [], 'every probe attached');
     // Every replica registered its own pid as its pod.
     const regs = await (await fetch(`${exp.url}/register`)).json() as { registrations: Array<{ pid: number; pod: string }> };
-    for (const h of chain.hops) assert.equal(regs.registrations.find((r) => r.pod === h.pod)?.pid, chain.pids[h.pod], `${h.pod} registered`);
+    // (An LLM pod also has its CUDA driver process registered as that pod.)
+    for (const h of chain.hops) assert.ok(regs.registrations.some((r) => r.pod === h.pod && r.pid === chain.pids[h.pod]), `${h.pod} registered`);
     // Healthy traffic first: the root cause's baseline for every operation on both routes.
     for (let i = 0; i < 8; i++) {
       assert.equal((await agentReq(i, 'warm')).status, 200);

@@ -180,7 +180,7 @@ describe('faults', () => {
     let failures = 0, aborts = 0;
     for (const h of chain.hops.filter((x) => x.hop === 'llm-vllm')) {
       const text = await (await fetch(h.metricsUrl)).text();
-      failures += Number(/hopscope_gpu_alloc_failures_total\{model="hopscope-llama-8b-v1"\} (\d+)/.exec(text)?.[1] ?? 0);
+      failures += Number(/hopscope_llm_gpu_oom_total\{model="hopscope-llama-8b-v1"\} (\d+)/.exec(text)?.[1] ?? 0);
       aborts += Number(/vllm:request_success_total\{model_name="hopscope-llama-8b-v1",engine="0",finished_reason="abort"\} (\d+)/.exec(text)?.[1] ?? 0);
     }
     assert.ok(failures >= 6 && aborts >= 6, `failures ${failures}, aborts ${aborts}`);

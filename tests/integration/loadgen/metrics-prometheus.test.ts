@@ -1,6 +1,9 @@
 /**
  * A real Prometheus scrapes the running chain (through the control API's http_sd /targets) while it serves traffic;
  * every metric family the chain exposes must match the vLLM, TGI, DCGM and GenAI catalogs (name, type, labels, buckets).
+ * Prometheus asks for OpenMetrics: the hops answer it (with trace exemplars) except TGI, which stays text as TGI does.
+ * In OpenMetrics a counter family is named without `_total` (its samples keep it), so Prometheus's metadata lists
+ * `vllm:generation_tokens` for the series `vllm:generation_tokens_total`, as it does for a real vLLM.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -15,15 +18,17 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
   let prom: Awaited<ReturnType<typeof startPrometheus>>;
   let collector: Awaited<ReturnType<typeof otlpCollector>>;
   let metadata: Record<string, Array<{ type: string }>>;
+  /** A family's sample name: OpenMetrics counters carry `_total` on their samples only. */
+  const exposed = (f: string): string => (metadata[f][0].type === 'counter' && !f.endsWith('_total') && !f.startsWith('tgi_') && !f.startsWith('DCGM_') ? `${f}_total` : f);
 
   before(async () => {
     collector = await otlpCollector();
     chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0.3 });
     prom = await startPrometheus(`${chain.controlUrl}/targets`);
-    // Traffic on every path: both backends, both model versions, streaming and not, agent and RAG.
+    // Traffic on every path: both backends, both model versions, each backend streaming and not, agent and RAG.
     const reqs = [];
     for (let i = 0; i < 24; i++) {
-      reqs.push(chat(chain.gatewayUrl, { model: i % 3 ? 'hopscope-llama-8b-v1' : 'hopscope-llama-8b-v2', stream: i % 2 === 0, messages: [{ role: 'user', content: `question ${i} about prefix caching` }] },
+      reqs.push(chat(chain.gatewayUrl, { model: i % 3 ? 'hopscope-llama-8b-v1' : 'hopscope-llama-8b-v2', stream: i % 4 < 2, messages: [{ role: 'user', content: `question ${i} about prefix caching` }] },
         { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm', ...(i % 6 === 0 ? { 'x-hopscope-route': 'agent' } : {}) }));
     }
     const res = await Promise.all(reqs);
@@ -54,13 +59,16 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
 
   it('every vllm:* family is in the vLLM catalog with its type and labels model_name, engine', async () => {
     const cat = vllmCatalog();
-    const families = Object.keys(metadata).filter((n) => n.startsWith('vllm:'));
+    const families = Object.keys(metadata).filter((n) => n.startsWith('vllm:')).map(exposed);
     assert.ok(families.length >= 20, `${families.length} vLLM families`);
+    assert.ok(families.includes('vllm:generation_tokens_total') && !Object.keys(metadata).includes('vllm:generation_tokens_total'), 'vLLM scraped as OpenMetrics (counter family without _total)');
     for (const f of families) {
-      // Prometheus reports counters by their exposed name; the catalog lists exposed names too.
+      // The catalog lists exposed (sample) names.
       assert.ok(cat.has(f), `${f} is not in the vLLM catalog`);
-      assert.equal(metadata[f][0].type, cat.get(f)!.type, `${f} type`);
+      const family = Object.keys(metadata).find((n) => exposed(n) === f)!;
+      assert.equal(metadata[family][0].type, cat.get(f)!.type, `${f} type`);
     }
+    assert.ok((await prom.query('sum(vllm:generation_tokens_total) > 0')).length, 'the series keep their _total names');
     for (const must of ['vllm:time_to_first_token_seconds', 'vllm:e2e_request_latency_seconds', 'vllm:generation_tokens_total', 'vllm:prefix_cache_hits_total', 'vllm:prefix_cache_queries_total', 'vllm:kv_cache_usage_perc', 'vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:request_success_total', 'vllm:inter_token_latency_seconds']) {
       assert.ok(families.includes(must), `${must} missing`);
     }
@@ -84,6 +92,8 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
       assert.ok(!/first_token|ttft/.test(f), 'TGI has no TTFT metric');
     }
     assert.equal((await prom.query('count({__name__=~"tgi_.+", model_name!=""})')).length, 0, 'no model label on TGI series');
+    assert.equal((await prom.query('count({__name__=~"tgi_.+_total"})')).length, 0, 'no TGI series ends in _total (TGI pods answer in the text format)');
+    assert.ok((await prom.query('sum(tgi_request_count) > 0')).length);
     const les = (await prom.api(`/api/v1/label/le/values?match[]=${encodeURIComponent('tgi_request_duration_bucket')}`)).map(Number).filter((n: number) => Number.isFinite(n)).sort((a: number, b: number) => a - b);
     const want = tgiDurationBuckets();
     assert.equal(want.length, 35);
@@ -105,7 +115,9 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
     for (const s of util) for (const l of ['gpu', 'UUID', 'Hostname', 'modelName', 'pod', 'namespace']) assert.ok(s.metric[l], `${l} label on ${JSON.stringify(s.metric)}`);
     const blank = await prom.query('DCGM_FI_DEV_MEMORY_TEMP');
     assert.ok(blank.every((s: { value: [number, string] }) => Number(s.value[1]) >= 9.2e18), 'memory temperature carries the blank sentinel');
-    assert.ok((await prom.query('max(DCGM_FI_PROF_SM_ACTIVE) > 0')).length, 'SM activity follows the LLM load');
+    // The traffic ran once, before this test: the latest sample may already be idle again (a GPU's activity is per
+    // scrape interval), so look for the load anywhere in the run, once the interval that held it has been scraped.
+    await waitFor('SM activity follows the LLM load', async () => (await prom.query('max(max_over_time(DCGM_FI_PROF_SM_ACTIVE[10m])) > 0')).length > 0, 15_000);
   });
 
   it('gen_ai_* families use the GenAI semconv names; hopscope_* cover the other hops', async () => {
@@ -153,10 +165,32 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
     assert.ok(mean('rag') >= 0.4, `rag mean ${mean('rag')} s`);
     assert.ok(mean('vector-cache') >= 0.4, 'its caller');
     assert.ok(mean('embedding') < 0.2, `embedding mean ${mean('embedding')} s`);
-    await waitFor('alloc failures scraped', async () => (await prom.query('sum(hopscope_gpu_alloc_failures_total{service="llm-vllm"}) >= 4')).length > 0);
+    await waitFor('allocation failures scraped', async () => (await prom.query('sum(hopscope_llm_gpu_oom_total{service="llm-vllm"}) >= 4')).length > 0);
     assert.ok((await prom.query('sum(vllm:request_success_total{finished_reason="abort"}) >= 4')).length > 0);
     assert.ok((await prom.query('max by (pod) (max_over_time(DCGM_FI_DEV_FB_USED{pod=~"llm-vllm-.*"}[30s])) > 80000')).length > 0, 'framebuffer full on the vLLM GPUs');
     assert.equal((await prom.query('max(max_over_time(DCGM_FI_DEV_FB_USED{pod=~"llm-tgi-.*"}[30s])) > 80000')).length, 0, 'not on the TGI GPUs');
+  });
+
+  it('latency histograms carry trace exemplars of exported traces (gateway, vLLM, client-side TTFT of TGI); TGI\'s own none', async () => {
+    const now = Date.now() / 1000;
+    const exemplars = async (q: string): Promise<Array<{ seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string }> }>> =>
+      prom.api(`/api/v1/query_exemplars?query=${encodeURIComponent(q)}&start=${now - 600}&end=${now + 60}`);
+    const check = async (q: string) => {
+      const got = await waitFor(`exemplars of ${q}`, async () => { const e = await exemplars(q); return e.length ? e : undefined; });
+      const all = got.flatMap((s) => s.exemplars);
+      for (const e of all) assert.match(e.labels.trace_id, /^[0-9a-f]{32}$/);
+      await chain.forceFlush();
+      const exported = new Set(collector.spans.map((s) => s.traceId));
+      const missing = all.filter((e) => !exported.has(e.labels.trace_id));
+      assert.deepEqual(missing, [], `every exemplar of ${q} names an exported trace`);
+    };
+    await check('hopscope_request_duration_seconds_bucket{service="gateway"}');
+    await check('vllm:e2e_request_latency_seconds_bucket');
+    await check('vllm:time_to_first_token_seconds_bucket');
+    await check('gen_ai_client_operation_time_to_first_chunk_seconds_bucket{gen_ai_provider_name="tgi"}');
+    assert.deepEqual(await exemplars('tgi_request_duration_bucket'), [], 'TGI exposes no exemplars (text format, as TGI)');
+    const text = await (await fetch(chain.hops.find((h) => h.hop === 'gateway')!.metricsUrl)).text();
+    assert.ok(!text.includes('# {') && !text.includes('# EOF'), 'a plain scrape gets the text format without exemplars');
   });
 
   it('switches: removing DCGM_FI_PROF_SM_ACTIVE and the lowercase hostname label', async () => {

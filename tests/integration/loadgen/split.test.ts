@@ -42,21 +42,28 @@ describe('split mode: one process per pod', () => {
     await new Promise<void>((r) => { exporter.close(() => r()); exporter.closeAllConnections(); });
   });
 
-  it('each pod runs in its own process and registers its pid as that pod', async () => {
+  it('each pod runs in its own process and registers its pid as that pod (an LLM pod its CUDA driver process too)', async () => {
     const pids = Object.values(chain.pids);
     assert.equal(new Set(pids).size, chain.hops.length);
     assert.ok(!pids.includes(process.pid));
-    await waitFor('registrations', async () => registrations.length === chain.hops.length);
+    const llmPods = chain.hops.filter((h) => h.hop.startsWith('llm-')).map((h) => h.pod);
+    assert.deepEqual(Object.keys(chain.gpuDriverPids).sort(), [...llmPods].sort(), 'every LLM replica has its CUDA driver process');
+    await waitFor('registrations', async () => registrations.length === chain.hops.length + llmPods.length);
     for (const h of chain.hops) {
-      const r = registrations.find((x) => x.pod === h.pod)!;
+      // The replica's own pid first, then (LLM pods) its driver's.
+      const [r, driver, ...more] = registrations.filter((x) => x.pod === h.pod);
       assert.ok(r, `${h.pod} registered`);
       assert.equal(r.pid, chain.pids[h.pod]);
       assert.equal(r.service, h.hop);
       assert.equal(r.node, h.node);
       assert.equal(r.namespace, 'hopscope-demo');
+      assert.equal(driver?.pid, chain.gpuDriverPids[h.pod], `${h.pod}: driver registration`);
+      if (driver) assert.deepEqual({ ...driver, pid: r.pid }, r, 'the driver is registered as the same pod');
+      assert.deepEqual(more, []);
     }
-    const topo = await (await fetch(`${chain.controlUrl}/topology`)).json() as { hops: Array<{ pod: string; pid: number }> };
+    const topo = await (await fetch(`${chain.controlUrl}/topology`)).json() as { hops: Array<{ pod: string; pid: number; gpuDriverPid?: number }> };
     assert.deepEqual(Object.fromEntries(topo.hops.map((h) => [h.pod, h.pid])), chain.pids);
+    assert.deepEqual(Object.fromEntries(topo.hops.filter((h) => h.gpuDriverPid).map((h) => [h.pod, h.gpuDriverPid])), chain.gpuDriverPids);
   });
 
   it('serves RAG and agent (TLS to tool) requests across processes', async () => {
@@ -81,8 +88,8 @@ describe('split mode: one process per pod', () => {
     await waitFor('reported engine figures', async () => chain.remoteEngines.size >= 2 && [...chain.remoteEngines.values()].some((e) => e.busyMsTotal > 0));
   });
 
-  it('stop ends every replica process', async () => {
-    const pids = Object.values(chain.pids);
+  it('stop ends every replica process and every CUDA driver process', async () => {
+    const pids = [...Object.values(chain.pids), ...Object.values(chain.gpuDriverPids)];
     await chain.stop();
     await waitFor('replicas gone', async () => pids.every((p) => !alive(p)), 10_000);
   });

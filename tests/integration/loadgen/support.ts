@@ -83,7 +83,8 @@ export async function freePort(): Promise<number> {
 export const PROMETHEUS_BIN = '/usr/bin/prometheus';
 
 /**
- * A real Prometheus (Debian package) scraping the chain through its http_sd /targets, every second.
+ * A real Prometheus (Debian package) scraping the chain through its http_sd /targets, every second, storing exemplars
+ * (as the deployed one does: docker-compose's --enable-feature=exemplar-storage).
  * `relabelConfigs`: the chain job's relabel_configs (e.g. the deploy config's, to test what it produces).
  */
 export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: unknown[] } = {}): Promise<{ url: string; stop(): Promise<void>; query(q: string): Promise<any[]>; api(path: string): Promise<any> }> {
@@ -99,6 +100,7 @@ export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: un
   ].join('\n'));
   const child: ChildProcess = spawn(PROMETHEUS_BIN, [
     `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
+    '--enable-feature=exemplar-storage',
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d) => { stderr += d; });

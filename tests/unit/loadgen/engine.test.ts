@@ -53,6 +53,32 @@ describe('simulated continuous-batching engine', () => {
     assert.equal(e.oomFailures, 1);
   });
 
+  it('every admission makes its KV allocation in the driver; a failed one is reported only once the driver call is made', async () => {
+    const calls: Array<{ bytes: number; fail: boolean; at: number }> = [];
+    let release: (r: number) => void = () => {};
+    const e = engine({
+      oomProbability: () => 1,
+      gpuAlloc: (bytes, fail) => { calls.push({ bytes, fail, at: performance.now() }); return new Promise((r) => { release = r; }); },
+    });
+    let failed: EngineError | undefined;
+    void run(e, 40, 2).catch((err: EngineError) => { failed = err; });
+    const failure = (): EngineError | undefined => failed;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].fail, true);
+    // 40 prompt tokens + 1 → 48 tokens in 16-token blocks, 128 KiB each for the 8B model.
+    assert.equal(calls[0].bytes, 48 * model.kvBytesPerToken);
+    assert.equal(failure(), undefined, 'the request hears of the failure only after the driver call');
+    release(2);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(failure()?.code, 'gpu_oom');
+    assert.equal(failure()?.cudaResult, 2);
+    assert.equal(failure()?.bytes, calls[0].bytes);
+    const ok = engine({ gpuAlloc: (bytes, fail) => { calls.push({ bytes, fail, at: 0 }); return Promise.resolve(0); } });
+    await run(ok, 10, 3);
+    assert.deepEqual(calls.slice(1).map((c) => c.fail), [false], 'a healthy admission allocates once, successfully');
+  });
+
   it('refuses work beyond its queue (overloaded)', () => {
     const e = engine({ maxQueue: 1 });
     e.submit({ model, promptTokens: 5, prefixKey: 'x', prefixTokens: 0, maxTokens: 1, targetTokens: 1 }, { onToken() {}, onDone() {}, onError() {} });

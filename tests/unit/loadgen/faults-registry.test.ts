@@ -34,6 +34,25 @@ describe('fault registry', () => {
     assert.ok(b.endMs! >= b.startMs);
   });
 
+  it('caps active faults (429 beyond), counting ended ones out', async () => {
+    const r = new FaultRegistry(pods, 3);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await r.add({ target: 'rag', kind: 'latency', magnitude: 1 })).id);
+    await assert.rejects(r.add({ target: 'rag', kind: 'latency', magnitude: 1 }), (e: FaultError) => e.status === 429 && e.code === 'too_many_faults' && /at most 3 faults/.test(e.message));
+    r.end(ids[0]);
+    assert.equal(r.activeCount, 2);
+    await r.add({ target: 'rag', kind: 'latency', magnitude: 1 });
+    // A fault still in its beforeStart (an nft rule being installed) holds its place.
+    r.end(ids[1]);
+    let proceed: () => void = () => {};
+    const slow = r.add({ target: 'rag', kind: 'latency', magnitude: 1 }, () => new Promise<void>((res) => { proceed = res; }));
+    await assert.rejects(r.add({ target: 'rag', kind: 'latency', magnitude: 1 }), /at most 3/);
+    proceed();
+    await slow;
+    assert.equal(r.activeCount, 3);
+    r.endAll();
+  });
+
   it('expires after durationS', async () => {
     const r = new FaultRegistry(pods);
     const f = await r.add({ target: 'rag', kind: 'error', durationS: 0.05 });
