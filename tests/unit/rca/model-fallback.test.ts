@@ -12,7 +12,7 @@ const LIGHT = 'llama-3-1b';
  * The chain's rag route as the real chain records it: gateway → rag, then gateway → llm-vllm (chat). The LLM server
  * span says which model answered; the gateway copies `gen_ai.response.model` onto its own spans.
  */
-function req(seed: number, o: { fallback?: 'explicit' | 'models-only'; served?: string; ragSelf?: number; noLlmSpan?: boolean } = {}): Span[] {
+function req(seed: number, o: { fallback?: 'explicit' | 'models-only'; served?: string; ragSelf?: number; noLlmSpan?: boolean; ragGap?: number; llmGap?: number } = {}): Span[] {
   const r = rng(seed);
   const j = (x: number): number => x * (0.95 + 0.1 * r());
   const served = o.fallback ? (o.served ?? LIGHT) : ASKED;
@@ -28,9 +28,9 @@ function req(seed: number, o: { fallback?: 'explicit' | 'models-only'; served?: 
   const spans = [
     sp('1', undefined, 'gateway', 'POST /v1/chat/completions', 'server', 0, llmEnd + 1, { attributes: { ...models }, ...pod('gateway') }),
     sp('2', '1', 'gateway', 'POST /retrieve', 'client', 2, ragEnd),
-    sp('3', '2', 'rag', 'retrieve', 'server', 2.5, ragEnd - 0.5),
+    sp('3', '2', 'rag', 'retrieve', 'server', 2.5 + (o.ragGap ?? 0), ragEnd - 0.5),
     sp('4', '1', 'gateway', `chat ${ASKED}`, 'client', llmStart, llmEnd, { attributes: { ...models, 'peer.service': 'llm-vllm' } }),
-    sp('5', '4', 'llm-vllm', `chat ${ASKED}`, 'server', llmStart + 0.5, llmEnd - 0.5, { attributes: llmAttrs }),
+    sp('5', '4', 'llm-vllm', `chat ${ASKED}`, 'server', llmStart + 0.5 + (o.llmGap ?? 0), llmEnd - 0.5, { attributes: llmAttrs }),
   ];
   return o.noLlmSpan ? spans.filter((s) => s.service !== 'llm-vllm') : spans;
 }
@@ -106,6 +106,18 @@ test('a breach in another branch hides neither: the anchor frames the breach and
   const b = rankTrace({ spans: plain, baseline, config });
   assert.equal(b.anchor!.spanId, plain[2].spanId);
   assert.equal(b.candidates[0].service, 'rag');
+});
+
+test('a call into a fallback is slow because of the fallback: no witness that the caller is slow on its client side', () => {
+  // Both calls slow to arrive: without a fallback the gateway is the slow caller (its calls to 2 services)…
+  const plain = rankTrace({ spans: req(105, { ragGap: 8, llmGap: 15 }), baseline });
+  assert.equal(plain.candidates[0].service, 'gateway');
+  assert.ok(plain.candidates[0].evidence.some((e) => e.kind === 'client_side_delay'));
+  // …with the LLM's answer degraded, its call's delay is its own, and rag's is rag's.
+  const fb = rankTrace({ spans: req(105, { ragGap: 8, llmGap: 15, fallback: 'explicit' }), baseline });
+  assert.equal(fb.candidates[0].service, 'llm-vllm', JSON.stringify(fb.candidates.map((c) => [c.service, c.score])));
+  assert.ok(fb.candidates[0].evidence.some((e) => e.kind === 'client_server_gap'));
+  assert.ok(fb.candidates.every((c) => c.evidence.every((e) => e.kind !== 'client_side_delay')));
 });
 
 /** The chain copies the served model up: every ancestor of the LLM span shows the asked and the served model. */

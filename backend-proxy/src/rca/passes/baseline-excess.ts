@@ -25,10 +25,11 @@ export function baselineExcess(a: TraceAccount): void {
   }
 
   // A caller whose calls to several different services all show a grown client→server gap is itself slow on the
-  // client side (CPU starvation, connection pool, its own egress): blame it, not each callee.
+  // client side (CPU starvation, connection pool, its own egress): blame it, not each callee. A callee that served a
+  // degraded answer (a fallback model) explains its own call's delay: it is no witness against the caller.
   let gapByCaller: Map<string, Map<string, number>> | undefined;
   for (const i of path) {
-    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || excessMs[i] <= 0 || !opAt(a, i)) continue;
+    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || excessMs[i] <= 0 || a.degraded[t.serverChild[i]] || !opAt(a, i)) continue;
     const ck = hopKey(spans[i].service, podOrServiceOfSpan(spans[i]));
     gapByCaller ??= new Map();
     let m = gapByCaller.get(ck);
