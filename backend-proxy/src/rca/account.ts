@@ -6,11 +6,8 @@
 import { type CriticalPathItem, type Evidence, peerOfClientSpan, peerPodOfClientSpan, podOrServiceOfSpan, type Span } from '../../../contract';
 import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
-import type { KernelIndex } from './kernel';
+import { JoinedEvents, type KernelIndex } from './kernel';
 import type { TraceTree } from './tree';
-
-/** How a kernel event joined a hop: inside a span's window on its pod, by the trace id a probe saw, or sent to its port. */
-export type KernelJoin = 'window' | 'trace' | 'link';
 
 export interface HopAccount {
   service: string;
@@ -28,7 +25,7 @@ export interface HopAccount {
   /** Broken propagation seen at this hop (count). */
   propagationBreaks: number;
   /** Joined kernel events (index into the kernel index's events) and how they joined. */
-  kernel: Map<number, KernelJoin>;
+  kernel: JoinedEvents;
   spanId?: string;
   operation?: string;
   bestExcessMs: number;
@@ -93,7 +90,7 @@ export const hopKey = (service: string, pod: string): string => `${service}\u001
 export function newHop(service: string, pod: string): HopAccount {
   return {
     service, pod, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, hasBaseline: true, onPathMs: 0, errorScore: 0, degradation: 0,
-    propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [],
+    propagationBreaks: 0, kernel: new JoinedEvents(), bestExcessMs: -Infinity, evidence: [],
   };
 }
 

@@ -75,6 +75,71 @@ export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
   return { events, byPod, byPid, byTrace, byDest, maxDurationMs };
 }
 
+/** How a kernel event joined a hop: inside a span's window on its pod, by the trace id a probe saw, or sent to its port. */
+export type KernelJoin = 'window' | 'trace' | 'link';
+const JOIN_CODES: readonly KernelJoin[] = ['window', 'window', 'trace', 'link'];
+const LISTED = 0x80;
+
+/**
+ * The kernel events joined to one hop (by index into the index's `events`) and how: a flag per event and a list in
+ * first-join order, so the thousands of joins of a big trace cost no hashing. Deleted events stay listed, flagged 0.
+ */
+export class JoinedEvents {
+  private flags = new Uint8Array(0);
+  private readonly listed: number[] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(e: number): KernelJoin | undefined {
+    const f = e < this.flags.length ? this.flags[e] & 3 : 0;
+    return f ? JOIN_CODES[f] : undefined;
+  }
+
+  has(e: number): boolean {
+    return e < this.flags.length && (this.flags[e] & 3) !== 0;
+  }
+
+  set(e: number, how: KernelJoin): void {
+    if (e >= this.flags.length) {
+      const grown = new Uint8Array(Math.max(1024, e + 1, this.flags.length * 2));
+      grown.set(this.flags);
+      this.flags = grown;
+    }
+    const f = this.flags[e];
+    if (!(f & 3)) this.count++;
+    if (!(f & LISTED)) this.listed.push(e);
+    this.flags[e] = LISTED | (how === 'trace' ? 2 : how === 'link' ? 3 : 1);
+  }
+
+  delete(e: number): void {
+    if (!this.has(e)) return;
+    this.flags[e] &= LISTED;
+    this.count--;
+  }
+
+  *entries(): IterableIterator<[number, KernelJoin]> {
+    for (const e of this.listed) {
+      const f = this.flags[e] & 3;
+      if (f) yield [e, JOIN_CODES[f]];
+    }
+  }
+
+  [Symbol.iterator](): IterableIterator<[number, KernelJoin]> {
+    return this.entries();
+  }
+
+  /** Calls `fn` for every joined event (no iterator objects: the scoring loop runs over thousands). */
+  forEach(fn: (how: KernelJoin, e: number) => void): void {
+    for (const e of this.listed) {
+      const f = this.flags[e] & 3;
+      if (f) fn(JOIN_CODES[f], e);
+    }
+  }
+}
+
 function lowerBound(a: Float64Array, x: number): number {
   let lo = 0;
   let hi = a.length;
@@ -88,26 +153,24 @@ function lowerBound(a: Float64Array, x: number): number {
 
 /** Event indexes of `pod` (or, failing that, `pid`) whose [ts − duration, ts] overlaps [from, to] ± slack. */
 export function eventsInWindow(k: KernelIndex, pod: string, pid: number | undefined, from: number, to: number, slackMs: number, out: number[]): void {
-  const lists = [k.byPod.get(pod), pid === undefined ? undefined : k.byPid.get(pid)];
-  for (const l of lists) {
-    if (!l) continue;
-    const lo = from - slackMs;
-    const hi = to + slackMs + k.maxDurationMs;
-    for (let j = lowerBound(l.ts, lo); j < l.ts.length && l.ts[j] <= hi; j++) {
-      const e = k.events[l.idx[j]];
-      if (e.ts - (e.durationMs ?? 0) <= to + slackMs) out.push(l.idx[j]);
-    }
+  const byPod = k.byPod.get(pod);
+  if (byPod) overlapping(k, byPod, from - slackMs, to + slackMs, out);
+  const byPid = pid === undefined ? undefined : k.byPid.get(pid);
+  if (byPid) overlapping(k, byPid, from - slackMs, to + slackMs, out);
+}
+
+function overlapping(k: KernelIndex, l: { ts: Float64Array; idx: Int32Array }, from: number, to: number, out: number[]): void {
+  const hi = to + k.maxDurationMs;
+  for (let j = lowerBound(l.ts, from); j < l.ts.length && l.ts[j] <= hi; j++) {
+    const e = k.events[l.idx[j]];
+    if (e.ts - (e.durationMs ?? 0) <= to) out.push(l.idx[j]);
   }
 }
 
 /** Indexes of TCP link events sent to `dest` (`address:port`) whose [ts − duration, ts] overlaps [from, to]. */
 export function linkEventsTo(k: KernelIndex, dest: string, from: number, to: number, out: number[]): void {
   const l = k.byDest.get(dest);
-  if (!l) return;
-  for (let j = lowerBound(l.ts, from); j < l.ts.length && l.ts[j] <= to + k.maxDurationMs; j++) {
-    const e = k.events[l.idx[j]];
-    if (e.ts - (e.durationMs ?? 0) <= to) out.push(l.idx[j]);
-  }
+  if (l) overlapping(k, l, from, to, out);
 }
 
 /** How bad one event is, 0 (routine) … 1, and why; routine events (a fast handshake) do not count as evidence. */

@@ -4,7 +4,7 @@
  * traces (split by a hop that restarted the context) reported. Pure and deterministic apart from `tookMs`.
  */
 import { EVIDENCE_KINDS, type Evidence, type EvidenceKind, type KernelEvent, type RcaAnswer, type Span, podOrServiceOfSpan } from '../../../contract';
-import { type HopAccount, hopKey } from './account';
+import { type HopAccount, hopKey, newHop } from './account';
 import { analyzeTrace } from './analyze';
 import { fmtMs } from './format';
 import { buildBaseline } from './background';
@@ -68,7 +68,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     for (const [k, h] of a.hops) {
       let w = hops.get(k);
       if (!w) {
-        w = { acc: { ...h, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, onPathMs: 0, errorScore: 0, degradation: 0, propagationBreaks: 0, kernel: new Map(), bestExcessMs: -Infinity, evidence: [], spanId: undefined, operation: undefined }, traces: 0, kinds: new Map() };
+        w = { acc: newHop(h.service, h.pod), traces: 0, kinds: new Map() };
         hops.set(k, w);
       }
       const acc = w.acc;

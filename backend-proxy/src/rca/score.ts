@@ -14,21 +14,20 @@ interface KernelSummary {
 function kernelEvidence(h: HopAccount, events: KernelEvent[], c: RcaConfig, perTraces = 1): KernelSummary {
   const byType = new Map<KernelEventType, { n: number; byTrace: number; link: number; sev: number; maxDur: number; from: number; to: number }>();
   // Per-type sums, min and max do not depend on the order: no need to sort thousands of indexes.
-  for (const i of h.kernel.keys()) {
+  h.kernel.forEach((how, i) => {
     const e = events[i];
     const sev = eventSeverity(e, c);
-    if (sev <= 0) continue;
+    if (sev <= 0) return;
     let g = byType.get(e.type);
     if (!g) byType.set(e.type, (g = { n: 0, byTrace: 0, link: 0, sev: 0, maxDur: 0, from: e.ts, to: e.ts }));
     g.n++;
-    const how = h.kernel.get(i);
     if (how === 'trace') g.byTrace++;
     else if (how === 'link') g.link++;
     g.sev += sev;
     g.maxDur = Math.max(g.maxDur, e.durationMs ?? 0);
     g.from = Math.min(g.from, e.ts);
     g.to = Math.max(g.to, e.ts);
-  }
+  });
   let severity = 0;
   const evidence: Evidence[] = [];
   for (const type of [...byType.keys()].sort()) {
@@ -71,7 +70,7 @@ export function scoreHop(
   const k = events ? kernelEvidence(h, events, c, weights.traces ?? 1) : { severity: 0, evidence: [] };
   // Joined by trace id, or resent to an entry span's own port (the trace cannot show that wait): no further proof needed.
   let corroborated = latency > 0.01 || errorWeight > 0;
-  for (const how of h.kernel.values()) if (how !== 'window') { corroborated = true; break; }
+  if (!corroborated) for (const [, how] of h.kernel) if (how !== 'window') { corroborated = true; break; }
   const kernel = 0.5 * k.severity * (corroborated ? 1 : 0.4);
   const degradation = weights.degradation ?? h.degradation;
   const score = latency + errorWeight + degradation + kernel + propagation + 0.001 * Math.min(1, h.onPathMs / Math.max(totalMs, 1e-6));
