@@ -16,7 +16,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type InstrumentType, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { ClientInstruments } from './client-metrics';
+import { ClientInstruments, SCOPE } from './client-metrics';
 
 export type MetricsMode = 'none' | 'otlp' | 'prometheus';
 
@@ -99,11 +99,12 @@ export async function startClientMetrics(s: MetricsSetup): Promise<ClientMetrics
     if (protocol && protocol !== 'http/json') warn(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: the load generator sends OTLP/HTTP JSON (http/json) to ${endpoint}`);
     const intervalMs = Math.max(100, Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 5000) || 5000);
     const exporter = new WarnOnFailure(new OTLPMetricExporter({ url: endpoint }), endpoint, warn);
+    const instruments = new ClientInstruments(labels);
     const provider = new MeterProvider({
       resource: resource(s.workerId, env),
-      readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 10_000) })],
+      readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 10_000), metricProducers: [instruments] })],
     });
-    const instruments = new ClientInstruments(provider.getMeter('hopscope-load'), labels);
+    instruments.observe(provider.getMeter(SCOPE.name, SCOPE.version));
     let closed = false;
     return {
       mode: 'otlp', instruments, endpoint,
@@ -112,9 +113,10 @@ export async function startClientMetrics(s: MetricsSetup): Promise<ClientMetrics
     };
   }
 
-  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const instruments = new ClientInstruments(labels);
+  const exporter = new PrometheusExporter({ preventServerStart: true, metricProducers: [instruments] });
   const provider = new MeterProvider({ resource: resource(s.workerId, env), readers: [exporter] });
-  const instruments = new ClientInstruments(provider.getMeter('hopscope-load'), labels);
+  instruments.observe(provider.getMeter(SCOPE.name, SCOPE.version));
   const scrapes: number[] = [];
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') {
