@@ -140,6 +140,7 @@ export class Pipeline {
   }
 
   async start(): Promise<void> {
+    this.pods?.start();
     if (this.opts.replay) {
       let events: KernelEvent[] = [];
       try { events = readRecording(this.opts.replay.file); } catch (err) {
@@ -151,7 +152,6 @@ export class Pipeline {
       return;
     }
     if (this.opts.recordFile) this.recorder = new Recorder(this.opts.recordFile);
-    this.pods?.start();
     // The first scan runs before the probes start, so they attach to what the workloads already run.
     this.files.start();
     for (const probe of this.opts.probes) {
