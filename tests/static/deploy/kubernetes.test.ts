@@ -12,11 +12,20 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { envVarsReadBy, exists, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readYaml, readYamlDocs, repo, type Doc } from './support';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { envHandedVarsReadBy, exists, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readText, readYaml, readYamlDocs, repo, type Doc } from './support';
 
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
   'v1/Namespace': Namespace, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap, 'apps/v1/Deployment': Deployment, 'apps/v1/DaemonSet': DaemonSet,
+  'v1/ServiceAccount': ServiceAccount, 'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole, 'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'rbac.authorization.k8s.io/v1/Role': Role, 'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
 };
+/** Kinds that live in no namespace. */
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
 
 function manifestFiles(dir = 'deploy/kubernetes'): string[] {
   return readdirSync(repo(dir), { withFileTypes: true }).flatMap((e) =>
@@ -26,6 +35,9 @@ const docs: Array<{ file: string; doc: Doc }> = manifestFiles().flatMap((file) =
 const ofKind = (kind: string): Doc[] => docs.filter((d) => d.doc.kind === kind).map((d) => d.doc);
 const workloads = (): Doc[] => [...ofKind('Deployment'), ...ofKind('DaemonSet')];
 const containers = (w: Doc): Doc[] => w.spec.template.spec.containers;
+
+/** What a Secret the user creates holds, by the variable it is handed as (others: a token). */
+const SECRET_SAMPLES: Record<string, string> = { HOPSCOPE_DATABASE_URL: 'postgres://hopscope:sample-password@postgres.example:5432/hopscope?sslmode=require' };
 
 function schemaErrors(doc: Doc): string | undefined {
   const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
@@ -38,7 +50,8 @@ describe('Kubernetes manifests', () => {
     assert.ok(docs.length >= 8);
     for (const { file, doc } of docs) {
       assert.ok(doc.apiVersion && doc.kind && doc.metadata?.name, `${file}: apiVersion/kind/metadata.name`);
-      if (doc.kind !== 'Namespace') assert.equal(doc.metadata.namespace, 'hopscope', `${file}: ${doc.kind}/${doc.metadata.name} namespace`);
+      if (CLUSTER_SCOPED.has(doc.kind)) assert.equal(doc.metadata.namespace, undefined, `${file}: ${doc.kind}/${doc.metadata.name} is cluster-scoped`);
+      else assert.equal(doc.metadata.namespace, 'hopscope', `${file}: ${doc.kind}/${doc.metadata.name} namespace`);
     }
   });
 
@@ -139,7 +152,7 @@ describe('Kubernetes manifests', () => {
     for (const w of workloads()) for (const c of containers(w)) {
       const part = PART_OF_IMAGE[c.image.split(':')[0]];
       if (!part) continue;
-      const read = envVarsReadBy(part);
+      const read = envHandedVarsReadBy(part);
       for (const e of c.env ?? []) assert.ok(read.has(e.name), `${w.metadata.name}: ${e.name} is read by ${part}/`);
     }
   });
@@ -149,7 +162,7 @@ describe('Kubernetes manifests', () => {
     for (const w of workloads()) for (const c of containers(w)) {
       const part = PART_OF_IMAGE[c.image.split(':')[0]];
       if (!part) continue;
-      const env = Object.fromEntries((c.env ?? []).map((e: Doc) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? 'sample-token-0123456789abcdef' : 'sample-node-0')]));
+      const env = Object.fromEntries((c.env ?? []).map((e: Doc) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? SECRET_SAMPLES[e.name] ?? 'sample-token-0123456789abcdef' : 'sample-node-0')]));
       await assert.doesNotReject(loadPartConfig(part, env).then(() => undefined), `${w.metadata.name}: ${part} accepts its environment`);
       checked++;
     }
@@ -176,5 +189,57 @@ describe('Kubernetes manifests', () => {
     assert.ok(col.spec.template.spec.volumes.some((v: Doc) => v.configMap?.name === gen.name));
     const files = manifestFiles().filter((f) => !f.includes('/monitoring/')).map((f) => f.replace(/^deploy\//, ''));
     assert.deepEqual([...k.resources].sort(), files.sort(), 'every manifest (except the operator CRs) is in the kustomization');
+  });
+});
+
+describe('Kubernetes: the Collector\'s API access, and the proxy\'s shared database', () => {
+  const collector = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-otel-collector');
+  const proxy = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-backend-proxy');
+  /** Whether these RBAC rules allow `verb` on `group/resource`. */
+  const allows = (rules: Doc[], group: string, resource: string, verb: string): boolean =>
+    rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && (r.verbs.includes(verb) || r.verbs.includes('*')));
+
+  it('runs the Collector under a ServiceAccount bound to a ClusterRole that may read what k8sattributes needs, and nothing to write', () => {
+    const pod = collector.spec.template.spec;
+    assert.notEqual(pod.automountServiceAccountToken, false, 'k8sattributes needs the account\'s token');
+    const sa = ofKind('ServiceAccount').find((a) => a.metadata.name === pod.serviceAccountName);
+    assert.ok(sa, `ServiceAccount ${pod.serviceAccountName} exists`);
+    const bindings = ofKind('ClusterRoleBinding').filter((b) => b.subjects.some((s: Doc) => s.kind === 'ServiceAccount' && s.name === sa.metadata.name && s.namespace === sa.metadata.namespace));
+    assert.ok(bindings.length > 0, 'bound cluster-wide (instrumented pods live in every namespace)');
+    const rules = bindings.flatMap((b) => {
+      assert.equal(b.roleRef.kind, 'ClusterRole');
+      const role = ofKind('ClusterRole').find((r) => r.metadata.name === b.roleRef.name);
+      assert.ok(role, `ClusterRole ${b.roleRef.name} exists`);
+      return role.rules as Doc[];
+    });
+    for (const verb of ['get', 'list', 'watch']) {
+      for (const res of ['pods', 'namespaces']) assert.ok(allows(rules, '', res, verb), `${verb} ${res}`);
+      assert.ok(allows(rules, 'apps', 'replicasets', verb), `${verb} replicasets (the owner that names k8s.deployment.name)`);
+    }
+    for (const r of rules) for (const v of r.verbs) assert.ok(['get', 'list', 'watch'].includes(v), `read-only (${v})`);
+    assert.equal(allows([{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }], 'apps', 'replicasets', 'get'), false, 'the check is live');
+  });
+
+  it('runs one Collector (tail sampling needs every span of a trace in one), with both config files of its ConfigMap', () => {
+    assert.equal(collector.spec.replicas, 1);
+    const k = readYaml('deploy', 'kustomization.yaml');
+    const files = k.configMapGenerator.find((g: Doc) => g.name === 'hopscope-otel-collector').files.map((f: string) => f.split('=')[0]);
+    const args: string[] = collector.spec.template.spec.containers[0].args;
+    const mount = collector.spec.template.spec.containers[0].volumeMounts.find((m: Doc) => m.name === 'config').mountPath;
+    assert.deepEqual(args.filter((a) => a.startsWith('--config=')), files.map((f: string) => `--config=${mount}/${f}`));
+  });
+
+  it('hands every proxy replica the same PostgreSQL from a Secret, required (two replicas must not keep state apart)', () => {
+    assert.ok(proxy.spec.replicas >= 2);
+    const c = proxy.spec.template.spec.containers[0];
+    const db = c.env.find((e: Doc) => e.name === 'HOPSCOPE_DATABASE_URL');
+    assert.ok(db?.valueFrom?.secretKeyRef, 'HOPSCOPE_DATABASE_URL from a Secret (it holds a password)');
+    assert.notEqual(db.valueFrom.secretKeyRef.optional, true);
+    assert.ok(!c.env.some((e: Doc) => e.name === 'HOPSCOPE_DATA_DIR'), 'no embedded database per replica');
+    // The file says how to create that Secret.
+    const text = readText('deploy', 'kubernetes', 'backend-proxy.yaml');
+    assert.ok(text.includes(`create secret generic ${db.valueFrom.secretKeyRef.name}`) && text.includes(`--from-literal=${db.valueFrom.secretKeyRef.key}=`));
+    // Readiness does not depend on the database: /metrics.
+    assert.equal(c.readinessProbe.httpGet.path, '/metrics');
   });
 });

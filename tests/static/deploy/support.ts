@@ -37,7 +37,7 @@ export function isPinnedImage(ref: string): boolean {
 export const exists = (...p: string[]): boolean => existsSync(repo(...p));
 
 /** Every HOPSCOPE_* variable a part's source reads (`env.X`, `env['X']`, `process.env.X`, or a name in a table). */
-export function envVarsReadBy(dir: string): Set<string> {
+export function envVarsReadBy(dir: string, names: RegExp = /\bHOPSCOPE_[A-Z0-9_]+\b/g): Set<string> {
   const out = new Set<string>();
   const walk = (d: string): void => {
     const full = repo(d);
@@ -45,12 +45,18 @@ export function envVarsReadBy(dir: string): Set<string> {
     for (const e of readdirSync(full, { withFileTypes: true })) {
       const rel = join(d, e.name);
       if (e.isDirectory()) walk(rel);
-      else if (/\.(ts|sh)$/.test(e.name)) for (const m of readText(rel).matchAll(/\bHOPSCOPE_[A-Z0-9_]+\b/g)) out.add(m[0]);
+      else if (/\.(ts|sh)$/.test(e.name)) for (const m of readText(rel).matchAll(names)) out.add(m[0]);
     }
   };
   walk(dir);
   return out;
 }
+
+/**
+ * The variables a part's code reads that a deployment may hand it: its HOPSCOPE_* ones and the standard OTEL_* ones
+ * it reads itself (e.g. the load generator's OTEL_EXPORTER_OTLP_ENDPOINT).
+ */
+export const envHandedVarsReadBy = (dir: string): Set<string> => envVarsReadBy(dir, /\b(?:HOPSCOPE|OTEL)_[A-Z0-9_]+\b/g);
 
 /** The shared reference data (fixtures) sit beside the repository: ../shared/fixtures. */
 export { fixture as fixtures } from '../../support/fixtures';
