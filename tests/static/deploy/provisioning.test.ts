@@ -66,6 +66,14 @@ describe('provisioning/datasources', () => {
     assert.ok(tempo.jsonData.tracesToMetrics.queries.length > 0);
   });
 
+  it('maps trace tags to labels Tempo\'s span metrics carry (traces-to-metrics queries filter by them)', () => {
+    const sm = readYaml('deploy', 'tempo', 'tempo.yaml').metrics_generator.processor.span_metrics;
+    const labels = new Set(['service', 'span_name', 'span_kind', 'status_code', ...sm.dimensions.map((d: string) => d.replace(/[^a-zA-Z0-9_]/g, '_'))]);
+    const tags = byUid.get('hopscope-tempo').jsonData.tracesToMetrics.tags as Doc[];
+    for (const t of tags) assert.ok(labels.has(t.value), `${t.key} → ${t.value} is a span-metrics label`);
+    assert.ok(tags.some((t) => t.key === 'k8s.pod.name' && t.value === 'k8s_pod_name'), 'the pod');
+  });
+
   it('points each datasource at a service of docker-compose', () => {
     for (const d of all) {
       const host = new URL(d.url).hostname;
