@@ -170,6 +170,9 @@ const OPTIONS = {
   json: { type: 'string' }, quiet: { type: 'boolean' },
 } as const;
 
+/** Every option the parser accepts (the help must name each). */
+export const OPTION_NAMES = Object.keys(OPTIONS);
+
 function proxyUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
   const v = flag ?? env.HOPSCOPE_PROXY_URL ?? DEFAULT_PROXY_URL;
   if (v === 'none') return null;

@@ -90,7 +90,7 @@ describe('scenarios on the real chain', () => {
     assert.equal(now.find((x) => x.id === f.id)?.active ?? false, false, 'removed at the end');
   });
 
-  it('the shipped baselines run: single-turn-short passes, multi-hop-agent grades agent task completion', async () => {
+  it('the shipped baselines run: single-turn-short passes, multi-hop-agent grades agent task completion, rag-recall grades recall', async () => {
     const short = await run(['--scenario', 'single-turn-short', '--duration', '2s', '--rps', '8']);
     assert.equal(short.code, 0, short.err);
     assert.equal(short.sum.scenario, 'single-turn-short');
@@ -103,6 +103,11 @@ describe('scenarios on the real chain', () => {
     const verdict = agent.sum.thresholds.find((t: { metric: string }) => t.metric === 'agent_task_completion');
     assert.equal(verdict.actual, q.rate);
     assert.equal(agent.code, agent.sum.thresholds.every((t: { pass: boolean }) => t.pass) ? 0 : 1);
+    // rag-recall: the chain's 50 questions with their relevant documents.
+    const rag = await run(['--scenario', 'rag-recall', '--duration', '2s', '--rps', '8']);
+    const r = rag.sum.quality.ragRecall;
+    assert.equal(r.n, rag.sum.succeeded + rag.sum.degraded, 'every answer graded');
+    assert.ok(r.mean > 0 && r.mean <= 1, `recall ${r.mean}`);
   });
 
   it('a dataset with expected document ids: RAG recall graded from what the chain retrieved', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HELP, main, parseCli, parseDuration, thresholdValue, UsageError, type CliPlan } from '../../../loadgen/src/cli';
+import { HELP, main, OPTION_NAMES, parseCli, parseDuration, thresholdValue, UsageError, type CliPlan } from '../../../loadgen/src/cli';
+import { THRESHOLD_METRICS } from '../../../loadgen/src/load/thresholds';
 import { checkThreshold, parseSlo, parseThreshold } from '../../../loadgen/src/load/thresholds';
 import { SseParser } from '../../../loadgen/src/load/sse';
 import { tpot } from '../../../loadgen/src/load/stats';
@@ -11,6 +12,28 @@ describe('hopscope-load command line', () => {
     assert.equal(await main(['--help'], (s) => { out += s; }, () => {}), 0);
     assert.ok(out.includes('--threshold') && out.includes('spike'));
     assert.equal(out.trim(), HELP.trim());
+  });
+
+  it('--help names every option, every metric, the exit codes and a CI recipe', () => {
+    for (const o of OPTION_NAMES) assert.ok(HELP.includes(`--${o}`), `--${o} in the help`);
+    for (const m of Object.keys(THRESHOLD_METRICS)) assert.ok(HELP.includes(m), m);
+    for (const code of ['0 ', '1 ', '2 ', '130 ']) assert.match(HELP, new RegExp(`^  ${code}`, 'm'));
+    assert.match(HELP, /CI recipe[\s\S]*--baseline-run[\s\S]*--max-regression/);
+    for (const v of ['HOPSCOPE_PROXY_URL', 'HOPSCOPE_PROXY_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_RESOURCE_ATTRIBUTES', 'OTEL_SERVICE_NAME']) assert.ok(HELP.includes(v), v);
+  });
+
+  it('--list-scenarios prints the named scenarios with what they do', async () => {
+    let out = '';
+    assert.equal(await main(['--list-scenarios'], (s) => { out += s; }, () => {}, { env: {} }), 0);
+    assert.match(out, /^single-turn-short\s+Single-turn/m);
+    assert.match(out, /^chaos-gpu-oom\s+GPU OOM/m);
+  });
+
+  it('an unknown scenario exits 2 with the known ones, no stack trace', async () => {
+    let err = '';
+    assert.equal(await main(['--scenario', 'no-such-one', '--report', 'none'], () => {}, (s) => { err += s; }, { env: {} }), 2);
+    assert.match(err, /unknown scenario "no-such-one"; available: /);
+    assert.doesNotMatch(err, /\n\s+at /, 'no stack trace');
   });
 
   it('refuses a negative or absurd profile before anything starts (exit 2, clear message)', async () => {
