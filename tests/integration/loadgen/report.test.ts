@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClientSummary } from '../../../contract/runs';
-import { main } from '../../../loadgen/src/cli';
+import { main, parseCli, type CliPlan } from '../../../loadgen/src/cli';
+import { runSession } from '../../../loadgen/src/load/session';
 import { SpoolRecord } from '../../../loadgen/src/report/spool';
 import { recordOf, startContractProxy, type ContractProxy } from './contract-proxy';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm';
@@ -186,6 +187,24 @@ describe('hopscope-load and the proxy\'s run API', () => {
     const byFile = await run(['--rps', '4', '--duration', '1s', '--baseline-run', file, '--max-regression', 'p99_ms:+1000%', '--report', 'none']);
     assert.equal(byFile.code, 0, byFile.err);
     assert.equal(json(byFile).baseline.runId, 'rep-base-src');
+  });
+
+  it('the proxy down mid-run: heartbeats fail (said once), recover, and the finish arrives', async () => {
+    const plan = parseCli(['--target', llm.url, '--backend', 'none', '--quiet', '--metrics', 'none', '--report', proxy.url, '--run-id', 'rep-mid', '--rps', '5', '--duration', '4s', '--arrivals', 'uniform'], { HOPSCOPE_PROXY_TOKEN: TOKEN }) as CliPlan;
+    // Heartbeats every 300 ms instead of 5 s, so that the outage spans several of them.
+    plan.report!.heartbeatMs = 300;
+    setTimeout(() => proxy.setDown(true), 1000);
+    setTimeout(() => proxy.setDown(false), 2200);
+    let out = '', err = '';
+    const code = await runSession(plan, { out: (x) => { out += x; }, err: (x) => { err += x; }, signal: new AbortController().signal });
+    assert.equal(code, 0, err);
+    assert.equal((err.match(/heartbeat to the proxy failed/g) ?? []).length, 1, err);
+    assert.match(err, /heartbeats reach the proxy .* again/);
+    const stored = proxy.runs.get('rep-mid')!;
+    const gap = Math.max(...stored.heartbeats.slice(1).map((h, i) => h.atMs - stored.heartbeats[i].atMs));
+    assert.ok(gap >= 1000, `no heartbeat arrived during the outage (largest gap ${gap} ms)`);
+    assert.equal(stored.finishes.length, 1);
+    assert.equal(stored.finishes[0].summary.sent, JSON.parse(out).sent);
   });
 
   it('an interrupted run exits 130 and is posted as aborted', async () => {
