@@ -7,18 +7,26 @@
 import { endpointKey, type KernelEvent, type KernelEventType } from '../../../contract';
 import type { RcaConfig } from './config';
 
+/** Event indexes of one pod, pid or destination in time order, with their times. */
+export interface EventList {
+  ts: Float64Array;
+  idx: Int32Array;
+  /** Where the last search ended: the next one (a later span on the same pod, usually) starts there. Only a hint. */
+  hint: number;
+}
+
 export interface KernelIndex {
   events: KernelEvent[];
-  byPod: Map<string, { ts: Float64Array; idx: Int32Array }>;
-  byPid: Map<number, { ts: Float64Array; idx: Int32Array }>;
+  byPod: Map<string, EventList>;
+  byPid: Map<number, EventList>;
   byTrace: Map<string, number[]>;
   /** TCP link events (retransmits, connects) by destination `address:port`. */
-  byDest: Map<string, { ts: Float64Array; idx: Int32Array }>;
+  byDest: Map<string, EventList>;
   /** Longest event duration: widens the window search so long events that started earlier still join. */
   maxDurationMs: number;
 }
 
-function sortedIndex(list: number[], events: KernelEvent[]): { ts: Float64Array; idx: Int32Array } {
+function sortedIndex(list: number[], events: KernelEvent[]): EventList {
   // Exporters answer in time order: check before paying for a sort.
   let ordered = true;
   for (let k = 1; k < list.length && ordered; k++) ordered = events[list[k - 1]].ts <= events[list[k]].ts;
@@ -30,7 +38,7 @@ function sortedIndex(list: number[], events: KernelEvent[]): { ts: Float64Array;
     idx[k] = list[k];
     ts[k] = events[list[k]].ts;
   }
-  return { ts, idx };
+  return { ts, idx, hint: 0 };
 }
 
 /** TCP events about one connection's segments: they carry the address:port they were sent to. */
@@ -66,11 +74,11 @@ export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
     }
     if (e.durationMs && e.durationMs > maxDurationMs) maxDurationMs = e.durationMs;
   }
-  const byPod = new Map<string, { ts: Float64Array; idx: Int32Array }>();
+  const byPod = new Map<string, EventList>();
   for (const [k, l] of pods) byPod.set(k, sortedIndex(l, events));
-  const byPid = new Map<number, { ts: Float64Array; idx: Int32Array }>();
+  const byPid = new Map<number, EventList>();
   for (const [k, l] of pids) byPid.set(k, sortedIndex(l, events));
-  const byDest = new Map<string, { ts: Float64Array; idx: Int32Array }>();
+  const byDest = new Map<string, EventList>();
   for (const [k, l] of dests) byDest.set(k, sortedIndex(l, events));
   return { events, byPod, byPid, byTrace, byDest, maxDurationMs };
 }
@@ -140,14 +148,28 @@ export class JoinedEvents {
   }
 }
 
-function lowerBound(a: Float64Array, x: number): number {
+/** First position in `l.ts` not below `x`: galloping from the last search's position, else a plain binary search. */
+function lowerBound(l: EventList, x: number): number {
+  const a = l.ts;
   let lo = 0;
   let hi = a.length;
+  const h = l.hint;
+  if (h > 0 && h <= a.length && a[h - 1] < x) {
+    // x is right of the hint: widen a window step by step until it holds x.
+    lo = h;
+    let step = 1;
+    while (lo + step < a.length && a[lo + step] < x) {
+      lo += step + 1;
+      step *= 2;
+    }
+    hi = Math.min(a.length, lo + step);
+  } else if (h < a.length && a[h] >= x) hi = h;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (a[mid] < x) lo = mid + 1;
     else hi = mid;
   }
+  l.hint = lo;
   return lo;
 }
 
@@ -159,9 +181,9 @@ export function eventsInWindow(k: KernelIndex, pod: string, pid: number | undefi
   if (byPid) overlapping(k, byPid, from - slackMs, to + slackMs, out);
 }
 
-function overlapping(k: KernelIndex, l: { ts: Float64Array; idx: Int32Array }, from: number, to: number, out: number[]): void {
+function overlapping(k: KernelIndex, l: EventList, from: number, to: number, out: number[]): void {
   const hi = to + k.maxDurationMs;
-  for (let j = lowerBound(l.ts, from); j < l.ts.length && l.ts[j] <= hi; j++) {
+  for (let j = lowerBound(l, from); j < l.ts.length && l.ts[j] <= hi; j++) {
     const e = k.events[l.idx[j]];
     if (e.ts - (e.durationMs ?? 0) <= to) out.push(l.idx[j]);
   }
