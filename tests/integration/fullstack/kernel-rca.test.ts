@@ -162,7 +162,9 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
         return { ...x, ms: performance.now() - t0 };
       }));
       sent += 2;
-      for (const x of r) assert.equal(x.status, 200, x.text);
+      // Half the packets dropped: a segment lost several times in a row backs off past the 8 s hop timeout now and
+      // then (seen once in a few runs). That 504 is the fault's real effect, not a failure of the chain.
+      for (const x of r) assert.ok(x.status === 200 || (x.status === 504 && /upstream_timeout/.test(x.text)), x.text);
       slowSeen += r.filter((x) => x.ms >= warmRagMaxMs + 200).length;
     }
     const to = Date.now();
