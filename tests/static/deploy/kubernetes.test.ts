@@ -17,12 +17,15 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { parse } from 'yaml';
 import { envHandedVarsReadBy, exists, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readText, readYaml, readYamlDocs, repo, type Doc } from './support';
 
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
   'v1/Namespace': Namespace, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap, 'apps/v1/Deployment': Deployment, 'apps/v1/DaemonSet': DaemonSet,
   'v1/ServiceAccount': ServiceAccount, 'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole, 'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
   'rbac.authorization.k8s.io/v1/Role': Role, 'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
 /** Kinds that live in no namespace. */
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
@@ -241,5 +244,56 @@ describe('Kubernetes: the Collector\'s API access, and the proxy\'s shared datab
     assert.ok(text.includes(`create secret generic ${db.valueFrom.secretKeyRef.name}`) && text.includes(`--from-literal=${db.valueFrom.secretKeyRef.key}=`));
     // Readiness does not depend on the database: /metrics.
     assert.equal(c.readinessProbe.httpGet.path, '/metrics');
+  });
+});
+
+describe('Kubernetes: the bpf-exporter\'s API access, token and network', () => {
+  const [ds] = ofKind('DaemonSet');
+  const pod = ds.spec.template.spec;
+
+  it('gives the exporter a ServiceAccount that may only get, list and watch pods, and uses it', () => {
+    const sa = ofKind('ServiceAccount').find((a) => a.metadata.name === pod.serviceAccountName);
+    assert.ok(sa, `ServiceAccount ${pod.serviceAccountName} exists`);
+    assert.notEqual(pod.automountServiceAccountToken, false, 'its token is mounted (the informer reads it)');
+    const bindings = ofKind('ClusterRoleBinding').filter((b) => b.subjects?.some((x: Doc) => x.kind === 'ServiceAccount' && x.name === sa.metadata.name && x.namespace === sa.metadata.namespace));
+    assert.equal(bindings.length, 1, 'bound cluster-wide once (the pods of its node live in every namespace)');
+    assert.equal(bindings[0].roleRef.kind, 'ClusterRole');
+    const role = ofKind('ClusterRole').find((r) => r.metadata.name === bindings[0].roleRef.name);
+    assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }], 'read-only, pods only');
+  });
+
+  it('binds the exporter beyond loopback only with its token, taken from a Secret the file says how to create', () => {
+    const env = new Map<string, Doc>(containers(ds)[0].env.map((e: Doc) => [e.name, e]));
+    assert.equal(env.get('HOPSCOPE_BPF_HOST').value, '0.0.0.0');
+    const ref = env.get('HOPSCOPE_BPF_TOKEN')?.valueFrom?.secretKeyRef;
+    assert.ok(ref?.name && ref.key, 'HOPSCOPE_BPF_TOKEN from a Secret, never inline');
+    assert.notEqual(ref.optional, true, 'required: without it the exporter refuses to listen on 0.0.0.0');
+    const text = readText('deploy', 'kubernetes', 'bpf-exporter.yaml');
+    assert.ok(text.includes(`create secret generic ${ref.name}`) && text.includes(`--from-literal=${ref.key}=`));
+  });
+
+  it('puts a NetworkPolicy in front of the exporter: its port, from the proxy and Prometheus only', () => {
+    const labels = ds.spec.template.metadata.labels as Record<string, string>;
+    const np = ofKind('NetworkPolicy').find((p) => Object.entries(p.spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v));
+    assert.ok(np, 'a NetworkPolicy selects the exporter pods');
+    assert.deepEqual(np.spec.policyTypes, ['Ingress']);
+    const ports = containers(ds)[0].ports.flatMap((p: Doc) => [p.name, p.containerPort]);
+    const proxyLabels = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-backend-proxy').spec.template.metadata.labels;
+    for (const rule of np.spec.ingress) {
+      assert.ok(rule.from?.length, 'every rule names who (no allow-all)');
+      assert.ok(rule.ports?.length && rule.ports.every((p: Doc) => ports.includes(p.port)), 'only the exporter\'s port');
+    }
+    const peers: Doc[] = np.spec.ingress.flatMap((r: Doc) => r.from);
+    assert.ok(peers.some((f) => !f.namespaceSelector && Object.entries(f.podSelector.matchLabels).every(([k, v]) => proxyLabels[k] === v)), 'the proxy, in this namespace');
+    assert.ok(peers.some((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'] === 'prometheus'), 'Prometheus');
+    assert.ok(peers.every((f) => Object.keys(f.podSelector?.matchLabels ?? {}).length > 0), 'no peer is a whole namespace or the world');
+  });
+
+  it('keeps the exporter\'s pod, namespace and node labels when Prometheus scrapes it (honor labels)', () => {
+    const pm = readYamlDocs('deploy/kubernetes/monitoring/servicemonitors.yaml').find((d) => d.kind === 'PodMonitor' && d.metadata.name === 'hopscope-bpf-exporter');
+    assert.ok(pm.spec.podMetricsEndpoints.length && pm.spec.podMetricsEndpoints.every((e: Doc) => e.honorLabels === true));
+    const cm = ofKind('ConfigMap').find((c) => c.metadata.name === 'hopscope-prometheus-scrape');
+    const jobs = parse(cm.data['scrape-configs.yaml']).scrape_configs as Doc[];
+    assert.equal(jobs.find((j) => j.job_name === 'hopscope-bpf-exporter').honor_labels, true);
   });
 });
