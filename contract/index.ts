@@ -13,4 +13,4 @@ export * from './app-urls';
 export * from './spans';
 export * from './evidence';
 export * from './scenario';
-export * from './app-urls';
+export * from './sketch';
