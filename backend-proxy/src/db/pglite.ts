@@ -1,0 +1,88 @@
+/**
+ * Embedded PGlite (PostgreSQL compiled to WASM, in this process), file-backed in `<dataDir>/pgdata`.
+ *
+ * Durability: PGlite starts PostgreSQL with fsync off (`-F`) and its Node filesystem has no fsync
+ * (electric-sql/pglite#1107), but every commit writes its WAL with plain write() calls before the query returns
+ * (synchronous_commit=on, set explicitly). So what a call acknowledged is in the OS page cache and survives the
+ * proxy being killed (SIGKILL included: tests/integration/db/durability.test.ts), and crash recovery replays it at
+ * the next open. It does NOT survive an OS crash or power loss: for that, use PostgreSQL (HOPSCOPE_DATABASE_URL).
+ * `relaxedDurability` stays false (it would let queries return before the filesystem sync).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type pino from 'pino';
+import { lockDataDir, type DataDirLock } from './data-dir-lock';
+import type { Database, Queryable, QueryResult } from './database';
+import { DatabaseUnavailableError } from './errors';
+import { migrate } from './migrations';
+import { probe } from './probe';
+
+type Runner = Pick<Transaction, 'query' | 'exec'>;
+
+function wrap(run: () => Runner, isOpen: () => boolean): Queryable {
+  return {
+    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+      if (!isOpen()) throw new DatabaseUnavailableError('the embedded database is closed');
+      const r = await run().query<R>(sql, params ? [...params] : undefined);
+      return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
+    },
+    async exec(sql: string): Promise<void> {
+      if (!isOpen()) throw new DatabaseUnavailableError('the embedded database is closed');
+      await run().exec(sql);
+    },
+  };
+}
+
+export async function openPglite(dataDir: string | undefined, log: pino.Logger): Promise<Database> {
+  let lock: DataDirLock | undefined;
+  const pgdata = dataDir ? join(dataDir, 'pgdata') : undefined;
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    lock = lockDataDir(dataDir);
+    if (lock.tookOver) log.warn({ previous: lock.tookOver, dataDir }, 'database: the previous proxy on this data dir did not shut down cleanly; recovering');
+  }
+  let pg: PGlite;
+  try {
+    pg = await PGlite.create({
+      dataDir: pgdata,
+      relaxedDurability: false,
+      startParams: [...PGlite.defaultStartParams, '-c', 'synchronous_commit=on'],
+    });
+  } catch (err) {
+    lock?.release();
+    throw new Error(`could not open the embedded database in ${pgdata ?? 'memory'}: ${(err as Error).message} (a data dir made by an incompatible PGlite version, or damaged files?)`);
+  }
+  let open = true;
+  const q = wrap(() => pg, () => open);
+  let version: number;
+  try {
+    version = await migrate((fn) => pg.transaction((tx) => fn(wrap(() => tx, () => open))), log);
+  } catch (err) {
+    await pg.close().catch(() => {});
+    lock?.release();
+    throw err;
+  }
+  log.info({ where: pgdata ?? 'memory', schemaVersion: version }, 'database: embedded PGlite open');
+  return {
+    kind: 'pglite',
+    where: pgdata ?? 'memory',
+    schemaVersion: version,
+    query: q.query,
+    exec: q.exec,
+    tx: (fn) => {
+      if (!open) return Promise.reject(new DatabaseUnavailableError('the embedded database is closed'));
+      return pg.transaction((tx) => fn(wrap(() => tx, () => open)));
+    },
+    health: () => (open ? probe(() => pg.query('SELECT 1')) : Promise.resolve({ source: 'database', ok: false, error: 'closed' })),
+    async close() {
+      if (!open) return;
+      open = false;
+      try {
+        await pg.close();
+      } finally {
+        lock?.release();
+      }
+    },
+  };
+}
