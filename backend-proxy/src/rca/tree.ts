@@ -3,7 +3,7 @@
  * (self) time, the client→server gap, and the critical path. Arrays indexed by span position keep 50k-span traces
  * in a few milliseconds; nothing here recurses, so a deep chain cannot overflow the stack.
  */
-import type { Span } from '../../../contract';
+import { isFailedSpan, type Span } from '../../../contract';
 
 export interface TraceTree {
   spans: Span[];
@@ -133,8 +133,7 @@ export function clampToParents(t: TraceTree, asyncToleranceMs = 1): void {
       continue;
     }
     const k = spans[i].kind;
-    const pStatus = spans[p].status;
-    const outlives = end[i] > cEnd[p] + asyncToleranceMs && pStatus !== 'timeout' && pStatus !== 'error';
+    const outlives = end[i] > cEnd[p] + asyncToleranceMs && !isFailedSpan(spans[p]);
     if (k === 'producer' || k === 'consumer' || start[i] >= cEnd[p] || async[p] || (outlives && spans[i].service === spans[p].service)) {
       async[i] = 1;
     }
