@@ -5,7 +5,8 @@
  * trace id of every request (the traceparent it sent, or the server's traceresponse).
  */
 import { Pool } from 'undici';
-import type { ClientSummary, RequestOutcome, RunRequest } from '../../../contract/runs';
+import type { ClientSummary, LatencySketch, RequestOutcome, RunRequest } from '../../../contract/runs';
+import { emptySketch, sketchAdd } from '../../../contract/sketch';
 import type { RouteMix } from '../../../contract/scenario';
 import { answerInfo, gradeAnswer } from './answer';
 import { RequestLedger } from './ledger';
@@ -81,8 +82,13 @@ export interface Summary extends ClientSummary {
   interrupted: number;
   slowest: RunRequest[];
   failed: RunRequest[];
-  /** Every served request's end-to-end and TTFT values, for mergeable sketches (not serialised). */
-  values?: { e2e: readonly number[]; ttft: readonly number[] };
+}
+
+/** A mergeable sketch of recorded values (the proxy merges a distributed run's workers with them). */
+function sketchOf(values: readonly number[]): LatencySketch {
+  const sk = emptySketch();
+  for (const v of values) sketchAdd(sk, v);
+  return sk;
 }
 
 interface Outcome {
@@ -371,6 +377,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
       agentTaskCompletion: { rate: agentN ? Number((agentDone / agentN).toFixed(4)) : null, n: agentN },
     },
     untraced: ledger.traceIds.none,
+    sketches: { e2e: sketchOf(e2e.values()), ttft: sketchOf(ttft.values()) },
     traceIds: { ...ledger.traceIds },
     interrupted,
     byModel: byModelOut,
@@ -378,7 +385,5 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     failed: ledger.failed(),
     notes,
   };
-  // Not enumerable: kept for sketches, left out of the JSON summary.
-  Object.defineProperty(summary, 'values', { value: { e2e: e2e.values(), ttft: ttft.values() }, enumerable: false });
   return summary;
 }

@@ -7,7 +7,7 @@ const f = (v: number | null | undefined): string => (v !== null && v !== undefin
 const pct = (v: number | null | undefined): string => (v !== null && v !== undefined ? `${(v * 100).toFixed(1)}%` : '-');
 
 function requestLine(r: RunRequest): string {
-  const trace = r.traceId ?? 'no trace id from the server';
+  const trace = r.traceId ?? 'none';
   return `${f(r.e2eMs)} ms ${r.outcome}${r.detail ? ` ${r.detail}` : ''} ${r.route ?? ''} ${r.model ?? ''} trace ${trace}`.replace(/\s+/g, ' ');
 }
 

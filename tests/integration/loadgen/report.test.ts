@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClientSummary } from '../../../contract/runs';
+import { sketchSummary } from '../../../contract/sketch';
 import { main, parseCli, type CliPlan } from '../../../loadgen/src/cli';
 import { runSession } from '../../../loadgen/src/load/session';
 import { SpoolRecord } from '../../../loadgen/src/report/spool';
@@ -77,6 +78,14 @@ describe('hopscope-load and the proxy\'s run API', () => {
       assert.ok(llm.traceIds.has(q.traceId!), `${q.traceId} was issued by the server`);
     }
     assert.deepEqual(summary.traceIds, { sent: 0, traceresponse: 24, none: 0, sampled: 24 });
+    // Mergeable sketches of e2e and TTFT: every value, percentiles within the sketch's accuracy of the exact ones.
+    const { e2e, ttft } = fin.summary.sketches!;
+    assert.equal(e2e.count, fin.summary.latencyMs.count);
+    assert.equal(ttft.count, fin.summary.ttftMs.count);
+    for (const [sk, exact] of [[e2e, fin.summary.latencyMs], [ttft, fin.summary.ttftMs]] as const) {
+      const read = sketchSummary(sk);
+      for (const q of ['p50', 'p99'] as const) assert.ok(Math.abs(read[q]! - exact[q]!) <= exact[q]! * sk.alpha + 1e-6, `${q}: sketch ${read[q]} vs exact ${exact[q]}`);
+    }
     assert.ok(proxy.auth.every((a) => a === `Bearer ${TOKEN}`));
     // --json -: the JSON alone on stdout, the table on stderr.
     assert.match(r.err, /TTFT ms p50 \/ p99/);
