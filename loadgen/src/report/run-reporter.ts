@@ -59,11 +59,11 @@ export class RunReporter {
   }
 
   /**
-   * Registration after a failed first try: as a joining worker, since the first try may have landed without our
-   * hearing the answer (a plain registration would then be refused as a reused id).
+   * Registration after a failed first try: the very same body, which the proxy takes as a retry when the first try
+   * landed without our hearing the answer (an identical registration of the same worker is idempotent).
    */
   private async registerAgain(deadline: number): Promise<ProxyAnswer> {
-    const a = await this.o.client.send('POST', '/api/runs', { ...this.o.registration, join: true }, deadline);
+    const a = await this.o.client.send('POST', '/api/runs', this.o.registration, deadline);
     if (ok(a)) this.registered = true;
     return a;
   }
@@ -128,11 +128,10 @@ export class RunReporter {
  * delivered, else why not; throws ProxyUnavailable when the deadline passed.
  */
 async function deliver(client: ProxyClient, reg: RunRegistration, f: RunFinish, deadline: number, onRetry?: (why: string, ms: number) => void, registered = false): Promise<string> {
+  // The same body as the first try: a retry of an identical registration is idempotent on the proxy.
   const register = async (): Promise<string> => {
-    let a = await client.send('POST', '/api/runs', { ...reg, join: true }, deadline, onRetry);
-    // A proxy that only joins existing runs: register it as new.
-    if (a.status === 404) a = await client.send('POST', '/api/runs', { ...reg, join: false }, deadline, onRetry);
-    return ok(a) || a.status === 409 ? '' : `the proxy did not register the run (${answerMessage(a)})`;
+    const a = await client.send('POST', '/api/runs', reg, deadline, onRetry);
+    return ok(a) ? '' : `the proxy did not register the run (${answerMessage(a)})`;
   };
   if (!registered) {
     const why = await register();

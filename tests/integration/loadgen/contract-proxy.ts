@@ -2,8 +2,9 @@
  * A small real HTTP server speaking the proxy's run API as `contract/runs.ts` fixes it, for the load generator's
  * tests until they run against the real proxy: it validates every body with the contract's schemas (what does not
  * validate is answered 400 and kept in `invalid`, so tests can assert there is none), refuses a reused run id with
- * 409 unless joining, asks for the bearer token when given one, serves Prometheus HTTP SD of running workers'
- * metrics URLs, and can be told to answer 503 (database down) or to drop connections (proxy down).
+ * 409 unless joining (an identical registration again is a retry, as on the proxy: 200), asks for the bearer token
+ * when given one, serves Prometheus HTTP SD of running workers' metrics URLs, and can be told to answer 503
+ * (database down), to drop connections (proxy down) or to drop the answer to a registration it kept.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +30,8 @@ export interface ContractProxy {
   fail(route: 'register' | 'heartbeat' | 'finish', n: number, status: number, retryAfter?: string): void;
   /** While down, every connection is dropped without an answer. */
   setDown(down: boolean): void;
+  /** The next `n` registrations are kept, but their answers are lost (the connection drops). */
+  loseRegistrationAnswers(n: number): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,7 @@ export async function startContractProxy(opts: { token?: string; port?: number }
   const auth: string[] = [];
   const failures: Record<string, { n: number; status: number; retryAfter?: string }> = {};
   let down = false;
+  let loseAnswers = 0;
 
   const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -83,10 +87,13 @@ export async function startContractProxy(opts: { token?: string; port?: number }
         const r = RunRegistration.safeParse(body);
         if (!r.success) { invalid.push(`register: ${formatZodError(r.error)}`); error(res, 400, 'validation', formatZodError(r.error)); return; }
         const existing = runs.get(r.data.runId);
+        // As the proxy does: the same worker sending the same registration again is a retry.
+        if (existing?.registrations.some((x) => JSON.stringify(x) === JSON.stringify(r.data))) { send(res, 200, { runId: r.data.runId }); return; }
         if (existing && !r.data.join) { error(res, 409, 'run_exists', `run ${r.data.runId} exists`); return; }
         const run = existing ?? { registrations: [], heartbeats: [], finishes: [] };
         run.registrations.push(r.data);
         runs.set(r.data.runId, run);
+        if (loseAnswers > 0) { loseAnswers--; req.socket.destroy(); return; }
         send(res, existing ? 200 : 201, { runId: r.data.runId });
         return;
       }
@@ -117,6 +124,7 @@ export async function startContractProxy(opts: { token?: string; port?: number }
     runs, invalid, auth, records,
     fail: (route, n, status, retryAfter) => { failures[route] = { n, status, retryAfter }; },
     setDown: (d) => { down = d; },
+    loseRegistrationAnswers: (n) => { loseAnswers = n; },
     close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }),
   };
 }

@@ -104,6 +104,16 @@ describe('hopscope-load and the proxy\'s run API', () => {
     assert.deepEqual(stored.finishes.map((f) => f.workerId).at(-1), 'second');
   });
 
+  it('a registration whose answer was lost is sent again as it was: the proxy takes it as a retry, not a reused id', async () => {
+    proxy.loseRegistrationAnswers(1);
+    const r = await run(['--run-id', 'rep-lost', '--rps', '4', '--duration', '1s']);
+    assert.equal(r.code, 0, r.err);
+    const stored = proxy.runs.get('rep-lost')!;
+    assert.equal(stored.registrations.length, 1);
+    assert.equal(stored.finishes.length, 1);
+    assert.doesNotMatch(r.err, /already used|not delivered/);
+  });
+
   it('a wrong token exits 2 with what to do', async () => {
     const r = await run(['--run-id', 'rep-token', '--duration', '1s'], { env: { HOPSCOPE_PROXY_TOKEN: 'wrong' } });
     assert.equal(r.code, 2);
