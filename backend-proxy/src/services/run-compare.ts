@@ -29,6 +29,8 @@ export interface RunLookup {
 export interface RunTraces {
   traces: Span[][];
   sampled: boolean;
+  /** `baselineStats` of `traces`, when the source has them cheaper than recomputing (the store's cached samples). */
+  stats?: () => Baseline | undefined;
   /** Why the set is smaller than the run (evicted, unfetchable); empty when nothing to say. */
   notes: string[];
 }
@@ -61,7 +63,7 @@ export class EmbeddedRunTraces implements RunTraceFinder {
       if (d?.spans.length) traces.push(d.spans);
     }
     const notes = ids.length > max ? [`run ${run.runId}: ${max} of its ${ids.length} traces read, evenly spread over the run`] : [];
-    return { traces, sampled: ids.length > max, notes };
+    return { traces, sampled: ids.length > max, notes, stats: () => this.store.statsOf(picked) };
   }
 }
 
@@ -193,8 +195,8 @@ export class RunCompareService {
       missing.push(...tr.notes);
     }
 
-    const runStats = runTr.traces.length ? this.stats(run, runSig, runTr.traces, cacheable, false) : undefined;
-    const baseline = baseTr.traces.length ? this.stats(base, baseSig, baseTr.traces, cacheable, true) : undefined;
+    const runStats = runTr.traces.length ? this.stats(run, runSig, runTr, cacheable, false) : undefined;
+    const baseline = baseTr.traces.length ? this.stats(base, baseSig, baseTr, cacheable, true) : undefined;
     const hops = hopDeltas(runStats, baseline);
     let candidates: Candidate[] = [];
     let criticalPath: RunCompareAnswer['criticalPath'] = [];
@@ -224,12 +226,12 @@ export class RunCompareService {
   }
 
   /** A run's per-operation statistics, or (asBaseline) the full baseline built from it; cached once the run is settled. */
-  private stats(r: RunRecord, signature: string, traces: Span[][], cacheable: boolean, asBaseline: boolean): Baseline {
+  private stats(r: RunRecord, signature: string, tr: RunTraces, cacheable: boolean, asBaseline: boolean): Baseline {
     let e = this.perRun.get(r.runId);
     if (!e || e.signature !== signature) e = { signature };
     let out: Baseline;
-    if (asBaseline) out = e.baseline ??= buildBaseline(traces);
-    else out = e.stats ??= e.baseline ?? buildBaseline(traces, undefined, { background: false });
+    if (asBaseline) out = e.baseline ??= buildBaseline(tr.traces);
+    else out = e.stats ??= e.baseline ?? tr.stats?.() ?? buildBaseline(tr.traces, undefined, { background: false });
     if (cacheable) {
       this.perRun.delete(r.runId);
       this.perRun.set(r.runId, e);

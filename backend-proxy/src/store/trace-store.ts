@@ -305,6 +305,26 @@ export class TraceStore {
     }));
   }
 
+  /**
+   * `baselineStats` of these traces, failed ones included (a load-test run's per-operation statistics), merged from
+   * each trace's cached samples (computed now where the warm-up has not). Undefined when the store holds none of them.
+   */
+  statsOf(traceIds: readonly string[]): Baseline | undefined {
+    const samples: TraceSamples[] = [];
+    for (const id of traceIds) {
+      const e = this.traces.get(id);
+      if (!e) continue;
+      if (!e.samples) {
+        e.samples = traceSamples(e.spans);
+        e.warmedSpans = e.spans.length;
+        this.sampleBuilds.onDemand++;
+        this.dirty.delete(id);
+      }
+      samples.push(e.samples);
+    }
+    return samples.length ? statsFromSamples(samples) : undefined;
+  }
+
   private selectBaseline(keys: Array<{ service: string; name: string }>, maxTraces: number, exceptTraceId: string | undefined, beforeMs: number, minTraces: number, maxSpans: number): Array<[string, Entry]> {
     const want = [...new Set(keys.map((k) => `${k.service}\u0000${k.name}`))];
     const earlier: Array<[string, Entry]> = [];
