@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { DNS_PREFIX, parseDnsSpec } from './sources/dns-spec';
 
 /**
@@ -37,6 +38,14 @@ export interface ProxyConfig {
   alertIntervalMs: number;
   /** JSON file the composite alert rules are read from at start and saved to on PUT; unset = in memory only. */
   alertRulesFile?: string;
+  /** The proxy's database (runs, alert state, kept evidence): PostgreSQL at this URL, shared by several proxies… */
+  databaseUrl?: string;
+  /** …else embedded PGlite in this directory (one proxy per dir); neither = in memory, lost at exit. */
+  dataDir?: string;
+  /** PostgreSQL: how long to keep trying to connect at start (a server that starts after the proxy). */
+  databaseConnectTimeoutMs: number;
+  /** A load-test worker silent for this long is marked aborted (and its run, when no other worker runs). */
+  runHeartbeatTimeoutMs: number;
   logLevel: string;
 }
 
@@ -60,6 +69,8 @@ export const DEFAULTS: ProxyConfig = {
   storeMaxAgeMs: 60 * 60_000,
   storeMaxBytes: 256 * 1024 * 1024,
   alertIntervalMs: 5000,
+  databaseConnectTimeoutMs: 30_000,
+  runHeartbeatTimeoutMs: 30_000,
   logLevel: 'info',
 };
 
@@ -84,6 +95,10 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_STORE_MAX_BYTES: 'embedded store: approximate max bytes of span data (default 268435456)',
   HOPSCOPE_ALERT_INTERVAL_MS: 'alert evaluation period in ms (default 5000; 0 disables)',
   HOPSCOPE_ALERT_RULES_FILE: 'JSON file of composite alert rules, read at start and saved on PUT /api/alerts/rules (unset: rules live in memory)',
+  HOPSCOPE_DATABASE_URL: 'PostgreSQL URL (postgres://user:pass@host:5432/db) for the proxy\'s state, shared by several proxies; wins over HOPSCOPE_DATA_DIR',
+  HOPSCOPE_DATA_DIR: 'directory of the embedded database (PGlite; one proxy per dir); unset with no HOPSCOPE_DATABASE_URL: in memory, lost at exit',
+  HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS: 'PostgreSQL: how long to keep trying to connect at start, in ms (default 30000)',
+  HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS: 'a load-test worker without a heartbeat for this long is marked aborted, in ms (default 30000)',
   HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
 };
 
@@ -113,6 +128,19 @@ function optionalUrl(name: string, raw: string | undefined, dflt: string | undef
   if (raw === undefined) return dflt;
   if (raw.trim() === '' || raw.trim() === 'none') return undefined;
   return parseUrl(name, raw.trim());
+}
+
+/** A PostgreSQL URL; the message never repeats a password. */
+function parseDatabaseUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError('HOPSCOPE_DATABASE_URL: not a URL (expected e.g. postgres://hopscope:secret@127.0.0.1:5432/hopscope)');
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new ConfigError(`HOPSCOPE_DATABASE_URL: must be a postgres:// or postgresql:// URL, not ${u.protocol}`);
+  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('HOPSCOPE_DATABASE_URL: names no host');
+  return raw;
 }
 
 function isLoopback(host: string): boolean {
@@ -172,6 +200,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     if (!f.startsWith('/')) throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: "${f}" must be an absolute path`);
     c.alertRulesFile = f;
   }
+  if (env.HOPSCOPE_DATABASE_URL !== undefined && env.HOPSCOPE_DATABASE_URL.trim() !== '') c.databaseUrl = parseDatabaseUrl(env.HOPSCOPE_DATABASE_URL.trim());
+  if (env.HOPSCOPE_DATA_DIR !== undefined && env.HOPSCOPE_DATA_DIR.trim() !== '') c.dataDir = resolve(env.HOPSCOPE_DATA_DIR.trim());
+  if (env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS !== undefined) c.databaseConnectTimeoutMs = parseInt0('HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS', env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS, 0, 3600_000);
+  if (env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS !== undefined) c.runHeartbeatTimeoutMs = parseInt0('HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS', env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS, 1000, 86_400_000);
   if (env.HOPSCOPE_LOG_LEVEL !== undefined) {
     if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL)) throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
     c.logLevel = env.HOPSCOPE_LOG_LEVEL;

@@ -10,6 +10,7 @@ import { goldenRoutes } from './golden';
 import { healthRoutes } from './health';
 import { heatmapRoutes } from './heatmap';
 import { rcaRoutes } from './rca';
+import { runRoutes } from './runs';
 import { traceRoutes } from './traces';
 
 export function apiRoutes(services: Services): Router {
@@ -24,5 +25,6 @@ export function apiRoutes(services: Services): Router {
   r.use(compareRoutes(services.compare));
   r.use(alertRoutes(services.alerts));
   r.use(exportRoutes(services.exports));
+  r.use(runRoutes(services.runs, services.runCompare));
   return r;
 }

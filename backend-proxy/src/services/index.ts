@@ -15,6 +15,8 @@
  * | compare    | compare.ts                    | A/B statistics and jitter hot zones                                 |
  * | alerts     | alerts.ts                     | the AlertManager's construction (../alerts), rules and alerts       |
  * | exports    | export.ts, postmortem-md.ts   | the postmortem: gathering, Markdown rendering, PNG                  |
+ * | runs       | ../runs (on the database)     | load-test runs: register/join, heartbeats (and the sweep that aborts the silent), finish, list, HTTP SD |
+ * | runCompare | run-compare.ts                | which hop changed between two runs (their traces by `hopscope.run_id`: ../store/run-index.ts or Tempo) |
  *
  * Lifecycle: server.ts starts the sources, then `services.start()` (background work: the alert loop); on close,
  * `services.stop()` (last started, first stopped) is awaited before the sources stop.
@@ -25,7 +27,11 @@
  */
 import type pino from 'pino';
 import type { ProxyConfig } from '../config';
+import type { Database } from '../db/database';
+import { RunsError, RunsService } from '../runs';
 import type { Sources } from '../sources';
+import { TempoSource } from '../sources/tempo';
+import { RunIndex } from '../store/run-index';
 import { AlertService } from './alerts';
 import { CompareService } from './compare';
 import { DrilldownService } from './drilldown';
@@ -36,16 +42,20 @@ import { HealthService } from './health';
 import { HeatmapService } from './heatmap';
 import { IngestService } from './ingest';
 import { RcaService } from './rca';
+import { EmbeddedRunTraces, RunCompareService, TempoRunTraces } from './run-compare';
 import { TraceService } from './traces';
 
 interface ServiceDeps {
   config: ProxyConfig;
   sources: Sources;
   log: pino.Logger;
-  // The proxy's state (DESIGN "State": runs, alert rules/state/history, kept kernel evidence, saved root-cause
-  // answers) will live in the database of ../db. Its handle joins here as `db?: <the db module's type>`, optional so
-  // tests can build services without one; the services that keep state (a runs service, the alert state, kept
-  // kernel evidence) take it from here in `buildServices`, and its close runs after `Services.stop()`.
+  /**
+   * The proxy's state (DESIGN "State": runs, alert rules/state/history, kept kernel evidence, saved root-cause
+   * answers) lives in this database (../db), opened (migrations applied) by server.ts before the services are built
+   * and closed after `Services.stop()`. Optional so tests can build services without one; the services that keep
+   * state take it from here in `buildServices` (as `runs` does), and answer 503 while it is unavailable.
+   */
+  db?: Database;
 }
 
 export interface Services {
@@ -60,6 +70,9 @@ export interface Services {
   compare: CompareService;
   alerts: AlertService;
   exports: ExportService;
+  /** Absent without a database. */
+  runs?: RunsService;
+  runCompare?: RunCompareService;
   /** Starts the services' background work; call after the sources have started. */
   start(): void;
   /** Stops it, in reverse order; await before stopping the sources. */
@@ -68,14 +81,28 @@ export interface Services {
 
 interface Background { start(): void; stop(): Promise<void> | void }
 
-export function buildServices({ config, sources, log }: ServiceDeps): Services {
+export function buildServices({ config, sources, log, db }: ServiceDeps): Services {
   const traces = new TraceService(sources.traces);
   const rca = new RcaService(traces, sources.exporters);
   const faults = new FaultService(sources.chain);
   const alerts = new AlertService(config, sources, log);
   const background: Background[] = [alerts];
+  const runs = db ? new RunsService({ db, log, heartbeatTimeoutMs: config.runHeartbeatTimeoutMs }) : undefined;
+  if (runs) background.push(runs);
+  // A run's traces: by the run index over the embedded store, or by TraceQL when Tempo is the trace source.
+  const runIndex = new RunIndex();
+  sources.store.observe(runIndex);
+  const runTraces = sources.traces instanceof TempoSource ? new TempoRunTraces(sources.traces) : new EmbeddedRunTraces(sources.store, runIndex);
+  const runLookup = {
+    get: (id: string) => runs!.get(id).catch((err: unknown) => {
+      if (err instanceof RunsError && err.code === 'not_found') return undefined;
+      throw err;
+    }),
+  };
+  // The database is a source like the others in the health answer.
+  const health = db ? { health: async () => [...(await sources.health()), await db.health()] } : sources;
   return {
-    health: new HealthService(sources),
+    health: new HealthService(health),
     ingest: new IngestService(sources.store),
     golden: new GoldenService(sources.prometheus, sources.traces),
     heatmap: new HeatmapService(sources.prometheus),
@@ -86,6 +113,8 @@ export function buildServices({ config, sources, log }: ServiceDeps): Services {
     compare: new CompareService(sources.traces),
     alerts,
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
+    runs,
+    runCompare: runs ? new RunCompareService(runLookup, runTraces) : undefined,
     start() {
       for (const b of background) b.start();
     },
