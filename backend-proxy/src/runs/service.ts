@@ -107,7 +107,7 @@ export class RunsService {
   }
 
   /** A worker registers a run, or joins a running one (`join: true`, same scenario). Answers the run's record. */
-  register(input: z.input<typeof RunRegistration>): Promise<RunRecord> {
+  async register(input: z.input<typeof RunRegistration>): Promise<RunRecord> {
     const reg = parse(RunRegistration, input, 'run registration');
     checkSize(reg, LIMITS.registrationBytes, 'the registration');
     const regHash = hash(reg);
@@ -134,7 +134,7 @@ export class RunsService {
     }));
   }
 
-  heartbeat(runId: string, input: z.input<typeof RunHeartbeat>): Promise<HeartbeatAck> {
+  async heartbeat(runId: string, input: z.input<typeof RunHeartbeat>): Promise<HeartbeatAck> {
     const id = parse(RunId, runId, 'run id');
     const hb = parse(RunHeartbeat, input, 'heartbeat');
     return this.guard(`heartbeat of run ${id}`, () => this.db.tx(async (q) => {
@@ -153,7 +153,7 @@ export class RunsService {
    * A worker's end of run. The run ends when no worker runs any more; a worker that was aborted for missing
    * heartbeats may still finish (its report is kept and the run's outcome recomputed: nothing it measured is lost).
    */
-  finish(runId: string, input: z.input<typeof RunFinish>): Promise<RunRecord> {
+  async finish(runId: string, input: z.input<typeof RunFinish>): Promise<RunRecord> {
     const id = parse(RunId, runId, 'run id');
     const fin = parse(RunFinish, input, 'run finish');
     checkSize(fin, LIMITS.finishBytes, 'the finish report');
@@ -171,12 +171,12 @@ export class RunsService {
     }));
   }
 
-  get(runId: string): Promise<RunRecord> {
+  async get(runId: string): Promise<RunRecord> {
     const id = parse(RunId, runId, 'run id');
     return this.guard(`run ${id}`, () => this.record(this.db, id));
   }
 
-  list(query: RunListQuery = {}): Promise<RunList> {
+  async list(query: RunListQuery = {}): Promise<RunList> {
     const limit = query.limit ?? 100;
     const offset = query.offset ?? 0;
     if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listPage) throw new RunsError('invalid', `limit must be a whole number 1..${LIMITS.listPage}, not ${limit}`);
