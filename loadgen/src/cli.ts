@@ -97,7 +97,7 @@ Output
   --help                this text
 
 Threshold and regression metrics: ${Object.keys(THRESHOLD_METRICS).join(', ')}
-Every request carries W3C baggage hopscope.run_id=<id>,hopscope.load_test=true.
+Every request carries W3C baggage hopscope.run_id=<id>,hopscope.load_test=true,hopscope.scenario=<scenario>.
 Environment: HOPSCOPE_PROXY_URL, HOPSCOPE_PROXY_TOKEN, OPENAI_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT,
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
   OTEL_METRIC_EXPORT_INTERVAL (ms, default 5000), HOPSCOPE_SCENARIOS_DIR, HOPSCOPE_LOAD_SPOOL_DIR.

@@ -140,7 +140,8 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
   let sent = 0, completed = 0, succeeded = 0, degraded = 0, timeouts = 0, errors = 0, inFlight = 0, dropped = 0, good = 0, outTokens = 0, lateOver = 0, interrupted = 0;
   let recallSum = 0, recallN = 0, agentDone = 0, agentN = 0, answered = 0;
   const recent: Array<[number, number]> = [];
-  const baggage = `hopscope.run_id=${encodeURIComponent(o.runId)},hopscope.load_test=true`;
+  // W3C baggage marks load-test traffic; the chain turns these entries into span attributes.
+  const baggage = `hopscope.run_id=${encodeURIComponent(o.runId)},hopscope.load_test=true${o.scenario ? `,hopscope.scenario=${encodeURIComponent(o.scenario)}` : ''}`;
   const plan = requestPlanner({
     models: o.modelWeights ?? Object.fromEntries(o.models.map((m) => [m, 1])),
     routes: o.routes ?? { chat: 0, rag: 1 - o.agentRatio, agent: o.agentRatio },

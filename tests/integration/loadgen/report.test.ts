@@ -89,6 +89,7 @@ describe('hopscope-load and the proxy\'s run API', () => {
     assert.ok(proxy.auth.every((a) => a === `Bearer ${TOKEN}`));
     // --json -: the JSON alone on stdout, the table on stderr.
     assert.match(r.err, /TTFT ms p50 \/ p99/);
+    assert.equal(llm.baggage.at(-1), 'hopscope.run_id=rep-ok,hopscope.load_test=true,hopscope.scenario=ad-hoc');
   });
 
   it('a reused run id exits 2 before sending anything; --join adds this worker to the run', async () => {

@@ -6,15 +6,16 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ScriptedLlm { url: string; requests: number; traceIds: Set<string>; close(): Promise<void> }
+export interface ScriptedLlm { url: string; requests: number; traceIds: Set<string>; baggage: string[]; close(): Promise<void> }
 
 export async function startScriptedLlm(o: { ttftMs?: number; gapMs?: number; tokens?: number; traceresponse?: boolean } = {}): Promise<ScriptedLlm> {
   const ttft = o.ttftMs ?? 20, gap = o.gapMs ?? 5, tokens = o.tokens ?? 4;
-  const state = { requests: 0, traceIds: new Set<string>() };
+  const state = { requests: 0, traceIds: new Set<string>(), baggage: [] as string[] };
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       state.requests++;
+      if (state.baggage.length < 1000) state.baggage.push(String(req.headers.baggage ?? ''));
       const headers: Record<string, string> = { 'content-type': 'text/event-stream' };
       if (o.traceresponse !== false) {
         const id = randomBytes(16).toString('hex');
@@ -37,6 +38,7 @@ export async function startScriptedLlm(o: { ttftMs?: number; gapMs?: number; tok
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     get requests() { return state.requests; },
     traceIds: state.traceIds,
+    baggage: state.baggage,
     close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }),
   };
 }
