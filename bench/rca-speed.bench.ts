@@ -5,7 +5,8 @@
  * HOPSCOPE_BENCH_BASELINE_DIR=<a checkout of an earlier commit> (e.g. `git worktree add /tmp/rca-before <commit>` with
  * node_modules linked in), this engine against that one, alternating in one process.
  * As deployed: each engine is its own esbuild bundle (the Dockerfile's flags), not the sources under tsx, whose
- * per-import getters cost a small engine of many modules more than production pays.
+ * per-import getters cost a small engine of many modules more than production pays (HOPSCOPE_BENCH_RCA=source loads
+ * the sources under tsx instead, to compare).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ process.once('exit', () => rmSync(out, { recursive: true, force: true }));
 
 /** The engine of checkout `dir` as one ES module bundle, loaded in this process. */
 async function loadEngine(dir: string, name: string): Promise<EngineApi> {
+  if (process.env.HOPSCOPE_BENCH_RCA === 'source') return (await import(pathToFileURL(join(dir, 'backend-proxy/src/rca/index.ts')).href)) as EngineApi;
   const outfile = join(out, `${name}.mjs`);
   await build({ entryPoints: [join(dir, 'backend-proxy/src/rca/index.ts')], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile, logLevel: 'warning' });
   return (await import(pathToFileURL(outfile).href)) as EngineApi;
