@@ -156,8 +156,10 @@ export class Kit {
   }
 
   /**
-   * The flush interval and the single END probe (bpftrace allows one): flushes the open generation, then clears the
-   * probe's own scratch maps (`clears`) and the kit's, so bpftrace dumps nothing else at exit.
+   * BEGIN, the flush interval and the single END probe (bpftrace allows one of each). BEGIN prints `{"bx":"begin"}`:
+   * bpftrace runs it once every probe is attached (its attached_probes line comes before the attaching, and uprobes
+   * on a large binary take a while), so that marker is when the probe really is attached. END flushes the open
+   * generation, then clears the probe's own scratch maps (`clears`) and the kit's, so bpftrace dumps nothing else.
    */
   footer(clears: string[]): string {
     this.footerDone = true;
@@ -167,6 +169,7 @@ export class Kit {
     const all = [...clears, '@bx_e', '@bx_w', '@bx_n', '@bx_nn', '@bx_sup_0', '@bx_sup_1'];
     for (const t of this.tallies) if (this.used.has(t.name)) all.push(countMap(t.name, 0), countMap(t.name, 1), ...(t.bucketsNs ? [sumMap(t.name, 0), sumMap(t.name, 1)] : []));
     return `
+BEGIN { printf("{\\"bx\\":\\"begin\\"}\\n"); }
 interval:ms:${this.opts.flushMs}
 {
   $bx_o = @bx_e; @bx_e = $bx_o + 1;

@@ -193,7 +193,7 @@ export class ProbeRunner {
       const why = refused.length ? `; refused: ${refused.map((r) => `${r.path} (${r.reason})`).join('; ')}` : '';
       Object.assign(this.status, {
         state: 'waiting', attached: false, code: 'no_targets', bpftracePid: undefined, since: undefined, nextRetryMs: undefined,
-        reason: `no ${kinds} file to attach to yet: no registered or pod process maps one (checked every scan; name one explicitly with its HOPSCOPE_BPF_* variable)${why}`,
+        reason: `no ${kinds} file to attach to yet: no registered or pod process maps one (checked every scan; or name one: HOPSCOPE_BPF_LIBCUDA, HOPSCOPE_BPF_LIBSSL, HOPSCOPE_BPF_NODE_BINARY)${why}`,
       });
       return;
     }
@@ -272,9 +272,8 @@ export class ProbeRunner {
     let msg: { type?: string; data?: unknown };
     try { msg = JSON.parse(line); } catch { return; } // bpftrace's own non-JSON chatter
     if (msg.type === 'attached_probes') {
-      const n = (msg.data as { probes?: number } | undefined)?.probes ?? 0;
-      Object.assign(this.status, { state: 'attached', attached: true, attachPoints: n, since: Date.now() });
-      this.deps.log.info({ probe: this.probe.name, attachPoints: n }, 'probe attached');
+      // Printed before bpftrace attaches them; the kit's BEGIN marker says when it has.
+      this.status.attachPoints = (msg.data as { probes?: number } | undefined)?.probes ?? 0;
     } else if (msg.type === 'printf' && typeof msg.data === 'string') {
       // One printf = one record; a probe's text may itself hold newlines (HTTP headers), so only the final one goes.
       const text = msg.data.replace(/\n$/, '');
@@ -329,6 +328,11 @@ export class ProbeRunner {
   private onMarker(text: string): void {
     let m: { bx?: string; e?: number };
     try { m = JSON.parse(text); } catch { return; }
+    if (m.bx === 'begin') {
+      Object.assign(this.status, { state: 'attached', attached: true, since: Date.now() });
+      this.deps.log.info({ probe: this.probe.name, attachPoints: this.status.attachPoints }, 'probe attached');
+      return;
+    }
     const epoch = Number(m.e);
     const done = m.bx === 'flush' ? this.tally.begin(epoch) : m.bx === 'end' ? this.tally.end(epoch) : undefined;
     if (done) this.deliver(done);

@@ -25,7 +25,7 @@ const PIDS_SHOWN = 8;
 export interface UprobeFile {
   /** The kind (`node`, `libssl`, `libcuda`). */
   file: string;
-  /** `<dev>:<inode>` as /proc/<pid>/maps gives it: the file the kernel maps. */
+  /** `<major>:<minor>:<inode>` of the file the kernel maps (as /proc/<pid>/maps gives it). */
   id: string;
   /** The path in the process's own mount namespace (explicit: as configured). */
   mappedPath: string;
@@ -145,7 +145,10 @@ export class UprobeFiles extends EventEmitter {
   private addExplicit(file: string, path: string): void {
     try {
       const st = statSync(path);
-      const id = `explicit:${st.dev}:${st.ino}`;
+      // Linux's dev_t: minor in bits 0-7 and 20-43, major in bits 8-19 and 44+ (maps prints them apart).
+      const major = (Math.floor(st.dev / 2 ** 8) % 2 ** 12) + Math.floor(st.dev / 2 ** 44) * 2 ** 12;
+      const minor = (st.dev % 2 ** 8) + (Math.floor(st.dev / 2 ** 20) % 2 ** 24) * 2 ** 8;
+      const id = `${major}:${minor}:${st.ino}`;
       this.byId.set(id, { file, id, mappedPath: path, path, source: 'explicit', pids: [], processes: 0, since: Date.now() });
     } catch (err) {
       this.refused.set(`${file}|${path}`, { file, path, reason: `configured file not found: ${(err as NodeJS.ErrnoException).code ?? err}` });
@@ -163,10 +166,12 @@ export class UprobeFiles extends EventEmitter {
       const m = /^\S+ \S+ \S+ ([0-9a-f]+:[0-9a-f]+) (\d+)\s+(\/.*)$/.exec(line);
       if (!m || m[2] === '0') continue;
       const [, dev, inode, mapped] = m;
-      const id = `${dev}:${inode}`;
+      const [major, minor] = dev.split(':').map((x) => parseInt(x, 16));
+      const id = `${major}:${minor}:${inode}`;
       if (seen.has(id)) continue;
       seen.add(id);
-      const base = basename(mapped);
+      const deleted = mapped.endsWith(' (deleted)');
+      const base = basename(deleted ? mapped.slice(0, -' (deleted)'.length) : mapped);
       const kind = this.opts.kinds.find((k) => k.matches(base));
       if (!kind) continue;
       const have = this.byId.get(id);
@@ -177,7 +182,7 @@ export class UprobeFiles extends EventEmitter {
         }
         continue;
       }
-      if (mapped.endsWith(' (deleted)')) {
+      if (deleted) {
         this.refused.set(`${kind.file}|${id}`, { file: kind.file, path: mapped, reason: `deleted since pid ${pid} mapped it (replaced on disk)` });
         continue;
       }

@@ -4,9 +4,15 @@
  * connected or sent on it (tracked in a map, cleaned up when the socket closes). Retransmits are counted in the kernel
  * per [owner pid, socket cgroup, segment] (hopscope_tcp_retransmits_total stays exact at any rate); per-event records
  * go out within the per-event budget.
+ * Kernel needs: sock:sock_send_length (Linux 6.3) only to learn the pid of sockets that were accepted, not connected;
+ * without it those are attributed by their cgroup alone. The address family is read from the socket, not from the
+ * tracepoint (whose `family` field came only in 5.12), so 4.16's tcp_retransmit_skb with `state` is enough.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Counter, type Registry } from 'prom-client';
 import type { Kit } from '../core/kit';
+import { tracefsEvents } from '../core/preflight';
 import { json, labelCache, TCP_STATES, big, num, str, type ProbeModule } from '../core/probe';
 
 const FMT =
@@ -21,25 +27,31 @@ const record = (kit: Kit, v6: boolean): string => kit.event({
   },
 });
 
-const program = (kit: Kit): string => `
+/** Whether this kernel has the tracepoint (checked when the program is built, so an older kernel runs the rest). */
+const hasTracepoint = (category: string, name: string): boolean => {
+  const events = tracefsEvents();
+  return events !== undefined && existsSync(join(events, category, name));
+};
+
+const program = (kit: Kit, sendLength: boolean): string => `
 tracepoint:sock:inet_sock_set_state /args->protocol == 6/
 {
   $sk = (struct sock *)args->skaddr;
   if (args->newstate == 2) { @pid[$sk] = pid; @comm[$sk] = comm; }
   if (args->newstate == 7) { delete(@pid[$sk]); delete(@comm[$sk]); }
 }
-tracepoint:sock:sock_send_length /args->protocol == 6/
+${sendLength ? `tracepoint:sock:sock_send_length /args->protocol == 6/
 {
   $sk = (struct sock *)args->sk;
   if (@pid[$sk] == 0) { @pid[$sk] = pid; @comm[$sk] = comm; }
-}
+}` : ''}
 tracepoint:tcp:tcp_retransmit_skb
 {
   $sk = (struct sock *)args->skaddr;
   $pid = @pid[$sk];
   $cg = $sk->sk_cgrp_data.cgroup->kn->id;
   $seg = args->state == 2 ? 1 : 0;
-  if (args->family == 10) {
+  if ($sk->__sk_common.skc_family == 10) {
   ${record(kit, true)}
   } else {
   ${record(kit, false)}
@@ -53,10 +65,9 @@ export const tcpRetransmitProbe: ProbeModule = {
   requirements: () => [
     { kind: 'tracepoint', category: 'tcp', name: 'tcp_retransmit_skb' },
     { kind: 'tracepoint', category: 'sock', name: 'inet_sock_set_state' },
-    { kind: 'tracepoint', category: 'sock', name: 'sock_send_length' },
   ],
   tallies: [{ name: 'rt', type: 'tcp_retransmit', dims: ['syn'] }],
-  program: (_o, _targets, kit) => program(kit),
+  program: (_o, _targets, kit) => program(kit, hasTracepoint('sock', 'sock_send_length')),
   // One entry per open socket being tracked; bpftrace's default (4096) silently stops taking keys on a busy node.
   env: { BPFTRACE_MAP_KEYS_MAX: '16384' },
   parse(line) {

@@ -143,7 +143,8 @@ srv.listen(0, '127.0.0.1', () => {
     node.stdin!.write('go\n');
     await node.waitLine(/^done/);
     const events = await waitForEvents(exp.url, `pid=${node.pid}&type=tls_handshake`, () => true, 15_000, 2);
-    assert.deepEqual(events.map((e) => e.detail.role).sort(), ['client', 'server']);
+    const after = await probe('tls_handshake');
+    assert.deepEqual(events.map((e) => e.detail.role).sort(), ['client', 'server'], `reloads ${tls.reloads} → ${after.reloads}: ${JSON.stringify(events)}`);
     assert.ok(events.every((e) => e.pod === 'gateway-0'));
   });
 });

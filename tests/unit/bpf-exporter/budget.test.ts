@@ -34,6 +34,7 @@ test('kit: every probe counts in double-buffered maps, prints within the budget,
     assert.match(prog, /@bx_sup_0\[\$bx_w, \d+, \$bx_c, \$bx_pid, \$bx_cg\] = count\(\)/, p.name);
     assert.match(prog, /interval:ms:700/, p.name);
     assert.equal((prog.match(/^END$/gm) ?? []).length, 1, `${p.name}: one END`);
+    assert.match(prog, /^BEGIN \{ printf\("\{\\"bx\\":\\"begin\\"\}\\n"\); \}$/m, `${p.name}: BEGIN says when every probe is attached`);
     for (const t of p.tallies ?? []) {
       for (const g of [0, 1]) {
         assert.match(prog, new RegExp(`@t_${t.name}_${g}\\[`), `${p.name}: ${t.name} gen ${g}`);
