@@ -8,9 +8,12 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(`Usage: tsx bpf-exporter/src/main.ts
 
 Hopscope bpf-exporter: bpftrace probes → kernel events joined to pods, served on
-  GET /health  /metrics  /events?from&to&pod&pid&type&traceId&limit  /events/stream (SSE)
-  POST /register {pid, pod, namespace?, node?, service?}   DELETE /register/:pid
-Needs root, bpftrace and tracefs; otherwise it still serves /health (saying why) and empty /events.
+  GET /health  /metrics  /events?from&to&pod&pid&type&traceId&class&limit[&after]
+  GET /events/stream?class&type&pod&pid[&after]  (SSE; id: = event seq, resume with Last-Event-ID)
+  POST /register {pid, pod, namespace?, node?, service?, labels?}   DELETE /register/:pid
+With HOPSCOPE_BPF_TOKEN, /register and /events* need Authorization: Bearer <token>; without one it binds
+loopback only. Needs root, bpftrace and tracefs; otherwise it still serves /health (saying why) and empty /events.
+Protocol, Kubernetes mode and kernel needs: bpf-exporter/README.md.
 
 Probes:
 ${ALL_PROBES.map((p) => `  ${p.name.padEnd(17)} ${p.description}${p.optIn ? ' (opt-in)' : ''}`).join('\n')}
