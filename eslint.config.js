@@ -30,6 +30,30 @@ export default [
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
+  // Architecture: the four parts talk only through contract/. A part never imports another part's internals, nor test,
+  // bench or script code; contract/ imports no part at all.
+  ...[
+    ['backend-proxy/**/*.ts', ['bpf-exporter', 'loadgen']],
+    ['bpf-exporter/**/*.ts', ['backend-proxy', 'loadgen']],
+    ['loadgen/**/*.ts', ['backend-proxy', 'bpf-exporter']],
+    ['src/**/*.{ts,tsx}', ['backend-proxy', 'bpf-exporter', 'loadgen']],
+    ['contract/**/*.ts', ['backend-proxy', 'bpf-exporter', 'loadgen']],
+  ].map(([files, others]) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...others.map((o) => `**/${o}/**`), '**/tests/**', '**/bench/**', '**/scripts/**'],
+              message: 'Parts talk through contract/ only: import the shared schema or helper from contract/ instead.',
+            },
+          ],
+        },
+      ],
+    },
+  })),
   // React code outside src/ (the test host's client): the classic hooks rules.
   {
     files: ['tests/host/client/**/*.tsx', 'tests/**/*.tsx'],
