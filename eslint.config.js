@@ -44,6 +44,8 @@ export default [
       'no-restricted-imports': [
         'error',
         {
+          // Grafana's own config forbids moment in plugins; this rule replaces its options, so it is kept here.
+          paths: [{ name: 'moment', message: 'Use @grafana/data dateTime helpers instead of moment.' }],
           patterns: [
             {
               group: [...others.map((o) => `**/${o}/**`), '**/tests/**', '**/bench/**', '**/scripts/**'],
