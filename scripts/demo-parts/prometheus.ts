@@ -1,11 +1,26 @@
 /**
  * A real Prometheus (the Debian package) on 127.0.0.1:3390, data in the demo's temp dir. It scrapes every chain hop
  * and dcgm-exporter (found through the chain control API's http_sd endpoint /targets, so hop ports can be anything),
- * the bpf-exporter on 3302 and the backend proxy's /metrics on 3301.
+ * the bpf-exporter on 3302, the backend proxy's /metrics on 3301, and the client metrics of every running load-test
+ * worker (hopscope_load_*), found through the proxy's HTTP SD of runs (/api/runs/targets).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DemoContext, DemoPart } from './types';
+
+/**
+ * The scrape job of load-test client metrics: the proxy's HTTP SD lists each running worker's metrics URL with labels
+ * run_id, scenario and worker_id. honor_labels: the series carry run_id and scenario themselves (the same values),
+ * so they are kept as they are instead of being renamed exported_run_id.
+ */
+export function runsScrapeJob(proxyUrl: string, o: { refresh?: string; token?: string } = {}): string {
+  return `  - job_name: hopscope-load
+    honor_labels: true
+    http_sd_configs:
+      - url: ${proxyUrl.replace(/\/+$/, '')}/api/runs/targets
+        refresh_interval: ${o.refresh ?? '5s'}
+${o.token ? `        authorization: { type: Bearer, credentials: ${JSON.stringify(o.token)} }\n` : ''}`;
+}
 
 export function part(ctx: DemoContext): DemoPart {
   const bin = process.env.HOPSCOPE_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
@@ -34,7 +49,7 @@ scrape_configs:
   - job_name: hopscope-proxy
     static_configs:
       - targets: ['${proxy}']
-  - job_name: prometheus
+${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || undefined })}  - job_name: prometheus
     static_configs:
       - targets: ['127.0.0.1:${port}']
 `);
