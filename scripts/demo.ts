@@ -1,6 +1,8 @@
 /**
  * The demo: starts every part of Hopscope on 127.0.0.1 (each declared in scripts/demo-parts/*.ts), waits until each
- * answers, prints the URL to open, and on Ctrl-C stops every process group it started, leaving nothing behind.
+ * answers, prints the URL to open (and what the parts' `notes()` say: where runs are kept, the run of the steady
+ * load), and on Ctrl-C stops every process group it started, last started first (so the load generator posts its run
+ * while the proxy still runs), leaving nothing behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -25,17 +27,23 @@ const only = onlyArg >= 0 ? new Set((argv[onlyArg + 1] ?? '').split(',').filter(
 
 const root = join(import.meta.dirname, '..');
 const ctx: DemoContext = { root, dataDir: mkdtempSync(join(tmpdir(), 'hopscope-demo-')) };
-const children: Array<{ name: string; child: ChildProcess }> = [];
+const children: Array<{ name: string; order: number; child: ChildProcess }> = [];
+const notes: string[] = [];
 let stopping = false;
+
+const notesOf = new Map<string, () => string[]>();
 
 async function loadParts(): Promise<DemoPart[]> {
   const dir = join(import.meta.dirname, 'demo-parts');
   const parts: DemoPart[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'types.ts').sort()) {
-    const mod = (await import(join(dir, file))) as { part: (ctx: DemoContext) => DemoPart };
-    parts.push(mod.part(ctx));
+    const mod = (await import(join(dir, file))) as { part: (ctx: DemoContext) => DemoPart; notes?: () => string[] };
+    const p = mod.part(ctx);
+    if (only && !only.has(p.name)) continue;
+    parts.push(p);
+    if (mod.notes) notesOf.set(p.name, mod.notes);
   }
-  return parts.filter((p) => !only || only.has(p.name)).sort((a, b) => a.order - b.order);
+  return parts.sort((a, b) => a.order - b.order);
 }
 
 function prefixLines(name: string, stream: NodeJS.ReadableStream | null, out: NodeJS.WriteStream): void {
@@ -57,7 +65,7 @@ function start(part: DemoPart): ChildProcess {
     if (!stopping) console.error(`[demo] ${part.name} exited (${signal ?? code}); stopping the demo`);
     if (!stopping) void stopAll(1);
   });
-  children.push({ name: part.name, child });
+  children.push({ name: part.name, order: part.order, child });
   return child;
 }
 
@@ -74,17 +82,26 @@ async function waitReady(part: DemoPart, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${part.name} did not answer ${part.readyUrl} within ${timeoutMs / 1000} s`);
 }
 
+const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
+
 async function stopAll(code: number): Promise<never> {
+  if (stopping) return new Promise<never>(() => {});
   stopping = true;
-  for (const { child } of children) {
-    if (child.exitCode === null && child.pid) try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
-  }
-  const deadline = Date.now() + 5000;
-  while (children.some(({ child }) => child.exitCode === null && child.signalCode === null) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null && child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+  // Last started first, group by group: what depends on a part stops before it (the load generator's final report
+  // reaches the proxy, the proxy closes its database before Prometheus goes).
+  for (const order of [...new Set(children.map((c) => c.order))].sort((a, b) => b - a)) {
+    const group = children.filter((c) => c.order === order);
+    for (const { child } of group) {
+      if (running(child) && child.pid) try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    }
+    const deadline = Date.now() + 8000;
+    while (group.some(({ child }) => running(child)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    for (const { name, child } of group) {
+      if (running(child) && child.pid) {
+        console.error(`[demo] ${name} did not stop within 8 s; killing it`);
+        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }
   }
   rmSync(ctx.dataDir, { recursive: true, force: true });
   process.exit(code);
@@ -106,10 +123,13 @@ try {
     }
     runnable.forEach(start);
     await Promise.all(runnable.map((p) => waitReady(p)));
-    for (const p of runnable) if (p.openUrl) openUrls.push(p.openUrl);
+    for (const p of runnable) {
+      if (p.openUrl) openUrls.push(p.openUrl);
+      for (const n of notesOf.get(p.name)?.() ?? []) notes.push(n);
+    }
   }
 } catch (err) {
   console.error(`[demo] ${(err as Error).message}`);
   await stopAll(1);
 }
-console.log(`\n  Hopscope is running. Open: ${openUrls[0] ?? '(no UI part started)'}\n  Stop with Ctrl-C.\n`);
+console.log(`\n  Hopscope is running. Open: ${openUrls[0] ?? '(no UI part started)'}\n${notes.map((n) => `  ${n}\n`).join('')}  Stop with Ctrl-C.\n`);

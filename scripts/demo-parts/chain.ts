@@ -1,7 +1,7 @@
 /**
- * The simulated AI chain (gateway on 127.0.0.1:3310, control API on 3319) under a steady open-loop load
- * (HOPSCOPE_DEMO_RPS, default 4 requests/s, streaming, both backends, 10% agent), exporting traces to the proxy's
- * OTLP endpoint; one process per pod (split mode), each declaring its pid → pod to the bpf-exporter.
+ * The simulated AI chain (gateway on 127.0.0.1:3310, control API on 3319), exporting traces to the proxy's OTLP
+ * endpoint; one process per pod (split mode), each declaring its pid → pod to the bpf-exporter. Its steady load comes
+ * from the loadgen part (hopscope-load --scenario demo-steady), recorded as a run.
  */
 import { join } from 'node:path';
 import type { DemoContext, DemoPart } from './types';
@@ -13,7 +13,7 @@ export function part(ctx: DemoContext): DemoPart {
     order: 30,
     command: process.execPath,
     // --split: one process per pod, so the bpf-exporter attributes kernel events (TLS handshakes, retransmits) to the right pod.
-    args: ['--import', 'tsx', join(ctx.root, 'loadgen/src/chain/main.ts'), '--split', '--steady-rps', process.env.HOPSCOPE_DEMO_RPS ?? '4'],
+    args: ['--import', 'tsx', join(ctx.root, 'loadgen/src/chain/main.ts'), '--split'],
     env: {
       HOPSCOPE_GATEWAY_PORT: process.env.HOPSCOPE_GATEWAY_PORT ?? '3310',
       HOPSCOPE_CONTROL_PORT: control,

@@ -1,6 +1,18 @@
-/** The backend proxy in the demo: default port 3301, embedded trace store, the demo's Prometheus on 3390. */
+/**
+ * The backend proxy in the demo: default port 3301, embedded trace store, the demo's Prometheus on 3390, and its
+ * database (runs, alert state) embedded in a per-user directory that outlives the demo, so recorded runs survive a
+ * restart: HOPSCOPE_DATA_DIR, default $XDG_DATA_HOME/hopscope/demo (~/.local/share/hopscope/demo); PostgreSQL instead
+ * when HOPSCOPE_DATABASE_URL is set.
+ */
+import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { redactUrl } from '../../backend-proxy/src/db/postgres';
 import type { DemoContext, DemoPart } from './types';
+
+function dataDir(): string {
+  if (process.env.HOPSCOPE_DATA_DIR) return process.env.HOPSCOPE_DATA_DIR;
+  return join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'hopscope', 'demo');
+}
 
 export function part(ctx: DemoContext): DemoPart {
   const port = process.env.HOPSCOPE_PROXY_PORT ?? '3301';
@@ -14,8 +26,15 @@ export function part(ctx: DemoContext): DemoPart {
       HOPSCOPE_PROMETHEUS_URL: process.env.HOPSCOPE_PROMETHEUS_URL ?? 'http://127.0.0.1:3390',
       HOPSCOPE_EXPORTER_URLS: process.env.HOPSCOPE_EXPORTER_URLS ?? 'http://127.0.0.1:3302',
       HOPSCOPE_CHAIN_CONTROL_URL: process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? 'http://127.0.0.1:3319',
+      HOPSCOPE_DATA_DIR: dataDir(),
     },
     // /metrics needs no token, so readiness works with HOPSCOPE_PROXY_TOKEN set.
     readyUrl: `http://127.0.0.1:${port}/metrics`,
   };
+}
+
+/** For the demo's banner: where the runs are kept. */
+export function notes(): string[] {
+  const url = process.env.HOPSCOPE_DATABASE_URL;
+  return [url ? `Runs and alert state are kept in PostgreSQL at ${redactUrl(url)} (HOPSCOPE_DATABASE_URL)` : `Runs and alert state are kept in ${dataDir()} (HOPSCOPE_DATA_DIR); they survive a restart`];
 }
