@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(chromium prometheus prometheus-alertmanager bpftrace nftables iproute2 openssl gcc libc6-dev docker-compose)
+DEBIAN_PACKAGES=(chromium prometheus prometheus-alertmanager bpftrace nftables iproute2 openssl gcc libc6-dev docker-compose postgresql)
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
