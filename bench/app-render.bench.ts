@@ -23,109 +23,21 @@
  *        HOPSCOPE_BENCH_PROXY_DELAY_MS=200 …   (the stand-in proxy answers that much later, as a real one querying
  *        Prometheus would; by default it answers at once, so only the app's own cost is measured)
  */
-import express from 'express';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 
-import type { GoldenAnswer, HeatmapAnswer, PodsAnswer, RcaAnswer, ServicesAnswer, Span, TraceDetail, TraceList } from '../contract';
+import { FROM, HEATMAP_ROWS as ROWS, NOW, SERVICES, startStandInProxy, TRACE_ID } from '../tests/host/standInProxy';
 import { launchBrowser } from '../tests/support/browser';
 import { appUrl, startTestHost } from '../tests/support/host';
 import { openAppPage } from '../tests/e2e/app/support/pages';
 import { abCompare, abRow, median, report, type AbResult } from './lib/ab';
 
 const ROUNDS = 5;
+const COLS = 720;
 const COLD_ROUNDS = Math.max(3, Number(process.env.HOPSCOPE_BENCH_COLD_ROUNDS ?? 7));
 const BASELINE_DIST = process.env.HOPSCOPE_BENCH_BASELINE_DIST;
 const COLD_ONLY = process.env.HOPSCOPE_BENCH_ONLY === 'cold';
 /** Latency added to every answer of the stand-in proxy (a real one queries Prometheus and Tempo first). */
 const PROXY_DELAY_MS = Number(process.env.HOPSCOPE_BENCH_PROXY_DELAY_MS ?? 0);
-const NOW = Date.now();
-const FROM = NOW - 3600_000;
-const STEP = 5000;
-const COLS = 720;
-const ROWS = 64;
-const TRACE_ID = 'ab'.repeat(16);
-
-function golden(): GoldenAnswer {
-  const metrics = ['rps', 'output_tokens_per_s', 'e2e_p99_s', 'ttft_p99_s', 'kv_cache_hit_rate', 'error_rate'] as const;
-  const series = metrics.flatMap((metric, m) =>
-    (['vllm', 'tgi'] as const).map((backend, b) => ({
-      metric, backend, labels: { model_name: `model-${b}` }, unit: 'x', origin: 'prometheus' as const,
-      points: Array.from({ length: COLS }, (_, i) => [FROM + i * STEP, 50 + 40 * Math.sin((i + m * 7 + b * 3) / 30)] as [number, number]),
-    }))
-  );
-  return { from: FROM, to: NOW, stepMs: STEP, series, missing: [], sources: [{ source: 'prometheus', ok: true }] };
-}
-
-function heatmap(): HeatmapAnswer {
-  return {
-    from: FROM, to: NOW, stepMs: STEP, field: 'DCGM_FI_PROF_SM_ACTIVE', granularity: 'gpu', times: Array.from({ length: COLS }, (_, i) => FROM + i * STEP),
-    rows: Array.from({ length: ROWS }, (_, r) => ({
-      gpu: String(r % 8), uuid: `GPU-${r}`, host: `gpu-node-${Math.floor(r / 8)}`, pod: `llm-vllm-${r % 4}`,
-      values: Array.from({ length: COLS }, (_, c) => ((r * 13 + c) % 97) / 97),
-    })),
-    sources: [{ source: 'prometheus', ok: true }],
-  };
-}
-
-const SERVICES = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent'];
-const services = (): ServicesAnswer => ({
-  from: FROM, to: NOW, sources: [],
-  services: SERVICES.map((s, i) => ({ service: s, spans: 1000, errors: i, rps: 5, p50Ms: 100 + i, p99Ms: 900 + i * 10, pods: [`${s}-0`, `${s}-1`] })),
-});
-const pods = (service: string): PodsAnswer => ({
-  service, from: FROM, to: NOW, sources: [],
-  pods: [0, 1].map((i) => ({ pod: `${service}-${i}`, node: 'node-a', spans: 500, errors: i, p50Ms: 100, p99Ms: 900, kernelEvents: { tls_handshake: 10 * i } })),
-});
-
-/** A 5,000-span trace: a root, 50 children, each with 99 descendants in short chains. */
-function bigTrace(): TraceDetail {
-  const spans: Span[] = [];
-  const mk = (id: string, parent: string | undefined, service: string, s: number, e: number): Span => ({
-    traceId: TRACE_ID, spanId: id, parentSpanId: parent, name: `${service} op`, service, kind: 'server', startMs: s, endMs: e, status: 'ok', attributes: {}, resource: { 'k8s.pod.name': `${service}-0` },
-  });
-  spans.push(mk('r'.padStart(16, '0'), undefined, 'gateway', NOW - 10_000, NOW));
-  let n = 1;
-  for (let c = 0; c < 50; c++) {
-    const cs = NOW - 10_000 + c * 190;
-    const cid = `c${c}`.padStart(16, '0');
-    spans.push(mk(cid, spans[0].spanId, SERVICES[c % 7], cs, cs + 180));
-    n++;
-    let parent = cid;
-    for (let k = 0; k < 99 && n < 5000; k++, n++) {
-      const id = `s${c}-${k}`.padStart(16, '0');
-      const st = cs + (k % 10) * 17;
-      spans.push(mk(id, k % 10 === 0 ? cid : parent, SERVICES[(c + k) % 7], st, st + 15));
-      parent = id;
-    }
-  }
-  return { traceId: TRACE_ID, spans };
-}
-
-async function standInProxy(): Promise<{ url: string; close(): Promise<void> }> {
-  const app = express();
-  if (PROXY_DELAY_MS > 0) {
-    app.use((_q, _r, next) => void setTimeout(next, PROXY_DELAY_MS));
-  }
-  const g = golden();
-  const h = heatmap();
-  const t = bigTrace();
-  const list: TraceList = { traces: [{ traceId: TRACE_ID, rootService: 'gateway', rootName: 'POST', startMs: NOW - 10_000, durationMs: 10_000, status: 'ok', spanCount: t.spans.length }] };
-  const rca: RcaAnswer = { traceId: TRACE_ID, tookMs: 3, criticalPath: [], missing: [], candidates: [{ rank: 1, service: 'rag', pod: 'rag-0', spanId: t.spans[5].spanId, score: 0.9, evidence: [{ kind: 'self_time', summary: 'slow' }] }] };
-  app.get('/api/golden', (_q, r) => r.json(g));
-  app.get('/api/gpu/heatmap', (_q, r) => r.json(h));
-  app.get('/api/annotations', (_q, r) => r.json({ annotations: [], sources: [] }));
-  app.get('/api/services', (_q, r) => r.json(services()));
-  app.get('/api/services/:s/pods', (q, r) => r.json(pods(String(q.params.s))));
-  app.get('/api/traces', (_q, r) => r.json(list));
-  app.get('/api/traces/:id/rca', (_q, r) => r.json(rca));
-  app.get('/api/traces/:id', (_q, r) => r.json(t));
-  app.get('/api/pods/:pod/kernel-events', (q, r) => r.json({ pod: q.params.pod, from: FROM, to: NOW, events: [], counts: {}, dropped: 0, truncated: false, sources: [] }));
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r(undefined))) };
-}
-
 const spread = (xs: number[]): string => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
 const entries = (name: string): string => `performance.getEntriesByName(${JSON.stringify(name)}).map((e) => e.entryType === 'mark' ? e.startTime : e.duration)`;
 
@@ -245,7 +157,7 @@ function pairResult(name: string, unit: string, a: { label: string; values: numb
   };
 }
 
-const proxy = await standInProxy();
+const proxy = await startStandInProxy({ delayMs: PROXY_DELAY_MS });
 const host = await startTestHost({ proxyUrl: proxy.url });
 const baselineHost = BASELINE_DIST ? await startTestHost({ proxyUrl: proxy.url, dist: BASELINE_DIST }) : undefined;
 const browser = await launchBrowser();

@@ -10,11 +10,25 @@ export const testIds = {
     proxyUrl: 'data-testid hopscope-config-proxy-url',
     proxyUrlError: 'data-testid hopscope-config-proxy-url-error',
     proxyToken: 'data-testid hopscope-config-proxy-token',
+    prometheusUid: 'data-testid hopscope-config-prometheus-uid',
+    tempoUid: 'data-testid hopscope-config-tempo-uid',
     submit: 'data-testid hopscope-config-submit',
     saved: 'data-testid hopscope-config-saved',
   },
   page: {
     container: (page: string) => `data-testid hopscope-page-${page}`,
+  },
+  /** The panel chrome the app adds to Grafana's (PanelChrome's own ids name a panel by its title). */
+  panel: {
+    notices: (severity: string) => id(`panel-notices-${severity}`),
+  },
+  inspect: {
+    drawer: id('inspect'),
+    tab: (tab: string) => id(`inspect-tab-${tab}`),
+    data: id('inspect-data'),
+    table: id('inspect-table'),
+    query: id('inspect-query'),
+    json: id('inspect-json'),
   },
   viz: {
     heatmap: id('heatmap'),

@@ -99,25 +99,27 @@ export interface GoldenFilter extends TimeWindow {
 
 const seg = (s: string): string => encodeURIComponent(s);
 
+/**
+ * The proxy's endpoints. No fixed request ids: a panel's query runner drops the answer of a query it has re-run, and
+ * one id shared by two panels would cancel the other's call; pass `requestId` to cancel an older call on purpose.
+ */
 export const api = {
-  golden: (f: GoldenFilter) => request(ENDPOINTS.golden, GoldenAnswer, { params: { ...f }, requestId: 'hopscope-golden' }),
-  heatmap: (w: TimeWindow) => request(ENDPOINTS.heatmap, HeatmapAnswer, { params: { ...w }, requestId: 'hopscope-heatmap' }),
-  annotations: (w: TimeWindow) => request(ENDPOINTS.annotations, AnnotationsAnswer, { params: { ...w }, requestId: 'hopscope-annotations' }),
-  services: (w: TimeWindow) => request(ENDPOINTS.services, ServicesAnswer, { params: { ...w }, requestId: 'hopscope-services' }),
-  // requestId cancels an older call with the same id: parallel calls (one per service or pod) need their own.
-  pods: (service: string, w: TimeWindow, requestId = `hopscope-pods-${service}`) =>
-    request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
-  kernelEvents: (pod: string, w: TimeWindow & { type?: string }, requestId = `hopscope-kernel-events-${pod}`) =>
+  golden: (f: GoldenFilter, requestId?: string) => request(ENDPOINTS.golden, GoldenAnswer, { params: { ...f }, requestId }),
+  heatmap: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.heatmap, HeatmapAnswer, { params: { ...w }, requestId }),
+  annotations: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.annotations, AnnotationsAnswer, { params: { ...w }, requestId }),
+  services: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.services, ServicesAnswer, { params: { ...w }, requestId }),
+  pods: (service: string, w: TimeWindow, requestId?: string) => request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
+  kernelEvents: (pod: string, w: TimeWindow & { type?: string }, requestId?: string) =>
     request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId }),
   /** `sort: 'duration'`: the slowest traces of the whole range (the default is the newest). */
-  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number; sort?: 'recent' | 'duration' }, requestId = 'hopscope-traces') =>
+  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number; sort?: 'recent' | 'duration' }, requestId?: string) =>
     request('/traces', TraceList, { params: { ...f }, requestId }),
-  trace: (traceId: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId: 'hopscope-trace' }),
-  traceRca: (traceId: string) => request(`/traces/${seg(traceId)}/rca`, RcaAnswer, { requestId: 'hopscope-trace-rca' }),
-  compare: (a: string, b: string, w: TimeWindow) => request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId: 'hopscope-compare' }),
+  trace: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId }),
+  traceRca: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}/rca`, RcaAnswer, { requestId }),
+  compare: (a: string, b: string, w: TimeWindow, requestId?: string) => request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId }),
   alertRules: () => request('/alerts/rules', AlertRules),
   putAlertRules: (rules: AlertRules) => request('/alerts/rules', AlertRules, { method: 'PUT', body: rules }),
-  alerts: (w: TimeWindow) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId: 'hopscope-alerts' }),
+  alerts: (w: TimeWindow, requestId?: string) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId }),
 };
 
 /** `GET /api/export/postmortem`: the PNG or the Markdown of a view, as a Blob to download. Never throws. */

@@ -1,68 +1,17 @@
 /**
- * Proxy answers for the Overview → what the charts draw: golden series as Grafana DataFrames (one chart per metric,
- * one series per backend/label set), the GPU heatmap grid, and the aligned inputs of the insights.
+ * The golden series as plain numbers: several series of one metric combined per instant (the stat's number and the
+ * insights' inputs), and the four series the insights compare aligned on one time grid.
  */
-import type { DataFrame, FieldType } from '@grafana/data';
-
-import type { GoldenAnswer, GoldenMetric, GoldenSeries, HeatmapAnswer } from '../../contract';
-import { buildHeatmapGrid, type HeatmapGrid } from './heatmapGrid';
+import type { GoldenSeries } from '../../contract';
 import type { InsightInput } from './insights';
 
-export interface GoldenPanelDef {
-  metric: GoldenMetric;
-  title: string;
-  /** Grafana unit id, so axes and tooltips format like Grafana's own panels. */
-  unit: string;
-  /** How several series of the metric combine into one number (stat) and into the insight inputs. */
-  combine: 'sum' | 'max' | 'mean';
-  decimals?: number;
-  /** The axis shows at least 0..softMax (a flat zero error rate would otherwise get uPlot's default 0..100 range). */
-  softMax?: number;
-}
-
-export const GOLDEN_PANELS: GoldenPanelDef[] = [
-  { metric: 'rps', title: 'Requests / s', unit: 'reqps', combine: 'sum', decimals: 1 },
-  { metric: 'output_tokens_per_s', title: 'Output tokens / s', unit: 'short', combine: 'sum', decimals: 0 },
-  { metric: 'e2e_p99_s', title: 'End-to-end P99', unit: 's', combine: 'max', decimals: 2 },
-  { metric: 'ttft_p99_s', title: 'TTFT P99', unit: 's', combine: 'max', decimals: 2 },
-  { metric: 'kv_cache_hit_rate', title: 'KV-cache hit rate', unit: 'percentunit', combine: 'mean', decimals: 1 },
-  { metric: 'error_rate', title: 'Error rate', unit: 'percentunit', combine: 'max', decimals: 2, softMax: 0.01 },
-];
-
-/** A readable series name: backend plus the labels that distinguish it (model, service…), and its origin if OTel. */
-export function seriesName(s: GoldenSeries): string {
-  const labels = Object.entries(s.labels)
-    .filter(([k]) => k !== 'backend' && k !== '__name__')
-    .map(([k, v]) => (k === 'model_name' || k === 'model' || k === 'service' ? v : `${k}=${v}`));
-  return [s.backend, ...labels].join(' ') + (s.origin === 'otel' ? ' (client spans)' : '');
-}
-
-const TIME = 'time' as FieldType;
-const NUMBER = 'number' as FieldType;
-
-/** One DataFrame per series of `metric`: a time field and a value field carrying the panel's unit. */
-export function goldenFrames(answer: GoldenAnswer, def: GoldenPanelDef): DataFrame[] {
-  return answer.series
-    .filter((s) => s.metric === def.metric)
-    .map((s) => ({
-      name: seriesName(s),
-      refId: def.metric,
-      length: s.points.length,
-      fields: [
-        { name: 'time', type: TIME, config: {}, values: s.points.map((p) => p[0]) },
-        {
-          name: seriesName(s),
-          type: NUMBER,
-          labels: s.labels,
-          config: { unit: def.unit, decimals: def.decimals, displayName: seriesName(s), color: { mode: 'palette-classic' }, custom: { spanNulls: false, fillOpacity: 8, lineWidth: 1, ...(def.softMax !== undefined ? { axisSoftMin: 0, axisSoftMax: def.softMax } : {}) } },
-          values: s.points.map((p) => p[1]),
-        },
-      ],
-    }));
+export interface TimesValues {
+  times: number[];
+  values: Array<number | null>;
 }
 
 /** Series of one metric combined per timestamp (sum, max or mean of the non-null values; null if none). */
-export function combineSeries(series: GoldenSeries[], combine: GoldenPanelDef['combine']): { times: number[]; values: Array<number | null> } {
+export function combineSeries(series: Array<Pick<GoldenSeries, 'points'>>, combine: 'sum' | 'max' | 'mean'): TimesValues {
   // One accumulator per timestamp (no list of values): the Overview combines 720-point series on every load.
   const acc = new Map<number, { sum: number; max: number; n: number }>();
   for (const s of series) {
@@ -90,50 +39,21 @@ export function combineSeries(series: GoldenSeries[], combine: GoldenPanelDef['c
   return { times, values };
 }
 
-/** The latest non-null combined value of a metric (the big number of a stat). */
-export function latestValue(answer: GoldenAnswer, def: GoldenPanelDef): number | undefined {
-  const { values } = combineSeries(answer.series.filter((s) => s.metric === def.metric), def.combine);
-  for (let i = values.length - 1; i >= 0; i--) {
-    if (values[i] !== null) {
-      return values[i]!;
-    }
-  }
-  return undefined;
-}
-
-export function heatmapGrid(answer: HeatmapAnswer): HeatmapGrid {
-  return buildHeatmapGrid({
-    rows: answer.rows.map((r) => ({
-      id: r.uuid ? `${r.uuid}${r.mig ? `-${r.mig}` : ''}` : `${r.host ?? 'host'}-${r.gpu}${r.mig ? `-${r.mig}` : ''}`,
-      label: `${r.host ? `${r.host} · ` : ''}GPU ${r.gpu}${r.mig ? ` · MIG ${r.mig}` : ''}`,
-      gpu: r.gpu,
-      host: r.host,
-      pod: r.pod,
-      namespace: r.namespace,
-      mig: r.mig,
-    })),
-    times: answer.times,
-    values: answer.rows.map((r) => r.values),
-    field: answer.field ?? 'no DCGM field',
-    unit: 'ratio',
-  });
-}
-
-/** Mean activity across GPUs per heatmap column, 0..1 (null where no GPU reported). */
-function meanGpuActivity(answer: HeatmapAnswer): { times: number[]; values: Array<number | null> } {
-  const n = answer.times.length;
+/** Mean across rows per column, null where no row has a value (the GPUs' mean activity, 0..1). */
+export function meanAcross(times: number[], rows: Array<ArrayLike<number | null>>): TimesValues {
+  const n = times.length;
   const sum = new Float64Array(n);
   const count = new Uint32Array(n);
-  for (const r of answer.rows) {
+  for (const r of rows) {
     for (let c = 0; c < n; c++) {
-      const v = r.values[c];
+      const v = r[c];
       if (v !== null && v !== undefined && Number.isFinite(v)) {
         sum[c] += v;
         count[c]++;
       }
     }
   }
-  return { times: answer.times, values: Array.from(sum, (s, c) => (count[c] ? s / count[c] : null)) };
+  return { times, values: Array.from(sum, (x, c) => (count[c] ? x / count[c] : null)) };
 }
 
 /**
@@ -190,21 +110,18 @@ function isAscending(times: number[]): boolean {
   return known;
 }
 
-/** Aligns the four series the insights need on the golden answer's time grid. */
-export function insightInput(golden: GoldenAnswer, heatmap?: HeatmapAnswer): InsightInput {
-  const pick = (metric: GoldenMetric, combine: GoldenPanelDef['combine']) =>
-    combineSeries(golden.series.filter((s) => s.metric === metric), combine);
-  const rps = pick('rps', 'sum');
-  const tokens = pick('output_tokens_per_s', 'sum');
-  const p99 = pick('e2e_p99_s', 'max');
-  const gpu = heatmap ? meanGpuActivity(heatmap) : { times: [], values: [] };
+/** Aligns the four series the insights need on the requests' time grid (or the P99's when there are none). */
+export function insightInput(s: { rps?: TimesValues; tokens?: TimesValues; p99?: TimesValues; gpu?: TimesValues }, stepMs: number): InsightInput {
+  const empty: TimesValues = { times: [], values: [] };
+  const rps = s.rps ?? empty;
+  const p99 = s.p99 ?? empty;
   const times = rps.times.length ? rps.times : p99.times;
-  const tol = Math.max(golden.stepMs, heatmap?.stepMs ?? 0) / 2 + 1;
+  const tol = stepMs / 2 + 1;
   return {
     times,
     rps: times.map((t) => sampleAt(rps, t, tol)),
-    gpuActive: times.map((t) => sampleAt(gpu, t, tol)),
+    gpuActive: times.map((t) => sampleAt(s.gpu ?? empty, t, tol)),
     p99Seconds: times.map((t) => sampleAt(p99, t, tol)),
-    tokensPerSecond: times.map((t) => sampleAt(tokens, t, tol)),
+    tokensPerSecond: times.map((t) => sampleAt(s.tokens ?? empty, t, tol)),
   };
 }

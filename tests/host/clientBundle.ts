@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
 const clientDir = join(import.meta.dirname, 'client');
@@ -40,7 +40,9 @@ function cacheKey(): string {
 
 /** Returns the path of the built client bundle, building it first when the cache has no bundle for these inputs. */
 export async function ensureClientBundle(): Promise<string> {
-  const out = join(cacheDir, `client-${cacheKey()}.js`);
+  // HOPSCOPE_HOST_DEV=1: React's development build, unminified (readable errors while working on the host).
+  const dev = process.env.HOPSCOPE_HOST_DEV === '1';
+  const out = join(cacheDir, `client-${cacheKey()}${dev ? '-dev' : ''}.js`);
   if (existsSync(out)) {
     return out;
   }
@@ -54,14 +56,15 @@ export async function ensureClientBundle(): Promise<string> {
     format: 'iife',
     platform: 'browser',
     target: 'es2020',
-    minify: true,
+    minify: !dev,
     jsx: 'automatic',
     legalComments: 'none',
     logLevel: 'error',
-    define: { 'process.env.NODE_ENV': '"production"', global: 'window' },
+    define: { 'process.env.NODE_ENV': dev ? '"development"' : '"production"', global: 'window' },
     loader: { '.svg': 'text', '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.png': 'empty', '.css': 'empty' },
     conditions: ['browser', 'import', 'module', 'default'],
     mainFields: ['browser', 'module', 'main'],
+    plugins: [cjsDefaultInterop],
     alias: {
       'grafana-runtime-internal/plugin-page': join(root, 'node_modules/@grafana/runtime/dist/esm/components/PluginPage.mjs'),
       'grafana-i18n-internal': join(root, 'node_modules/@grafana/i18n/dist/esm/i18n.mjs'),
@@ -71,6 +74,31 @@ export async function ensureClientBundle(): Promise<string> {
   pruneOldBundles(out);
   return out;
 }
+
+/**
+ * @grafana/ui's ESM files (`.mjs`) default-import a few CommonJS packages compiled from ES modules
+ * (`exports.default` + `__esModule`). Webpack (Grafana's build) hands them `exports.default`; esbuild, for an `.mjs`
+ * importer, follows Node and hands them the whole `exports` object (React then renders an object: CustomScrollbar,
+ * under every Table and Drawer). Such imports go through a tiny non-.mjs module that re-exports with the interop.
+ */
+const CJS_WITH_DEFAULT = /^(react-custom-scrollbars-2|calculate-size|react-highlight-words|slate-plain-serializer)$/;
+const cjsDefaultInterop: import('esbuild').Plugin = {
+  name: 'cjs-default-interop',
+  setup(b) {
+    b.onResolve({ filter: CJS_WITH_DEFAULT }, async (args) => {
+      if (!args.importer.endsWith('.mjs') || args.pluginData === 'interop') {
+        return undefined;
+      }
+      const resolved = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'interop' });
+      return { path: resolved.path, namespace: 'cjs-default-interop' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'cjs-default-interop' }, (args) => ({
+      contents: `import d from ${JSON.stringify(args.path)}; export default d; export * from ${JSON.stringify(args.path)};`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 
 /** Keeps the cache small: bundles of older inputs go once they are an hour old (a running host may still serve one). */
 function pruneOldBundles(keep: string): void {

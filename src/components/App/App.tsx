@@ -5,10 +5,15 @@ import React, { Suspense, lazy } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router-dom';
 
 import { appPaths } from '../../../contract/app-urls';
+import { registerHopscopeDataSource } from '../../datasource/register';
 import { isOverviewPath } from '../../features/overview/queries';
 import { overviewPage } from '../../features/overview/overviewPage';
 import { loadOtherPages } from './lazyPages';
+import { setAppSettings, type HopscopeJsonData } from '../../settings';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
+
+// Every panel queries the proxy through this data source; registered once, before any page's scene runs a query.
+registerHopscopeDataSource();
 
 /**
  * The Overview, the page the app opens on, as its own SceneApp: this chunk holds only what it draws. The other pages
@@ -39,7 +44,8 @@ function HopscopeScenes() {
 }
 
 /** The app root Grafana renders under `/a/hopscope-rca-app/*`; the bare app URL opens the Overview. */
-export function App(_props: AppRootProps) {
+export function App({ meta }: AppRootProps<HopscopeJsonData>) {
+  setAppSettings(meta.jsonData);
   return (
     <Routes>
       <Route index element={<Navigate to={appPaths.overview()} replace />} />

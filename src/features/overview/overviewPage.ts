@@ -2,7 +2,7 @@ import type { SceneAppPage } from '@grafana/scenes';
 
 import { appPaths } from '../../../contract/app-urls';
 import { makeViewPage } from '../shared/page';
-import { OverviewScene } from './OverviewScene';
+import { overviewBody } from './overviewScene';
 
 /** `/a/hopscope-rca-app/overview`: the golden metrics and the GPU heatmap. */
 export function overviewPage(): SceneAppPage {
@@ -11,6 +11,7 @@ export function overviewPage(): SceneAppPage {
     routePath: 'overview/*',
     title: 'Overview',
     subTitle: 'Golden metrics of the AI chain, linked on one time range: hover one chart to see the same instant in all, drag to zoom.',
-    body: () => new OverviewScene(),
+    body: overviewBody,
+    faults: true,
   });
 }

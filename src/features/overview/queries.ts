@@ -6,29 +6,18 @@
 import { ENDPOINTS } from '../../api/endpoints';
 import { cleanParams } from '../../api/params';
 import type { EarlyRequest } from '../../api/prefetch';
+import { goldenParams, goldenStepMs, type GoldenFilters } from '../../api/requests';
 import { APP_BASE, appPaths } from '../../../contract/app-urls';
 import { BACKENDS } from '../../constants';
 
-export interface OverviewQueryContext {
+export interface OverviewQueryContext extends GoldenFilters {
   from: number;
   to: number;
-  backend?: string;
-  model?: string;
-  service?: string;
 }
 
-/** Step so a range has about 240 points (Grafana's own default density), never below 5 s. */
-export function goldenStepMs(fromMs: number, toMs: number): number {
-  return Math.max(5000, Math.round((toMs - fromMs) / 240 / 1000) * 1000);
-}
-
-/** The parameters of the Overview's requests for a context (the page and the early requests use these, so they agree). */
+/** The parameters of the Overview's requests for a context (its query kinds and the early requests use these). */
 export function overviewQueries(ctx: OverviewQueryContext) {
-  const window = { from: ctx.from, to: ctx.to };
-  return {
-    golden: { ...window, step: `${goldenStepMs(ctx.from, ctx.to) / 1000}s`, service: ctx.service, backend: ctx.backend, model: ctx.model },
-    window,
-  };
+  return { golden: goldenParams(ctx.from, ctx.to, ctx), window: { from: ctx.from, to: ctx.to } };
 }
 
 /** The Overview's path (or the bare app path, which opens the Overview), with or without a trailing slash. */

@@ -1,13 +1,19 @@
 /**
  * One view page of the app: URL-synced time range, refresh, the backend/model/service variables, and the export
- * button in the header. Every page keeps `APP_URL_KEYS` when the user drills down, so a pasted link opens the same view.
+ * button in the header; its panels share one crosshair (Scenes' CursorSync), may show the injected faults as
+ * annotations (Scenes' annotations layer over the data source), and open in the panel inspector (`?inspect=`).
+ * Every page keeps `APP_URL_KEYS` when the user drills down, so a pasted link opens the same view.
  */
+import { DashboardCursorSync } from '@grafana/schema';
 import {
+  behaviors,
   CustomVariable,
+  dataLayers,
   EmbeddedScene,
   SceneAppPage,
   SceneFlexItem,
   SceneFlexLayout,
+  SceneDataLayerSet,
   SceneRefreshPicker,
   SceneTimePicker,
   SceneTimeRange,
@@ -21,6 +27,8 @@ import {
 
 import { APP_URL_KEYS } from '../../../contract/app-urls';
 import { BACKENDS } from '../../constants';
+import { HOPSCOPE_DATASOURCE, hopscopeQuery } from '../../datasource/query';
+import { InspectDrawer } from '../../scenes/InspectDrawer';
 import { ExportButton } from '../export/ExportButton';
 
 export interface ViewPageDefinition {
@@ -35,6 +43,8 @@ export interface ViewPageDefinition {
   getParentPage?: () => SceneAppPageLike;
   /** Show the backend/model/service variables (views whose data they filter). */
   variables?: boolean;
+  /** Mark the faults injected in the range on every time series (the chain's fault API, through the proxy). */
+  faults?: boolean;
   from?: string;
   to?: string;
 }
@@ -68,7 +78,30 @@ export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
           new SceneRefreshPicker({ isOnCanvas: true, intervals: ['10s', '30s', '1m', '5m'] }),
           new ExportButton(),
         ],
-        body: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ body: def.body() })] }),
+        $behaviors: [new behaviors.CursorSync({ sync: DashboardCursorSync.Crosshair })],
+        ...(def.faults ? { $data: faultAnnotations() } : {}),
+        body: new SceneFlexLayout({
+          direction: 'column',
+          children: [new SceneFlexItem({ body: def.body() }), new SceneFlexItem({ isHidden: false, body: new InspectDrawer() })],
+        }),
       }),
+  });
+}
+
+/** The faults of the range as annotations on every panel of the page (Grafana's annotations layer). */
+function faultAnnotations(): SceneDataLayerSet {
+  return new SceneDataLayerSet({
+    layers: [
+      new dataLayers.AnnotationsDataLayer({
+        name: 'Faults',
+        query: {
+          name: 'Faults',
+          enable: true,
+          iconColor: 'orange',
+          datasource: { ...HOPSCOPE_DATASOURCE },
+          target: hopscopeQuery('annotations', {}, 'faults'),
+        },
+      }),
+    ],
   });
 }

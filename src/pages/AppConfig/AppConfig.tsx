@@ -6,18 +6,23 @@ import React, { useState, type ChangeEvent, type FormEvent } from 'react';
 import { lastValueFrom } from 'rxjs';
 
 import { PLUGIN_ID } from '../../constants';
+import type { HopscopeJsonData } from '../../settings';
 import { testIds } from '../../testIds';
 import { normalizeProxyUrl, validateProxyUrl } from './validateProxyUrl';
 
-/** What the app stores in Grafana's plugin settings (jsonData); the token goes to secureJsonData.proxyToken. */
-export interface HopscopeJsonData {
-  proxyUrl?: string;
+export type { HopscopeJsonData };
+
+/** A Grafana data source uid: letters, digits, `-` and `_`, at most 40 (empty: not chosen). */
+export function validateDatasourceUid(uid: string): string | undefined {
+  return uid === '' || /^[A-Za-z0-9_-]{1,40}$/.test(uid) ? undefined : 'A data source uid is 1–40 letters, digits, "-" or "_" (Connections → Data sources → the data source → its URL).';
 }
 
 export type AppConfigProps = PluginConfigPageProps<AppPluginMeta<HopscopeJsonData>>;
 
 interface ConfigState {
   proxyUrl: string;
+  prometheusDatasourceUid: string;
+  tempoDatasourceUid: string;
   proxyToken: string;
   /** True while a token is stored server-side and not reset (Grafana never sends the token back). */
   tokenConfigured: boolean;
@@ -29,6 +34,8 @@ export function AppConfig({ plugin }: AppConfigProps) {
   const { enabled, pinned, jsonData, secureJsonFields } = plugin.meta;
   const [state, setState] = useState<ConfigState>({
     proxyUrl: jsonData?.proxyUrl ?? '',
+    prometheusDatasourceUid: jsonData?.prometheusDatasourceUid ?? '',
+    tempoDatasourceUid: jsonData?.tempoDatasourceUid ?? '',
     proxyToken: '',
     tokenConfigured: Boolean(secureJsonFields?.proxyToken),
   });
@@ -40,7 +47,7 @@ export function AppConfig({ plugin }: AppConfigProps) {
     event.preventDefault();
     const error = validateProxyUrl(state.proxyUrl);
     setUrlError(error);
-    if (error) {
+    if (error || validateDatasourceUid(state.prometheusDatasourceUid) || validateDatasourceUid(state.tempoDatasourceUid)) {
       return;
     }
     setSaving(true);
@@ -49,7 +56,12 @@ export function AppConfig({ plugin }: AppConfigProps) {
       await updatePluginSettings(PLUGIN_ID, {
         enabled,
         pinned,
-        jsonData: { ...jsonData, proxyUrl: normalizeProxyUrl(state.proxyUrl) },
+        jsonData: {
+          ...jsonData,
+          proxyUrl: normalizeProxyUrl(state.proxyUrl),
+          prometheusDatasourceUid: state.prometheusDatasourceUid || undefined,
+          tempoDatasourceUid: state.tempoDatasourceUid || undefined,
+        },
         // Send the token only when it changed: typed anew, or reset to empty.
         secureJsonData: state.tokenConfigured ? undefined : { proxyToken: state.proxyToken },
       });
@@ -100,6 +112,36 @@ export function AppConfig({ plugin }: AppConfigProps) {
             onReset={() => setState({ ...state, proxyToken: '', tokenConfigured: false })}
           />
         </Field>
+      </FieldSet>
+      <FieldSet label="Your data sources">
+        <p className={styles.hint}>
+          Panels computed from PromQL offer “Explore” on your Prometheus, and a trace offers it on your Tempo: give their
+          data source uids (the last part of the data source’s URL in Grafana, e.g. <code>hopscope-prometheus</code>).
+        </p>
+        <Field
+          label="Prometheus data source uid"
+          invalid={Boolean(validateDatasourceUid(state.prometheusDatasourceUid))}
+          error={validateDatasourceUid(state.prometheusDatasourceUid)}
+        >
+          <Input
+            id="hopscope-prometheus-uid"
+            width={40}
+            value={state.prometheusDatasourceUid}
+            placeholder="hopscope-prometheus"
+            data-testid={testIds.appConfig.prometheusUid}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setState({ ...state, prometheusDatasourceUid: e.target.value.trim() })}
+          />
+        </Field>
+        <Field label="Tempo data source uid" invalid={Boolean(validateDatasourceUid(state.tempoDatasourceUid))} error={validateDatasourceUid(state.tempoDatasourceUid)}>
+          <Input
+            id="hopscope-tempo-uid"
+            width={40}
+            value={state.tempoDatasourceUid}
+            placeholder="hopscope-tempo"
+            data-testid={testIds.appConfig.tempoUid}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setState({ ...state, tempoDatasourceUid: e.target.value.trim() })}
+          />
+        </Field>
         {saveError && (
           <Alert severity="error" title="Could not save">
             {saveError}
@@ -122,6 +164,7 @@ async function updatePluginSettings(pluginId: string, data: Partial<PluginMeta<H
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
+  hint: css({ color: theme.colors.text.secondary, maxWidth: theme.spacing(100) }),
   actions: css({
     marginTop: theme.spacing(2),
   }),

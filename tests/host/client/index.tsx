@@ -14,6 +14,7 @@ import { Route, Router, Routes, useLocation } from 'react-router';
 
 import { loadAmdModule } from './amdLoader';
 import { HostChrome, HostPluginPage, navFromMeta } from './chrome';
+import { interceptLinkClicks } from './interceptLinkClicks';
 import { setupRuntimeServices } from './services';
 import { sharedModules } from './sharedModules';
 
@@ -93,6 +94,7 @@ async function boot(): Promise<void> {
   plugin.init(meta);
   plugin.meta = meta;
 
+  document.addEventListener('click', interceptLinkClicks);
   const root = createRoot(document.getElementById('reactRoot')!);
   root.render(
     <ThemeContext.Provider value={config.theme2}>

@@ -36,6 +36,8 @@ import { Observable, catchError, concat, defer, from, map, of } from 'rxjs';
 
 import { HostBackendSrv } from './backendSrv';
 import { HostPluginPage } from './chrome';
+import { getPanelPluginFromCache, importPanelPlugin } from './panels';
+import { registerStandardFieldConfigs } from './panels/standardOptions';
 
 /** Data sources registered at runtime (scenes' RuntimeDataSource); the host has no configured data sources. */
 function settingsOf(ds: DataSourceApi): DataSourceInstanceSettings {
@@ -124,11 +126,9 @@ export function setupRuntimeServices(): void {
   setTemplateSrv(templateSrv);
   setDataSourceSrv(new HostDataSourceSrv());
   setRunRequest(runRequest);
-  setPluginImportUtils({
-    importPanelPlugin: (id: string) =>
-      Promise.reject(new Error(`Panel plugin "${id}" is part of Grafana's own bundle and is not available in the test host`)),
-    getPanelPluginFromCache: () => undefined,
-  });
+  // Core panels: stand-ins built from @grafana/ui (panels/), with Grafana's standard field options behind them.
+  registerStandardFieldConfigs();
+  setPluginImportUtils({ importPanelPlugin, getPanelPluginFromCache });
   // SceneDataTransformer looks transformers up here; Grafana fills it at boot (ids de-duplicated, first wins).
   standardTransformersRegistry.setInit(() => {
     const seen = new Set<string>();

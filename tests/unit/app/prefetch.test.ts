@@ -8,7 +8,8 @@ import { beforeEach, describe, test } from 'node:test';
 
 import { cleanParams } from '../../../src/api/params';
 import { addPrefetched, answers, clearPrefetched, MAX_AGE_MS, takePrefetched, type RawOutcome } from '../../../src/api/prefetch';
-import { goldenStepMs, isOverviewPath, overviewEarlyRequests, overviewQueries } from '../../../src/features/overview/queries';
+import { goldenStepMs } from '../../../src/api/requests';
+import { isOverviewPath, overviewEarlyRequests, overviewQueries } from '../../../src/features/overview/queries';
 import { sampleAt } from '../../../src/transforms/golden';
 
 const NOW = 1_800_000_000_000;

@@ -71,9 +71,25 @@ test('every page is a SceneAppPage at its route with a URL-synced time range, va
     assert.equal(p.timeRange, 'now-1h..now');
     assert.ok(p.controls.includes('ExportButton'), `${name} has the export button`);
   }
-  assert.deepEqual([report.overview.body, report.services.body, report.traces.body, report.compare.body, report.alerts.body], ['OverviewScene', 'ServicesListScene', 'TraceSearchScene', 'CompareScene', 'AlertsScene']);
+  for (const name of ['overview', 'services', 'traces', 'compare', 'alerts', 'service', 'pod', 'trace']) {
+    const p = report[name];
+    assert.deepEqual(p.behaviors, ['CursorSync'], `${name}: one crosshair for its panels`);
+    assert.equal(p.inspector, true, `${name} opens its panels in the inspector`);
+    assert.deepEqual(p.panelsWithoutChrome, [], `${name}: every panel has the app's menu and notices`);
+  }
   assert.ok(report.overview.controls.includes('VariableValueSelectors'));
   assert.ok(!report.compare.controls.includes('VariableValueSelectors'), 'compare has its own A/B selectors');
+});
+
+test('the Overview is Grafana panels on the data source: a stat and a time series per golden metric, the GPU heatmap, the services table; faults as annotations', { skip }, () => {
+  const metrics = ['rps', 'output_tokens_per_s', 'e2e_p99_s', 'ttft_p99_s', 'kv_cache_hit_rate', 'error_rate'];
+  assert.deepEqual(report.overview.panels, [
+    ...metrics.map((m) => `stat:stat-${m}`),
+    ...metrics.map((m) => `timeseries:timeseries-${m}`),
+    'heatmap:gpu-heatmap',
+    'table:overview-services',
+  ]);
+  assert.deepEqual(report.overview.layers, ['AnnotationsDataLayer:Faults']);
 });
 
 test('drill-downs: services/:service → pods/:pod and traces/:traceId, each a URL with its parent for breadcrumbs', { skip }, () => {

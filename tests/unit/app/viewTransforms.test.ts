@@ -5,7 +5,8 @@ import type { CompareAnswer, GoldenAnswer, HeatmapAnswer } from '../../../contra
 import { EXAMPLE_RULE, describeCondition, validateRuleText } from '../../../src/transforms/alertRules';
 import { compareHistograms, compareStats, sideLabel } from '../../../src/transforms/compare';
 import { exportFileName, exportParams } from '../../../src/transforms/exportParams';
-import { combineSeries, GOLDEN_PANELS, goldenFrames, heatmapGrid, insightInput, latestValue, seriesName } from '../../../src/transforms/golden';
+import { seriesName } from '../../../src/datasource/frames/golden';
+import { combineSeries, insightInput, meanAcross } from '../../../src/transforms/golden';
 import { computeInsights } from '../../../src/transforms/insights';
 
 const T = [0, 60_000, 120_000, 180_000];
@@ -31,29 +32,20 @@ const heat: HeatmapAnswer = {
   ],
 };
 
-test('golden answers become one frame per series with the panel unit, and combine per instant', () => {
-  const rps = GOLDEN_PANELS.find((p) => p.metric === 'rps')!;
-  const frames = goldenFrames(golden, rps);
-  assert.equal(frames.length, 2);
-  assert.equal(frames[0].fields[1].config.unit, 'reqps');
-  assert.equal(frames[0].name, 'vllm llama');
-  assert.deepEqual(frames[1].fields[1].values, [50, 55, null, 40]);
+test('golden series combine per instant (sum, max), and series are named by backend and labels', () => {
   assert.deepEqual(combineSeries(golden.series.filter((s) => s.metric === 'rps'), 'sum').values, [110, 125, 80, 130]);
   assert.deepEqual(combineSeries(golden.series.filter((s) => s.metric === 'e2e_p99_s'), 'max').values, [1.5, 3, 2.5, 2.4]);
-  assert.equal(latestValue(golden, rps), 130);
-  assert.equal(latestValue(golden, GOLDEN_PANELS.find((p) => p.metric === 'ttft_p99_s')!), undefined);
+  assert.deepEqual(combineSeries([], 'mean'), { times: [], values: [] });
   assert.equal(seriesName({ ...golden.series[0], origin: 'otel', labels: { model_name: 'm', engine: '0' } }), 'vllm m engine=0 (client spans)');
 });
 
-test('the heatmap grid names each GPU / MIG row, and insights read the same data', () => {
-  const g = heatmapGrid(heat);
-  assert.deepEqual(g.rows.map((r) => r.label), ['node-a · GPU 0', 'node-a · GPU 1 · MIG 1g.10gb']);
-  assert.equal(g.rows[0].pod, 'llm-vllm-0');
-  assert.equal(g.field, 'DCGM_FI_PROF_GR_ENGINE_ACTIVE');
-  assert.ok(Number.isNaN(g.values[6]));
-  const input = insightInput(golden, heat);
+test('insights read the same data the panels draw: combined golden series and the GPUs mean activity', () => {
+  const pick = (metric: GoldenAnswer['series'][number]['metric'], how: 'sum' | 'max') => combineSeries(golden.series.filter((s) => s.metric === metric), how);
+  const gpu = meanAcross(heat.times, heat.rows.map((r) => r.values));
+  assert.ok(Math.abs(gpu.values[1]! - 0.93) < 1e-9);
+  assert.equal(gpu.values[2], 0.99);
+  const input = insightInput({ rps: pick('rps', 'sum'), tokens: pick('output_tokens_per_s', 'sum'), p99: pick('e2e_p99_s', 'max'), gpu }, 60_000);
   assert.deepEqual(input.rps, [110, 125, 80, 130]);
-  assert.ok(Math.abs(input.gpuActive[1]! - 0.93) < 1e-9);
   assert.equal(input.gpuActive[2], 0.99);
   const ids = computeInsights(input).map((i) => i.id).sort();
   // 125 rps at 93% (t=1) and 130 rps at 93% (t=3) → KV cache; p99 2.5 s with tokens 800 (-20%) at t=2 → pruning
@@ -63,6 +55,7 @@ test('the heatmap grid names each GPU / MIG row, and insights read the same data
 test('compare answers overlay on the proxy bins and compute B vs A', () => {
   const side = (backend: 'vllm' | 'tgi', hist: number[], p99: number | null) => ({
     selector: { backend }, count: hist.reduce((a, b) => a + b, 0), p50Ms: 100, p99Ms: p99, ttftP50Ms: null, ttftP99Ms: null, histogram: hist, p50Series: [], p99Series: [], hotZones: [],
+    origin: 'sampled-traces' as const, exact: true, estimatedRequests: 0,
   });
   const answer: CompareAnswer = { from: 0, to: 1, bucketEdgesMs: [0, 100, 200, 400], times: [], bucketMs: 1000, a: side('vllm', [5, 3, 2], 380), b: side('tgi', [1, 1], 190), sources: [] };
   const [a, b] = compareHistograms(answer);

@@ -2,7 +2,7 @@
  * Bundled for the browser by scenes.test.ts: constructs every page factory and view scene of the app and reports what
  * they declare (URLs, routes, drill-downs, preserved keys, variables, URL state), so the test can assert on it.
  */
-import { SceneAppPage, type SceneObject, type SceneRouteMatch } from '@grafana/scenes';
+import { SceneAppPage, VizPanel, sceneGraph, type SceneObject, type SceneRouteMatch } from '@grafana/scenes';
 
 import { alertsPage } from '../../../../src/features/alerts/alertsPage';
 import { comparePage } from '../../../../src/features/compare/comparePage';
@@ -11,6 +11,9 @@ import { overviewPage } from '../../../../src/features/overview/overviewPage';
 import { servicesPage } from '../../../../src/features/services/servicesPage';
 import { tracesPage } from '../../../../src/features/traces/tracesPage';
 import { TraceScene, TraceSearchScene } from '../../../../src/features/traces/TracesScene';
+import { InspectDrawer } from '../../../../src/scenes/InspectDrawer';
+import { PanelMenu } from '../../../../src/scenes/PanelMenu';
+import { PanelNotices } from '../../../../src/scenes/PanelNotices';
 
 interface PageReport {
   url: string;
@@ -21,6 +24,14 @@ interface PageReport {
   timeRange: string;
   body: string;
   controls: string[];
+  /** Every VizPanel of the page: `<plugin id>:<key>`, and whether it has the app's menu and notices. */
+  panels: string[];
+  panelsWithoutChrome: string[];
+  behaviors: string[];
+  /** The page's scene holds the panel inspector (`?inspect=`). */
+  inspector: boolean;
+  /** The page's data layers (e.g. fault annotations). */
+  layers: string[];
 }
 
 const match = (params: Record<string, string>): SceneRouteMatch => ({ params, isExact: true, path: '', url: '' });
@@ -28,6 +39,8 @@ const match = (params: Record<string, string>): SceneRouteMatch => ({ params, is
 function describe(page: SceneAppPage): PageReport {
   const scene = page.getScene(match({}));
   const body = (scene.state.body.state as { children: Array<{ state: { body: SceneObject } }> }).children[0].state.body;
+  const panels = sceneGraph.findAllObjects(scene, (o) => o instanceof VizPanel) as VizPanel[];
+  const layers = (scene.state.$data?.state as { layers?: SceneObject[] } | undefined)?.layers ?? [];
   return {
     url: page.state.url,
     routePath: page.state.routePath,
@@ -37,6 +50,13 @@ function describe(page: SceneAppPage): PageReport {
     timeRange: `${scene.state.$timeRange?.state.from}..${scene.state.$timeRange?.state.to}`,
     body: body.constructor.name,
     controls: (scene.state.controls ?? []).map((c) => c.constructor.name),
+    panels: panels.map((p) => `${p.state.pluginId}:${p.state.key}`),
+    panelsWithoutChrome: panels
+      .filter((p) => !(p.state.menu instanceof PanelMenu) || !(Array.isArray(p.state.titleItems) && p.state.titleItems.some((t) => t instanceof PanelNotices)))
+      .map((p) => String(p.state.key)),
+    behaviors: (scene.state.$behaviors ?? []).map((b) => (typeof b === 'function' ? b.name || 'function' : b.constructor.name)),
+    inspector: Boolean(sceneGraph.findObject(scene, (o) => o instanceof InspectDrawer)),
+    layers: layers.map((l) => `${l.constructor.name}:${(l.state as { name?: string }).name ?? ''}`),
   };
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { buildHeatmapGrid, buildLut, cellAtPoint, cellRect, cellValue, colAtTime, paintGrid, parseColor } from '../../../src/transforms/heatmapGrid';
+import { buildHeatmapGrid, buildLut, cellAtPoint, cellRect, cellValue, colAtTime, paintGrid, parseColor } from '../../host/client/panels/heatmapGrid';
 
 const rows = [{ id: 'u0', label: 'node-a · GPU 0' }, { id: 'u1', label: 'node-a · GPU 1' }];
 const times = [0, 1000, 2000, 3000];

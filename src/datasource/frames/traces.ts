@@ -1,0 +1,144 @@
+/**
+ * Traces → frames: a list (each id linking to its root cause), one trace's spans in Grafana's trace frame shape
+ * (traceID, spanID, parentSpanID, operationName, serviceName, startTime, duration, tags — what Grafana's traces panel
+ * and the icicle read), and a root-cause answer as its ranked candidates and the engine's critical path.
+ */
+import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
+
+import { appPaths } from '../../../contract/app-urls';
+import { EVIDENCE_KINDS, type Candidate, type RcaAnswer, type Span, type TraceDetail, type TraceSummary } from '../../../contract';
+import { partRefId } from '../query';
+import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
+import { appPathLink, HIDDEN } from './links';
+
+export function traceListFrame(traces: TraceSummary[], name = 'traces'): DataFrame {
+  return frame(
+    [
+      field('traceId', STRING, traces.map((t) => t.traceId), { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }),
+      field('tracePath', STRING, traces.map((t) => appPaths.trace(t.traceId)), HIDDEN),
+      field('root', STRING, traces.map((t) => `${t.rootService} ${t.rootName}`), { displayName: 'Root' }),
+      field('start', TIME, traces.map((t) => t.startMs), { displayName: 'Start' }),
+      field('duration', NUMBER, traces.map((t) => t.durationMs), { displayName: 'Duration', unit: 'ms' }),
+      field('status', STRING, traces.map((t) => t.status), { displayName: 'Status' }),
+      field('spans', NUMBER, traces.map((t) => t.spanCount ?? null), { displayName: 'Spans', decimals: 0 }),
+    ],
+    { name }
+  );
+}
+
+/** The `n` slowest traces, errors and timeouts first among equals (they are what an SRE opens first). */
+export function slowestTraces(traces: TraceSummary[], n: number): TraceSummary[] {
+  const bad = (t: TraceSummary): number => (t.status === 'error' || t.status === 'timeout' ? 1 : 0);
+  return [...traces].sort((a, b) => b.durationMs - a.durationMs || bad(b) - bad(a)).slice(0, n);
+}
+
+const TRACE = 'trace' as const;
+const STATUS_CODE: Record<Span['status'], number> = { unset: 0, ok: 1, error: 2, timeout: 2 };
+const kv = (o: Record<string, string | number | boolean>) => Object.entries(o).map(([key, value]) => ({ key, value }));
+
+/** One trace's spans as Grafana's trace frame, plus `pod` and the raw `status` Hopscope reads. */
+export function traceFrame(trace: TraceDetail): DataFrame {
+  const s = trace.spans;
+  return frame(
+    [
+      field('traceID', STRING, s.map((x) => x.traceId)),
+      field('spanID', STRING, s.map((x) => x.spanId)),
+      field('parentSpanID', STRING, s.map((x) => x.parentSpanId ?? '')),
+      field('operationName', STRING, s.map((x) => x.name)),
+      field('serviceName', STRING, s.map((x) => x.service)),
+      field('kind', STRING, s.map((x) => x.kind)),
+      field('statusCode', NUMBER, s.map((x) => STATUS_CODE[x.status])),
+      field('status', STRING, s.map((x) => x.status)),
+      field('statusMessage', STRING, s.map((x) => x.statusMessage ?? '')),
+      field('startTime', NUMBER, s.map((x) => x.startMs), { unit: 'dateTimeAsIso' }),
+      field('duration', NUMBER, s.map((x) => x.endMs - x.startMs), { unit: 'ms' }),
+      field('pod', STRING, s.map((x) => podOf(x) ?? '')),
+      field('serviceTags', OTHER, s.map((x) => kv(x.resource))),
+      field('tags', OTHER, s.map((x) => kv(x.attributes))),
+    ],
+    { name: `trace ${trace.traceId}`, meta: { preferredVisualisationType: TRACE, custom: { partial: trace.partial ?? false } } }
+  );
+}
+
+/** The trace frame back to spans (the icicle panel builds its tree from these). */
+export function spansOfFrame(f: DataFrame): Span[] {
+  const col = (name: string) => f.fields.find((x) => x.name === name)?.values ?? [];
+  const [traceId, spanId, parent, name, service, kind, status, msg, start, duration, serviceTags, tags] = [
+    'traceID', 'spanID', 'parentSpanID', 'operationName', 'serviceName', 'kind', 'status', 'statusMessage', 'startTime', 'duration', 'serviceTags', 'tags',
+  ].map(col);
+  const obj = (pairs: Array<{ key: string; value: string | number | boolean }> | undefined) => Object.fromEntries((pairs ?? []).map((p) => [p.key, p.value]));
+  return Array.from({ length: f.length }, (_, i) => ({
+    traceId: traceId[i],
+    spanId: spanId[i],
+    ...(parent[i] ? { parentSpanId: parent[i] } : {}),
+    name: name[i],
+    service: service[i],
+    kind: kind[i],
+    startMs: start[i],
+    endMs: start[i] + duration[i],
+    status: status[i],
+    ...(msg[i] ? { statusMessage: msg[i] } : {}),
+    resource: obj(serviceTags[i]),
+    attributes: obj(tags[i]),
+  }));
+}
+
+/** The pod of a span, from its resource attributes (k8s.pod.name), if the exporter set it. */
+export function podOf(span: Span): string | undefined {
+  const v = span.resource['k8s.pod.name'] ?? span.attributes['k8s.pod.name'];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A candidate's evidence as one line per item, each labelled from the evidence catalogue. */
+export function evidenceText(c: Candidate): string {
+  return c.evidence.map((e) => `${EVIDENCE_KINDS[e.kind].label}: ${e.summary}`).join('\n');
+}
+
+/** Ranked candidates (table) and the critical path (part `criticalPath`), with what evidence was missing. */
+export function rcaFrames(answer: RcaAnswer, refId: string): DataFrame[] {
+  const c = answer.candidates;
+  const candidates = frame(
+    [
+      field('rank', NUMBER, c.map((x) => x.rank), { displayName: '#', decimals: 0 }),
+      field('service', STRING, c.map((x) => x.service), { displayName: 'Service' }),
+      field('pod', STRING, c.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }),
+      field('podPath', STRING, c.map((x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service))), HIDDEN),
+      field('operation', STRING, c.map((x) => x.operation ?? ''), { displayName: 'Operation', links: [{ title: 'Show this span', url: '${__url.path}${__url.params:exclude:span}&span=${__data.fields.spanId:raw}' }] }),
+      field('score', NUMBER, c.map((x) => x.score), { displayName: 'Score', decimals: 2 }),
+      field('selfMs', NUMBER, c.map((x) => x.selfMs ?? null), { displayName: 'Own time', unit: 'ms' }),
+      field('baselineMs', NUMBER, c.map((x) => x.baselineMs ?? null), { displayName: 'Baseline', unit: 'ms' }),
+      field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
+      field('evidenceKinds', STRING, c.map((x) => x.evidence.map((e) => e.kind).join(',')), HIDDEN),
+      field('spanId', STRING, c.map((x) => x.spanId ?? ''), HIDDEN),
+    ],
+    { name: 'ranked causes', refId, meta: { custom: { tookMs: answer.tookMs, traceId: answer.traceId } } }
+  );
+  const p = answer.criticalPath;
+  const path = frame(
+    [
+      field('spanId', STRING, p.map((x) => x.spanId)),
+      field('parentSpanId', STRING, p.map((x) => x.parentSpanId ?? '')),
+      field('depth', NUMBER, p.map((x) => x.depth)),
+      field('service', STRING, p.map((x) => x.service)),
+      field('pod', STRING, p.map((x) => x.pod)),
+      field('operation', STRING, p.map((x) => x.operation)),
+      field('start', TIME, p.map((x) => x.startMs)),
+      field('durationMs', NUMBER, p.map((x) => x.durationMs), { unit: 'ms' }),
+      field('selfMs', NUMBER, p.map((x) => x.selfMs), { unit: 'ms' }),
+      field('onPathMs', NUMBER, p.map((x) => x.onPathMs), { unit: 'ms' }),
+      field('gapMs', NUMBER, p.map((x) => x.gapMs ?? null), { unit: 'ms' }),
+      field('baselineSelfMs', NUMBER, p.map((x) => x.baselineSelfMs ?? null), { unit: 'ms' }),
+      field('skewCorrectedMs', NUMBER, p.map((x) => x.skewCorrectedMs ?? null), { unit: 'ms' }),
+    ],
+    { name: 'critical path', refId: partRefId(refId, 'criticalPath') }
+  );
+  return [candidates, path];
+}
+
+export function rcaNotices(answer: RcaAnswer): QueryResultMetaNotice[] {
+  return [
+    { severity: 'info', text: `Ranked in ${answer.tookMs.toFixed(1)} ms` },
+    ...answer.missing.map((m) => ({ severity: 'warning' as const, text: `Missing evidence: ${m}` })),
+  ];
+}
+

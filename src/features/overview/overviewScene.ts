@@ -1,0 +1,134 @@
+/**
+ * Overview: the golden metrics of the chain on one time range — a stat and a time series per metric (one golden
+ * query shared by all of them, each panel its metric's part), the GPU activity heatmap (Grafana's heatmap panel: GPUs
+ * × time, each row linking to its pod), the services to drill into, and the insights computed from the same data.
+ * Crosshair and fault markers are the page's (features/shared/page.ts); dragging on a chart zooms the time range.
+ */
+import {
+  PanelBuilders,
+  SceneCSSGridLayout,
+  SceneFlexItem,
+  SceneFlexLayout,
+  type SceneObject,
+  type SceneQueryRunner,
+  type VizPanel,
+} from '@grafana/scenes';
+import { BigValueColorMode, BigValueGraphMode, BigValueTextMode } from '@grafana/ui';
+
+import { preloadOtherPages } from '../../components/App/lazyPages';
+import { combinedRefId, GOLDEN_METRICS, type GoldenMetricInfo } from '../../datasource/frames/golden';
+import { hopscopeQuery, partRefId } from '../../datasource/query';
+import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
+import { markWhenDrawn } from '../../scenes/whenDrawn';
+import { INSIGHT_THRESHOLDS } from '../../transforms/insights';
+import { InsightsScene } from './InsightsScene';
+
+/** Set once every panel of the Overview shows its answer (read by bench/app-render.bench.ts). */
+export const OVERVIEW_READY_MARK = 'hopscope:overview:ready';
+
+const GOLDEN = 'golden';
+
+function statPanel(m: GoldenMetricInfo): VizPanel {
+  const builder = PanelBuilders.stat()
+    .setTitle(m.title)
+    .setUnit(m.unit)
+    .setDecimals(m.decimals)
+    .setData(partOf(combinedRefId(GOLDEN, m.metric)))
+    .setOption('reduceOptions', { calcs: ['lastNotNull'], values: false, fields: '' })
+    .setOption('colorMode', BigValueColorMode.Value)
+    .setOption('graphMode', BigValueGraphMode.None)
+    .setOption('textMode', BigValueTextMode.Value)
+    .setNoValue('No data');
+  // The P99 turns red past the insight's threshold, as the insight below would say.
+  builder.setThresholds(
+    m.metric === 'e2e_p99_s'
+      ? { mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }, { value: INSIGHT_THRESHOLDS.p99Seconds, color: 'red' }] }
+      : { mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }] }
+  );
+  return hopscopePanel(builder, { key: `stat-${m.metric}` });
+}
+
+function timeseriesPanel(m: GoldenMetricInfo): VizPanel {
+  const builder = PanelBuilders.timeseries()
+    .setTitle(m.title)
+    .setDescription('Series by backend and model; the PromQL each one ran is in the panel menu (Inspect → Query, or Explore).')
+    .setUnit(m.unit)
+    .setDecimals(m.decimals)
+    .setData(partOf(partRefId(GOLDEN, m.metric)))
+    .setCustomFieldConfig('fillOpacity', 8)
+    .setCustomFieldConfig('lineWidth', 1)
+    .setCustomFieldConfig('spanNulls', false)
+    .setOption('legend', { showLegend: true, displayMode: 'list' as never, placement: 'bottom', calcs: [] })
+    .setOption('tooltip', { mode: 'multi' as never, sort: 'none' as never });
+  return hopscopePanel(builder, { key: `timeseries-${m.metric}` });
+}
+
+function heatmapPanel(runner: SceneQueryRunner): VizPanel {
+  const builder = PanelBuilders.heatmap()
+    .setTitle('GPU activity per GPU')
+    .setDescription(
+      'Rows are GPUs or MIG instances, columns are time, colour is the activity of the DCGM field the proxy found (SM active, else graphics engine active, else GPU utilisation). No live source gives per-SM figures, so this is per GPU. Click a row to open its pod.'
+    )
+    .setData(runner)
+    .setOption('calculate', false)
+    .setOption('rowsFrame', { layout: 'unknown' as never })
+    .setOption('color', { mode: 'scheme' as never, scheme: 'Turbo', steps: 64, min: 0, max: 1, exponent: 0.5, fill: 'dark-orange', reverse: false })
+    .setOption('cellValues', { unit: 'percentunit', decimals: 1 })
+    .setOption('cellGap', 0)
+    .setOption('yAxis', { axisPlacement: 'left' as never, reverse: false })
+    .setOption('tooltip', { mode: 'single' as never, yHistogram: false, showColorScale: true })
+    .setOption('legend', { show: true })
+    .setOption('filterValues', { le: -Infinity })
+    .setOption('exemplars', { color: 'orange' });
+  return hopscopePanel(builder, { key: 'gpu-heatmap' });
+}
+
+function servicesPanel(runner: SceneQueryRunner): VizPanel {
+  const builder = PanelBuilders.table()
+    .setTitle('Services — click one to drill down')
+    .setData(runner)
+    .setOption('sortBy', [{ displayName: 'P99', desc: true }])
+    .setOption('cellHeight', 'sm' as never);
+  return hopscopePanel(builder, { key: 'overview-services' });
+}
+
+/** Rows share the heatmap's height (14 px each, 120..480 px of plot) once the answer says how many GPUs there are. */
+function fitHeatmapHeight(item: SceneFlexItem, runner: SceneQueryRunner): () => void {
+  const sub = runner.subscribeToState(({ data }) => {
+    const rows = Math.max(0, (data?.series[0]?.fields.length ?? 1) - 1);
+    const height = Math.max(120, Math.min(480, rows * 14)) + 100;
+    if (rows && item.state.height !== height) {
+      item.setState({ height });
+    }
+  });
+  return () => sub.unsubscribe();
+}
+
+export function overviewBody(): SceneObject {
+  const heatmap = hopscopeRunner(hopscopeQuery('heatmap', {}));
+  const services = hopscopeRunner(hopscopeQuery('services', {}));
+  const heatmapItem = new SceneFlexItem({ height: 320, body: heatmapPanel(heatmap) });
+  heatmapItem.addActivationHandler(() => fitHeatmapHeight(heatmapItem, heatmap));
+  return new SceneFlexLayout({
+    direction: 'column',
+    // One golden query for every stat and chart of the page; each panel takes its metric's part.
+    $data: hopscopeRunner(hopscopeQuery('golden', { backend: '$backend', model: '$model', service: '$service' }, GOLDEN)),
+    // The Overview is on screen: mark it (the bench reads the mark), then fetch the other pages' code while the user reads it.
+    $behaviors: [markWhenDrawn(OVERVIEW_READY_MARK, preloadOtherPages)],
+    children: [
+      new SceneFlexItem({ body: new InsightsScene({ heatmap: heatmap.getRef() }) }),
+      new SceneFlexLayout({ direction: 'row', height: 100, children: GOLDEN_METRICS.map((m) => new SceneFlexItem({ body: statPanel(m) })) }),
+      new SceneFlexItem({
+        body: new SceneCSSGridLayout({
+          templateColumns: 'repeat(auto-fill, minmax(420px, 1fr))',
+          autoRows: '240px',
+          rowGap: 1,
+          columnGap: 1,
+          children: GOLDEN_METRICS.map((m) => timeseriesPanel(m)),
+        }),
+      }),
+      heatmapItem,
+      new SceneFlexItem({ height: 320, body: servicesPanel(services) }),
+    ],
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * How a page builds its panels on the data source: a query runner over Hopscope's runtime data source, a panel's part
+ * of a shared runner's answer (Grafana's `filterByRefId`), and the chrome every panel gets — a stable key (inspect
+ * links), the panel menu and the notices next to the title. See docs/DEVELOPING.md, "A new page".
+ */
+import { SceneDataTransformer, SceneQueryRunner, type VizPanel, type VizPanelBuilder } from '@grafana/scenes';
+
+import { HOPSCOPE_DATASOURCE, type HopscopeQuery } from '../datasource/query';
+import { PanelMenu } from './PanelMenu';
+import { PanelNotices } from './PanelNotices';
+
+/** A runner for Hopscope queries (`hopscopeQuery(kind, params)`); it re-runs when the time range or a variable they name changes. */
+export function hopscopeRunner(...queries: HopscopeQuery[]): SceneQueryRunner {
+  return new SceneQueryRunner({ datasource: { ...HOPSCOPE_DATASOURCE }, queries });
+}
+
+/**
+ * The part of the nearest ancestor's data with this refId (a shared runner's answer, e.g. one golden metric):
+ * give it to a panel inside the layout that holds the runner as `$data`.
+ */
+export function partOf(refId: string): SceneDataTransformer {
+  return new SceneDataTransformer({ transformations: [{ id: 'filterByRefId', options: { include: refId } }] });
+}
+
+export interface PanelChromeOptions {
+  /** Stable key: the panel's id in `?inspect=<key>` links (and its test selector). */
+  key: string;
+  /** The panel shows a trace: the menu offers Explore on the configured Tempo data source. */
+  traceId?: string;
+}
+
+/** Builds the panel with the app's chrome: key, menu (Inspect, Explore), notices. */
+export function hopscopePanel<O extends {}, F extends {}>(builder: VizPanelBuilder<O, F>, { key, traceId }: PanelChromeOptions): VizPanel<O, F> {
+  const panel = builder.setMenu(new PanelMenu({ traceId })).build();
+  panel.setState({ key, titleItems: [new PanelNotices()] });
+  return panel;
+}
