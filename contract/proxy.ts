@@ -56,35 +56,76 @@ export const HeatmapAnswer = z.object({
 });
 export type HeatmapAnswer = z.infer<typeof HeatmapAnswer>;
 
+/**
+ * Where a service/pod figure comes from, in order of preference: the services' own counters in Prometheus
+ * (`service-metrics`, e.g. `hopscope_requests_total`), Tempo's span metrics (`spanmetrics`), the embedded store's
+ * counters kept at ingest for every span received (`ingest-counters`), or a sample of traces (`sampled-traces`).
+ */
+export const FigureOrigin = z.enum(['service-metrics', 'spanmetrics', 'ingest-counters', 'sampled-traces']);
+export type FigureOrigin = z.infer<typeof FigureOrigin>;
+
+/** How one figure was obtained: its origin, whether it is an exact count or an estimate, and why (`note`). */
+export const FigureProvenance = z.object({
+  origin: FigureOrigin,
+  /** true: counted (every request); false: an estimate (scaled sample, interpolated percentile…); `note` says which. */
+  exact: z.boolean(),
+  note: z.string().optional(),
+});
+export type FigureProvenance = z.infer<typeof FigureProvenance>;
+
+/** The provenance of each figure of a service or pod row: the rate (`requests`, `rps`), the errors, the percentiles. */
+export const FigureSources = z.object({ rate: FigureProvenance, errors: FigureProvenance, latency: FigureProvenance });
+export type FigureSources = z.infer<typeof FigureSources>;
+
 export const ServiceSummary = z.object({
   service: z.string(),
+  /** Spans of this service the trace source received in the range (kept by sampling: not a request count). */
   spans: z.number().int().nonnegative(),
+  /** Failed requests in the range (see `figures.errors`). */
   errors: z.number().int().nonnegative(),
+  /** Requests served in the range: server/consumer spans, or all of the service's spans when it has none. */
+  requests: z.number().nonnegative(),
+  /** Requests per second over the range (see `figures.rate`). */
   rps: z.number().nonnegative(),
+  /** errors / requests; null when there were no requests. */
+  errorRate: z.number().min(0).max(1).nullable(),
   p50Ms: z.number().nullable(),
   p99Ms: z.number().nullable(),
   pods: z.array(z.string()),
+  figures: FigureSources,
 });
 export type ServiceSummary = z.infer<typeof ServiceSummary>;
 
-export const ServicesAnswer = z.object({ from: z.number(), to: z.number(), services: z.array(ServiceSummary), sources: z.array(SourceStatus) });
+export const ServicesAnswer = z.object({
+  from: z.number(),
+  to: z.number(),
+  services: z.array(ServiceSummary),
+  /** Answer-wide caveats (e.g. a window shorter than the rate rule, a sample of traces and its size). */
+  notes: z.array(z.string()),
+  sources: z.array(SourceStatus),
+});
 export type ServicesAnswer = z.infer<typeof ServicesAnswer>;
 
 export const PodSummary = z.object({
   pod: z.string(),
   node: z.string().optional(),
+  /** Spans of this pod the trace source received in the range. */
   spans: z.number().int().nonnegative(),
   errors: z.number().int().nonnegative(),
+  requests: z.number().nonnegative(),
+  rps: z.number().nonnegative(),
+  errorRate: z.number().min(0).max(1).nullable(),
   p50Ms: z.number().nullable(),
   p99Ms: z.number().nullable(),
   kernelEvents: z.record(z.string(), z.number().int().nonnegative()),
+  /** Absent for a pod only the kernel probes saw (no requests recorded anywhere). */
+  figures: FigureSources.optional(),
 });
 export type PodSummary = z.infer<typeof PodSummary>;
 
-export const PodsAnswer = z.object({ service: z.string(), from: z.number(), to: z.number(), pods: z.array(PodSummary), sources: z.array(SourceStatus) });
+export const PodsAnswer = z.object({ service: z.string(), from: z.number(), to: z.number(), pods: z.array(PodSummary), notes: z.array(z.string()), sources: z.array(SourceStatus) });
 export type PodsAnswer = z.infer<typeof PodsAnswer>;
 
-/** GET /api/pods/:pod/kernel-events?from&to[&type] */
 export const PodKernelEventsAnswer = z.object({
   pod: z.string(),
   from: z.number(),
@@ -114,6 +155,15 @@ export const CompareSide = z.object({
   p50Series: z.array(z.number().nullable()),
   p99Series: z.array(z.number().nullable()),
   hotZones: z.array(z.object({ startMs: z.number(), endMs: z.number(), ratio: z.number(), p50Ms: z.number(), p99Ms: z.number() })),
+  /**
+   * What was counted: the inference servers' own server spans only (not the callers' client spans, nor agent runs).
+   * `origin` is `sampled-traces` (the spans the trace source kept); `exact` false when those are a sample.
+   */
+  origin: FigureOrigin,
+  exact: z.boolean(),
+  note: z.string().optional(),
+  /** Requests these spans stand for, scaled by the sampling rates recorded on them (= `count` when nothing was sampled). */
+  estimatedRequests: z.number().nonnegative(),
 });
 export type CompareSide = z.infer<typeof CompareSide>;
 
@@ -196,3 +246,27 @@ export const RcaWindowRequest = z.object({
   config: z.record(z.string(), z.unknown()).optional(),
 });
 export type RcaWindowRequest = z.infer<typeof RcaWindowRequest>;
+
+/** GET /api/rca?from&to[&service][&maxTraces] — root cause of a time range, from the traces the proxy can read. */
+export const RcaRangeQuery = z.object({
+  from: z.number(),
+  to: z.number(),
+  /** Only traces that pass through this service. */
+  service: z.string().optional(),
+  /** At most this many traces are analysed (failed and slowest first, then a spread over the range). */
+  maxTraces: z.number().int().positive().max(5000).optional(),
+});
+export type RcaRangeQuery = z.infer<typeof RcaRangeQuery>;
+
+/** What a range root cause read: how many traces the range had (as far as the source tells), how many it analysed, how. */
+export const RcaRangeSample = z.object({
+  /** Traces found in the range (embedded store: all it holds; Tempo: those its searches returned). */
+  found: z.number().int().nonnegative(),
+  analysed: z.number().int().nonnegative(),
+  /** Failed traces among the analysed ones (all of the range's failed traces are taken first). */
+  failed: z.number().int().nonnegative(),
+  /** true when `analysed` < what the range holds (Tempo's searches are themselves a sample). */
+  sampled: z.boolean(),
+  how: z.string(),
+});
+export type RcaRangeSample = z.infer<typeof RcaRangeSample>;
