@@ -1,4 +1,9 @@
 import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { formatZodError } from '../../contract/zod-error';
+import { RcaConfigSchema, type RcaConfigInput } from './rca/config';
+import { AUTH_SOURCES, parseSourceAuth, type AuthSource, type SourceAuth } from './sources/auth';
 import { DNS_PREFIX, parseDnsSpec } from './sources/dns-spec';
 
 /**
@@ -46,6 +51,16 @@ export interface ProxyConfig {
   databaseConnectTimeoutMs: number;
   /** A load-test worker silent for this long is marked aborted (and its run, when no other worker runs). */
   runHeartbeatTimeoutMs: number;
+  /**
+   * Prometheus' scrape interval: rate windows follow Grafana's `$__rate_interval` rule, max(step + scrape, 4 × scrape),
+   * so a rate always spans enough samples.
+   */
+  scrapeIntervalMs: number;
+  /** Credentials per source (HOPSCOPE_<SOURCE>_BASIC_AUTH | _BEARER_TOKEN, _ORG_ID); never logged. */
+  sourceAuth: Partial<Record<AuthSource, SourceAuth>>;
+  /** Live root-cause settings (SLOs, λ weights, expected edges) from HOPSCOPE_RCA_CONFIG, checked by the engine's schema. */
+  rcaConfig?: RcaConfigInput;
+  rcaConfigFile?: string;
   logLevel: string;
 }
 
@@ -71,6 +86,8 @@ export const DEFAULTS: ProxyConfig = {
   alertIntervalMs: 5000,
   databaseConnectTimeoutMs: 30_000,
   runHeartbeatTimeoutMs: 30_000,
+  scrapeIntervalMs: 15_000,
+  sourceAuth: {},
   logLevel: 'info',
 };
 
@@ -99,6 +116,17 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_DATA_DIR: 'directory of the embedded database (PGlite; one proxy per dir); unset with no HOPSCOPE_DATABASE_URL: in memory, lost at exit',
   HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS: 'PostgreSQL: how long to keep trying to connect at start, in ms (default 30000)',
   HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS: 'a load-test worker without a heartbeat for this long is marked aborted, in ms (default 30000)',
+  HOPSCOPE_SCRAPE_INTERVAL: 'Prometheus scrape interval (default 15s; e.g. 5s, 1m): rate windows are max(step + scrape, 4 × scrape), Grafana\'s $__rate_interval rule',
+  HOPSCOPE_PROMETHEUS_BASIC_AUTH: 'user:password for Prometheus/Mimir/Thanos (basic auth; or HOPSCOPE_PROMETHEUS_BEARER_TOKEN, not both)',
+  HOPSCOPE_PROMETHEUS_BEARER_TOKEN: 'bearer token for Prometheus/Mimir/Thanos',
+  HOPSCOPE_PROMETHEUS_ORG_ID: 'tenant sent as X-Scope-OrgID to Prometheus (Mimir, Cortex)',
+  HOPSCOPE_TEMPO_BASIC_AUTH: 'user:password for Tempo (or HOPSCOPE_TEMPO_BEARER_TOKEN)',
+  HOPSCOPE_TEMPO_BEARER_TOKEN: 'bearer token for Tempo',
+  HOPSCOPE_TEMPO_ORG_ID: 'tenant sent as X-Scope-OrgID to Tempo (multi-tenant Tempo)',
+  HOPSCOPE_ALERTMANAGER_BASIC_AUTH: 'user:password for Alertmanager (or HOPSCOPE_ALERTMANAGER_BEARER_TOKEN)',
+  HOPSCOPE_ALERTMANAGER_BEARER_TOKEN: 'bearer token for Alertmanager',
+  HOPSCOPE_ALERTMANAGER_ORG_ID: 'tenant sent as X-Scope-OrgID to Alertmanager (Mimir\'s Alertmanager)',
+  HOPSCOPE_RCA_CONFIG: 'JSON or YAML file of root-cause settings (sloMs, lambda, expectedEdges, ...: the POST /api/rca `config` fields) for every live root cause; checked at start',
   HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
 };
 
@@ -136,11 +164,47 @@ function parseDatabaseUrl(raw: string): string {
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError('HOPSCOPE_DATABASE_URL: not a URL (expected e.g. postgres://hopscope:secret@127.0.0.1:5432/hopscope)');
+    throw new ConfigError('HOPSCOPE_DATABASE_URL: not a URL (expected e.g. postgres://hopscope:PASSWORD@127.0.0.1:5432/hopscope)');
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new ConfigError(`HOPSCOPE_DATABASE_URL: must be a postgres:// or postgresql:// URL, not ${u.protocol}`);
   if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('HOPSCOPE_DATABASE_URL: names no host');
   return raw;
+}
+
+/** A Prometheus-style duration (`15s`, `1m`, `500ms`, or bare seconds) in ms. */
+function parseScrapeInterval(raw: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+  if (!m) throw new ConfigError(`HOPSCOPE_SCRAPE_INTERVAL: "${raw}" is not a duration (e.g. 15s, 5s, 1m)`);
+  const ms = Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  if (ms < 1000 || ms > 3_600_000) throw new ConfigError(`HOPSCOPE_SCRAPE_INTERVAL: ${raw} is out of range 1s..1h`);
+  return Math.round(ms);
+}
+
+/** The root-cause settings file: JSON or YAML, validated by the engine's own schema (a typo is an error, not ignored). */
+function readRcaConfig(file: string): RcaConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`HOPSCOPE_RCA_CONFIG: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`HOPSCOPE_RCA_CONFIG: ${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (data === null || data === undefined) data = {};
+  const r = RcaConfigSchema.safeParse(data);
+  if (!r.success) throw new ConfigError(`HOPSCOPE_RCA_CONFIG: ${file}: ${formatZodError(r.error)}`);
+  return r.data as RcaConfigInput;
+}
+
+/** A source URL must not carry credentials: they would reach logs; HOPSCOPE_<SOURCE>_BASIC_AUTH carries them instead. */
+function refuseUserinfo(name: string, url: string | undefined, prefix: string): void {
+  if (!url) return;
+  const u = new URL(url);
+  if (u.username || u.password) throw new ConfigError(`${name}: credentials in the URL are not accepted (they would be logged); set ${prefix}_BASIC_AUTH=user:password instead`);
 }
 
 function isLoopback(host: string): boolean {
@@ -204,6 +268,24 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   if (env.HOPSCOPE_DATA_DIR !== undefined && env.HOPSCOPE_DATA_DIR.trim() !== '') c.dataDir = resolve(env.HOPSCOPE_DATA_DIR.trim());
   if (env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS !== undefined) c.databaseConnectTimeoutMs = parseInt0('HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS', env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS, 0, 3600_000);
   if (env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS !== undefined) c.runHeartbeatTimeoutMs = parseInt0('HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS', env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS, 1000, 86_400_000);
+  if (env.HOPSCOPE_SCRAPE_INTERVAL !== undefined && env.HOPSCOPE_SCRAPE_INTERVAL.trim() !== '') c.scrapeIntervalMs = parseScrapeInterval(env.HOPSCOPE_SCRAPE_INTERVAL);
+  c.sourceAuth = {};
+  for (const [source, name] of Object.entries(AUTH_SOURCES) as Array<[AuthSource, string]>) {
+    const prefix = `HOPSCOPE_${name}`;
+    try {
+      const a = parseSourceAuth(prefix, env);
+      if (a) c.sourceAuth[source] = a;
+    } catch (err) {
+      throw new ConfigError((err as Error).message);
+    }
+  }
+  refuseUserinfo('HOPSCOPE_PROMETHEUS_URL', c.prometheusUrl, 'HOPSCOPE_PROMETHEUS');
+  refuseUserinfo('HOPSCOPE_TEMPO_URL', c.tempoUrl, 'HOPSCOPE_TEMPO');
+  refuseUserinfo('HOPSCOPE_ALERTMANAGER_URL', c.alertmanagerUrl, 'HOPSCOPE_ALERTMANAGER');
+  if (env.HOPSCOPE_RCA_CONFIG !== undefined && env.HOPSCOPE_RCA_CONFIG.trim() !== '') {
+    c.rcaConfigFile = resolve(env.HOPSCOPE_RCA_CONFIG.trim());
+    c.rcaConfig = readRcaConfig(c.rcaConfigFile);
+  }
   if (env.HOPSCOPE_LOG_LEVEL !== undefined) {
     if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL)) throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
     c.logLevel = env.HOPSCOPE_LOG_LEVEL;
