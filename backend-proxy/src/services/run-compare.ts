@@ -10,7 +10,7 @@
  */
 import type { Candidate, HopDelta, RunCompareAnswer, RunRecord, Span } from '../../../contract';
 import { notFound, badRequest, HttpError } from '../http/errors';
-import { buildBaseline, rankWindow, type Baseline } from '../rca';
+import { buildBaseline, rankWindow, type Baseline, type RcaConfigInput } from '../rca';
 import { SourceError } from '../sources/http';
 import type { TempoSource } from '../sources/tempo';
 import type { RunIndex } from '../store/run-index';
@@ -159,7 +159,8 @@ export class RunCompareService {
   private perRun = new Map<string, RunStats>();
   private answers = new Map<string, { signature: string; answer: RunCompareAnswer }>();
 
-  constructor(private runs: RunLookup, private finder: RunTraceFinder, private maxTraces = MAX_TRACES) {}
+  /** `rcaConfig`: the proxy's root-cause settings (HOPSCOPE_RCA_CONFIG), as every live root cause uses them. */
+  constructor(private runs: RunLookup, private finder: RunTraceFinder, private maxTraces = MAX_TRACES, private rcaConfig?: RcaConfigInput) {}
 
   async compare(runId: string, baselineRunId: string): Promise<RunCompareAnswer> {
     const t0 = performance.now();
@@ -201,7 +202,7 @@ export class RunCompareService {
     let candidates: Candidate[] = [];
     let criticalPath: RunCompareAnswer['criticalPath'] = [];
     if (runTr.traces.length) {
-      const w = rankWindow({ traces: runTr.traces, baseline });
+      const w = rankWindow({ traces: runTr.traces, baseline, config: this.rcaConfig });
       candidates = w.candidates.map((c) => withDeltaEvidence(c, hops, baselineRunId));
       criticalPath = w.criticalPath;
       missing.push(...w.missing);
@@ -230,8 +231,8 @@ export class RunCompareService {
     let e = this.perRun.get(r.runId);
     if (!e || e.signature !== signature) e = { signature };
     let out: Baseline;
-    if (asBaseline) out = e.baseline ??= buildBaseline(tr.traces);
-    else out = e.stats ??= e.baseline ?? tr.stats?.() ?? buildBaseline(tr.traces, undefined, { background: false });
+    if (asBaseline) out = e.baseline ??= buildBaseline(tr.traces, this.rcaConfig);
+    else out = e.stats ??= e.baseline ?? tr.stats?.() ?? buildBaseline(tr.traces, this.rcaConfig, { background: false });
     if (cacheable) {
       this.perRun.delete(r.runId);
       this.perRun.set(r.runId, e);
