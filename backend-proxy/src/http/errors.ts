@@ -26,9 +26,15 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return;
   }
   // body-parser / raw-body errors carry `type` and `status`.
-  const e = err as { type?: string; status?: number; message?: string };
+  const e = err as { type?: string; status?: number; message?: string; limit?: number };
   if (e.type === 'entity.too.large') {
-    res.status(413).json(errorBody('payload_too_large', `request body exceeds the limit (${e.message ?? ''})`));
+    // The limit holds for the decoded body: a gzip body that inflates past it stops there (no zip bomb in memory).
+    const limit = typeof e.limit === 'number' ? `${e.limit} bytes, after decoding any Content-Encoding; HOPSCOPE_PROXY_BODY_LIMIT` : e.message ?? '';
+    res.status(413).json(errorBody('payload_too_large', `request body exceeds the limit (${limit})`));
+    return;
+  }
+  if (e.type === 'encoding.unsupported') {
+    res.status(415).json(errorBody('unsupported_media_type', `${e.message ?? 'unsupported content encoding'}: send identity, gzip, deflate or br`));
     return;
   }
   if (e.type === 'entity.parse.failed') {

@@ -1,10 +1,13 @@
 /**
- * Root cause: GET /api/traces/:traceId/rca (one trace, its baseline and kernel events gathered by the service) and
- * POST /api/rca (an incident window given as data: OTLP JSON traces, optional baseline and kernel events).
+ * Root cause: GET /api/traces/:traceId/rca (one trace, its baseline and kernel events gathered by the service),
+ * GET /api/rca?from&to[&service][&maxTraces] (a time range, from the traces the proxy reads: nothing to upload), and
+ * POST /api/rca (an incident window given as data: OTLP JSON traces, optional baseline and kernel events; the body may
+ * be gzip- or deflate-encoded, its decoded size bounded by HOPSCOPE_PROXY_BODY_LIMIT: past it, a 413).
  */
 import { Router } from 'express';
 import { formatZodError, RcaWindowRequest, type Span } from '../../../contract';
 import { badRequest } from '../http/errors';
+import { nameParam, numberParam, timeRange } from '../http/params';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
 import { RcaConfigSchema } from '../rca';
 import type { RcaService } from '../services/rca';
@@ -18,11 +21,19 @@ function spansOf(body: unknown, what: string): Span[] {
   }
 }
 
+const floorOrUndefined = (n: number | undefined): number | undefined => (n === undefined ? undefined : Math.floor(n));
+
 export function rcaRoutes(rca: RcaService): Router {
   const r = Router();
 
   r.get('/traces/:traceId/rca', async (req, res) => {
     res.json(await rca.forTrace(String(req.params.traceId)));
+  });
+
+  r.get('/rca', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    const range = timeRange(q, 15 * 60_000, 24 * 3600_000);
+    res.json(await rca.forRange({ range, service: nameParam(q, 'service'), maxTraces: floorOrUndefined(numberParam(q, 'maxTraces', 1, 5000)) }));
   });
 
   r.post('/rca', (req, res) => {

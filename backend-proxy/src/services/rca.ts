@@ -1,18 +1,55 @@
 /**
  * Root cause, orchestrated: for one trace, the trace, its baseline (recent healthy traffic of the same operations,
  * cached per instance) and the kernel events of its window, fetched together, then ranked by the pure engine
- * (../rca); for an incident window given as data, the engine alone. Each run is timed and traced.
+ * (../rca); for an incident window given as data, the engine alone; for a time range (GET /api/rca), the range's
+ * traces read from the trace source (a bounded selection: failed and slowest first, then a spread over the range),
+ * the baseline from before it and its kernel events. Live runs use the configured engine settings
+ * (HOPSCOPE_RCA_CONFIG: SLOs, λ weights, expected edges); a POST body's `config` overrides them field by field.
+ * Each run is timed and traced.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import type { SourceStatus } from '../../../contract';
+import { isFailedSpan, type RcaRangeSample, type SourceStatus, type Span, type TraceSummary } from '../../../contract';
+import { HttpError } from '../http/errors';
+import type { TimeRange } from '../http/params';
 import { rcaDuration } from '../metrics';
-import { rankTrace, rankWindow, type RankWindowInput, type TraceRcaAnswer, type WindowRcaAnswer } from '../rca';
+import { rankTrace, rankWindow, type RankWindowInput, type RcaConfigInput, type TraceRcaAnswer, type WindowRcaAnswer } from '../rca';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
-import { settle } from '../sources/http';
+import { settle, SourceError } from '../sources/http';
+import { EmbeddedTraceSource } from '../sources/traces';
 import { BaselineCache } from './baseline-cache';
 import type { TraceService } from './traces';
 
 export type TraceRootCause = TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] };
+
+export type RangeRootCause = WindowRcaAnswer & { from: number; to: number; service?: string; sample: RcaRangeSample; sources: SourceStatus[] };
+
+export interface RangeQuery { range: TimeRange; service?: string; maxTraces?: number }
+
+/** Traces a range root cause analyses by default, and the most anyone may ask for (bounded work per request). */
+const RANGE_DEFAULT_TRACES = 500;
+const RANGE_MAX_TRACES = 5000;
+/** The embedded store lists at most this many traces of a range to choose from. */
+const RANGE_SCAN = 100_000;
+const FETCH_CONCURRENCY = 8;
+
+/** Engine settings: the configured ones, with a request's own on top (λ weights and SLOs merged key by key). */
+export function mergeRcaConfig(base: RcaConfigInput | undefined, over: RcaConfigInput | undefined): RcaConfigInput | undefined {
+  if (!base) return over;
+  if (!over) return base;
+  return {
+    ...base, ...over,
+    ...(base.lambda || over.lambda ? { lambda: { ...base.lambda, ...over.lambda, ...(base.lambda?.byService || over.lambda?.byService ? { byService: { ...base.lambda?.byService, ...over.lambda?.byService } } : {}) } } : {}),
+    ...(base.sloMs || over.sloMs ? { sloMs: { ...base.sloMs, ...over.sloMs } } : {}),
+  };
+}
+
+/** Evenly spaced picks of `n` out of `list` (a spread over the range, not its first or last part). */
+function spread<T>(list: T[], n: number): T[] {
+  if (list.length <= n) return list;
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) out.push(list[Math.floor(((i + 0.5) * list.length) / n)]);
+  return out;
+}
 
 const tracer = trace.getTracer('hopscope-proxy');
 
@@ -36,9 +73,17 @@ function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | strin
 export class RcaService {
   private baselines: BaselineCache;
 
-  /** `exporters` is the live list (DNS discovery updates it in place). */
-  constructor(private traces: TraceService, private exporters: ExporterSource[]) {
+  /**
+   * `exporters` is the live list (DNS discovery updates it in place); `opts.config`: the configured engine settings
+   * (HOPSCOPE_RCA_CONFIG) for every live root cause.
+   */
+  constructor(private traces: TraceService, private exporters: ExporterSource[], private opts: { config?: RcaConfigInput } = {}) {
     this.baselines = new BaselineCache(traces.source);
+  }
+
+  /** The engine settings live root causes run with. */
+  get config(): RcaConfigInput | undefined {
+    return this.opts.config;
   }
 
   /** One trace ranked; a missing baseline or kernel source degrades the answer (and says so), never fails it. */
@@ -69,6 +114,7 @@ export class RcaService {
       spans,
       baseline: base.value,
       kernelEvents: kern ? kern.events : undefined,
+      config: this.opts.config,
     }));
     const missing = [...answer.missing];
     if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
@@ -81,8 +127,90 @@ export class RcaService {
     return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
   }
 
-  /** An incident window given as data (offline postmortems, benchmarks). */
+  /** An incident window given as data (offline postmortems, benchmarks); its `config` on top of the configured one. */
   forWindow(input: RankWindowInput): WindowRcaAnswer {
-    return timed('window', { 'hopscope.spans': input.traces.length }, () => rankWindow(input));
+    const config = mergeRcaConfig(this.opts.config, input.config);
+    return timed('window', { 'hopscope.spans': input.traces.length }, () => rankWindow({ ...input, config }));
+  }
+
+  /**
+   * A time range's root cause from the traces the proxy can read: every failed trace of the range (up to half the
+   * budget), the slowest, then traces spread evenly over the range, at most `maxTraces`; its baseline from healthy
+   * traffic before the range; the range's kernel events. The answer says what it read (`sample`).
+   */
+  async forRange(q: RangeQuery): Promise<RangeRootCause> {
+    const { range, service } = q;
+    const budget = Math.min(RANGE_MAX_TRACES, q.maxTraces ?? RANGE_DEFAULT_TRACES);
+    const source = this.traces.source;
+    const embedded = source instanceof EmbeddedTraceSource;
+    const statuses: SourceStatus[] = [];
+    const exporters = this.exporters;
+    const kernP = exporters.length ? eventsFromAll(exporters, { from: range.from - 1000, to: range.to + 1000, limit: 50_000 }) : undefined;
+    const t0 = performance.now();
+    const base = { from: range.from, to: range.to, service };
+    let found: TraceSummary[];
+    let failed: TraceSummary[];
+    let slowest: TraceSummary[];
+    try {
+      const searches = await Promise.all([
+        source.search({ ...base, limit: embedded ? RANGE_SCAN : budget }),
+        source.search({ ...base, status: 'error', limit: Math.ceil(budget / 2) }),
+        embedded ? source.search({ ...base, status: 'timeout', limit: Math.ceil(budget / 2) }) : Promise.resolve([]),
+        source.search({ ...base, sort: 'duration', limit: Math.ceil(budget / 4) }),
+      ]);
+      found = searches[0];
+      failed = [...searches[1], ...searches[2]].slice(0, Math.ceil(budget / 2));
+      slowest = searches[3];
+    } catch (err) {
+      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+      throw err;
+    }
+    // Failed first, then the slowest, then a spread over the range (oldest to newest), without repeats.
+    const picked = new Map<string, TraceSummary>();
+    for (const t of [...failed, ...slowest]) if (picked.size < budget) picked.set(t.traceId, t);
+    const rest = found.filter((t) => !picked.has(t.traceId)).sort((a, b) => a.startMs - b.startMs);
+    for (const t of spread(rest, budget - picked.size)) picked.set(t.traceId, t);
+    const ids = [...picked.keys()];
+    const traces: Span[][] = [];
+    let unreadable = 0;
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, ids.length) }, async () => {
+      while (next < ids.length) {
+        const d = await source.get(ids[next++]).catch(() => undefined);
+        if (d?.spans.length) traces.push(d.spans);
+        else unreadable++;
+      }
+    }));
+    statuses.push({ source: source.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
+    // Deterministic order (the engine's answer must not depend on fetch timing).
+    traces.sort((a, b) => (a[0].traceId < b[0].traceId ? -1 : a[0].traceId > b[0].traceId ? 1 : 0));
+    const pairs = new Map<string, { service: string; name: string }>();
+    for (const tr of traces) for (const s of tr) pairs.set(`${s.service}\u0000${s.name}`, { service: s.service, name: s.name });
+    const [baseline, kern] = await Promise.all([
+      pairs.size ? settle(`${source.name} (baseline)`, () => this.baselines.get([...pairs.values()], '', range.from)) : undefined,
+      kernP,
+    ]);
+    if (baseline) statuses.push(baseline.status);
+    if (kern) statuses.push(...kern.sources);
+    const failedRead = traces.filter((tr) => tr.some(isFailedSpan)).length;
+    const sampledOut = embedded ? found.length > traces.length + unreadable : true;
+    const how = embedded
+      ? `${traces.length} of the ${found.length} trace(s) the embedded store holds for the range${found.length >= RANGE_SCAN ? ` (it lists at most ${RANGE_SCAN})` : ''}: every failed one first (up to half of ${budget}), then the slowest, then a spread over the range`
+      : `${traces.length} trace(s) read from ${source.name}: its failed traces (up to ${Math.ceil(budget / 2)}), the slowest of what its search returned, and up to ${budget} of the range (Tempo's search answers a sample, not every trace)`;
+    const answer = timed('window', { 'hopscope.spans': traces.reduce((n, t) => n + t.length, 0), 'hopscope.traces': traces.length }, () => rankWindow({
+      traces, baseline: baseline?.value, kernelEvents: kern?.events, config: this.opts.config,
+    }));
+    const missing = [...answer.missing];
+    if (!traces.length) missing.unshift(`traces: ${source.name} holds no trace${service ? ` through ${service}` : ''} in this range`);
+    if (unreadable) missing.push(`traces: ${unreadable} of the picked trace(s) could not be read from ${source.name}`);
+    if (baseline && !baseline.status.ok) missing.push(`baseline: ${baseline.status.error}`);
+    if (!exporters.length) missing.push('kernel events: no bpf-exporter configured');
+    else if (kern?.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
+    if (kern?.truncated) missing.push('kernel events: more fell in this range than an exporter answers at once; the ranking used the most recent ones');
+    return {
+      ...answer, missing, ...base,
+      sample: { found: found.length, analysed: traces.length, failed: failedRead, sampled: sampledOut, how },
+      sources: statuses,
+    };
   }
 }
