@@ -6,8 +6,18 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { redactUrl } from '../../backend-proxy/src/db/postgres';
 import type { DemoContext, DemoPart } from './types';
+
+/** The URL without its password, for the banner. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(an unparseable URL)';
+  }
+}
 
 function dataDir(): string {
   if (process.env.HOPSCOPE_DATA_DIR) return process.env.HOPSCOPE_DATA_DIR;
