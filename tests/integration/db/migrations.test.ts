@@ -69,6 +69,21 @@ forEachEngine((e) => {
       assert.ok(Date.now() - t0 < 10_000);
     });
   } else {
+    test('in-memory databases (no data dir): each one migrated, empty and independent of the others', async () => {
+      const a = await openDatabase({ log: quietLog });
+      const b = await openDatabase({ log: quietLog });
+      try {
+        assert.equal(a.where, 'memory');
+        assert.equal(b.schemaVersion, MIGRATIONS.length);
+        await saveRcaAnswer(a, { answer });
+        assert.equal((await b.query<{ n: number }>('SELECT count(*) AS n FROM rca_answers')).rows[0].n, 0);
+        assert.equal((await a.query<{ n: number }>('SELECT count(*) AS n FROM rca_answers')).rows[0].n, 1);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     test('a second proxy on the same data dir is refused, naming the first; after close the dir opens again', async () => {
       const { db, where } = await e.fresh();
       await assert.rejects(e.open(where), (err: Error) => err instanceof DatabaseLockedError && new RegExp(`in use by another proxy \\(pid ${process.pid} `).test(err.message) && /HOPSCOPE_DATABASE_URL/.test(err.message));
