@@ -30,11 +30,12 @@ function ttftFromSpans(spans: Span[], from: number, to: number, step: number, mo
 }
 
 export class GoldenService {
-  constructor(private prometheus: PrometheusSource | undefined, private traces: TraceSource) {}
+  /** `scrapeMs`: Prometheus' scrape interval, for the rate windows (./promql `rateIntervalMs`). */
+  constructor(private prometheus: PrometheusSource | undefined, private traces: TraceSource, private scrapeMs?: number) {}
 
   async query(q: GoldenQuery): Promise<GoldenAnswer> {
     const { range, stepMs: step, backend, model, service } = q;
-    const { plans, missing } = goldenPlans({ backend, model, service, stepMs: step });
+    const { plans, missing } = goldenPlans({ backend, model, service, stepMs: step, scrapeMs: this.scrapeMs });
     const series: GoldenSeries[] = [];
     const statuses: SourceStatus[] = [];
     const prom = this.prometheus;

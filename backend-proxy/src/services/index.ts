@@ -83,7 +83,8 @@ interface Background { start(): void; stop(): Promise<void> | void }
 
 export function buildServices({ config, sources, log, db }: ServiceDeps): Services {
   const traces = new TraceService(sources.traces);
-  const rca = new RcaService(traces, sources.exporters);
+  const tempo = sources.traces instanceof TempoSource;
+  const rca = new RcaService(traces, sources.exporters, { config: config.rcaConfig });
   const faults = new FaultService(sources.chain);
   const alerts = new AlertService(config, sources, log);
   const background: Background[] = [alerts];
@@ -104,13 +105,13 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   return {
     health: new HealthService(health),
     ingest: new IngestService(sources.store),
-    golden: new GoldenService(sources.prometheus, sources.traces),
+    golden: new GoldenService(sources.prometheus, sources.traces, config.scrapeIntervalMs),
     heatmap: new HeatmapService(sources.prometheus),
-    drilldown: new DrilldownService(sources.traces, sources.exporters),
+    drilldown: new DrilldownService({ traces: sources.traces, exporters: sources.exporters, prometheus: sources.prometheus, counters: sources.counters, tempo, scrapeMs: config.scrapeIntervalMs }),
     faults,
     traces,
     rca,
-    compare: new CompareService(sources.traces),
+    compare: new CompareService(sources.traces, tempo),
     alerts,
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
     runs,

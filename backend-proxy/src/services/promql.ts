@@ -1,7 +1,12 @@
 /**
  * The PromQL catalogue: every query the proxy builds (the golden metrics for vLLM and TGI on their real names, as in
- * fixtures/metrics/AB-MAPPING.md, and the DCGM heatmap fields), from label values escaped as PromQL string literals
- * (names are whitelisted upstream). Alert rules carry their own PromQL, written by the user.
+ * fixtures/metrics/AB-MAPPING.md, the DCGM heatmap fields, and the service/pod request figures from the services' own
+ * counters or Tempo's span metrics), from label values escaped as PromQL string literals (names are whitelisted
+ * upstream). Alert rules carry their own PromQL, written by the user.
+ *
+ * Rate windows follow Grafana's `$__rate_interval`: max(step + scrape interval, 4 × scrape interval), so a rate
+ * always has enough samples whatever the scrape interval (a fixed 30 s minimum was too short at a 15 s scrape and
+ * needlessly long at 1 s).
  */
 import type { DcgmField, GoldenAnswer, GoldenMetric, InferenceBackend } from '../../../contract';
 
@@ -28,8 +33,21 @@ function withMatchers(metric: string, extra: string, base = ''): string {
 /** One golden query: which metric of which backend it answers, in what unit, and where its numbers come from. */
 interface GoldenPlan { metric: GoldenMetric; backend: InferenceBackend; unit: string; query: string; note?: string; origin?: 'otel' }
 
-export function goldenPlans(o: { backend?: InferenceBackend; model?: string; service?: string; stepMs: number }): { plans: GoldenPlan[]; missing: GoldenAnswer['missing'] } {
-  const w = `${Math.max(30, Math.ceil((2 * o.stepMs) / 1000))}s`;
+/** Prometheus' default scrape interval (HOPSCOPE_SCRAPE_INTERVAL's default). */
+export const DEFAULT_SCRAPE_MS = 15_000;
+
+/** Grafana's `$__rate_interval` rule in ms: max(step + scrape, 4 × scrape). */
+export function rateIntervalMs(stepMs: number, scrapeMs: number): number {
+  return Math.max(stepMs + scrapeMs, 4 * scrapeMs);
+}
+
+/** A PromQL range-vector duration of at least `ms`, in whole seconds. */
+export function promDuration(ms: number): string {
+  return `${Math.max(1, Math.ceil(ms / 1000))}s`;
+}
+
+export function goldenPlans(o: { backend?: InferenceBackend; model?: string; service?: string; stepMs: number; scrapeMs?: number }): { plans: GoldenPlan[]; missing: GoldenAnswer['missing'] } {
+  const w = promDuration(rateIntervalMs(o.stepMs, o.scrapeMs ?? DEFAULT_SCRAPE_MS));
   // `service` matches the target label our scrape configs set (the chain's http_sd, k8s service discovery relabels).
   const m = matchers({ model_name: o.model, service: o.service });
   const ts = matchers({ service: o.service });
@@ -69,4 +87,44 @@ export function goldenPlans(o: { backend?: InferenceBackend; model?: string; ser
 /** One DCGM field's series, optionally of one pod or namespace (the heatmap asks all fields at once). */
 export function dcgmQuery(field: DcgmField, o: { pod?: string; namespace?: string }): string {
   return withMatchers(field, matchers({ pod: o.pod, namespace: o.namespace }));
+}
+
+/**
+ * Request figures from the services' own counters, as the demo chain's hops expose them (prom-client):
+ * `hopscope_requests_total{route, code}` and `hopscope_request_duration_seconds` (route), with `service`, `pod` and
+ * `node` from the scrape target. Errors are 5xx answers. Grouped by `by` (e.g. service and pod).
+ */
+export function serviceMetricsQueries(o: { by: string[]; window: string; service?: string }): { requests: string; errors: string; p50: string; p99: string } {
+  const m = matchers({ service: o.service });
+  const by = o.by.join(', ');
+  const errs = withMatchers('hopscope_requests_total', m, 'code=~"5.."');
+  const q = (x: number): string => `histogram_quantile(${x}, sum by (${by}, le) (rate(${withMatchers('hopscope_request_duration_seconds_bucket', m)}[${o.window}])))`;
+  return {
+    requests: `sum by (${by}) (rate(${withMatchers('hopscope_requests_total', m)}[${o.window}]))`,
+    errors: `sum by (${by}) (rate(${errs}[${o.window}]))`,
+    p50: q(0.5),
+    p99: q(0.99),
+  };
+}
+
+/** Span kinds that stand for a service's requests (as Tempo's span metrics name them). */
+export const REQUEST_SPAN_KINDS = 'SPAN_KIND_SERVER|SPAN_KIND_CONSUMER';
+
+/**
+ * Request figures from Tempo's span metrics (metrics generator): `traces_spanmetrics_calls_total` and
+ * `traces_spanmetrics_latency_bucket` (seconds), labelled `service`, `span_kind`, `status_code` and the pod in
+ * `k8s_pod_name` (the `k8s.pod.name` dimension). Calls and errors are split by `span_kind` (a service's requests are
+ * its server/consumer spans, or all of its spans when it has none); percentiles come for both choices.
+ */
+export function spanMetricsQueries(o: { by: string[]; window: string; service?: string }): { calls: string; errors: string; p50: string; p99: string; p50All: string; p99All: string } {
+  const m = matchers({ service: o.service });
+  const by = o.by.join(', ');
+  const calls = (base = ''): string => `sum by (${by}, span_kind) (rate(${withMatchers('traces_spanmetrics_calls_total', m, base)}[${o.window}]))`;
+  const q = (x: number, kinds: boolean): string =>
+    `histogram_quantile(${x}, sum by (${by}, le) (rate(${withMatchers('traces_spanmetrics_latency_bucket', m, kinds ? `span_kind=~"${REQUEST_SPAN_KINDS}"` : '')}[${o.window}])))`;
+  return {
+    calls: calls(),
+    errors: calls('status_code="STATUS_CODE_ERROR"'),
+    p50: q(0.5, true), p99: q(0.99, true), p50All: q(0.5, false), p99All: q(0.99, false),
+  };
 }

@@ -1,8 +1,10 @@
 /**
  * One way to call a source: a deadline per call, retries only for idempotent GETs on 503 or a network error,
- * and errors that name the source. A span wraps every call and a histogram times it.
+ * and errors that name the source. A span wraps every call (a child of the request being served, so Grafana's
+ * `traceparent` reaches the sources: the call carries the W3C context of its span) and a histogram times it.
+ * Credentials registered for a source's base URL (./auth) go into its requests' headers, and nowhere else.
  */
-import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { sourceCalls, sourceLatency } from '../metrics';
@@ -31,6 +33,28 @@ interface CallOptions {
 export interface CallResult<T> { status: number; body: T; latencyMs: number }
 
 const tracer = trace.getTracer('hopscope-proxy');
+
+/** Base URL → the headers that authenticate calls under it (registered by createSources for each configured source). */
+const credentials = new Map<string, Record<string, string>>();
+
+/**
+ * Calls to URLs under `baseUrl` carry these headers (credentials, tenant). Keyed by URL, so every caller of
+ * `callJson` (the Alertmanager push in ../alerts too) authenticates without handling secrets. Returns the undo.
+ */
+export function registerSourceHeaders(baseUrl: string, headers: Record<string, string>): () => void {
+  if (!Object.keys(headers).length) return () => {};
+  const base = baseUrl.replace(/\/+$/, '');
+  credentials.set(base, headers);
+  return () => { if (credentials.get(base) === headers) credentials.delete(base); };
+}
+
+function credentialsFor(url: string): Record<string, string> | undefined {
+  if (!credentials.size) return undefined;
+  for (const [base, h] of credentials) {
+    if (url.startsWith(base) && (url.length === base.length || url[base.length] === '/' || url[base.length] === '?')) return h;
+  }
+  return undefined;
+}
 class TimeoutMarker extends Error {}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const ACCEPT_JSON = { accept: 'application/json' };
@@ -78,12 +102,18 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
   timeout.unref();
   const stopFollowing = o.signal ? follow(o.signal, signal) : undefined;
   const plain = plainUrl(url);
+  // The call's W3C context (traceparent/tracestate), and the source's credentials; none of them: the shared constant.
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  const auth = credentialsFor(url);
+  const headers = o.headers || auth || carrier.traceparent
+    ? { accept: 'application/json', ...carrier, ...auth, ...o.headers }
+    : ACCEPT_JSON;
   let lastErr: unknown;
   try {
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (deadline - performance.now() <= 0) break;
       try {
-        const headers = o.headers ? { accept: 'application/json', ...o.headers } : ACCEPT_JSON;
         const res = await (plain
           ? agent.request({ origin: plain.origin, path: plain.path, method, headers, body: o.body, signal })
           : request(url, { method, headers, body: o.body, signal, dispatcher: agent }));

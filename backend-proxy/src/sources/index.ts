@@ -2,11 +2,13 @@
 import type pino from 'pino';
 import type { ProxyConfig } from '../config';
 import type { SourceStatus } from '../../../contract';
+import { RequestCounters } from '../store/request-counters';
 import { TraceStore } from '../store/trace-store';
+import { authHeaders } from './auth';
 import { ChainControlSource } from './chain';
 import { DNS_PREFIX, ExporterDiscovery, parseDnsSpec } from './discovery';
 import { ExporterSource } from './exporters';
-import { settle } from './http';
+import { callJson, registerSourceHeaders, settle } from './http';
 import { PrometheusSource } from './prometheus';
 import { TempoSource } from './tempo';
 import { EmbeddedTraceSource, type TraceSource } from './traces';
@@ -15,6 +17,8 @@ export interface Sources {
   prometheus?: PrometheusSource;
   /** Always present: receives POST /v1/traces even when Tempo is the trace source. */
   store: TraceStore;
+  /** Counters kept at ingest for every span the store receives (service/pod rates, errors, latency). */
+  counters: RequestCounters;
   traces: TraceSource;
   /** Fixed and DNS-discovered exporters; discovery updates this array in place. */
   exporters: ExporterSource[];
@@ -30,6 +34,15 @@ export interface Sources {
 export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const t = config.sourceTimeoutMs;
   const store = new TraceStore({ maxSpans: config.storeMaxSpans, maxBytes: config.storeMaxBytes, maxAgeMs: config.storeMaxAgeMs });
+  // Counts outlive the spans: the store drops traces when full, the counters keep every span's count for maxAge.
+  const counters = new RequestCounters({ maxAgeMs: config.storeMaxAgeMs });
+  store.observe(counters);
+  // Credentials by base URL: every call under it carries them (../alerts pushes to Alertmanager through callJson too).
+  const unregister = [
+    config.prometheusUrl ? registerSourceHeaders(config.prometheusUrl, authHeaders(config.sourceAuth?.prometheus)) : undefined,
+    config.tempoUrl ? registerSourceHeaders(config.tempoUrl, authHeaders(config.sourceAuth?.tempo)) : undefined,
+    config.alertmanagerUrl ? registerSourceHeaders(config.alertmanagerUrl, authHeaders(config.sourceAuth?.alertmanager)) : undefined,
+  ];
   const tempo = config.tempoUrl ? new TempoSource(config.tempoUrl, t) : undefined;
   const prometheus = config.prometheusUrl ? new PrometheusSource(config.prometheusUrl, t) : undefined;
   const fixed = config.exporterUrls.filter((u) => !u.startsWith(DNS_PREFIX)).map((u) => new ExporterSource(u, t));
@@ -39,7 +52,7 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t) : undefined;
   let sweep: NodeJS.Timeout | undefined;
   const s: Sources = {
-    prometheus, store, exporters, chain,
+    prometheus, store, counters, exporters, chain,
     traces: tempo ?? new EmbeddedTraceSource(store),
     async init() {
       await discovery?.refresh();
@@ -53,8 +66,8 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
       if (config.alertmanagerUrl) {
         const am = config.alertmanagerUrl;
         checks.push(settle('alertmanager', async () => {
-          const r = await fetch(`${am}/-/ready`, { signal: AbortSignal.timeout(Math.ceil(Math.min(t, 2000))) });
-          if (!r.ok) throw new Error(`not ready: HTTP ${r.status}`);
+          const r = await callJson(`${am}/-/ready`, { source: 'alertmanager', timeoutMs: Math.ceil(Math.min(t, 2000)), retries: 0 });
+          if (r.status !== 200) throw new Error(`not ready: HTTP ${r.status}`);
         }));
       }
       return [...(await Promise.all(checks)).map((c) => c.status), ...(discovery?.statuses() ?? [])];
@@ -70,6 +83,7 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
       if (sweep) clearInterval(sweep);
       discovery?.stop();
       store.close();
+      for (const u of unregister) u?.();
     },
   };
   return s;

@@ -72,6 +72,12 @@ test('services from spans', async () => {
   assert.equal(llm.errors, 1);
   assert.deepEqual(llm.pods, ['llm-vllm-0']);
   assert.ok(llm.p99Ms! > llm.p50Ms!);
+  // No Prometheus here: every figure from the embedded store's counters, exact (nothing carried a sampling rate).
+  assert.equal(llm.requests, 60);
+  assert.equal(llm.rps, Math.round((60 / ((now - T0 + 1000) / 1000)) * 1000) / 1000);
+  assert.equal(llm.errorRate, Math.round((1 / 60) * 10_000) / 10_000);
+  assert.deepEqual([llm.figures.rate.origin, llm.figures.rate.exact, llm.figures.errors.exact, llm.figures.latency.exact], ['ingest-counters', true, true, false]);
+  assert.ok(s.notes.some((n) => /no Prometheus configured/.test(n)), s.notes.join('; '));
 });
 
 test('pods of a service carry kernel event counts; a hanging exporter is a per-source error within the deadline', async () => {
