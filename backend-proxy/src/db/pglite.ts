@@ -15,7 +15,7 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type pino from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import type { Database, Queryable, QueryResult } from './database';
-import { DatabaseUnavailableError } from './errors';
+import { DatabaseLockedError, DatabaseUnavailableError } from './errors';
 import { MIGRATIONS, checksum, migrate } from './migrations';
 import { probe } from './probe';
 
@@ -83,8 +83,13 @@ export async function openPglite(dataDir: string | undefined, log: pino.Logger):
   let lock: DataDirLock | undefined;
   const pgdata = dataDir ? join(dataDir, 'pgdata') : undefined;
   if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
-    lock = lockDataDir(dataDir);
+    try {
+      mkdirSync(dataDir, { recursive: true });
+      lock = lockDataDir(dataDir);
+    } catch (err) {
+      if (err instanceof DatabaseLockedError) throw err;
+      throw new Error(`the data dir ${dataDir} cannot be used: ${(err as Error).message} (HOPSCOPE_DATA_DIR must be a directory this proxy may write)`);
+    }
     if (lock.tookOver) log.warn({ previous: lock.tookOver, dataDir }, 'database: the previous proxy on this data dir did not shut down cleanly; recovering');
   }
   let pg: PGlite;
