@@ -5,6 +5,7 @@ import type { ProxyConfig } from './config';
 import { bearerAuth } from './http/auth';
 import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { serverSpans } from './http/tracing';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
@@ -26,6 +27,7 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     });
     next();
   });
+  app.use(serverSpans());
   app.use(cors(config.corsOrigins));
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', registry.contentType);

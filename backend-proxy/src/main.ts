@@ -2,10 +2,11 @@
 /** CLI: `tsx backend-proxy/src/main.ts [--help]`. Configuration comes from the environment (see --help). */
 import { ConfigError, DEFAULTS, ENV_HELP } from './config';
 import { startProxy } from './server';
-import { startSelfTracing } from './telemetry';
+import { OTEL_HELP, selfTracingFromEnv, startSelfTracing } from './telemetry';
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  const lines = Object.entries(ENV_HELP).map(([k, v]) => `  ${k.padEnd(30)} ${v}`);
+  const lines = Object.entries(ENV_HELP).map(([k, v]) => `  ${k.padEnd(34)} ${v}`);
+  const otel = Object.entries(OTEL_HELP).map(([k, v]) => `  ${k.padEnd(34)} ${v}`);
   console.log(`hopscope backend proxy: merges Prometheus, Tempo (or its embedded OTLP store) and the bpf-exporters under /api.
 
 Usage: tsx backend-proxy/src/main.ts [--help]
@@ -13,7 +14,13 @@ Listens on ${DEFAULTS.host}:${DEFAULTS.port} by default; OTLP/HTTP traces at POS
 
 Environment:
 ${lines.join('\n')}
-  ${'HOPSCOPE_PROXY_OTLP_URL'.padEnd(30)} export the proxy's own spans over OTLP/HTTP (e.g. to Tempo; unset = off)`);
+
+Source credentials: one scheme for Prometheus (Mimir/Thanos), Tempo and Alertmanager. HOPSCOPE_<SOURCE>_BASIC_AUTH=user:password
+or HOPSCOPE_<SOURCE>_BEARER_TOKEN=<token> (not both), and HOPSCOPE_<SOURCE>_ORG_ID=<tenant> sent as X-Scope-OrgID, with
+<SOURCE> = PROMETHEUS, TEMPO or ALERTMANAGER. Credentials inside a URL are refused; secrets are never logged.
+
+The proxy's own traces (OpenTelemetry; a request's traceparent parents the proxy's spans, and source calls carry it on):
+${otel.join('\n')}`);
   process.exit(0);
 }
 const unknown = process.argv.slice(2).filter((a) => a !== '--help' && a !== '-h');
@@ -23,9 +30,7 @@ if (unknown.length) {
 }
 
 try {
-  const otlp = process.env.HOPSCOPE_PROXY_OTLP_URL?.trim() || undefined;
-  if (otlp && !/^https?:\/\//.test(otlp)) throw new ConfigError(`HOPSCOPE_PROXY_OTLP_URL: "${otlp}" must be an http(s) URL, e.g. http://127.0.0.1:3301/v1/traces`);
-  const stopTracing = startSelfTracing(otlp);
+  const stopTracing = startSelfTracing(selfTracingFromEnv());
   const proxy = await startProxy();
   console.log(`hopscope-proxy listening on ${proxy.url}`);
   let stopping = false;

@@ -1,20 +1,139 @@
 /**
- * The proxy's own traces: spans from @opentelemetry/api (around each source call and each root-cause run) are
- * exported over OTLP/HTTP when HOPSCOPE_PROXY_OTLP_URL is set; otherwise the API stays a no-op (zero cost).
+ * The proxy's own traces, configured by the standard OpenTelemetry variables (HOPSCOPE_PROXY_OTLP_URL is the
+ * fallback): a span for every request the proxy serves (http/tracing.ts, a child of the caller's W3C `traceparent`,
+ * so Grafana's trace continues into the proxy), around each source call (sources/http.ts, which sends the context on
+ * to Prometheus, Tempo, the exporters and Alertmanager) and each root-cause run. With no endpoint the API stays a
+ * no-op (zero cost): nothing is installed.
+ *
+ * - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as is), else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`, else
+ *   `HOPSCOPE_PROXY_OTLP_URL` (as is);
+ * - `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL`: `http/protobuf` (the default) or `http/json`;
+ * - `OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`: `key=value,…`, values URL-encoded (e.g. an API key);
+ * - `OTEL_SERVICE_NAME` (default `hopscope-proxy`), `OTEL_RESOURCE_ATTRIBUTES` (`k8s.pod.name=…,…`);
+ * - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`: off; `OTEL_TRACES_SAMPLER[_ARG]`: read by the SDK.
  */
-import { context, trace } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { ConfigError } from './config';
 
-export function startSelfTracing(otlpUrl: string | undefined): () => Promise<void> {
-  if (!otlpUrl) return async () => {};
+export interface SelfTracingConfig {
+  /** The OTLP/HTTP traces URL; undefined = off. */
+  endpoint?: string;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  serviceName: string;
+  resource: Record<string, string>;
+  /** Which variable named the endpoint (for the start log line). */
+  from?: string;
+}
+
+/** Variables read here, for --help. */
+export const OTEL_HELP: Record<string, string> = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL for the proxy\'s own spans (+ /v1/traces), e.g. http://otel-collector:4318',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'full OTLP/HTTP traces URL (wins over OTEL_EXPORTER_OTLP_ENDPOINT)',
+  OTEL_EXPORTER_OTLP_HEADERS: 'headers sent with every export: key1=value1,key2=value2 (URL-encoded values); _TRACES_HEADERS too',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf (default) or http/json; _TRACES_PROTOCOL too',
+  OTEL_SERVICE_NAME: 'service.name of the proxy\'s spans (default hopscope-proxy)',
+  OTEL_RESOURCE_ATTRIBUTES: 'resource attributes of the proxy\'s spans: key1=value1,... (e.g. k8s.pod.name, deployment.environment)',
+  OTEL_SDK_DISABLED: 'true: no spans exported (as OTEL_TRACES_EXPORTER=none)',
+  HOPSCOPE_PROXY_OTLP_URL: 'fallback OTLP/HTTP traces URL when no OTEL_EXPORTER_OTLP_* endpoint is set (unset = off)',
+};
+
+/** `key1=value1,key2=value2` with URL-encoded values (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES). */
+export function parseOtelList(name: string, v: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of v.split(',')) {
+    if (!part.trim()) continue;
+    const eq = part.indexOf('=');
+    const key = eq > 0 ? part.slice(0, eq).trim() : '';
+    if (!key) throw new ConfigError(`${name}: "${part.trim().slice(0, 40)}" is not key=value (expected key1=value1,key2=value2)`);
+    try {
+      out[key] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      throw new ConfigError(`${name}: the value of ${key} is not URL-encoded correctly`);
+    }
+  }
+  return out;
+}
+
+const first = (env: NodeJS.ProcessEnv, ...names: string[]): [string, string] | undefined => {
+  for (const n of names) if (env[n] !== undefined && env[n]!.trim() !== '') return [n, env[n]!.trim()];
+  return undefined;
+};
+
+function httpUrl(name: string, raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not a URL (expected e.g. http://127.0.0.1:4318)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name}: "${raw}" must be an http(s) URL (the proxy exports over OTLP/HTTP)`);
+  return raw;
+}
+
+/** The proxy's tracing settings from the environment; throws ConfigError naming the variable. */
+export function selfTracingFromEnv(env: NodeJS.ProcessEnv = process.env): SelfTracingConfig {
+  const resource = env.OTEL_RESOURCE_ATTRIBUTES ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES) : {};
+  const headers = {
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) : {}),
+  };
+  const proto = first(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL');
+  if (proto && proto[1] !== 'http/protobuf' && proto[1] !== 'http/json') throw new ConfigError(`${proto[0]}=${proto[1]}: the proxy exports over OTLP/HTTP; use http/protobuf or http/json`);
+  const exporter = first(env, 'OTEL_TRACES_EXPORTER');
+  if (exporter && exporter[1] !== 'otlp' && exporter[1] !== 'none') throw new ConfigError(`OTEL_TRACES_EXPORTER=${exporter[1]}: the proxy exports traces with otlp (or none)`);
+  const off = /^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? '') || exporter?.[1] === 'none';
+  const c: SelfTracingConfig = {
+    protocol: (proto?.[1] as SelfTracingConfig['protocol']) ?? 'http/protobuf',
+    headers,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || resource['service.name'] || 'hopscope-proxy',
+    resource,
+  };
+  if (off) return c;
+  const traces = first(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = first(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const fallback = first(env, 'HOPSCOPE_PROXY_OTLP_URL');
+  if (traces) { c.endpoint = httpUrl(traces[0], traces[1]); c.from = traces[0]; }
+  else if (base) { c.endpoint = `${httpUrl(base[0], base[1]).replace(/\/+$/, '')}/v1/traces`; c.from = base[0]; }
+  else if (fallback) {
+    c.endpoint = httpUrl(fallback[0], fallback[1]);
+    c.from = fallback[0];
+    // The old variable named an OTLP/HTTP JSON receiver (the proxy's own /v1/traces takes both); keep its encoding.
+    if (!proto) c.protocol = 'http/json';
+  }
+  return c;
+}
+
+let installed = false;
+
+/**
+ * Starts exporting the proxy's spans as configured; returns the shutdown (flushes). `extraProcessors`: tests read
+ * the spans in memory. Installs the W3C propagators (traceparent, baggage) and the async context manager so a
+ * request's context follows it across awaits. A string is an endpoint (the old signature).
+ */
+export function startSelfTracing(c: SelfTracingConfig | string | undefined, extraProcessors: SpanProcessor[] = []): () => Promise<void> {
+  const cfg: SelfTracingConfig | undefined = typeof c === 'string' ? { endpoint: c, protocol: 'http/json', headers: {}, serviceName: 'hopscope-proxy', resource: {} } : c;
+  if (!cfg?.endpoint && !extraProcessors.length) return async () => {};
+  const processors: SpanProcessor[] = [...extraProcessors];
+  if (cfg?.endpoint) {
+    const Exporter = cfg.protocol === 'http/json' ? OTLPJsonExporter : OTLPProtoExporter;
+    processors.push(new BatchSpanProcessor(new Exporter({ url: cfg.endpoint, headers: cfg.headers, timeoutMillis: 5000 })));
+  }
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': 'hopscope-proxy', 'service.namespace': 'hopscope' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl, timeoutMillis: 5000 }))],
+    resource: resourceFromAttributes({ 'service.namespace': 'hopscope', ...cfg?.resource, 'service.name': cfg?.serviceName ?? 'hopscope-proxy' }),
+    spanProcessors: processors,
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (!installed) {
+    installed = true;
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  }
   trace.setGlobalTracerProvider(provider);
   return () => provider.shutdown();
 }

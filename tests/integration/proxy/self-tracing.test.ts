@@ -1,0 +1,93 @@
+/**
+ * The proxy's own OpenTelemetry, configured by the standard OTEL_* variables: a request that arrives with a W3C
+ * `traceparent` (as Grafana's data proxy sends one) is continued by the proxy's spans, exported over OTLP/HTTP
+ * (protobuf, the default) to a second proxy's embedded store (a real OTLP receiver), with the service name and
+ * resource attributes from OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES; and the proxy's calls to a real Prometheus
+ * carry a `traceparent` of the same trace whose parent is the proxy's span of that call (seen by a recording relay
+ * in front of Prometheus). A POST with a body keeps its context across the body parser.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { TraceDetail } from '../../../contract';
+import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
+import { selfTracingFromEnv, startSelfTracing } from '../../../backend-proxy/src/telemetry';
+import { chainTrace, otlp, tinyServer } from '../../unit/proxy/helpers';
+import { startPrometheus, type RealServer } from './real-servers';
+
+const TRACE = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+const PARENT = '00f067aa0ba902b7';
+const POST_TRACE = 'b1b2c3d4e5f60718293a4b5c6d7e8f91';
+const UNTRACED = ['c1b2c3d4e5f60718293a4b5c6d7e8f92', 'd1b2c3d4e5f60718293a4b5c6d7e8f93'];
+
+describe('the proxy\'s own traces join the caller\'s', () => {
+  let prom: RealServer;
+  let relay: Awaited<ReturnType<typeof tinyServer>>;
+  let receiver: RunningProxy;
+  let proxy: RunningProxy;
+  let stopTracing: () => Promise<void>;
+  const seenByPrometheus: string[] = [];
+
+  before(async () => {
+    prom = await startPrometheus([]);
+    const target = new URL(prom.url);
+    relay = await tinyServer((req, res, body) => {
+      if (req.headers.traceparent) seenByPrometheus.push(String(req.headers.traceparent));
+      const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (r) => { res.writeHead(r.statusCode!, r.headers); r.pipe(res); });
+      up.end(body);
+    });
+    receiver = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
+    stopTracing = startSelfTracing(selfTracingFromEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'hopscope-proxy-under-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'k8s.pod.name=proxy-0,deployment.environment=test%20env',
+    }));
+    proxy = await startProxy({ port: 0, prometheusUrl: relay.url, exporterUrls: [], chainControlUrl: undefined });
+  });
+
+  after(async () => {
+    await proxy?.close();
+    await receiver?.close();
+    await relay?.close();
+    await prom?.stop();
+  });
+
+  it('an incoming traceparent parents the server span, its source calls, and Prometheus sees the trace', async () => {
+    const r = await fetch(`${proxy.url}/api/golden?backend=vllm&from=now-5m&to=now`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01` } });
+    assert.equal(r.status, 200);
+    await r.json();
+    // Many socket chunks: the body parser's callbacks still run in the request's context.
+    const body = JSON.stringify({ traces: otlp(Array.from({ length: 500 }, (_, i) => chainTrace(i, Date.now() - 10_000, 200)).flat()) });
+    const p = await fetch(`${proxy.url}/api/rca`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${POST_TRACE}-${PARENT}-01` }, body });
+    assert.equal(p.status, 200);
+    await p.json();
+    // No spans for /metrics (scrapes) and for OTLP ingest (an exporter pointed at the proxy itself would feed itself).
+    await (await fetch(`${proxy.url}/metrics`, { headers: { traceparent: `00-${UNTRACED[0]}-${PARENT}-01` } })).text();
+    const ingest = await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${UNTRACED[1]}-${PARENT}-01` }, body: JSON.stringify(otlp(chainTrace(2, Date.now() - 5000, 100))) });
+    assert.equal(ingest.status, 200);
+    await stopTracing(); // flushes the batch to the receiver
+    for (const id of UNTRACED) assert.equal((await fetch(`${receiver.url}/api/traces/${id}`)).status, 404, `no span of trace ${id}`);
+
+    const got = TraceDetail.parse(await (await fetch(`${receiver.url}/api/traces/${TRACE}`)).json());
+    const server = got.spans.find((s) => s.kind === 'server');
+    assert.ok(server, got.spans.map((s) => `${s.kind} ${s.name}`).join(', '));
+    assert.equal(server.name, 'GET /api/golden');
+    assert.equal(server.parentSpanId, PARENT, 'the caller\'s span is the parent');
+    assert.equal(server.attributes['http.route'], '/api/golden');
+    assert.equal(server.attributes['http.response.status_code'], 200);
+    assert.equal(server.service, 'hopscope-proxy-under-test');
+    assert.equal(server.resource['k8s.pod.name'], 'proxy-0');
+    assert.equal(server.resource['deployment.environment'], 'test env');
+    const calls = got.spans.filter((s) => s.name === 'prometheus GET');
+    assert.equal(calls.length, 6, 'the six vLLM golden queries');
+    assert.ok(calls.every((c) => c.parentSpanId === server.spanId));
+    // Prometheus received the trace: each call's traceparent names this trace, and the call's own span as parent.
+    const mine = seenByPrometheus.filter((h) => h.split('-')[1] === TRACE);
+    assert.equal(mine.length, 6, seenByPrometheus.join('\n'));
+    assert.deepEqual(new Set(mine.map((h) => h.split('-')[2])), new Set(calls.map((c) => c.spanId)));
+
+    const posted = TraceDetail.parse(await (await fetch(`${receiver.url}/api/traces/${POST_TRACE}`)).json());
+    const names = posted.spans.map((s) => s.name).sort();
+    assert.deepEqual(names, ['POST /api/rca', 'rca window'], 'the engine\'s span runs in the request\'s context after the body was read');
+    assert.equal(posted.spans.find((s) => s.name === 'rca window')!.parentSpanId, posted.spans.find((s) => s.kind === 'server')!.spanId);
+  });
+});
