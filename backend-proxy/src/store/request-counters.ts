@@ -119,8 +119,8 @@ export class RequestCounters implements TraceStoreObserver {
 
   private get now(): number { return (this.opts.now ?? Date.now)(); }
 
-  /** The store's observer hook: every span received, as it is added. */
-  added(spans: readonly Span[]): void {
+  /** The store's observer hook: every span received once (an exporter's retry of the same span is not counted again). */
+  received(spans: readonly Span[]): void {
     const now = this.now;
     const oldest = now - this.opts.maxAgeMs;
     for (const s of spans) {

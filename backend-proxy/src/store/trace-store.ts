@@ -50,6 +50,8 @@ export interface TraceQuery {
 /** What follows the store from outside (secondary indexes such as run-index.ts): every span added, every trace dropped. */
 export interface TraceStoreObserver {
   added?(spans: readonly Span[]): void;
+  /** The spans of an `add` not received before (a span id re-sent in the same trace, e.g. an exporter's retry, is left out). */
+  received?(spans: readonly Span[]): void;
   dropped?(traceId: string): void;
 }
 
@@ -126,6 +128,7 @@ export class TraceStore {
   /** Adds spans (already normalised and enriched); a span id seen again in the same trace replaces the old one. */
   add(spans: Span[]): void {
     const now = this.now();
+    const fresh: Span[] | undefined = this.observers.some((o) => o.received) ? [] : undefined;
     for (const s of spans) {
       let e = this.traces.get(s.traceId);
       if (!e) {
@@ -145,6 +148,7 @@ export class TraceStore {
         e.bytes += b - old;
         this.byteCount += b - old;
       } else {
+        fresh?.push(s);
         e.index.set(s.spanId, e.spans.length);
         e.spans.push(s);
         e.bytes += b;
@@ -161,7 +165,10 @@ export class TraceStore {
       if (s.startMs < e.startMs) e.startMs = s.startMs;
       if (s.endMs > e.endMs) e.endMs = s.endMs;
     }
-    for (const o of this.observers) o.added?.(spans);
+    for (const o of this.observers) {
+      o.added?.(spans);
+      if (fresh) o.received?.(fresh);
+    }
     this.evict();
     this.scheduleWarm();
   }

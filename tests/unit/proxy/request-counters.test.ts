@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Span } from '../../../contract';
 import { CELL_MS, histQuantile, RequestCounters } from '../../../backend-proxy/src/store/request-counters';
+import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
 import { hex } from './helpers';
 
 const T0 = 1_700_000_000_000;
@@ -44,7 +45,7 @@ const sum = (rows: ReturnType<RequestCounters['window']>, service: string, f: 'r
 describe('ingest counters', () => {
   it('counts every span of an unsampled stream exactly, by service and pod', () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 600_000 });
-    for (let i = 0; i < 300; i++) c.added(trace(i, T0 + i * 1000, { failed: i % 30 === 0 }));
+    for (let i = 0; i < 300; i++) c.received(trace(i, T0 + i * 1000, { failed: i % 30 === 0 }));
     const rows = c.window(T0, T0 + 300_000 + CELL_MS);
     assert.equal(sum(rows, 'gateway', 'requests'), 300);
     assert.equal(sum(rows, 'rag', 'spans'), 300);
@@ -66,8 +67,8 @@ describe('ingest counters', () => {
       if (failed) errors++;
       const sampled = rand() < rate;
       // Kept: the head sampler kept it (rate on the root), or it failed (exported anyway, no rate on the root).
-      if (sampled) { c.added(trace(i, T0 + i * 100, { rate, failed })); kept++; }
-      else if (failed) c.added(trace(i, T0 + i * 100, { failed }));
+      if (sampled) { c.received(trace(i, T0 + i * 100, { rate, failed })); kept++; }
+      else if (failed) c.received(trace(i, T0 + i * 100, { failed }));
     }
     const rows = c.window(T0, T0 + 2_000_000 + CELL_MS);
     const est = sum(rows, 'gateway', 'requests');
@@ -79,11 +80,11 @@ describe('ingest counters', () => {
 
   it('a root without its rate while its service samples: a trace kept for its errors adds no healthy requests', () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
-    c.added(trace(0, T0, { rate: 0.5 }));
+    c.received(trace(0, T0, { rate: 0.5 }));
     // Dropped by the head sampler; its rag span failed and was exported with the path to the root (healthy root).
     const t = trace(1, T0 + 1000);
     t[0].status = 'error';
-    c.added(t);
+    c.received(t);
     const rows = c.window(T0, T0 + 10_000);
     assert.equal(sum(rows, 'gateway', 'requests'), 2, 'the kept trace stands for 2, the error-kept root for none');
     assert.equal(sum(rows, 'rag', 'requests'), 3, 'rag: 2 from the kept trace + its failed span');
@@ -94,14 +95,14 @@ describe('ingest counters', () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
     const t = trace(0, T0);
     for (const s of t) s.attributes['hopscope.sampling.probability'] = 0.1;
-    c.added(t);
+    c.received(t);
     assert.equal(Math.round(sum(c.window(T0, T0 + 10_000), 'gateway', 'requests')), 10);
   });
 
   it('latency percentiles within 2%; cells past the retention forgotten; old spans skipped', () => {
     let now = T0 + 10_000;
     const c = new RequestCounters({ maxAgeMs: 60_000, now: () => now });
-    for (let i = 0; i < 100; i++) c.added(trace(i, T0 + i * 10, { durMs: 10 * (i + 1) }));
+    for (let i = 0; i < 100; i++) c.received(trace(i, T0 + i * 10, { durMs: 10 * (i + 1) }));
     const gw = c.window(T0, T0 + 10_000).filter((r) => r.service === 'gateway');
     const p50 = histQuantile(gw[0].hist, gw[0].zero, 0.5)!;
     const p99 = histQuantile(gw[0].hist, gw[0].zero, 0.99)!;
@@ -111,14 +112,26 @@ describe('ingest counters', () => {
     c.sweep();
     assert.equal(c.window(T0, T0 + 10_000).length, 0);
     assert.equal(c.size.series, 0);
-    c.added(trace(500, T0));
+    c.received(trace(500, T0));
     assert.equal(c.skipped.old, 2);
+  });
+
+  it('in the store: a span re-sent (an exporter\'s retry) is counted once, counts outlive the spans the store drops', () => {
+    const store = new TraceStore({ maxSpans: 100, maxBytes: 1e9, maxAgeMs: 3600_000 }, () => T0 + 60_000, { enabled: false, sliceMs: 1, quietMs: 1 });
+    const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
+    store.observe(c);
+    store.add(trace(0, T0));
+    store.add(trace(0, T0));
+    for (let i = 1; i < 200; i++) store.add(trace(i, T0 + i * 100));
+    assert.ok(store.size.spans <= 100, 'the store dropped traces');
+    assert.equal(sum(c.window(T0, T0 + 30_000), 'gateway', 'requests'), 200);
+    store.close();
   });
 
   it('a window pro-rates the cells at its edges', () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
     const at = Math.floor(T0 / CELL_MS) * CELL_MS;
-    for (let i = 0; i < 10; i++) c.added(trace(i, at + i * 100, { durMs: 1 }));
+    for (let i = 0; i < 10; i++) c.received(trace(i, at + i * 100, { durMs: 1 }));
     assert.equal(sum(c.window(at, at + CELL_MS / 2), 'gateway', 'requests'), 5);
   });
 });
