@@ -302,8 +302,10 @@ export class DrilldownService {
       notes.push(...c.notes);
       statuses.push({ source: this.traces.name, ok: true, latencyMs: 0 });
     }
-    if (tempo && !(spm?.value?.size)) {
-      // No span metrics: a sample of traces is all there is; it says so on every figure it gives.
+    if (tempo && !spm?.value?.size && svc?.value?.size) {
+      notes.push('no span metrics (traces_spanmetrics_calls_total) in Prometheus for this range: only services with their own request counters are listed (configure Tempo\'s metrics generator span_metrics)');
+    } else if (tempo && !spm?.value?.size) {
+      // Nothing counted anywhere: a sample of traces is all there is; it says so on every figure it gives.
       const got = await settle(this.traces.name, () => this.sampledTraces(scope, keyBy));
       statuses.push(got.status);
       if (got.value) {

@@ -8,7 +8,7 @@
  * | ingest     | ingest.ts                     | OTLP/HTTP into the embedded store (parse all, enrich, store)        |
  * | golden     | golden.ts, promql.ts          | the golden metrics; promql.ts is the catalogue of every PromQL query |
  * | heatmap    | heatmap.ts                    | the GPU heatmap (DCGM field fallback, blank sentinels)              |
- * | drilldown  | drilldown.ts                  | services → pods → a pod's kernel events                            |
+ * | drilldown  | drilldown.ts                  | services → pods → a pod's kernel events; figures from counts (own metrics, span metrics, ingest counters) |
  * | faults     | faults.ts                     | injected chain faults as annotations of a range                     |
  * | traces     | traces.ts                     | trace search and one trace by id (400/404/502 in one place)         |
  * | rca        | rca.ts, baseline-cache.ts     | root-cause orchestration (trace + baseline + kernel events fetched together), the baseline cache |
