@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SourceStatus } from './common';
 import { FaultAnnotation } from './faults';
 import { KernelEvent, KernelEventType } from './kernel-events';
+import { RcaAnswer } from './rca';
 
 /** A time series point: [epoch ms, value or null = no data]. */
 export const Point = z.tuple([z.number(), z.number().nullable()]);
@@ -270,3 +271,14 @@ export const RcaRangeSample = z.object({
   how: z.string(),
 });
 export type RcaRangeSample = z.infer<typeof RcaRangeSample>;
+
+/** GET /api/rca answer: a root-cause answer over the range, what it read (`sample`), and its sources. */
+export const RcaRangeAnswer = RcaAnswer.extend({
+  from: z.number(),
+  to: z.number(),
+  service: z.string().optional(),
+  window: z.object({ traces: z.number().int().nonnegative(), spans: z.number().int().nonnegative(), fromMs: z.number().optional(), toMs: z.number().optional(), anomalousTraces: z.number().int().nonnegative() }),
+  sample: RcaRangeSample,
+  sources: z.array(SourceStatus),
+});
+export type RcaRangeAnswer = z.infer<typeof RcaRangeAnswer>;

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { RcaAnswer, RcaRangeSample } from '../../../contract';
+import { RcaRangeAnswer, RcaRangeSample } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { chainTrace, otlp, type SpanSpec } from '../../unit/proxy/helpers';
 
@@ -48,7 +48,7 @@ after(async () => { await proxy?.close(); });
 test('a range root cause from the store: the slow hop first, every trace of the range read, the baseline from before it', async () => {
   const { status, body } = await getJson(`/api/rca?from=${T1 - 500}&to=${T1 + 31_000}`);
   assert.equal(status, 200, JSON.stringify(body));
-  RcaAnswer.parse(body);
+  RcaRangeAnswer.parse(body);
   const sample = RcaRangeSample.parse(body.sample);
   assert.deepEqual({ found: sample.found, analysed: sample.analysed, failed: sample.failed, sampled: sample.sampled }, { found: 30, analysed: 30, failed: 1, sampled: false });
   assert.equal(body.candidates[0].service, 'llm-vllm', JSON.stringify(body.candidates.slice(0, 3)));
