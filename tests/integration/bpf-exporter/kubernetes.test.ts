@@ -1,7 +1,8 @@
 /**
  * Pod identity from the Kubernetes API, against a replay server answering with responses recorded from real API
  * servers (tests/fixtures/kubernetes/: a kind v1.36 list and watch, and a kind watch in which a pod is deleted; each
- * file names its source), the exporter pointed at it through a kubeconfig:
+ * file names its source), over TLS (client-node refuses a plain-http server unless told to skip TLS verification),
+ * the exporter pointed at it through a kubeconfig that carries the replay's CA:
  *   - it lists only its node's pods (fieldSelector=spec.nodeName), watches from the list's resourceVersion with
  *     bookmarks, sends the kubeconfig's bearer token over TLS verified with its CA, and says so in /health;
  *   - pod UID → name, namespace, allow-listed labels, controller, workload (the Deployment above a ReplicaSet);
@@ -59,9 +60,15 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
   const kind = recording('kind-v1.36-kube-system.json');
   const aeraki = recording('kind-aeraki-watch-delete.json');
 
+  let tls: { key: Buffer; cert: Buffer } | undefined;
+  const noTls = (): string | undefined => (tls ? undefined : 'openssl missing (the replay server\'s certificate)');
+
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'bx-bpf-kube-'));
     writeFileSync(join(dir, 'empty.jsonl'), '');
+    if (!has('openssl')) return;
+    sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'api.key'), '-out', join(dir, 'api.crt'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+    tls = { key: readFileSync(join(dir, 'api.key')), cert: readFileSync(join(dir, 'api.crt')) };
   });
   after(async () => {
     await Promise.all(exporters.map((e) => e.stop()));
@@ -70,10 +77,9 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
   });
 
   test('lists its node\'s pods, watches from the list\'s resourceVersion, token over verified TLS; UID → name, labels, owner, workload', async (t) => {
-    if (!has('openssl')) return t.skip('openssl missing (the replay server\'s certificate)');
-    sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'api.key'), '-out', join(dir, 'api.crt'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
-    const cert = readFileSync(join(dir, 'api.crt'));
-    const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] }, { key: readFileSync(join(dir, 'api.key')), cert });
+    if (noTls()) return t.skip(noTls());
+    const cert = tls!.cert;
+    const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] }, tls);
     closers.push(api.close);
     const e = await start({
       HOPSCOPE_BPF_NODE: 'v1.36-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, cert),
@@ -105,12 +111,13 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     assert.equal(pods.byUid('kindnet-4pxt7'), undefined, 'by UID, not by name');
   });
 
-  test('a watch that ends is renewed from its last resourceVersion; a deleted pod stays known for a while, marked deleted', async () => {
+  test('a watch that ends is renewed from its last resourceVersion; a deleted pod stays known for a while, marked deleted', async (t) => {
+    if (noTls()) return t.skip(noTls());
     writeFileSync(join(dir, 'token'), `${TOKEN}\n`);
-    const api = await startKubeReplay({ list: aeraki.list, watches: [{ body: aeraki.watch.response_body, end: true }] });
+    const api = await startKubeReplay({ list: aeraki.list, watches: [{ body: aeraki.watch.response_body, end: true }] }, tls);
     closers.push(api.close);
     const e = await start({
-      HOPSCOPE_BPF_NODE: 'aeraki-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { tokenFile: join(dir, 'token') }),
+      HOPSCOPE_BPF_NODE: 'aeraki-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { tokenFile: join(dir, 'token') }, tls!.cert),
       HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl'),
     });
     const k = await waitFor('second watch', async () => {
@@ -128,11 +135,12 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     assert.equal(gone?.deleted, true, 'its last sockets are still attributed to it');
   });
 
-  test('an API server it cannot reach: /proc attribution, and /health says why', async () => {
-    const api = await startKubeReplay({ list: kind.list, watches: [] });
+  test('an API server it cannot reach: /proc attribution, and /health says why', async (t) => {
+    if (noTls()) return t.skip(noTls());
+    const api = await startKubeReplay({ list: kind.list, watches: [] }, tls);
     const url = api.url;
     await api.close();
-    const e = await start({ HOPSCOPE_BPF_NODE: 'n1', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, url, { token: TOKEN }), HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl') });
+    const e = await start({ HOPSCOPE_BPF_NODE: 'n1', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, url, { token: TOKEN }, tls!.cert), HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl') });
     const k = await waitFor('list failure reported', async () => {
       const { body } = await getJson<KubeHealth>(`${e.url}/health`);
       return body.attribution.kubernetes?.lastError ? body.attribution.kubernetes : undefined;
@@ -151,14 +159,14 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
   });
 
   test('root: a process in that pod\'s cgroup connects; the real probe names the pod, labels and owner from the API', async (t) => {
-    const skip = probeSkipReason() ?? (has('python3') ? undefined : 'python3 missing');
+    const skip = probeSkipReason() ?? (has('python3') ? undefined : 'python3 missing') ?? noTls();
     if (skip) return t.skip(skip);
     const cg2 = ['/sys/fs/cgroup/unified', '/sys/fs/cgroup'].find((p) => { try { readFileSync(join(p, 'cgroup.procs')); return true; } catch { return false; } });
     if (!cg2) return t.skip('no cgroup v2 mount');
-    const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] });
+    const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] }, tls);
     closers.push(api.close);
     const e = await start({
-      HOPSCOPE_BPF_NODE: 'v1.36-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }),
+      HOPSCOPE_BPF_NODE: 'v1.36-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, tls!.cert),
       HOPSCOPE_BPF_PROBES: 'tcp_connect', HOPSCOPE_BPF_POD_LABELS: 'k8s-app', HOPSCOPE_BPF_EVENT_BUDGET: '100000',
     });
     await e.pipeline.settled(60_000);

@@ -1,15 +1,18 @@
 /**
- * The pods of this node, by UID, from the Kubernetes API: an informer (list, then watch from the list's
- * resourceVersion with bookmarks; relist on 410 Gone; reconnect with backoff) on `/api/v1/pods` filtered with
- * `fieldSelector=spec.nodeName=<node>`, so the exporter holds only its own node's pods (a kubelet runs at most a few
- * hundred). Each pod is kept slim: name, namespace, the allow-listed labels, its controller and the workload above it.
- * A deleted pod stays known for a while (its sockets may still retransmit), and the whole cache is bounded.
- *
- * @kubernetes/client-node was the first choice; its 2.0.1 (the installed version) does not load on Node 20 (its
- * undici 8 needs Node >= 22.19), so this is the same list/watch protocol on node:https, in one file.
+ * The pods of this node, by UID, from the Kubernetes API: @kubernetes/client-node's informer (`makeInformer`: list,
+ * then watch from the list's resourceVersion; renewed from the last resourceVersion when the server ends a watch;
+ * relist on 410 Gone) on `/api/v1/pods` with `fieldSelector=spec.nodeName=<node>`, so the exporter holds only its own
+ * node's pods (a kubelet runs at most a few hundred). The list is CoreV1Api's, paged; the watch asks for bookmarks
+ * and a server-side timeout. The library stops on an error: this restarts it with backoff (a failed list lists
+ * again, a failed watch watches again from the resourceVersion held), and replaces an informer whose watch stays
+ * silent (relisting).
+ * Each pod is kept here slim, by UID: name, namespace, the allow-listed labels, its controller and the workload above
+ * it. A deleted pod stays known for a while (its sockets may still retransmit), and this cache is bounded.
  */
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  CoreV1Api, ListWatch, makeInformer, Observable,
+  type ConfigurationOptions, type Informer, type ObjectCache, type RequestContext, type ResponseContext, type V1Pod, type V1PodList,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../bounded-cache';
 import type { KubeConnection } from './connection';
@@ -26,16 +29,6 @@ export interface PodIdentity {
   workload?: { kind: string; name: string };
   deleted?: boolean;
 }
-
-interface PodObject {
-  metadata?: {
-    uid?: string; name?: string; namespace?: string; resourceVersion?: string;
-    labels?: Record<string, string>;
-    ownerReferences?: Array<{ kind?: string; name?: string; controller?: boolean }>;
-  };
-}
-
-interface WatchEvent { type?: string; object?: PodObject & { code?: number; reason?: string; message?: string } }
 
 export interface PodInformerOptions {
   connection: KubeConnection;
@@ -81,16 +74,44 @@ function workloadOf(owner: { kind: string; name: string } | undefined, labels: R
   return owner;
 }
 
+/** A list failure, told apart from a watch failure (the library reports both through its error callback). */
+class ListFailure extends Error {}
+
+/** What an error of the library's HTTP layer says, without headers or bodies beyond the server's message. */
+function describe(err: unknown, timeoutMs?: number): string {
+  const e = err as Error & { code?: number | string; statusCode?: number; body?: unknown; type?: string };
+  if (e?.name === 'AbortError' && timeoutMs) return `no answer within ${timeoutMs} ms`;
+  // CoreV1Api's ApiException: the status and the Status object's message.
+  if (typeof e?.code === 'number' && e.body !== undefined) {
+    let body: unknown = e.body;
+    if (typeof body === 'string') { try { body = JSON.parse(body); } catch { /* text */ } }
+    const message = typeof body === 'object' && body && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : String(e.body).slice(0, 300);
+    return `HTTP ${e.code}: ${message}`;
+  }
+  // The watch's non-200 answer.
+  if (typeof e?.statusCode === 'number') return `HTTP ${e.statusCode}: ${e.message}`;
+  // node-fetch's FetchError: "request to <url> failed, reason: connect ECONNREFUSED …" → the reason.
+  const m = /failed, reason: (.*)$/s.exec(e?.message ?? '');
+  return m ? m[1] : e?.message ?? String(err);
+}
+
 export class PodInformer {
   private readonly pods = new Map<string, PodIdentity>();
+  /** namespace/name → UID: a pod recreated under its name (a StatefulSet's) retires the old UID. */
+  private readonly uidOf = new Map<string, string>();
   private readonly tombstones: BoundedCache<string, PodIdentity>;
   private readonly maxPods: number;
-  private rv = '';
-  private req?: ClientRequest;
+  private informer?: Informer<V1Pod> & ObjectCache<V1Pod>;
   private timer?: NodeJS.Timeout;
   private idle?: NodeJS.Timeout;
   private stopped = true;
   private failures = 0;
+  /** The next connect is this class's own retry (not the library renewing a watch the server ended). */
+  private retrying = false;
+  /** The resourceVersion of an informer given up for its silence, shown until the next one has its own. */
+  private abandonedRv = '';
+  /** The library is applying a list just returned: its add/update/delete calls are not watch events. */
+  private applyingList = false;
   private readonly h: PodInformerHealth;
 
   constructor(private readonly opts: PodInformerOptions) {
@@ -105,15 +126,14 @@ export class PodInformer {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    void this.list();
+    this.run();
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.idle);
-    this.req?.destroy();
-    this.req = undefined;
+    void this.informer?.stop();
   }
 
   /** The pod with this UID (a deleted one for a while after its deletion). */
@@ -124,14 +144,138 @@ export class PodInformer {
   get synced(): boolean { return this.h.synced; }
 
   health(): PodInformerHealth {
-    return { ...this.h, pods: this.pods.size, deletedKept: this.tombstones.size, resourceVersion: this.rv };
+    return { ...this.h, pods: this.pods.size, deletedKept: this.tombstones.size, resourceVersion: this.resourceVersion() || this.abandonedRv };
   }
 
-  private selector(): string {
-    return `fieldSelector=${encodeURIComponent(`spec.nodeName=${this.opts.node}`)}`;
+  private resourceVersion(): string {
+    // makeInformer's type omits it; the object it returns is a ListWatch.
+    return this.informer instanceof ListWatch ? this.informer.latestResourceVersion() : '';
   }
 
-  private identity(o: PodObject): PodIdentity | undefined {
+  private makeInformer(): Informer<V1Pod> & ObjectCache<V1Pod> {
+    const kc = this.opts.connection.kubeConfig;
+    const api = kc.makeApiClient(CoreV1Api);
+    const fieldSelector = `spec.nodeName=${this.opts.node}`;
+    const timeoutMs = this.opts.requestTimeoutMs ?? 30_000;
+    // Each list page gets its own deadline (the generated client has none).
+    const deadline: ConfigurationOptions = {
+      middleware: [{
+        pre: (ctx: RequestContext) => { ctx.setSignal(AbortSignal.timeout(timeoutMs)); return new Observable(Promise.resolve(ctx)); },
+        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+      }],
+      middlewareMergeStrategy: 'append',
+    };
+    const list = async (): Promise<V1PodList> => {
+      this.h.lists++;
+      const items: V1Pod[] = [];
+      let cont: string | undefined;
+      let rv = '';
+      try {
+        do {
+          const page = await api.listPodForAllNamespaces({ fieldSelector, limit: 500, _continue: cont }, deadline);
+          items.push(...page.items);
+          rv = page.metadata?.resourceVersion ?? rv;
+          cont = page.metadata?._continue || undefined;
+        } while (cont && !this.stopped);
+      } catch (err) {
+        throw new ListFailure(describe(err, timeoutMs));
+      }
+      // The library applies the list right after this resolves, then watches: synced once that has run.
+      this.applyingList = true;
+      this.h.watches++;
+      setImmediate(() => {
+        this.applyingList = false;
+        if (informer !== this.informer) return;
+        // Pods gone since the last list are deleted ones now (also those a replaced informer never knew).
+        const listed = new Set(items.map((o) => o.metadata?.uid));
+        for (const uid of [...this.pods.keys()]) if (!listed.has(uid)) this.remove(uid);
+        this.failures = 0;
+        Object.assign(this.h, { synced: true, lastSyncAt: Date.now(), nextRetryAt: undefined });
+        this.armIdle(); // the watch that follows
+        this.opts.log.info({ pods: items.length, node: this.opts.node, resourceVersion: rv }, 'kubernetes pods listed');
+      });
+      return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: rv }, items };
+    };
+    // The selector, bookmarks and the server-side timeout ride on the path: the library adds watch and resourceVersion.
+    const q = new URLSearchParams({ fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(this.opts.watchTimeoutS ?? 300) });
+    const informer = makeInformer<V1Pod>(kc, `/api/v1/pods?${q}`, list);
+    // Calls from an informer given up on (below) are ignored.
+    const live = (): boolean => informer === this.informer && !this.stopped;
+    informer.on('add', (o) => { if (live()) this.onObject('add', o); });
+    informer.on('update', (o) => { if (live()) this.onObject('update', o); });
+    informer.on('delete', (o) => { if (live()) this.onObject('delete', o); });
+    informer.on('connect', () => { if (live()) this.onConnect(); });
+    informer.on('error', (err) => { if (live()) this.onError(err); });
+    return informer;
+  }
+
+  private run(): void {
+    const informer = (this.informer ??= this.makeInformer());
+    informer.start().catch((err: unknown) => { if (informer === this.informer) this.onError(err); });
+  }
+
+  /** Before every list-then-watch or watch the library starts. */
+  private onConnect(): void {
+    const retry = this.retrying;
+    this.retrying = false;
+    // No resourceVersion: a list comes first (counted there). The server ended the last watch: it worked.
+    if (!this.resourceVersion()) return;
+    this.h.watches++;
+    if (!retry) this.failures = 0;
+    this.armIdle();
+  }
+
+  /**
+   * The server ends a watch after timeoutSeconds and the library opens the next: silence well past that is a dead
+   * connection. That informer is given up (the library hands out a watch's abort only once the response headers
+   * arrived, so a watch stuck before them cannot be ended) and a new one lists again.
+   */
+  private armIdle(): void {
+    clearTimeout(this.idle);
+    const silentS = (this.opts.watchTimeoutS ?? 300) + 30;
+    this.idle = setTimeout(() => {
+      if (this.stopped || !this.informer) return;
+      const dead = this.informer;
+      this.abandonedRv = this.resourceVersion();
+      this.informer = undefined;
+      void dead.stop();
+      this.fail('watch', `silent for ${silentS} s`);
+    }, silentS * 1000);
+    this.idle.unref();
+  }
+
+  private onError(err: unknown): void {
+    if (err instanceof ListFailure) this.fail('list', err.message);
+    else this.fail('watch', describe(err));
+  }
+
+  private fail(what: 'list' | 'watch', msg: string): void {
+    clearTimeout(this.idle);
+    this.h.lastError = `${what}: ${msg}`;
+    this.h.lastErrorAt = Date.now();
+    const { initialMs, maxMs } = this.opts.backoff ?? { initialMs: 1000, maxMs: 30_000 };
+    const delay = Math.min(maxMs, initialMs * 2 ** this.failures++);
+    this.h.nextRetryAt = Date.now() + delay;
+    this.opts.log.warn({ err: msg, retryInMs: delay }, `kubernetes ${what} failed; pods attributed from /proc meanwhile`);
+    clearTimeout(this.timer);
+    // The library keeps its resourceVersion: a failed watch is retried from it, a failed list lists again.
+    this.timer = setTimeout(() => { if (!this.stopped) { this.retrying = true; this.run(); } }, delay);
+    this.timer.unref();
+  }
+
+  private onObject(kind: 'add' | 'update' | 'delete', o: V1Pod): void {
+    if (!this.applyingList) {
+      this.h.events++;
+      this.h.lastEventAt = Date.now();
+      this.armIdle();
+    }
+    const p = this.identity(o);
+    if (!p) return;
+    if (kind === 'delete') this.remove(p.uid);
+    else this.upsert(p);
+  }
+
+  private identity(o: V1Pod): PodIdentity | undefined {
     const m = o.metadata;
     if (!m?.uid || !m.name) return undefined;
     const all = m.labels ?? {};
@@ -144,162 +288,28 @@ export class PodInformer {
   }
 
   private upsert(p: PodIdentity): void {
+    const key = `${p.namespace}/${p.name}`;
+    const before = this.uidOf.get(key);
+    if (before && before !== p.uid) this.remove(before);
     this.pods.delete(p.uid);
     if (this.pods.size >= this.maxPods) {
       // More pods than a node can run: keep the newest, count the rest.
-      this.pods.delete(this.pods.keys().next().value as string);
+      const oldest = this.pods.values().next().value as PodIdentity;
+      this.pods.delete(oldest.uid);
+      this.uidOf.delete(`${oldest.namespace}/${oldest.name}`);
       this.h.evicted++;
     }
     this.pods.set(p.uid, p);
+    this.uidOf.set(key, p.uid);
     this.tombstones.delete(p.uid);
   }
 
   private remove(uid: string): void {
     const p = this.pods.get(uid);
     this.pods.delete(uid);
-    if (p) this.tombstones.set(uid, { ...p, deleted: true });
-  }
-
-  private send(path: string, timeoutMs: number | undefined, onResponse: (res: IncomingMessage) => void, onError: (err: Error) => void): void {
-    const c = this.opts.connection;
-    const url = new URL(c.server + path);
-    const token = c.token();
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'hopscope-bpf-exporter' };
-    if (token) headers.authorization = `Bearer ${token}`;
-    const tls = url.protocol === 'https:';
-    const req = (tls ? httpsRequest : httpRequest)(url, {
-      method: 'GET', headers, timeout: timeoutMs,
-      ...(tls ? { ca: c.ca, cert: c.cert, key: c.key, rejectUnauthorized: !c.insecureSkipTlsVerify } : {}),
-    }, onResponse);
-    req.on('timeout', () => req.destroy(new Error(`no answer from ${url.host} within ${timeoutMs} ms`)));
-    req.on('error', onError);
-    req.end();
-    this.req = req;
-  }
-
-  private fail(what: string, err: Error | string): void {
-    if (this.stopped) return;
-    const msg = typeof err === 'string' ? err : err.message;
-    this.h.lastError = `${what}: ${msg}`;
-    this.h.lastErrorAt = Date.now();
-    const { initialMs, maxMs } = this.opts.backoff ?? { initialMs: 1000, maxMs: 30_000 };
-    const delay = Math.min(maxMs, initialMs * 2 ** this.failures++);
-    this.h.nextRetryAt = Date.now() + delay;
-    this.opts.log.warn({ err: msg, retryInMs: delay }, `kubernetes ${what} failed; pods attributed from /proc meanwhile`);
-    clearTimeout(this.timer);
-    // A watch failure retries the watch from the resourceVersion held; a list failure lists again.
-    this.timer = setTimeout(() => { void (what === 'watch' && this.rv ? this.watch() : this.list()); }, delay);
-    this.timer.unref();
-  }
-
-  /** GET one page; resolves the parsed body or rejects with the status and the server's message. */
-  private page(path: string): Promise<{ metadata?: { resourceVersion?: string; continue?: string }; items?: PodObject[] }> {
-    return new Promise((resolve, reject) => {
-      this.send(path, this.opts.requestTimeoutMs ?? 30_000, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode !== 200) {
-            let message = text.slice(0, 300);
-            try { message = (JSON.parse(text) as { message?: string }).message ?? message; } catch { /* not a Status */ }
-            return reject(new Error(`HTTP ${res.statusCode}: ${message}`));
-          }
-          try { resolve(JSON.parse(text)); } catch (err) { reject(err as Error); }
-        });
-      }, reject);
-    });
-  }
-
-  private async list(): Promise<void> {
-    if (this.stopped) return;
-    this.h.lists++;
-    const seen = new Map<string, PodIdentity>();
-    let cont = '';
-    let rv = '';
-    try {
-      do {
-        const body = await this.page(`/api/v1/pods?${this.selector()}&limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
-        for (const o of body.items ?? []) { const p = this.identity(o); if (p) seen.set(p.uid, p); }
-        rv = body.metadata?.resourceVersion ?? rv;
-        cont = body.metadata?.continue ?? '';
-      } while (cont && !this.stopped);
-    } catch (err) {
-      return this.fail('list', err as Error);
-    }
-    if (this.stopped) return;
-    // Pods gone since the last list are deleted ones now.
-    for (const uid of [...this.pods.keys()]) if (!seen.has(uid)) this.remove(uid);
-    for (const p of seen.values()) this.upsert(p);
-    this.rv = rv;
-    this.failures = 0;
-    Object.assign(this.h, { synced: true, lastSyncAt: Date.now(), nextRetryAt: undefined });
-    this.opts.log.info({ pods: seen.size, node: this.opts.node, resourceVersion: rv }, 'kubernetes pods listed');
-    this.watch();
-  }
-
-  private watch(): void {
-    if (this.stopped) return;
-    this.h.watches++;
-    const timeoutS = this.opts.watchTimeoutS ?? 300;
-    const path = `/api/v1/pods?${this.selector()}&watch=true&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.rv)}&timeoutSeconds=${timeoutS}`;
-    let relist = false;
-    const armIdle = (req: ClientRequest): void => {
-      // The server ends a watch after timeoutSeconds; silence well past that is a dead connection.
-      clearTimeout(this.idle);
-      this.idle = setTimeout(() => req.destroy(new Error(`watch silent for ${timeoutS + 30} s`)), (timeoutS + 30) * 1000);
-      this.idle.unref();
-    };
-    this.send(path, undefined, (res) => {
-      const req = this.req!;
-      if (res.statusCode === 410) { res.resume(); return void this.list(); }
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.on('data', (d: Buffer) => { if (text.length < 1000) text += d.toString('utf8'); });
-        res.on('end', () => this.fail('watch', `HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
-        return;
-      }
-      armIdle(req);
-      let rest = '';
-      res.on('data', (d: Buffer) => {
-        armIdle(req);
-        const text = rest + d.toString('utf8');
-        const lines = text.split('\n');
-        rest = lines.pop() ?? '';
-        if (rest.length > 16 << 20) { rest = ''; req.destroy(new Error('watch line over 16 MiB')); }
-        for (const line of lines) if (line.trim() && this.onEvent(line)) relist = true;
-      });
-      res.on('end', () => {
-        clearTimeout(this.idle);
-        if (this.stopped) return;
-        if (relist) return void this.list();
-        this.failures = 0;
-        this.watch(); // the server's timeout: renew from the last resourceVersion
-      });
-      res.on('error', (err) => { clearTimeout(this.idle); this.fail('watch', err); });
-    }, (err) => { clearTimeout(this.idle); this.fail('watch', err); });
-  }
-
-  /** One watch event; true when the resourceVersion is too old (relist). */
-  private onEvent(line: string): boolean {
-    let ev: WatchEvent;
-    try { ev = JSON.parse(line) as WatchEvent; } catch { return false; }
-    const o = ev.object;
-    if (ev.type === 'ERROR') {
-      if (o?.code === 410) { this.rv = ''; return true; }
-      this.h.lastError = `watch: ${o?.message ?? 'error event'}`;
-      this.h.lastErrorAt = Date.now();
-      return false;
-    }
-    if (o?.metadata?.resourceVersion) this.rv = o.metadata.resourceVersion;
-    if (ev.type === 'BOOKMARK' || !o) return false;
-    this.h.events++;
-    this.h.lastEventAt = Date.now();
-    const p = this.identity(o);
-    if (!p) return false;
-    if (ev.type === 'DELETED') this.remove(p.uid);
-    else if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.upsert(p);
-    return false;
+    if (!p) return;
+    const key = `${p.namespace}/${p.name}`;
+    if (this.uidOf.get(key) === uid) this.uidOf.delete(key);
+    this.tombstones.set(uid, { ...p, deleted: true });
   }
 }
