@@ -40,13 +40,50 @@ export function pidOfSpan(span: Span): number | undefined {
   return typeof p === 'number' ? p : undefined;
 }
 
+const SPAN_KINDS: ReadonlyArray<Span['kind']> = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
+
+/**
+ * A span kind in any of the spellings producers use, or undefined: OTLP's enum number (0–5) or name
+ * (`SPAN_KIND_CLIENT`), Zipkin's `CLIENT`/`SERVER`/`PRODUCER`/`CONSUMER`, Jaeger's and OpenTracing's `span.kind` tag
+ * values (`client`, `server`, …, and `rpc.client`/`rpc.server` of some OpenTracing libraries).
+ */
+export function spanKindOf(v: unknown): Span['kind'] | undefined {
+  if (typeof v === 'number') return Number.isInteger(v) && v >= 0 && v < SPAN_KINDS.length ? SPAN_KINDS[v] : undefined;
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim();
+  if (/^\d$/.test(t)) return spanKindOf(Number(t));
+  const k = t.replace(/^SPAN_KIND_/i, '').replace(/^rpc\./i, '').toLowerCase();
+  return (SPAN_KINDS as readonly string[]).includes(k) ? (k as Span['kind']) : undefined;
+}
+
+/**
+ * The kind a span says it has: its `kind`, else — when that is `unspecified` — the `span.kind` attribute some
+ * Jaeger/OpenTracing/Zipkin conversions keep as a tag. `unspecified` when it says neither (the engine then infers
+ * the span's role from the tree).
+ */
+export function declaredKindOfSpan(span: Pick<Span, 'kind' | 'attributes'>): Span['kind'] {
+  if (span.kind !== 'unspecified') return span.kind;
+  return spanKindOf(span.attributes['span.kind']) ?? 'unspecified';
+}
+
 /** A span that failed: status error or timeout (`unset` and `ok` are both healthy). */
 export const isFailedSpan = (span: Pick<Span, 'status'>): boolean => span.status === 'error' || span.status === 'timeout';
 
-const PEER_KEYS = ['peer.service', 'server.address', 'net.peer.name', 'hopscope.peer'] as const;
+const PEER_SERVICE_KEYS = ['peer.service', 'service.peer.name'] as const;
+const PEER_KEYS = ['peer.service', 'service.peer.name', 'server.address', 'net.peer.name', 'hopscope.peer'] as const;
 
-/** Whom a client span called, by the name it gives (`peer.service`, `server.address`, `net.peer.name`, `hopscope.peer`). */
+/**
+ * Whom a client span called, by the name it gives (`peer.service`, `service.peer.name` — what the Collector's Zipkin
+ * translator writes for a remote endpoint in newer semantic conventions —, `server.address`, `net.peer.name`,
+ * `hopscope.peer`).
+ */
 export const peerOfClientSpan = (span: Span): string | undefined => firstString(span.attributes, PEER_KEYS);
+
+/**
+ * The service a span names as its remote peer (`peer.service`, `service.peer.name`: a Zipkin remote endpoint), whatever
+ * its kind; not the address attributes, which a server span sets to where it listened.
+ */
+export const peerServiceOfSpan = (span: Span): string | undefined => firstString(span.attributes, PEER_SERVICE_KEYS);
 
 /** The pod a client span says it reached (`hopscope.peer.pod`), when no server span of the callee joined the trace. */
 export const peerPodOfClientSpan = (span: Span): string | undefined => str(span.attributes['hopscope.peer.pod']);
