@@ -80,6 +80,10 @@ export interface TraceAccount {
   missing: string[];
   /** `opOf` per span, once: null = looked up, none. */
   ops: Array<OperationBaseline | null | undefined>;
+  /** 1 = the span's kind was inferred from the tree (it said none): calls through it are inferred (`passes/span-roles.ts`). */
+  inferredKind: Uint8Array;
+  /** Hops whose evidence already says a call into them was inferred (once per hop). */
+  inferredNoted: Set<HopAccount>;
   /** Hop of each span and of each client span's unnamed peer, looked up once. */
   spanHop: Array<HopAccount | undefined>;
   peerHop: Array<HopAccount | undefined>;
@@ -135,6 +139,24 @@ export const bookingSpan = (a: TraceAccount, i: number): Span => {
   return a.spans[sc >= 0 ? sc : i];
 };
 
+/** Client span `i`'s call was inferred from the tree: its kind or its server child's was not said by the span. */
+export const inferredCall = (a: TraceAccount, i: number): boolean =>
+  a.inferredKind.length > 0 && (a.inferredKind[i] === 1 || (a.tree.serverChild[i] >= 0 && a.inferredKind[a.tree.serverChild[i]] === 1));
+
+/**
+ * Client span `i`'s call into `h` was inferred from the tree (either side said no kind): the hop's evidence says so,
+ * once per trace, so a finding booked through the call is read as what it is.
+ */
+export function noteInferredCall(a: TraceAccount, h: HopAccount, i: number): void {
+  if (a.inferredNoted.has(h) || !inferredCall(a, i)) return;
+  a.inferredNoted.add(h);
+  const sc = a.tree.serverChild[i];
+  const s = a.spans[i];
+  const callee = sc >= 0 ? a.spans[sc] : undefined;
+  const where = callee ? `${callee.service}'s span "${callee.name}" runs under ${s.service}'s "${s.name}" on another ${callee.service === s.service ? 'pod' : 'service'}` : `"${s.name}" calls ${h.service}`;
+  h.evidence.push({ kind: 'inferred_call', summary: `${s.service} → ${h.service}: call inferred from the tree (no span kinds): ${where}`, spanId: s.spanId });
+}
+
 const lookups = new WeakMap<Baseline, (s: Span) => OperationBaseline | undefined>();
 const NONE = (): undefined => undefined;
 /** Baseline entry of a span through nested maps: no key string built per span (50k-span traces). */
@@ -175,6 +197,7 @@ export function openAccount(spans: Span[], ctx: AnalyzeContext): TraceAccount {
     spans, tree: EMPTY_TREE, root: 0, anchor: 0, anchorReason: 'trace root', anchorDurationMs: 0,
     inAnchor: new Uint8Array(0), degradations: [], degraded: new Uint8Array(0), path: [], onPathMs: new Float64Array(0), criticalPath: [],
     excessMs: new Float64Array(0), z: new Float64Array(0), bookedOn: [], callerSide: new Uint8Array(0), slowCallers: new Map(), origins: [],
-    hops: new Map(), hopsByService: new Map(), missing: [], ops: [], spanHop: [], peerHop: [],
+    hops: new Map(), hopsByService: new Map(), missing: [], ops: [], spanHop: [], peerHop: [], inferredKind: new Uint8Array(0),
+    inferredNoted: new Set(),
   };
 }

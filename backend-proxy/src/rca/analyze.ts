@@ -17,6 +17,7 @@ import { lambda } from './passes/lambda';
 import { modelFallback } from './passes/model-fallback';
 import { origins } from './passes/origins';
 import { propagation } from './passes/propagation';
+import { spanRoles } from './passes/span-roles';
 import { tree } from './passes/tree';
 import type { TraceTree } from './tree';
 
@@ -28,6 +29,7 @@ export interface Pass {
 /** The passes, in the order they run (see README.md: what one trace goes through). */
 export const PASSES: readonly Pass[] = [
   { name: 'tree', run: tree },
+  { name: 'span roles', run: spanRoles },
   { name: 'clock skew', run: clockSkew },
   { name: 'async children', run: asyncChildren },
   { name: 'model fallback', run: modelFallback },

@@ -63,8 +63,10 @@ export interface TraceSamples { spans: number; ops: Map<string, OpSamples> }
 export function traceSamples(tr: Span[]): TraceSamples {
   const ops = new Map<string, OpSamples>();
   const t = buildTree(tr);
-  for (let i = 0; i < tr.length; i++) {
-    const s = tr[i];
+  // The tree's spans: kind-less spans carry the call roles inferred from the tree, as the analysis sees them.
+  const spans = t.spans;
+  for (let i = 0; i < spans.length; i++) {
+    const s = spans[i];
     const k = opKey(s);
     let a = ops.get(k);
     if (!a) ops.set(k, (a = { service: s.service, kind: s.kind, operation: s.name, self: [], dur: [], gap: [], kv: [], errors: 0 }));

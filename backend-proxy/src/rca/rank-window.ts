@@ -88,7 +88,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       } else if (!acc.operation && h.operation) acc.operation = h.operation;
       if (h.evidence.length) {
         w.traces++;
-        any ||= h.evidence.some((e) => e.kind !== 'broken_propagation');
+        any ||= h.evidence.some((e) => e.kind !== 'broken_propagation' && e.kind !== 'inferred_call');
       }
       for (const ev of h.evidence) {
         let g = w.kinds.get(ev.kind);

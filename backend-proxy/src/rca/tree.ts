@@ -4,6 +4,8 @@
  * in a few milliseconds; nothing here recurses, so a deep chain cannot overflow the stack.
  */
 import { isFailedSpan, type Span } from '../../../contract';
+import { inferCallRoles } from './roles';
+import { splitSharedSpans } from './shared-spans';
 
 export interface TraceTree {
   spans: Span[];
@@ -184,9 +186,17 @@ export function exclusiveTimes(t: TraceTree): void {
   }
 }
 
-/** The whole tree in one call (the baseline's statistics need every span's exclusive time). */
+/**
+ * The whole tree in one call (the baseline's statistics need every span's exclusive time), shaped as the analysis
+ * shapes it: Zipkin's shared client/server spans split (`shared-spans.ts`), the call roles of kind-less spans
+ * inferred (`roles.ts`); `t.spans` then holds those spans.
+ */
 export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
-  const t = linkSpans(spans);
+  let t = linkSpans(spans);
+  const shared = t.duplicates ? splitSharedSpans(spans) : undefined;
+  if (shared) t = linkSpans(shared);
+  const roles = inferCallRoles(t);
+  if (roles) t.spans = roles.spans;
   correctClockSkew(t);
   clampToParents(t, asyncToleranceMs);
   exclusiveTimes(t);

@@ -1,10 +1,10 @@
 /**
- * Pass 9, λ: each on-path excess weighted by its hop type (`../lambda.ts`: long embedding inputs are expected to be
+ * Pass 10, λ: each on-path excess weighted by its hop type (`../lambda.ts`: long embedding inputs are expected to be
  * slow, a thrashing KV cache is not) and added to its hop; the worst span per hop and kind is spelled out as evidence,
  * with a count of the others (a 50k-span trace with a slow hop called 10k times must not build 10k sentences).
  */
 import { type EvidenceKind, podOrServiceOfSpan } from '../../../../contract';
-import { type HopAccount, type TraceAccount, hopKey, opAt } from '../account';
+import { type HopAccount, type TraceAccount, hopKey, inferredCall, noteInferredCall, opAt } from '../account';
 import { fmtMs, round } from '../format';
 import { lambdaFor } from '../lambda';
 
@@ -21,6 +21,7 @@ export function lambda(a: TraceAccount): void {
     const sc = t.serverChild[i];
     const { lambda: w, reasons } = lambdaFor(s.kind === 'client' && sc >= 0 ? spans[sc] : s, c);
     h.weightedExcessMs += excess * w;
+    if (s.kind === 'client') noteInferredCall(a, h, i);
     const isClient = s.kind === 'client' && !a.callerSide[i];
     if (excess > h.bestExcessMs) {
       h.bestExcessMs = excess;
@@ -49,7 +50,8 @@ export function lambda(a: TraceAccount): void {
         ? ` vs ${fmtMs(b.self.median)} usually (median of ${b.self.count} healthy; z=${a.z[i].toFixed(1)})`
         : ' (no baseline for this operation: counted at half weight)';
       const why = reasons.length ? `; ${reasons.join('; ')}` : '';
-      const more = nt.count > 1 ? `; the worst of ${nt.count} such spans, ${fmtMs(nt.total)} above baseline in all` : '';
+      const more = (nt.count > 1 ? `; the worst of ${nt.count} such spans, ${fmtMs(nt.total)} above baseline in all` : '')
+        + (kind !== 'self_time' && inferredCall(a, i) ? '; call inferred from the tree (no span kinds)' : '');
       let summary: string;
       if (kind === 'client_server_gap' || kind === 'unanswered_call') {
         const callee = kind === 'client_server_gap' ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;

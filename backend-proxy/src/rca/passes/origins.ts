@@ -1,11 +1,11 @@
 /**
- * Pass 11, errors and timeouts: under the anchor, the origin of a failure is a failed span none of whose children
+ * Pass 12, errors and timeouts: under the anchor, the origin of a failure is a failed span none of whose children
  * failed (a failed client span → its callee: the network side). The degradations found before the anchor (a model
  * fallback) are booked the same way, with their own weight. Each origin's window is joined with its pod's kernel
  * events by the kernel pass.
  */
 import { isFailedSpan } from '../../../../contract';
-import { type Degradation, type HopAccount, type TraceAccount, bookingHop, bookingSpan, opAt } from '../account';
+import { type Degradation, type HopAccount, type TraceAccount, bookingHop, bookingSpan, inferredCall, noteInferredCall, opAt } from '../account';
 import { fmtMs } from '../format';
 
 export function origins(a: TraceAccount): void {
@@ -39,7 +39,9 @@ export function origins(a: TraceAccount): void {
       summary = `${s.service} "${s.name}" ${s.status === 'timeout' ? 'timed out' : 'failed'} after ${dur}${msg}; the first failure on its branch (its children did not fail)`;
     }
     if (usual > 0) summary += `; ${(usual * 100).toFixed(1)}% of healthy calls fail too`;
+    if (isClient && inferredCall(a, i)) summary += '; call inferred from the tree (no span kinds)';
     h.evidence.push({ kind: s.status === 'timeout' ? 'timeout' : 'error', summary, spanId: s.spanId });
+    if (isClient) noteInferredCall(a, h, i);
     a.origins.push({ h, index: i });
   }
 

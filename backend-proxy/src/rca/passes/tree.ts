@@ -1,12 +1,19 @@
 /**
- * Pass 1, tree: duplicates dropped (an exporter retry sends a span twice), parent links, orphans, breadth-first
- * order, and the main root (the one holding most of the trace). No recursion: a deep chain cannot overflow the stack.
+ * Pass 1, tree: Zipkin's shared client/server spans split (`../shared-spans.ts`), duplicates dropped (an exporter
+ * retry sends a span twice), parent links, orphans, breadth-first order, and the main root (the one holding most of
+ * the trace). No recursion: a deep chain cannot overflow the stack.
  */
 import type { TraceAccount } from '../account';
+import { splitSharedSpans } from '../shared-spans';
 import { linkSpans } from '../tree';
 
 export function tree(a: TraceAccount): void {
   let t = linkSpans(a.spans);
+  if (t.duplicates) {
+    // Zipkin's shared spans (client and server under one id) are two spans, not a retry.
+    const shared = splitSharedSpans(a.spans);
+    if (shared) t = linkSpans((a.spans = shared));
+  }
   if (t.duplicates) {
     // A span exported twice would show up as its own sibling: keep the first copy.
     const input = a.spans;
@@ -27,6 +34,7 @@ export function tree(a: TraceAccount): void {
   a.bookedOn = new Array(n);
   a.spanHop = new Array(n);
   a.ops = new Array(n);
+  a.inferredKind = new Uint8Array(0);
 
   // Subtree sizes (reverse BFS) pick the main root: the one holding most of the trace.
   const size = new Int32Array(n).fill(1);
