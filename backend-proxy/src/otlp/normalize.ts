@@ -3,7 +3,7 @@
  * the contract's normalised `Span[]` (lowercase hex ids, epoch-ms floats, flat attribute records).
  * Pure and synchronous; every malformed shape throws an `OtlpFormatError` naming the JSON path at fault.
  */
-import type { Span, TraceStatus } from '../../../contract';
+import { declaredKindOfSpan, type Span, spanKindOf, type TraceStatus } from '../../../contract';
 
 export class OtlpFormatError extends Error {
   readonly code = 'bad_otlp';
@@ -22,7 +22,6 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const KINDS: Span['kind'][] = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 const HEX = /^[0-9a-fA-F]+$/;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -106,14 +105,16 @@ function attributesToRecord(list: unknown, path: string): Record<string, Scalar>
   return out;
 }
 
-function spanKind(raw: unknown, path: string): Span['kind'] {
-  if (raw === undefined || raw === null) return 'unspecified';
-  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw < KINDS.length) return KINDS[raw];
-  if (typeof raw === 'string') {
-    const k = raw.replace(/^SPAN_KIND_/, '').toLowerCase() as Span['kind'];
-    if (KINDS.includes(k)) return k;
-  }
-  throw new OtlpFormatError(`unknown span kind ${describe(raw)}`, path);
+/**
+ * OTLP's kind (enum number or name), as converters write it too: Zipkin's `CLIENT`/`SERVER`/…, absent or
+ * `SPAN_KIND_UNSPECIFIED` for a Zipkin span without kind. When it says nothing, the Jaeger/OpenTracing `span.kind`
+ * tag some conversions keep as an attribute decides (`declaredKindOfSpan`); still nothing: `unspecified`, and the
+ * root-cause engine infers the span's role from the tree.
+ */
+function spanKind(raw: unknown, attrs: Record<string, Scalar>, path: string): Span['kind'] {
+  const k = raw === undefined || raw === null ? 'unspecified' : spanKindOf(raw);
+  if (k === undefined) throw new OtlpFormatError(`unknown span kind ${describe(raw)}`, path);
+  return declaredKindOfSpan({ kind: k, attributes: attrs });
 }
 
 const TIMEOUT_RE = /time[d\s_-]*out|deadline[\s_-]*exceeded|\b504\b/i;
@@ -156,7 +157,7 @@ function convertSpan(s: unknown, resource: Record<string, Scalar>, scope: Obj | 
     spanId,
     name: s.name,
     service: typeof resource['service.name'] === 'string' && resource['service.name'] ? resource['service.name'] : 'unknown_service',
-    kind: spanKind(s.kind, `${path}.kind`),
+    kind: spanKind(s.kind, attributes, `${path}.kind`),
     startMs,
     // A span ending before it starts is a clock bug in the producer; keep it, but never negative.
     endMs: Math.max(startMs, endMs),

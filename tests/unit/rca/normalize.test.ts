@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { Span } from '../../../contract';
 import { OtlpFormatError, otlpToSpans, tempoPartial } from '../../../backend-proxy/src/otlp/normalize';
 import { FIXTURES_DIR } from '../../support/fixtures';
+import { type ZipkinSpan, withoutKinds, zipkinToOtlp } from '../../support/rca/zipkin';
 
 const FIX = FIXTURES_DIR;
 const load = (p: string): unknown => JSON.parse(readFileSync(join(FIX, p), 'utf8'));
@@ -175,4 +176,49 @@ test('OTLP JSON as the OpenTelemetry JS SDK serialises it (JsonTraceSerializer) 
   assert.equal(p.resource['k8s.pod.name'], 'rag-abcde-0');
   assert.equal(p.attributes['otel.scope.name'], 't');
   await provider.shutdown();
+});
+
+test('kinds as Zipkin and Jaeger conversions write them: missing, SPAN_KIND_UNSPECIFIED, Zipkin names, the span.kind tag', () => {
+  const span = (i: number, kind: unknown, attrs: Array<{ key: string; value: unknown }> = []): Record<string, unknown> => ({
+    traceId: 'ab'.repeat(16), spanId: String(i).padStart(16, '0'), name: `s${i}`, startTimeUnixNano: '1000000', endTimeUnixNano: '2000000',
+    ...(kind === undefined ? {} : { kind }), attributes: attrs,
+  });
+  const tag = (v: string): Array<{ key: string; value: unknown }> => [{ key: 'span.kind', value: { stringValue: v } }];
+  const spans = otlpToSpans({
+    resourceSpans: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'a' } }] },
+      scopeSpans: [{
+        spans: [
+          span(1, undefined), span(2, 'SPAN_KIND_UNSPECIFIED'), span(3, 0), span(4, 'CLIENT'), span(5, 'SERVER'), span(6, 'PRODUCER'),
+          span(7, 'SPAN_KIND_UNSPECIFIED', tag('server')), span(8, undefined, tag('client')), span(9, 0, tag('consumer')),
+          span(10, 'SPAN_KIND_INTERNAL', tag('client')), span(11, 'SPAN_KIND_UNSPECIFIED', tag('rpc.client')), span(12, '3'),
+          span(13, undefined, tag('nonsense')),
+        ],
+      }],
+    }],
+  });
+  for (const s of spans) Span.parse(s);
+  assert.deepEqual(spans.map((s) => s.kind), [
+    'unspecified', 'unspecified', 'unspecified', 'client', 'server', 'producer',
+    'server', 'client', 'consumer', 'internal', 'client', 'client', 'unspecified',
+  ]);
+  // The tag stays as the producer sent it.
+  assert.equal(spans[6].attributes['span.kind'], 'server');
+  assert.throws(() => otlpToSpans({ resourceSpans: [{ scopeSpans: [{ spans: [span(1, 9)] }] }] }), /unknown span kind number 9/);
+});
+
+test('Zipkin v2 JSON through the Collector\'s translation (openzipkin/zipkin testdata): services, kinds, peers, shared ids kept', () => {
+  const z = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/rca/zipkin/yelp.json'), 'utf8')) as ZipkinSpan[];
+  const spans = otlpToSpans(zipkinToOtlp(z));
+  assert.equal(spans.length, z.length);
+  for (const s of spans) Span.parse(s);
+  const byName = (n: string): Span => spans.find((s) => s.name === n)!;
+  assert.equal(byName('txn: user_get_basic_and_scout_info').kind, 'unspecified');
+  assert.equal(byName('commit').kind, 'client');
+  assert.equal(byName('commit').attributes['peer.service'], 'mysql');
+  assert.equal(byName('post /location/update/v4').service, 'mobile_api');
+  assert.equal(spans.filter((s) => s.spanId === '668ed78ad94b35a1').map((s) => s.kind).sort().join(), 'client,server');
+  assert.equal(spans[0].traceId.length, 32);
+  const kindless = otlpToSpans(zipkinToOtlp(withoutKinds(z)));
+  assert.ok(kindless.every((s) => s.kind === 'unspecified'));
 });
