@@ -42,8 +42,8 @@ export function loadNezhaCases(dir: string): NezhaCase[] {
 
 const HEADER = 'TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration';
 
-/** One CSV (text) → spans, kinds inferred per trace. */
-export function parseNezhaCsv(text: string, source = 'csv'): Span[] {
+/** One CSV (text) → spans as the rows say them: no kind (`unspecified`), no status, no attributes. */
+export function parseNezhaRows(text: string, source = 'csv'): Span[] {
   const lines = text.split('\n');
   if (lines[0].trim() !== HEADER) throw new Error(`${source}: unexpected header ${JSON.stringify(lines[0].slice(0, 100))}`);
   const spans: Span[] = [];
@@ -57,12 +57,19 @@ export function parseNezhaCsv(text: string, source = 'csv'): Span[] {
     const endMs = Number(BigInt(endNs) / 1000n) / 1000;
     const service = serviceOfPod(pod);
     const s: Span = {
-      traceId, spanId, name: op, service, kind: 'internal', startMs, endMs, status: 'unset', attributes: {},
+      traceId, spanId, name: op, service, kind: 'unspecified', startMs, endMs, status: 'unset', attributes: {},
       resource: { 'service.name': service, 'k8s.pod.name': pod },
     };
     if (parentId !== 'root') s.parentSpanId = parentId;
     spans.push(s);
   }
+  return spans;
+}
+
+/** One Online Boutique CSV (text) → spans, client/server kinds recovered from the gRPC method names per trace. */
+export function parseNezhaCsv(text: string, source = 'csv'): Span[] {
+  const spans = parseNezhaRows(text, source);
+  for (const s of spans) s.kind = 'internal';
   inferKinds(spans);
   return spans;
 }
