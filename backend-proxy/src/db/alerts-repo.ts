@@ -5,7 +5,7 @@
  * appended to the history in the same transaction, and recording a state that is already current writes nothing
  * (an evaluator that took over the lease re-evaluating the same alert does not duplicate it).
  */
-import { Alert, AlertRule, type Alert as AlertT, type AlertRule as AlertRuleT } from '../../../contract';
+import { Alert, AlertRule, type Alert as AlertT, type AlertRule as AlertRuleT, type SourceStatus as SourceStatusT } from '../../../contract';
 import type { Database, Queryable } from './database';
 
 export const ALERT_LIMITS = { rules: 500, rulesBytes: 1024 * 1024, historyPage: 1000, alertBytes: 16 * 1024 } as const;
@@ -163,4 +163,33 @@ export async function alertHistory(q: Queryable, o: { from?: number; to?: number
 /** Retention: deletes history older than `beforeMs`; returns how many rows went. */
 export async function pruneAlertHistory(q: Queryable, beforeMs: number): Promise<number> {
   return (await q.query('DELETE FROM alert_history WHERE at_ms < $1', [beforeMs])).rowCount;
+}
+
+export interface AlertEvaluation {
+  holder: string;
+  /** The evaluator lease's fencing token of the round. */
+  token: number;
+  evaluatedMs: number;
+  sources: SourceStatusT[];
+}
+
+type EvaluationRow = { holder: string; token: number; evaluated_ms: number; sources: SourceStatusT[] };
+
+/**
+ * The evaluator's latest round. A round of an older lease token never overwrites a newer one (a proxy that lost the
+ * lease while its round ran).
+ */
+export async function recordEvaluation(q: Queryable, e: AlertEvaluation): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO alert_evaluations AS a (id, holder, token, evaluated_ms, sources) VALUES (1, $1, $2, $3, $4::jsonb)
+     ON CONFLICT (id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, evaluated_ms = EXCLUDED.evaluated_ms, sources = EXCLUDED.sources
+     WHERE a.token <= EXCLUDED.token RETURNING id`,
+    [e.holder, e.token, e.evaluatedMs, JSON.stringify(e.sources.slice(0, 100))],
+  );
+  return r.rowCount > 0;
+}
+
+export async function lastEvaluation(q: Queryable): Promise<AlertEvaluation | null> {
+  const r = (await q.query<EvaluationRow>('SELECT holder, token, evaluated_ms, sources FROM alert_evaluations WHERE id = 1')).rows[0];
+  return r ? { holder: r.holder, token: r.token, evaluatedMs: r.evaluated_ms, sources: r.sources } : null;
 }

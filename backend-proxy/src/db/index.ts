@@ -7,6 +7,7 @@ export * as runsRepo from './runs-repo';
 export * as alertsRepo from './alerts-repo';
 export * as kernelEvidenceRepo from './kernel-evidence-repo';
 export * as rcaAnswersRepo from './rca-answers-repo';
+export * as kernelStreamRepo from './kernel-stream-repo';
 export { acquireLease, currentLease, releaseLease, LeaseKeeper, type LeaseAttempt, type LeaseKeeperOptions, type LeaseState } from './lease';
 export { KernelEvidenceKeeper, type KernelEvidenceKeeperOptions, type KernelEvidenceStats } from './kernel-evidence-keeper';
 export { isNotableKernelEvent, DEFAULT_NOTABLE, type NotableThresholds } from './kernel-notable';

@@ -8,11 +8,12 @@ import type pino from 'pino';
 import type { Queryable } from '../database';
 import { DatabaseSchemaError } from '../errors';
 import { initial } from './0001-initial';
+import { evidenceStreams } from './0002-evidence-streams';
 import type { Migration } from './types';
 
 export type { Migration } from './types';
 
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, evidenceStreams];
 
 /** Arbitrary, fixed: the advisory lock key of Hopscope's migrations ("hopsmigr"). */
 const MIGRATION_LOCK_KEY = 0x686f70736d6967n;
