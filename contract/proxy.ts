@@ -215,8 +215,27 @@ export const AlertRule = z.object({
   enabled: z.boolean().default(true),
 });
 export type AlertRule = z.infer<typeof AlertRule>;
-export const AlertRules = z.object({ rules: z.array(AlertRule) });
+/**
+ * The rule set. GET answers it with its `version` (one set shared by every proxy on the database); a PUT sends the
+ * rules with `expectedVersion` (the version it edited): another proxy or user saving in between is a 409.
+ */
+export const AlertRules = z.object({
+  rules: z.array(AlertRule),
+  version: z.number().int().nonnegative().optional(),
+  updatedMs: z.number().nullable().optional(),
+  updatedBy: z.string().nullable().optional(),
+  expectedVersion: z.number().int().nonnegative().optional(),
+});
 export type AlertRules = z.infer<typeof AlertRules>;
+
+/** GET /api/alerts/rules/export (and what POST /api/alerts/rules/import and HOPSCOPE_ALERT_RULES_FILE take: `rules`). */
+export const AlertRulesExport = z.object({
+  format: z.literal('hopscope-alert-rules/v1'),
+  version: z.number().int().nonnegative(),
+  exportedAt: z.string(),
+  rules: z.array(AlertRule),
+});
+export type AlertRulesExport = z.infer<typeof AlertRulesExport>;
 
 export const Alert = z.object({
   ruleId: z.string(),
@@ -232,7 +251,20 @@ export const Alert = z.object({
 });
 export type Alert = z.infer<typeof Alert>;
 
-export const AlertsAnswer = z.object({ alerts: z.array(Alert), evaluatedAt: z.number().nullable(), sources: z.array(SourceStatus) });
+/** One firing or resolved transition of an alert (the history, kept in the database). */
+export const AlertTransition = z.object({ id: z.number().int(), atMs: z.number(), alert: Alert });
+export type AlertTransition = z.infer<typeof AlertTransition>;
+
+export const AlertsAnswer = z.object({
+  alerts: z.array(Alert),
+  evaluatedAt: z.number().nullable(),
+  sources: z.array(SourceStatus),
+  /** Transitions in the asked range (or the last day), newest first. */
+  history: z.array(AlertTransition).optional(),
+  /** Which proxy evaluates and pushes (the `alerts-evaluator` lease), and whether it is the one answering. */
+  evaluator: z.object({ holder: z.string().nullable(), self: z.boolean() }).optional(),
+  rulesVersion: z.number().int().nonnegative().optional(),
+});
 export type AlertsAnswer = z.infer<typeof AlertsAnswer>;
 
 /**

@@ -52,6 +52,23 @@ export const CriticalPathItem = z.object({
 });
 export type CriticalPathItem = z.infer<typeof CriticalPathItem>;
 
+/**
+ * Where a live root cause took its kernel events from: the exporters' rings (every event, while they still reach back
+ * to the window), the notable events the proxy keeps in its database (when they do not), or both merged.
+ */
+export const KernelEvidenceUsed = z.object({
+  source: z.enum(['rings', 'kept', 'rings+kept', 'none']),
+  /** The oldest event the exporters' rings still hold (the latest of them), when known. */
+  ringsFromMs: z.number().optional(),
+  /** Nothing older than this is kept any more (HOPSCOPE_KERNEL_EVIDENCE_RETENTION). */
+  retainedFromMs: z.number().optional(),
+  /** Evidence has been kept since then (the proxy's first read of an exporter). */
+  keptSinceMs: z.number().optional(),
+  /** Windows of the range for which evidence is known to be missing. */
+  gaps: z.array(z.object({ node: z.string().nullable(), fromMs: z.number(), toMs: z.number(), reason: z.string(), missed: z.number().nullable() })).optional(),
+});
+export type KernelEvidenceUsed = z.infer<typeof KernelEvidenceUsed>;
+
 /** A root-cause answer for one trace (GET /traces/:id/rca) or an incident window (POST /rca, no path). */
 export const RcaAnswer = z.object({
   traceId: z.string().optional(),
@@ -59,5 +76,36 @@ export const RcaAnswer = z.object({
   criticalPath: z.array(CriticalPathItem),
   candidates: z.array(Candidate),
   missing: z.array(z.string()),
+  /** Live root causes: where the kernel events came from. */
+  kernelEvidence: KernelEvidenceUsed.optional(),
 });
 export type RcaAnswer = z.infer<typeof RcaAnswer>;
+
+/** A saved root-cause answer without the answer itself (lists, links). */
+export const SavedRcaAnswerMeta = z.object({
+  id: z.string(),
+  traceId: z.string().nullable(),
+  fromMs: z.number().nullable(),
+  toMs: z.number().nullable(),
+  title: z.string().nullable(),
+  createdMs: z.number(),
+});
+export type SavedRcaAnswerMeta = z.infer<typeof SavedRcaAnswerMeta>;
+
+/** GET /api/rca/answers/:id: the answer as it was saved, for a postmortem to link to. */
+export const SavedRcaAnswer = SavedRcaAnswerMeta.extend({ answer: RcaAnswer.catchall(z.unknown()) });
+export type SavedRcaAnswer = z.infer<typeof SavedRcaAnswer>;
+
+/**
+ * POST /api/rca/answers: save what the user is looking at — a trace's root cause (`traceId`) or a range's (`from`,
+ * `to`, optional `service`), computed now; or an `answer` given as is (e.g. a POST /api/rca window answer).
+ */
+export const SaveRcaAnswerRequest = z.object({
+  traceId: z.string().regex(/^[0-9a-f]{32}$/, 'a trace id: 32 lowercase hex digits').optional(),
+  from: z.number().optional(),
+  to: z.number().optional(),
+  service: z.string().max(200).optional(),
+  title: z.string().max(200).optional(),
+  answer: z.unknown().optional(),
+});
+export type SaveRcaAnswerRequest = z.infer<typeof SaveRcaAnswerRequest>;
