@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { formatZodError } from '../../contract/zod-error';
+import { parseDuration } from './db/config';
 import { RcaConfigSchema, type RcaConfigInput } from './rca/config';
 import { AUTH_SOURCES, parseSourceAuth, type AuthSource, type SourceAuth } from './sources/auth';
 import { DNS_PREFIX, parseDnsSpec } from './sources/dns-spec';
@@ -24,7 +25,11 @@ export interface ProxyConfig {
   exporterUrls: string[];
   /** How often `dns+` exporter names are looked up again. */
   exporterDnsRefreshMs: number;
+  /** Sent as `Authorization: Bearer` on every exporter call (their HOPSCOPE_BPF_TOKEN); never logged. */
+  exporterToken?: string;
   chainControlUrl?: string;
+  /** Sent as `Authorization: Bearer` to the chain's control API (its HOPSCOPE_CHAIN_TOKEN); never logged. */
+  chainControlToken?: string;
   alertmanagerUrl?: string;
   /** Where the app is served (links in exports and the PNG renderer's base); PNG renders only paths under it. */
   appUrl: string;
@@ -41,8 +46,15 @@ export interface ProxyConfig {
   storeMaxBytes: number;
   /** Continuous alert evaluation period; 0 disables the loop. */
   alertIntervalMs: number;
-  /** JSON file the composite alert rules are read from at start and saved to on PUT; unset = in memory only. */
+  /**
+   * Composite alert rules to import at start when the database holds none (validated and bounded first; a refused
+   * file is logged and the proxy starts without it). The database is the store; this is an import/export format.
+   */
   alertRulesFile?: string;
+  /** How long a proxy's leases (alert evaluator, kernel-evidence keeper) last unrenewed: a dead holder's successor takes over within it. */
+  leaseTtlMs: number;
+  /** Notable kernel events older than this are deleted from the database. */
+  kernelEvidenceRetentionMs: number;
   /** The proxy's database (runs, alert state, kept evidence): PostgreSQL at this URL, shared by several proxies… */
   databaseUrl?: string;
   /** …else embedded PGlite in this directory (one proxy per dir); neither = in memory, lost at exit. */
@@ -84,6 +96,8 @@ export const DEFAULTS: ProxyConfig = {
   storeMaxAgeMs: 60 * 60_000,
   storeMaxBytes: 256 * 1024 * 1024,
   alertIntervalMs: 5000,
+  leaseTtlMs: 15_000,
+  kernelEvidenceRetentionMs: 7 * 86_400_000,
   databaseConnectTimeoutMs: 30_000,
   runHeartbeatTimeoutMs: 30_000,
   scrapeIntervalMs: 15_000,
@@ -100,7 +114,9 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_TEMPO_URL: 'Tempo base URL (unset = embedded OTLP store at POST /v1/traces)',
   HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables); dns+http://name:port = every address the name resolves to (a DaemonSet behind a headless Service)',
   HOPSCOPE_EXPORTER_DNS_REFRESH_MS: 'how often dns+ exporter names are looked up again, in ms (default 30000)',
+  HOPSCOPE_EXPORTER_TOKEN: 'bearer token sent to every bpf-exporter (their HOPSCOPE_BPF_TOKEN; required by exporters bound beyond loopback)',
   HOPSCOPE_CHAIN_CONTROL_URL: 'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
+  HOPSCOPE_CHAIN_CONTROL_TOKEN: 'bearer token sent to the chain control API (the chain\'s HOPSCOPE_CHAIN_TOKEN)',
   HOPSCOPE_ALERTMANAGER_URL: 'Alertmanager base URL; firing/resolved alerts are pushed to its v2 API when set',
   HOPSCOPE_APP_URL: 'base URL of the app (Grafana or the host; default http://127.0.0.1:3300) for export links and PNG rendering',
   HOPSCOPE_CHROMIUM: 'Chromium binary for PNG export (default /usr/bin/chromium)',
@@ -111,7 +127,9 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_STORE_MAX_AGE_MS: 'embedded store: max span age in ms (default 3600000)',
   HOPSCOPE_STORE_MAX_BYTES: 'embedded store: approximate max bytes of span data (default 268435456)',
   HOPSCOPE_ALERT_INTERVAL_MS: 'alert evaluation period in ms (default 5000; 0 disables)',
-  HOPSCOPE_ALERT_RULES_FILE: 'JSON file of composite alert rules, read at start and saved on PUT /api/alerts/rules (unset: rules live in memory)',
+  HOPSCOPE_ALERT_RULES_FILE: 'JSON file of composite alert rules ({"rules": [...]}) imported at start when the database holds none; the database is the store (export: GET /api/alerts/rules/export)',
+  HOPSCOPE_LEASE_TTL_MS: 'how long the alert evaluator\'s and the kernel-evidence keeper\'s leases last unrenewed, in ms (default 15000): another proxy takes over within it',
+  HOPSCOPE_KERNEL_EVIDENCE_RETENTION: 'how long notable kernel events are kept in the database, e.g. 7d, 36h, 90m (default 7d)',
   HOPSCOPE_DATABASE_URL: 'PostgreSQL URL (postgres://user:pass@host:5432/db) for the proxy\'s state, shared by several proxies; wins over HOPSCOPE_DATA_DIR',
   HOPSCOPE_DATA_DIR: 'directory of the embedded database (PGlite; one proxy per dir); unset with no HOPSCOPE_DATABASE_URL: in memory, lost at exit',
   HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS: 'PostgreSQL: how long to keep trying to connect at start, in ms (default 30000)',
@@ -207,6 +225,13 @@ function refuseUserinfo(name: string, url: string | undefined, prefix: string): 
   if (u.username || u.password) throw new ConfigError(`${name}: credentials in the URL are not accepted (they would be logged); set ${prefix}_BASIC_AUTH=user:password instead`);
 }
 
+/** A bearer token handed to a source: empty = none; the message never repeats it. */
+function optionalToken(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (/\s/.test(raw.trim())) throw new ConfigError(`${name}: must not contain whitespace (the value is not shown)`);
+  return raw.trim();
+}
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
@@ -229,6 +254,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   c.prometheusUrl = optionalUrl('HOPSCOPE_PROMETHEUS_URL', env.HOPSCOPE_PROMETHEUS_URL, c.prometheusUrl);
   c.tempoUrl = optionalUrl('HOPSCOPE_TEMPO_URL', env.HOPSCOPE_TEMPO_URL, undefined);
   c.chainControlUrl = optionalUrl('HOPSCOPE_CHAIN_CONTROL_URL', env.HOPSCOPE_CHAIN_CONTROL_URL, c.chainControlUrl);
+  c.chainControlToken = optionalToken('HOPSCOPE_CHAIN_CONTROL_TOKEN', env.HOPSCOPE_CHAIN_CONTROL_TOKEN);
+  c.exporterToken = optionalToken('HOPSCOPE_EXPORTER_TOKEN', env.HOPSCOPE_EXPORTER_TOKEN);
   c.alertmanagerUrl = optionalUrl('HOPSCOPE_ALERTMANAGER_URL', env.HOPSCOPE_ALERTMANAGER_URL, undefined);
   if (env.HOPSCOPE_APP_URL !== undefined) c.appUrl = parseUrl('HOPSCOPE_APP_URL', env.HOPSCOPE_APP_URL.trim());
   if (env.HOPSCOPE_CHROMIUM !== undefined) {
@@ -263,6 +290,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     const f = env.HOPSCOPE_ALERT_RULES_FILE.trim();
     if (!f.startsWith('/')) throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: "${f}" must be an absolute path`);
     c.alertRulesFile = f;
+  }
+  if (env.HOPSCOPE_LEASE_TTL_MS !== undefined) c.leaseTtlMs = parseInt0('HOPSCOPE_LEASE_TTL_MS', env.HOPSCOPE_LEASE_TTL_MS, 1000, 3600_000);
+  if (env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION !== undefined && env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION.trim() !== '') {
+    c.kernelEvidenceRetentionMs = parseDuration('HOPSCOPE_KERNEL_EVIDENCE_RETENTION', env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION, 60_000, 3650 * 86_400_000);
   }
   if (env.HOPSCOPE_DATABASE_URL !== undefined && env.HOPSCOPE_DATABASE_URL.trim() !== '') c.databaseUrl = parseDatabaseUrl(env.HOPSCOPE_DATABASE_URL.trim());
   if (env.HOPSCOPE_DATA_DIR !== undefined && env.HOPSCOPE_DATA_DIR.trim() !== '') c.dataDir = resolve(env.HOPSCOPE_DATA_DIR.trim());

@@ -1,13 +1,24 @@
-/** The simulated chain's control API: active and past faults, served as annotations for the time series. */
+/**
+ * The simulated chain's control API: active and past faults, served as annotations for the time series. With a
+ * token (HOPSCOPE_CHAIN_CONTROL_TOKEN = the chain's HOPSCOPE_CHAIN_TOKEN) every call carries it as a bearer token.
+ */
 import { FaultAnnotation } from '../../../contract';
 import { callJson, SourceError } from './http';
 
 export class ChainControlSource {
   readonly name = 'chain-control';
-  constructor(public baseUrl: string, private timeoutMs: number) {}
+  private readonly headers?: Record<string, string>;
+  constructor(public baseUrl: string, private timeoutMs: number, private token?: string) {
+    if (token) this.headers = { authorization: `Bearer ${token}` };
+  }
 
   async faults(): Promise<{ annotations: FaultAnnotation[]; invalid: number }> {
-    const r = await callJson<unknown>(`${this.baseUrl}/faults`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+    const r = await callJson<unknown>(`${this.baseUrl}/faults`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1, headers: this.headers });
+    if (r.status === 401 || r.status === 403) {
+      throw new SourceError(this.name, this.token
+        ? `faults: HTTP ${r.status}: the control API refused the proxy's HOPSCOPE_CHAIN_CONTROL_TOKEN (it must equal the chain's HOPSCOPE_CHAIN_TOKEN)`
+        : `faults: HTTP ${r.status}: the control API requires a token: set HOPSCOPE_CHAIN_CONTROL_TOKEN to the chain's HOPSCOPE_CHAIN_TOKEN`, r.status);
+    }
     if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `faults: HTTP ${r.status}`, r.status);
     const body = r.body as { faults?: unknown[] } | unknown[];
     const list = Array.isArray(body) ? body : Array.isArray(body?.faults) ? body.faults : undefined;

@@ -41,6 +41,8 @@ export class ExporterDiscovery {
     private timeoutMs: number,
     private log: pino.Logger,
     private resolve: (host: string) => Promise<string[]> = resolveAddresses,
+    /** Bearer token of every exporter found (HOPSCOPE_EXPORTER_TOKEN). */
+    private token?: string,
   ) {}
 
   async refresh(): Promise<void> {
@@ -49,7 +51,7 @@ export class ExporterDiscovery {
         const addrs = await this.resolve(d.host);
         if (!addrs.length) throw new Error('no addresses');
         const before = new Map((this.found.get(d.spec) ?? []).map((e) => [e.baseUrl, e]));
-        const next = addrs.map((a) => `${d.protocol}//${a}:${d.port}`).map((u) => before.get(u) ?? new ExporterSource(u, this.timeoutMs));
+        const next = addrs.map((a) => `${d.protocol}//${a}:${d.port}`).map((u) => before.get(u) ?? new ExporterSource(u, this.timeoutMs, this.token));
         if (next.length !== before.size || next.some((e) => !before.has(e.baseUrl))) this.log.info({ spec: d.spec, exporters: next.map((e) => e.baseUrl) }, 'bpf-exporters discovered');
         this.found.set(d.spec, next);
         this.errors.delete(d.spec);

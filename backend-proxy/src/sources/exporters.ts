@@ -1,6 +1,8 @@
 /**
  * The bpf-exporters (one per node): kernel events and health. Every node is asked in parallel with its own
- * deadline; one hanging node yields a per-source error, the others' events still arrive.
+ * deadline; one hanging node yields a per-source error, the others' events still arrive. With a token
+ * (HOPSCOPE_EXPORTER_TOKEN = the exporters' HOPSCOPE_BPF_TOKEN) every call carries it as a bearer token; a refusal
+ * is a per-source error that names the setting.
  */
 import { KernelEvent, KernelEventType } from '../../../contract';
 import { callJson, settle, SourceError } from './http';
@@ -37,10 +39,19 @@ function stringRecord(v: unknown): boolean {
   return true;
 }
 
+/** Why an exporter answered 401/403, for the per-source status: the setting to fix, never the token. */
+function refused(what: string, status: number, token: string | undefined): string {
+  return token
+    ? `${what}: HTTP ${status}: the exporter refused the proxy's HOPSCOPE_EXPORTER_TOKEN (it must equal the exporter's HOPSCOPE_BPF_TOKEN)`
+    : `${what}: HTTP ${status}: the exporter requires a token: set HOPSCOPE_EXPORTER_TOKEN to its HOPSCOPE_BPF_TOKEN`;
+}
+
 export class ExporterSource {
   readonly name: string;
-  constructor(public baseUrl: string, private timeoutMs: number) {
+  private readonly headers?: Record<string, string>;
+  constructor(public baseUrl: string, private timeoutMs: number, private token?: string) {
     this.name = `bpf-exporter ${new URL(baseUrl).host}`;
+    if (token) this.headers = { authorization: `Bearer ${token}` };
   }
 
   async events(q: EventQuery): Promise<{ events: KernelEvent[]; dropped: number; suppressed: number; invalid: number; truncated: boolean }> {
@@ -52,7 +63,8 @@ export class ExporterSource {
     if (q.type) p.set('type', q.type);
     if (q.traceId) p.set('traceId', q.traceId);
     if (q.limit) p.set('limit', String(Math.min(q.limit, EXPORTER_MAX_EVENTS)));
-    const r = await callJson<{ events?: unknown[]; dropped?: number; suppressed?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1 });
+    const r = await callJson<{ events?: unknown[]; dropped?: number; suppressed?: number; truncated?: boolean }>(`${this.baseUrl}/events?${p}`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1, headers: this.headers });
+    if (r.status === 401 || r.status === 403) throw new SourceError(this.name, refused('events', r.status, this.token), r.status);
     if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `events: HTTP ${r.status} ${String(typeof r.body === "string" ? r.body : JSON.stringify(r.body)).slice(0, 200)}`, r.status);
     if (typeof r.body !== 'object' || !Array.isArray(r.body?.events)) throw new SourceError(this.name, 'events: answer has no `events` array');
     const events: KernelEvent[] = [];
@@ -67,10 +79,18 @@ export class ExporterSource {
     return { events, dropped: r.body.dropped ?? 0, suppressed: Number.isFinite(suppressed) && suppressed > 0 ? suppressed : 0, invalid, truncated: clipped || (r.body.truncated ?? false) };
   }
 
+  /** The exporter's /health (open), and whether its event API takes this proxy's token (an empty, one-event query). */
   async health(): Promise<unknown> {
-    const r = await callJson<unknown>(`${this.baseUrl}/health`, { source: this.name, timeoutMs: Math.min(this.timeoutMs, 2000), retries: 0 });
-    if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `health: HTTP ${r.status}`, r.status);
-    return r.body;
+    const o = { source: this.name, timeoutMs: Math.min(this.timeoutMs, 2000), retries: 0, headers: this.headers };
+    const now = Date.now();
+    const [h, ev] = await Promise.all([
+      callJson<unknown>(`${this.baseUrl}/health`, o),
+      callJson<unknown>(`${this.baseUrl}/events?from=${now - 1000}&to=${now}&limit=1`, o),
+    ]);
+    if (h.status < 200 || h.status >= 300) throw new SourceError(this.name, `health: HTTP ${h.status}`, h.status);
+    if (ev.status === 401 || ev.status === 403) throw new SourceError(this.name, refused('events', ev.status, this.token), ev.status);
+    if (ev.status < 200 || ev.status >= 300) throw new SourceError(this.name, `events: HTTP ${ev.status}`, ev.status);
+    return h.body;
   }
 }
 

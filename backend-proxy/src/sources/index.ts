@@ -6,7 +6,7 @@ import { RequestCounters } from '../store/request-counters';
 import { TraceStore } from '../store/trace-store';
 import { authHeaders } from './auth';
 import { ChainControlSource } from './chain';
-import { DNS_PREFIX, ExporterDiscovery, parseDnsSpec } from './discovery';
+import { DNS_PREFIX, ExporterDiscovery, parseDnsSpec, resolveAddresses } from './discovery';
 import { ExporterSource } from './exporters';
 import { callJson, registerSourceHeaders, settle } from './http';
 import { PrometheusSource } from './prometheus';
@@ -45,11 +45,11 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   ];
   const tempo = config.tempoUrl ? new TempoSource(config.tempoUrl, t) : undefined;
   const prometheus = config.prometheusUrl ? new PrometheusSource(config.prometheusUrl, t) : undefined;
-  const fixed = config.exporterUrls.filter((u) => !u.startsWith(DNS_PREFIX)).map((u) => new ExporterSource(u, t));
+  const fixed = config.exporterUrls.filter((u) => !u.startsWith(DNS_PREFIX)).map((u) => new ExporterSource(u, t, config.exporterToken));
   const exporters = [...fixed];
   const dnsSpecs = config.exporterUrls.filter((u) => u.startsWith(DNS_PREFIX)).map(parseDnsSpec);
-  const discovery = dnsSpecs.length ? new ExporterDiscovery(dnsSpecs, fixed, exporters, t, log) : undefined;
-  const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t) : undefined;
+  const discovery = dnsSpecs.length ? new ExporterDiscovery(dnsSpecs, fixed, exporters, t, log, resolveAddresses, config.exporterToken) : undefined;
+  const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t, config.chainControlToken) : undefined;
   let sweep: NodeJS.Timeout | undefined;
   const s: Sources = {
     prometheus, store, counters, exporters, chain,
