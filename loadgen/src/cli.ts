@@ -52,7 +52,8 @@ Target
                         expected?: {documents?, task?}} a line)
   --max-tokens N        max_tokens per request (default 64)
   --no-stream           non-streaming requests (no TTFT/ITL/TPOT)
-  --control URL|none    the chain's fault API, for the scenario's fault schedule (default http://127.0.0.1:3319)
+  --control URL|none    the chain's fault API, for the scenario's fault schedule (default http://127.0.0.1:3319);
+                        token from $HOPSCOPE_CHAIN_TOKEN (the chain's own, required when it binds beyond loopback)
   --no-faults           do not apply the scenario's fault schedule
 Load profile (open loop: requests leave on schedule whatever the server does)
   --profile P           constant|ramp|step|spike (default constant)
@@ -98,7 +99,7 @@ Output
 
 Threshold and regression metrics: ${Object.keys(THRESHOLD_METRICS).join(', ')}
 Every request carries W3C baggage hopscope.run_id=<id>,hopscope.load_test=true,hopscope.scenario=<scenario>.
-Environment: HOPSCOPE_PROXY_URL, HOPSCOPE_PROXY_TOKEN, OPENAI_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT,
+Environment: HOPSCOPE_PROXY_URL, HOPSCOPE_PROXY_TOKEN, HOPSCOPE_CHAIN_TOKEN, OPENAI_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT,
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
   OTEL_METRIC_EXPORT_INTERVAL (ms, default 5000), HOPSCOPE_SCENARIOS_DIR, HOPSCOPE_LOAD_SPOOL_DIR.
 

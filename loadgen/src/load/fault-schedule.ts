@@ -2,6 +2,8 @@
  * The scenario's fault schedule, applied through the chain's fault API (`POST {control}/faults`): each fault at its
  * time into the run, recorded as an AppliedFault (the chain's id, or why it was not applied); faults still active
  * when the run ends or is interrupted are removed (`DELETE /faults/:id`), so a test leaves the chain as it found it.
+ * A control API with a token (the chain's HOPSCOPE_CHAIN_TOKEN) gets it as `Authorization: Bearer`: from
+ * HOPSCOPE_CHAIN_TOKEN in hopscope-load's environment (the same variable, so one export serves both); never logged.
  */
 import type { AppliedFault } from '../../../contract/runs';
 import type { ScenarioFault } from '../../../contract/scenario';
@@ -9,8 +11,10 @@ import type { FaultRequest } from '../../../contract/faults';
 
 const TIMEOUT_MS = 5000;
 
-async function call(method: 'POST' | 'DELETE', url: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(url, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(TIMEOUT_MS) });
+async function call(method: 'POST' | 'DELETE', url: string, token: string | undefined, body?: unknown): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = body ? { 'content-type': 'application/json' } : {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(url, { method, headers, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(TIMEOUT_MS) });
   const text = await res.text();
   let json: any = null;
   try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
@@ -28,7 +32,12 @@ export class FaultSchedule {
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
 
-  constructor(private readonly faults: ScenarioFault[], private readonly control: string, private readonly warn: (m: string) => void) {
+  constructor(
+    private readonly faults: ScenarioFault[],
+    private readonly control: string,
+    private readonly warn: (m: string) => void,
+    private readonly token: string | undefined = process.env.HOPSCOPE_CHAIN_TOKEN?.trim() || undefined,
+  ) {
     this.applied = faults.map((f) => ({
       atS: f.at, target: f.target, kind: f.kind,
       ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}), ...(f.for !== undefined ? { forS: f.for } : {}), ...(f.pod ? { pod: f.pod } : {}),
@@ -55,12 +64,14 @@ export class FaultSchedule {
     const body: FaultRequest = { target: f.target, kind: f.kind, ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}), ...(f.for !== undefined ? { durationS: f.for } : {}), ...(f.pod ? { pod: f.pod } : {}) };
     rec.startMs = Date.now();
     try {
-      const a = await call('POST', `${this.control}/faults`, body);
+      const a = await call('POST', `${this.control}/faults`, this.token, body);
       if (a.status >= 200 && a.status < 300 && typeof a.json?.id === 'string') {
         rec.id = a.json.id;
         return;
       }
-      rec.error = `the fault API answered ${a.status}: ${a.json?.error?.message ?? 'no fault id'}`;
+      rec.error = a.status === 401 || a.status === 403
+        ? `the fault API answered ${a.status}: ${this.token ? 'it refused HOPSCOPE_CHAIN_TOKEN (not the chain\'s token)' : 'it requires a token: set HOPSCOPE_CHAIN_TOKEN to the chain\'s'}`
+        : `the fault API answered ${a.status}: ${a.json?.error?.message ?? 'no fault id'}`;
     } catch (err) {
       rec.error = `the fault API at ${this.control} is unreachable (${why(err)})`;
     }
@@ -82,7 +93,7 @@ export class FaultSchedule {
       const naturalEnd = rec.forS !== undefined ? rec.startMs + rec.forS * 1000 : undefined;
       if (naturalEnd !== undefined && naturalEnd <= now) { rec.endMs = naturalEnd; return; }
       try {
-        const a = await call('DELETE', `${this.control}/faults/${encodeURIComponent(rec.id)}`);
+        const a = await call('DELETE', `${this.control}/faults/${encodeURIComponent(rec.id)}`, this.token);
         rec.endMs = Date.now();
         if (a.status >= 400 && a.status !== 404) rec.error = `could not remove it at the end: the fault API answered ${a.status}`;
       } catch (err) {
