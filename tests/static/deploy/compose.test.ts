@@ -226,6 +226,32 @@ describe('docker-compose.yaml', () => {
     assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_PROXY_HOST, '0.0.0.0');
   });
 
+  it('requires the exporter\'s token for the exporter and for its two callers, the proxy and the chain (one variable)', () => {
+    const required = /^\$\{HOPSCOPE_BPF_TOKEN:\?.+\}$/;
+    assert.match(envOf(compose.services['bpf-exporter']).HOPSCOPE_BPF_TOKEN, required, 'bpf-exporter');
+    assert.equal(envOf(compose.services['bpf-exporter']).HOPSCOPE_BPF_HOST, '0.0.0.0');
+    assert.match(envOf(compose.services['backend-proxy']).HOPSCOPE_EXPORTER_TOKEN, required, 'the proxy sends it');
+    assert.match(envOf(compose.services.chain).HOPSCOPE_EXPORTER_TOKEN, required, 'the chain registers its pids with it');
+  });
+
+  it('hands the chain\'s fault-API token to the chain, the proxy and the load driver (one variable; the chain refuses to start without it)', async () => {
+    const { controlBindProblem, loadChainConfig } = await import('../../../loadgen/src/config');
+    const same = '${HOPSCOPE_CHAIN_TOKEN:-}';
+    // Optional for Compose on purpose: it checks required variables of every service, before profiles, and the chain
+    // runs only under `demo`; the chain's own start check makes it required where the chain runs.
+    assert.equal(envOf(compose.services.chain).HOPSCOPE_CHAIN_TOKEN, same);
+    assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_CHAIN_CONTROL_TOKEN, same);
+    assert.equal(envOf(compose.services.loadgen).HOPSCOPE_CHAIN_TOKEN, same);
+    const chainEnv = (samples: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, ...Object.fromEntries(Object.entries(envOf(compose.services.chain)).map(([k, v]) => [k, interpolate(v, samples)])) });
+    const bpf = { HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789' };
+    assert.equal(controlBindProblem(loadChainConfig({}, chainEnv({ ...bpf, HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789' }))), undefined);
+    assert.match(controlBindProblem(loadChainConfig({}, chainEnv(bpf))) ?? '', /Set HOPSCOPE_CHAIN_TOKEN/, 'without the token the chain does not start, and says why');
+    // The load driver's fault schedule reaches the chain's fault API by its service name.
+    const { parseCli } = await import('../../../loadgen/src/cli');
+    const plan = parseCli(compose.services.loadgen.command, {}) as { control: string };
+    assert.equal(new URL(plan.control).host, 'chain:3319');
+  });
+
   it('hands our services only variables their code reads, and URLs that name services of this file', () => {
     const names = new Set(services.map(([n]) => n));
     for (const [name, svc] of services) {
@@ -247,7 +273,7 @@ describe('docker-compose.yaml', () => {
   });
 
   it('hands our services values their own config modules accept (a refused value would stop the container at start)', async () => {
-    const samples = { HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef' };
+    const samples = { HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef', HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789', HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789' };
     let checked = 0;
     for (const [name, svc] of services) {
       const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
@@ -257,8 +283,9 @@ describe('docker-compose.yaml', () => {
       checked++;
     }
     assert.ok(checked >= 3);
-    // The check is live: the proxy refuses a non-loopback bind without a token.
+    // The check is live: the proxy and the exporter refuse a non-loopback bind without a token.
     await assert.rejects(loadPartConfig('backend-proxy', { HOPSCOPE_PROXY_HOST: '0.0.0.0' }), /token/);
+    await assert.rejects(loadPartConfig('bpf-exporter', { HOPSCOPE_BPF_HOST: '0.0.0.0' }), /HOPSCOPE_BPF_TOKEN/);
   });
 
   it('shares the exporter\'s pid namespace with the chain when the chain registers its pids with the exporter', () => {
@@ -279,7 +306,7 @@ describe('docker-compose.yaml', () => {
     assert.throws(() => parseCli(['--rps', '-5'], {}), /rps/, 'the CLI refuses a bad profile, so this check can fail');
   });
 
-  it('is accepted by Compose itself (docker-compose config, where installed), and refused without the token', (t) => {
+  it('is accepted by Compose itself (docker-compose config, where installed), and refused without either required token', (t) => {
     if (!which('docker-compose')) return t.skip('docker-compose not installed (Debian package docker-compose)');
     const run = (env: Record<string, string>, file = repo('docker-compose.yaml')): { ok: boolean; out: string } => {
       try {
@@ -290,11 +317,16 @@ describe('docker-compose.yaml', () => {
         return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
       }
     };
-    const good = run({ HOPSCOPE_PROXY_TOKEN: 'sample-token' });
+    const tokens = { HOPSCOPE_PROXY_TOKEN: 'sample-token', HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789' };
+    const good = run(tokens);
     assert.ok(good.ok, good.out);
-    const noToken = run({});
-    assert.equal(noToken.ok, false);
-    assert.match(noToken.out, /set HOPSCOPE_PROXY_TOKEN/);
+    assert.equal(run({}).ok, false);
+    const noProxyToken = run({ HOPSCOPE_BPF_TOKEN: tokens.HOPSCOPE_BPF_TOKEN });
+    assert.equal(noProxyToken.ok, false);
+    assert.match(noProxyToken.out, /set HOPSCOPE_PROXY_TOKEN/);
+    const noBpfToken = run({ HOPSCOPE_PROXY_TOKEN: tokens.HOPSCOPE_PROXY_TOKEN });
+    assert.equal(noBpfToken.ok, false);
+    assert.match(noBpfToken.out, /set HOPSCOPE_BPF_TOKEN/);
   });
 
   it('binds our services to all interfaces of their container, on the ports it publishes', () => {
