@@ -272,6 +272,20 @@ describe('Kubernetes: the bpf-exporter\'s API access, token and network', () => 
     assert.ok(text.includes(`create secret generic ${ref.name}`) && text.includes(`--from-literal=${ref.key}=`));
   });
 
+  it('hands the proxy the exporters\' token from the same Secret and key, required, and the proxy sends it', async () => {
+    const proxy = ofKind('Deployment').find((d) => d.metadata.name === 'hopscope-backend-proxy');
+    const proxyEnv = new Map<string, Doc>(containers(proxy)[0].env.map((e: Doc) => [e.name, e]));
+    const theirs = new Map<string, Doc>(containers(ds)[0].env.map((e: Doc) => [e.name, e])).get('HOPSCOPE_BPF_TOKEN').valueFrom.secretKeyRef;
+    const ref = proxyEnv.get('HOPSCOPE_EXPORTER_TOKEN')?.valueFrom?.secretKeyRef;
+    assert.deepEqual([ref?.name, ref?.key], [theirs.name, theirs.key], 'HOPSCOPE_EXPORTER_TOKEN from the exporters\' Secret');
+    assert.notEqual(ref.optional, true, 'required: without it every exporter answers 401');
+    assert.match(proxyEnv.get('HOPSCOPE_EXPORTER_URLS').value, /^dns\+http:\/\/hopscope-bpf-exporter\./);
+    // What the proxy makes of that environment: the token it sends.
+    const env = Object.fromEntries([...proxyEnv.values()].map((e: Doc) => [e.name, e.value ?? (e.name === 'HOPSCOPE_DATABASE_URL' ? SECRET_SAMPLES[e.name] : `sample-${e.valueFrom.secretKeyRef.name}-0123456789`)]));
+    const cfg = await loadPartConfig('backend-proxy', env) as { exporterToken?: string };
+    assert.equal(cfg.exporterToken, `sample-${theirs.name}-0123456789`);
+  });
+
   it('puts a NetworkPolicy in front of the exporter: its port, from the proxy and Prometheus only', () => {
     const labels = ds.spec.template.metadata.labels as Record<string, string>;
     const np = ofKind('NetworkPolicy').find((p) => Object.entries(p.spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v));
