@@ -92,7 +92,12 @@ interface RunningExporter { url: string; child: ChildProcess; stop(): Promise<vo
 async function startExporter(probes: string, extraEnv: Record<string, string> = {}): Promise<RunningExporter> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bpf-exporter/src/main.ts')], {
     cwd: root, stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_PROBES: probes, HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'), HOPSCOPE_LOG_LEVEL: 'info', ...extraEnv },
+    // The uprobe files are named: the TLS probe's node binary (this one, as the measured servers run) and the stand-in
+    // libcuda. Left to the workload scan, a probe waits for a process to map them and measures nothing meanwhile.
+    env: {
+      ...process.env, HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_PROBES: probes, HOPSCOPE_BPF_NODE_BINARY: process.execPath,
+      HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'), HOPSCOPE_LOG_LEVEL: 'info', ...extraEnv,
+    },
   });
   started.push(child);
   const url = await new Promise<string>((resolve, reject) => {
@@ -104,11 +109,12 @@ async function startExporter(probes: string, extraEnv: Record<string, string> = 
     });
     child.once('exit', (c) => reject(new Error(`exporter exited ${c}: ${buf}`)));
   });
-  // Wait until every probe is attached.
-  for (let i = 0; i < 200; i++) {
+  // Wait until every probe is attached: a probe still waiting would make the B side measure nothing.
+  for (let i = 0; ; i++) {
     const h = (await (await fetch(`${url}/health`)).json()) as { probes: Array<{ attached: boolean; state: string; name: string; reason?: string }> };
     if (h.probes.every((p) => p.attached)) break;
     if (h.probes.some((p) => p.state === 'restarting' || p.state === 'not_attached')) throw new Error(`probe failed: ${JSON.stringify(h.probes)}`);
+    if (i >= 200) throw new Error(`probes not attached after 20 s: ${JSON.stringify(h.probes.filter((p) => !p.attached))}`);
     await sleep(100);
   }
   return {
