@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FaultKind, FaultTarget } from './faults';
+import { SourceStatus } from './common';
 import { Candidate, CriticalPathItem } from './rca';
 
 /**
@@ -256,3 +257,83 @@ export const RunCompareAnswer = z.object({
   }),
 });
 export type RunCompareAnswer = z.infer<typeof RunCompareAnswer>;
+
+/**
+ * One latency histogram over a run's window, read from Prometheus: how many requests it counted, their mean and
+ * percentiles (estimated from the histogram's buckets, by linear interpolation as `histogram_quantile` does), in ms.
+ */
+export const WindowHistogram = z.object({
+  metric: z.string(),
+  /** The PromQL of the buckets these figures come from (the panel's Inspect and Explore show it). */
+  query: z.string(),
+  count: z.number().nonnegative().nullable(),
+  meanMs: z.number().nullable(),
+  p50Ms: z.number().nullable(),
+  p90Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+});
+export type WindowHistogram = z.infer<typeof WindowHistogram>;
+
+/** Whose clock a time-to-first-token is measured on. */
+export const TtftLayerName = z.enum(['client', 'caller', 'server', 'server_queue', 'server_prefill']);
+export type TtftLayerName = z.infer<typeof TtftLayerName>;
+
+export const TtftLayer = z.object({
+  layer: TtftLayerName,
+  label: z.string(),
+  /** What this clock covers, in words. */
+  covers: z.string(),
+  /** null: the metric has no data in the window (then `missing` says so). */
+  figures: WindowHistogram.nullable(),
+});
+export type TtftLayer = z.infer<typeof TtftLayer>;
+
+/**
+ * One part of the client's mean TTFT. Means add up (percentiles do not): the parts sum to the client's mean. A part is
+ * `measured` when a metric times it, otherwise it is the remainder of two measured means, named for what lies between
+ * those two clocks.
+ */
+export const TtftGapPart = z.object({
+  part: z.enum(['before_caller', 'caller_to_server', 'before_server', 'server_queue', 'server_prefill', 'server_other']),
+  label: z.string(),
+  meanMs: z.number().nullable(),
+  measured: z.boolean(),
+  /** The metric that measures it, or the subtraction it is the remainder of. */
+  source: z.string(),
+  /** `gap`: before the server's clock starts (client − server TTFT); `server`: inside the server's own TTFT. */
+  side: z.enum(['gap', 'server']),
+});
+export type TtftGapPart = z.infer<typeof TtftGapPart>;
+
+/**
+ * GET /api/runs/:runId/ttft — client vs server time to first token over the run's window: what the load generator
+ * measured (`hopscope_load_time_to_first_token_seconds{run_id}`), what the caller of the LLM measured
+ * (`gen_ai_client_operation_time_to_first_chunk_seconds`, when the gateway exports it) and vLLM's own histogram
+ * (`vllm:time_to_first_token_seconds`, with its queue and prefill times), and the gap between them, part by part.
+ */
+export const RunTtftAnswer = z.object({
+  runId: RunId,
+  from: z.number(),
+  to: z.number(),
+  stepMs: z.number().positive(),
+  layers: z.array(TtftLayer),
+  gap: z.object({
+    /** client mean − server mean TTFT (null when either is missing). */
+    meanMs: z.number().nullable(),
+    /** client P99 − server P99: a difference of percentiles, not a decomposition. */
+    p99DifferenceMs: z.number().nullable(),
+    parts: z.array(TtftGapPart),
+  }),
+  /** P50 and P99 over time, per layer (client and server), in ms. */
+  series: z.array(z.object({
+    layer: TtftLayerName,
+    stat: z.enum(['p50', 'p99']),
+    query: z.string(),
+    points: z.array(z.tuple([z.number(), z.number().nullable()])),
+  })),
+  /** What a reader must know to weigh the comparison (populations, estimation). */
+  notes: z.array(z.string()),
+  missing: z.array(z.string()),
+  sources: z.array(SourceStatus),
+});
+export type RunTtftAnswer = z.infer<typeof RunTtftAnswer>;

@@ -1,7 +1,7 @@
 /**
  * Load-test runs (contract/runs.ts). The load generator's side: POST /api/runs (register, or join with `join: true`),
  * POST /api/runs/:runId/heartbeat, POST /api/runs/:runId/finish. The reader's side: GET /api/runs, GET /api/runs/:runId,
- * GET /api/runs/:runId/compare/:baselineRunId, and GET /api/runs/targets (Prometheus HTTP service discovery of the
+ * GET /api/runs/:runId/compare/:baselineRunId, GET /api/runs/:runId/ttft (client vs server TTFT), and GET /api/runs/targets (Prometheus HTTP service discovery of the
  * running workers' client metrics). The runs service's refusals become their status here; "database down" is 503 with
  * Retry-After, so the load generator retries instead of losing the run.
  */
@@ -12,6 +12,7 @@ import { badRequest, errorBody, HttpError } from '../http/errors';
 import { enumParam, numberParam, parseTime, stringParam } from '../http/params';
 import { RunsError, type RunsErrorCode, type RunsService } from '../runs';
 import type { RunCompareService } from '../services/run-compare';
+import type { RunTtftService } from '../services/run-ttft';
 
 const CODE: Record<RunsErrorCode, string> = { invalid: 'bad_request', not_found: 'not_found', conflict: 'conflict', too_large: 'payload_too_large', unavailable: 'database_unavailable' };
 
@@ -42,7 +43,7 @@ const runsErrors: ErrorRequestHandler = (err, _req, res, next) => {
 };
 
 /** `runs` absent: this proxy has no database (services built without one, as some tests do). */
-export function runRoutes(runs: RunsService | undefined, compare: RunCompareService | undefined): Router {
+export function runRoutes(runs: RunsService | undefined, compare: RunCompareService | undefined, ttft?: RunTtftService): Router {
   const r = Router();
   const svc = (): RunsService => {
     if (!runs) throw new HttpError(503, 'database_unavailable', 'this proxy runs without a database, so it keeps no runs');
@@ -88,6 +89,11 @@ export function runRoutes(runs: RunsService | undefined, compare: RunCompareServ
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {
     svc();
     res.json(await compare!.compare(runId(String(req.params.runId)), runId(String(req.params.baselineRunId), 'baselineRunId')));
+  });
+
+  r.get('/runs/:runId/ttft', async (req, res) => {
+    svc();
+    res.json(await ttft!.ttft(runId(String(req.params.runId))));
   });
 
   r.use(runsErrors);

@@ -17,6 +17,7 @@
  * | exports    | export.ts, postmortem-md.ts   | the postmortem: gathering, Markdown rendering, PNG                  |
  * | runs       | ../runs (on the database)     | load-test runs: register/join, heartbeats (and the sweep that aborts the silent), finish, list, HTTP SD |
  * | runCompare | run-compare.ts                | which hop changed between two runs (their traces by `hopscope.run_id`: ../store/run-index.ts or Tempo) |
+ * | runTtft    | run-ttft.ts                   | client vs server TTFT of a run over its window (Prometheus), the gap part by part |
  *
  * Lifecycle: server.ts starts the sources, then `services.start()` (background work: the alert loop); on close,
  * `services.stop()` (last started, first stopped) is awaited before the sources stop.
@@ -43,6 +44,7 @@ import { HeatmapService } from './heatmap';
 import { IngestService } from './ingest';
 import { RcaService } from './rca';
 import { EmbeddedRunTraces, RunCompareService, TempoRunTraces } from './run-compare';
+import { RunTtftService } from './run-ttft';
 import { TraceService } from './traces';
 
 interface ServiceDeps {
@@ -73,6 +75,8 @@ export interface Services {
   /** Absent without a database. */
   runs?: RunsService;
   runCompare?: RunCompareService;
+  /** Client vs server TTFT of a run (Prometheus); absent without a database. */
+  runTtft?: RunTtftService;
   /** Starts the services' background work; call after the sources have started. */
   start(): void;
   /** Stops it, in reverse order; await before stopping the sources. */
@@ -116,6 +120,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
     runs,
     runCompare: runs ? new RunCompareService(runLookup, runTraces) : undefined,
+    runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
     start() {
       for (const b of background) b.start();
     },
