@@ -9,7 +9,7 @@ import type { z } from 'zod';
 
 import {
   ErrorBody, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
-  PodsAnswer, RcaAnswer, ServicesAnswer, TraceDetail, TraceList,
+  PodsAnswer, RcaAnswer, RunCompareAnswer, RunList, RunRecord, RunTtftAnswer, ServicesAnswer, TraceDetail, TraceList,
 } from '../../contract';
 import { ENDPOINTS } from './endpoints';
 import { cleanParams, proxyUrl, rawFetch, type QueryParams } from './http';
@@ -120,6 +120,12 @@ export const api = {
   alertRules: () => request('/alerts/rules', AlertRules),
   putAlertRules: (rules: AlertRules) => request('/alerts/rules', AlertRules, { method: 'PUT', body: rules }),
   alerts: (w: TimeWindow, requestId?: string) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId }),
+  /** Load-test runs overlapping the window, newest first. */
+  runs: (f: Partial<TimeWindow> & { scenario?: string; status?: string; limit?: number; offset?: number }, requestId?: string) =>
+    request('/runs', RunList, { params: { ...f }, requestId }),
+  run: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}`, RunRecord, { requestId }),
+  runCompare: (runId: string, baselineRunId: string, requestId?: string) => request(`/runs/${seg(runId)}/compare/${seg(baselineRunId)}`, RunCompareAnswer, { requestId }),
+  runTtft: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}/ttft`, RunTtftAnswer, { requestId }),
 };
 
 /** `GET /api/export/postmortem`: the PNG or the Markdown of a view, as a Blob to download. Never throws. */
