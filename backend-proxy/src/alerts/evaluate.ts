@@ -73,9 +73,47 @@ export function evaluateRule(rule: AlertRule, input: { events: KernelEvent[]; me
     const anchor = matches[0][i];
     const others = matches.slice(1).map((m) => m.find((x) => Math.abs(x.ts - anchor.ts) <= rule.withinMs));
     if (others.every(Boolean)) {
-      const summary = `${rule.name}: ${[...kernel.map(describeCondition), ...parts].join(' and ')}${kernel.length > 1 ? ` within ${rule.withinMs / 1000} s` : ''}${anchor.pod ? ` on ${anchor.pod}` : ''}`;
-      return { firing: true, atMs: Math.max(anchor.ts, ...others.map((o) => o!.ts)), pod: anchor.pod ?? others.find((o) => o?.pod)?.pod, summary };
+      const summary = `${rule.name}: ${kernel.map(describeCondition).concat(parts).join(' and ')}${kernel.length > 1 ? ` within ${rule.withinMs / 1000} s` : ''}${anchor.pod ? ` on ${anchor.pod}` : ''}`;
+      let atMs = anchor.ts;
+      for (const o of others) if (o!.ts > atMs) atMs = o!.ts;
+      return { firing: true, atMs, pod: anchor.pod ?? others.find((o) => o?.pod)?.pod, summary };
     }
   }
   return { firing: false, summary: `${rule.name}: conditions seen, but not within ${rule.withinMs / 1000} s of each other` };
+}
+
+/** Kernel events one round reads at most (so a count above this can never be met). */
+export const ROUND_MAX_EVENTS = 100_000;
+/** Distinct PromQL expressions of one rule set: each is one instant query per round. */
+export const MAX_METRIC_EXPRS = 100;
+
+/**
+ * The evaluator's acceptance of a rule set before it is stored: every rule is one it can evaluate, and a dry
+ * evaluation of each (no events, no series) runs. Returns why not, or undefined when accepted. Loops only: a rule
+ * set is never spread into a call.
+ */
+export function acceptRules(rules: AlertRule[]): string | undefined {
+  const exprs = new Set<string>();
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i];
+    const at = `rule #${i} ("${r.id}")`;
+    for (const c of r.conditions) {
+      if (c.kind === 'metric') {
+        exprs.add(c.expr);
+        continue;
+      }
+      if (c.consecutive !== undefined && c.atLeast !== undefined) return `${at}: a kernel condition takes consecutive or atLeast, not both`;
+      const n = c.consecutive ?? c.atLeast ?? 1;
+      if (n > ROUND_MAX_EVENTS) return `${at}: ${n} events can never be met (a round reads at most ${ROUND_MAX_EVENTS})`;
+    }
+    if (exprs.size > MAX_METRIC_EXPRS) return `more than ${MAX_METRIC_EXPRS} distinct metric expressions (each is a Prometheus query every round)`;
+    const metrics = new Map<string, PromSeries[] | Error>();
+    for (const c of r.conditions) if (c.kind === 'metric') metrics.set(c.expr, []);
+    try {
+      evaluateRule(r, { events: [], metrics });
+    } catch (err) {
+      return `${at}: the evaluator cannot run it (${(err as Error).message})`;
+    }
+  }
+  return undefined;
 }

@@ -1,25 +1,40 @@
-/** GET|PUT /api/alerts/rules and GET /api/alerts (firing and recently resolved composite alerts). */
-import { Router } from 'express';
-import { AlertRules, formatZodError } from '../../../contract';
-import { badRequest } from '../http/errors';
+/**
+ * Composite alert rules and alerts, all from the database the proxies share:
+ * GET /api/alerts/rules (the rule set and its `version`), PUT /api/alerts/rules (`{rules, expectedVersion?}`: 409 when
+ * another save came first, 413 past the rule count or size, 400 when invalid or refused by the evaluator — nothing is
+ * saved then), GET /api/alerts/rules/export (the rules as a file, the format HOPSCOPE_ALERT_RULES_FILE imports),
+ * POST /api/alerts/rules/import (that file), GET /api/alerts[?from&to][&evaluate=1] (firing and resolved alerts,
+ * the range's transitions, who evaluates). The database down is a 503 with Retry-After.
+ */
+import { Router, type ErrorRequestHandler } from 'express';
+import { HttpError } from '../http/errors';
 import { timeRange } from '../http/params';
 import type { AlertService } from '../services/alerts';
 
+const retryAfter: ErrorRequestHandler = (err, _req, res, next) => {
+  if (err instanceof HttpError && err.status === 503) {
+    const s = (err.details as { retryAfterS?: number } | undefined)?.retryAfterS ?? 2;
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(s))));
+  }
+  next(err);
+};
+
 export function alertRoutes(alerts: AlertService): Router {
   const r = Router();
-  r.get('/alerts/rules', (_req, res) => { res.json({ rules: alerts.rules }); });
-  r.put('/alerts/rules', (req, res) => {
-    const parsed = AlertRules.safeParse(req.body);
-    if (!parsed.success) throw badRequest(formatZodError(parsed.error, { root: 'body' }));
-    const ids = parsed.data.rules.map((x) => x.id);
-    if (new Set(ids).size !== ids.length) throw badRequest('rules: every rule id must be unique');
-    res.json({ rules: alerts.replaceRules(parsed.data.rules) });
+  r.get('/alerts/rules', async (_req, res) => { res.json(await alerts.rules()); });
+  r.put('/alerts/rules', async (req, res) => { res.json(await alerts.replaceRules(req.body)); });
+  r.get('/alerts/rules/export', async (_req, res) => {
+    const x = await alerts.exportRules();
+    res.setHeader('content-disposition', `attachment; filename="hopscope-alert-rules-v${x.version}.json"`);
+    res.json(x);
   });
+  r.post('/alerts/rules/import', async (req, res) => { res.json(await alerts.replaceRules(req.body, { what: 'import' })); });
   r.get('/alerts', async (req, res) => {
     const q = req.query as Record<string, unknown>;
     // from/to (optional) keep the alerts that overlap the dashboard's range.
     const range = q.from !== undefined || q.to !== undefined ? timeRange(q, 24 * 3600_000) : undefined;
     res.json(await alerts.answer(range, q.evaluate === '1'));
   });
+  r.use(retryAfter);
   return r;
 }

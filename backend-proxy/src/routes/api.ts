@@ -10,6 +10,7 @@ import { goldenRoutes } from './golden';
 import { healthRoutes } from './health';
 import { heatmapRoutes } from './heatmap';
 import { rcaRoutes } from './rca';
+import { rcaAnswerRoutes } from './rca-answers';
 import { runRoutes } from './runs';
 import { traceRoutes } from './traces';
 
@@ -17,6 +18,7 @@ export function apiRoutes(services: Services): Router {
   const r = Router();
   r.use(healthRoutes(services.health));
   r.use(rcaRoutes(services.rca));
+  r.use(rcaAnswerRoutes(services.answers));
   r.use(traceRoutes(services.traces));
   r.use(goldenRoutes(services.golden));
   r.use(heatmapRoutes(services.heatmap));

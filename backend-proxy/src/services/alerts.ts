@@ -1,61 +1,165 @@
 /**
- * Composite alerts: builds the AlertManager (rules, continuous evaluation, Alertmanager pushes) from the config and
- * the sources, and answers what the routes and the export ask of it.
+ * Composite alerts: builds the AlertManager (rules in the database, evaluation on the proxy holding the evaluator
+ * lease, Alertmanager pushes) from the config and the sources, and answers what the routes and the export ask of it,
+ * from the database. The database's refusals become HTTP errors here: a concurrent edit is a 409, a rule set over the
+ * bounds a 413, an invalid one a 400, the database down a 503 (`database_unavailable`, Retry-After).
  */
 import type pino from 'pino';
-import type { Alert, AlertRule, AlertsAnswer } from '../../../contract';
-import { AlertManager } from '../alerts/manager';
+import type { Alert, AlertRule, AlertRulesExport, AlertsAnswer, AlertTransition } from '../../../contract';
+import { AlertManager, EVALUATOR_LEASE } from '../alerts/manager';
+import { RuleSetError } from '../alerts/rules';
 import type { ProxyConfig } from '../config';
+import * as repo from '../db/alerts-repo';
+import type { Database } from '../db/database';
+import { classify, DatabaseUnavailableError } from '../db/errors';
+import { currentLease } from '../db/lease';
 import { HttpError } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import type { Sources } from '../sources';
+
+/** The evaluator lease as /api/health shows it. */
+export interface AlertsHealth {
+  lease: string;
+  holder: string | null;
+  self: boolean;
+  token: number | null;
+  expiresAtMs: number | null;
+  evaluatedAt: number | null;
+  rulesVersion: number;
+  importProblem?: string;
+  error?: string;
+}
+
+export interface RulesAnswer {
+  rules: AlertRule[];
+  version: number;
+  updatedMs: number | null;
+  updatedBy: string | null;
+  /** Why HOPSCOPE_ALERT_RULES_FILE was not imported at start. */
+  notice?: string;
+}
+
+/** Raised for a database that cannot answer now: the routes answer 503 with Retry-After. */
+function unavailable(err: unknown, what: string): never {
+  const e = classify(err, what);
+  if (e instanceof DatabaseUnavailableError) throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, { retryAfterS: e.retryAfterS });
+  throw e;
+}
 
 export class AlertService {
   private manager: AlertManager;
 
   constructor(
-    private config: Pick<ProxyConfig, 'alertRulesFile' | 'alertIntervalMs' | 'alertmanagerUrl' | 'sourceTimeoutMs'>,
+    private config: Pick<ProxyConfig, 'alertRulesFile' | 'alertIntervalMs' | 'alertmanagerUrl' | 'sourceTimeoutMs' | 'appUrl' | 'leaseTtlMs'>,
     sources: Pick<Sources, 'exporters' | 'prometheus' | 'store'>,
+    private db: Database,
     log: pino.Logger,
+    private holder: string,
   ) {
     const alertmanager = config.alertmanagerUrl ? { url: config.alertmanagerUrl, timeoutMs: config.sourceTimeoutMs } : undefined;
-    this.manager = new AlertManager({ exporters: sources.exporters, prometheus: sources.prometheus, store: sources.store, alertmanager }, log, config.alertRulesFile);
+    this.manager = new AlertManager({
+      db, log, exporters: sources.exporters, prometheus: sources.prometheus, store: sources.store, alertmanager,
+      appUrl: config.appUrl, intervalMs: config.alertIntervalMs, leaseTtlMs: config.leaseTtlMs, holder, rulesFile: config.alertRulesFile,
+    });
   }
 
   start(): void {
-    this.manager.start(this.config.alertIntervalMs);
+    this.manager.start();
   }
 
   stop(): Promise<void> {
     return this.manager.stop();
   }
 
-  get rules(): AlertRule[] {
-    return this.manager.rules;
-  }
-
-  /** Replaces the rules; a failed save (rules file) keeps the previous ones and says so. */
-  replaceRules(rules: AlertRule[]): AlertRule[] {
+  /** The rule set as the database has it. */
+  async rules(): Promise<RulesAnswer> {
+    let s: repo.RuleSet | null;
     try {
-      this.manager.setRules(rules);
+      s = await this.manager.currentRules();
     } catch (err) {
-      throw new HttpError(500, 'not_saved', `rules not saved (${(err as Error).message}); the previous rules stay in effect`);
+      unavailable(err, 'the database (alert rules)');
     }
-    return this.manager.rules;
+    const notice = this.manager.importProblem;
+    return { rules: s?.rules ?? [], version: s?.version ?? 0, updatedMs: s?.updatedMs ?? null, updatedBy: s?.updatedBy ?? null, ...(notice ? { notice } : {}) };
   }
 
   /**
-   * Firing and recently resolved alerts, those overlapping `range` when given. `evaluateNow` runs a round first (tests,
-   * and a user pressing refresh); otherwise the loop's latest state (a first round if none ran yet).
+   * Replaces the rules (PUT, import): bounded and accepted by the evaluator before anything is saved; with
+   * `expectedVersion`, only if nobody saved since that version (409). Saved (durably) when it answers.
+   */
+  async replaceRules(body: unknown, o: { what?: string } = {}): Promise<RulesAnswer> {
+    const ev = (body as { expectedVersion?: unknown } | null)?.expectedVersion;
+    if (ev !== undefined && (typeof ev !== 'number' || !Number.isInteger(ev) || ev < 0)) throw new HttpError(400, 'bad_request', 'expectedVersion: the version the rules were read at (a whole number, as GET /api/alerts/rules answers)');
+    try {
+      const s = await this.manager.saveRules(body, { expectedVersion: ev as number | undefined, by: `${o.what ?? 'PUT'} via ${this.holder}`, what: 'body' });
+      return { rules: s.rules, version: s.version, updatedMs: s.updatedMs, updatedBy: s.updatedBy };
+    } catch (err) {
+      if (err instanceof RuleSetError) throw new HttpError(err.status, err.code, err.message);
+      if (err instanceof repo.AlertRulesConflictError) throw new HttpError(409, 'conflict', err.message, { expectedVersion: err.expected, currentVersion: err.current });
+      if (err instanceof repo.AlertInputError) throw new HttpError(400, 'bad_request', err.message);
+      unavailable(err, 'the database (alert rules)');
+    }
+  }
+
+  async exportRules(): Promise<AlertRulesExport> {
+    const r = await this.rules();
+    return { format: 'hopscope-alert-rules/v1', version: r.version, exportedAt: new Date().toISOString(), rules: r.rules };
+  }
+
+  /**
+   * Firing alerts and the resolved ones overlapping `range` (else of the last day), and the transitions of the range,
+   * from the database. `evaluateNow` runs a round first when this proxy is the evaluator (tests, a refresh).
    */
   async answer(range: TimeRange | undefined, evaluateNow: boolean): Promise<AlertsAnswer> {
     const m = this.manager;
-    if (evaluateNow || m.evaluatedAt === null) await m.evaluate();
-    return { alerts: range ? this.inRange(range) : m.list(), evaluatedAt: m.evaluatedAt, sources: m.lastSources };
+    if (evaluateNow) await m.evaluate();
+    const now = Date.now();
+    const from = range?.from ?? now - 86_400_000;
+    const to = range?.to ?? now;
+    try {
+      const [states, hist, evaluation, lease] = await Promise.all([
+        repo.alertStates(this.db, { firingOnly: true }),
+        // A resolved episode is recorded at its end: ends after `from`, started before `to`.
+        repo.alertHistory(this.db, { from, limit: repo.ALERT_LIMITS.historyPage }),
+        repo.lastEvaluation(this.db),
+        currentLease(this.db, EVALUATOR_LEASE),
+      ]);
+      const alerts: Alert[] = [];
+      for (const s of states) if (s.alert.startsAt <= to) alerts.push(s.alert);
+      const history: AlertTransition[] = [];
+      for (const h of hist) {
+        if (h.alert.state === 'resolved' && h.alert.startsAt <= to) alerts.push(h.alert);
+        if (h.atMs <= to) history.push({ id: h.id, atMs: h.atMs, alert: h.alert });
+      }
+      alerts.sort((a, b) => b.startsAt - a.startsAt);
+      return {
+        alerts, history,
+        evaluatedAt: evaluation?.evaluatedMs ?? null,
+        sources: evaluation?.sources ?? [],
+        evaluator: { holder: lease?.holder ?? null, self: lease?.holder === this.holder },
+        rulesVersion: m.version,
+      };
+    } catch (err) {
+      unavailable(err, 'the database (alerts)');
+    }
   }
 
-  /** Alerts active at some time of the range. */
+  /**
+   * Alerts active at some time of the range, from this proxy's latest view of the database (firing, and the last
+   * 1,000 resolved): synchronous, for the postmortem export.
+   */
   inRange(range: TimeRange): Alert[] {
-    return this.manager.list().filter((a) => a.startsAt <= range.to && (a.endsAt ?? Infinity) >= range.from);
+    return this.manager.recentAlerts().filter((a) => a.startsAt <= range.to && (a.endsAt ?? Infinity) >= range.from);
+  }
+
+  /** The evaluator lease for /api/health. */
+  async health(): Promise<AlertsHealth> {
+    const base = { lease: EVALUATOR_LEASE, self: this.manager.lease.held(), token: this.manager.lease.token, evaluatedAt: this.manager.evaluatedAt, rulesVersion: this.manager.version, ...(this.manager.importProblem ? { importProblem: this.manager.importProblem } : {}) };
+    try {
+      const l = await currentLease(this.db, EVALUATOR_LEASE);
+      return { ...base, holder: l?.holder ?? null, expiresAtMs: l?.expiresAtMs ?? null };
+    } catch (err) {
+      return { ...base, holder: null, expiresAtMs: null, error: (err as Error).message };
+    }
   }
 }

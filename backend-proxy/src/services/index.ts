@@ -13,7 +13,9 @@
  * | traces     | traces.ts                     | trace search and one trace by id (400/404/502 in one place)         |
  * | rca        | rca.ts, baseline-cache.ts     | root-cause orchestration (trace + baseline + kernel events fetched together), the baseline cache |
  * | compare    | compare.ts                    | A/B statistics and jitter hot zones                                 |
- * | alerts     | alerts.ts                     | the AlertManager's construction (../alerts), rules and alerts       |
+ * | alerts     | alerts.ts                     | the AlertManager's construction (../alerts): rules, state and history on the database, evaluation on the `alerts-evaluator` lease holder |
+ * | evidence   | kernel-evidence.ts            | notable kernel events kept in the database from the exporters' streams (`kernel-evidence-keeper` lease), read by root cause when the rings no longer reach |
+ * | answers    | rca-answers.ts                | saved root-cause answers (a postmortem links them)                  |
  * | exports    | export.ts, postmortem-md.ts   | the postmortem: gathering, Markdown rendering, PNG                  |
  * | runs       | ../runs (on the database)     | load-test runs: register/join, heartbeats (and the sweep that aborts the silent), finish, list, HTTP SD |
  * | runCompare | run-compare.ts                | which hop changed between two runs (their traces by `hopscope.run_id`: ../store/run-index.ts or Tempo) |
@@ -26,14 +28,17 @@
  * built in `buildServices`, a field of `Services`, and its routes in ../routes (a factory taking that service). If it
  * runs in the background, it has `start()`/`stop()` and joins `background` below.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type pino from 'pino';
+import type { HealthAnswer } from '../../../contract';
 import type { ProxyConfig } from '../config';
 import type { Database } from '../db/database';
 import { RunsError, RunsService } from '../runs';
 import type { Sources } from '../sources';
 import { TempoSource } from '../sources/tempo';
 import { RunIndex } from '../store/run-index';
-import { AlertService } from './alerts';
+import { AlertService, type AlertsHealth } from './alerts';
 import { CompareService } from './compare';
 import { DrilldownService } from './drilldown';
 import { ExportService } from './export';
@@ -42,7 +47,9 @@ import { GoldenService } from './golden';
 import { HealthService } from './health';
 import { HeatmapService } from './heatmap';
 import { IngestService } from './ingest';
+import { KernelEvidenceService, type KernelEvidenceHealth } from './kernel-evidence';
 import { RcaService } from './rca';
+import { RcaAnswerService } from './rca-answers';
 import { EmbeddedRunTraces, RunCompareService, TempoRunTraces } from './run-compare';
 import { RunTtftService } from './run-ttft';
 import { TraceService } from './traces';
@@ -54,10 +61,24 @@ interface ServiceDeps {
   /**
    * The proxy's state (DESIGN "State": runs, alert rules/state/history, kept kernel evidence, saved root-cause
    * answers) lives in this database (../db), opened (migrations applied) by server.ts before the services are built
-   * and closed after `Services.stop()`. Optional so tests can build services without one; the services that keep
-   * state take it from here in `buildServices` (as `runs` does), and answer 503 while it is unavailable.
+   * and closed after `Services.stop()`. The services that keep state take it from here in `buildServices`, and
+   * answer 503 while it is unavailable.
    */
-  db?: Database;
+  db: Database;
+}
+
+/** /api/health with what this proxy holds: the evaluator and evidence leases, the evidence queue and streams. */
+export type StateHealthAnswer = HealthAnswer & { state: { alerts: AlertsHealth; kernelEvidence: KernelEvidenceHealth } };
+
+class StateHealthService extends HealthService {
+  constructor(sources: ConstructorParameters<typeof HealthService>[0], private state: { alerts: AlertService; evidence: KernelEvidenceService }) {
+    super(sources);
+  }
+
+  override async answer(): Promise<StateHealthAnswer> {
+    const [base, alerts, kernelEvidence] = await Promise.all([super.answer(), this.state.alerts.health(), this.state.evidence.health()]);
+    return { ...base, state: { alerts, kernelEvidence } };
+  }
 }
 
 export interface Services {
@@ -71,6 +92,8 @@ export interface Services {
   rca: RcaService;
   compare: CompareService;
   alerts: AlertService;
+  evidence: KernelEvidenceService;
+  answers: RcaAnswerService;
   exports: ExportService;
   /** Absent without a database. */
   runs?: RunsService;
@@ -88,11 +111,21 @@ interface Background { start(): void; stop(): Promise<void> | void }
 export function buildServices({ config, sources, log, db }: ServiceDeps): Services {
   const traces = new TraceService(sources.traces);
   const tempo = sources.traces instanceof TempoSource;
-  const rca = new RcaService(traces, sources.exporters, { config: config.rcaConfig });
+  // This proxy among the others on the database (lease holder, who saved the rules).
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const evidence = new KernelEvidenceService({
+    db, log, exporters: sources.exporters, retentionMs: config.kernelEvidenceRetentionMs, leaseTtlMs: config.leaseTtlMs, holder,
+    token: config.exporterToken, timeoutMs: config.sourceTimeoutMs,
+  });
+  // Root cause links the answers saved of a trace; saving computes root causes: one refers to the other late.
+  const saved: { answers?: RcaAnswerService } = {};
+  const rca = new RcaService(traces, sources.exporters, { config: config.rcaConfig, evidence, saved: { ofTrace: (id) => saved.answers!.ofTrace(id) } });
+  const answers = new RcaAnswerService(db, rca, config.appUrl);
+  saved.answers = answers;
   const faults = new FaultService(sources.chain);
-  const alerts = new AlertService(config, sources, log);
-  const background: Background[] = [alerts];
-  const runs = db ? new RunsService({ db, log, heartbeatTimeoutMs: config.runHeartbeatTimeoutMs }) : undefined;
+  const alerts = new AlertService(config, sources, db, log, holder);
+  const background: Background[] = [evidence, alerts];
+  const runs = new RunsService({ db, log, heartbeatTimeoutMs: config.runHeartbeatTimeoutMs });
   if (runs) background.push(runs);
   // A run's traces: by the run index over the embedded store, or by TraceQL when Tempo is the trace source.
   const runIndex = new RunIndex();
@@ -105,9 +138,9 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     }),
   };
   // The database is a source like the others in the health answer.
-  const health = db ? { health: async () => [...(await sources.health()), await db.health()] } : sources;
+  const health = { health: async () => [...(await sources.health()), await db.health()] };
   return {
-    health: new HealthService(health),
+    health: new StateHealthService(health, { alerts, evidence }),
     ingest: new IngestService(sources.store),
     golden: new GoldenService(sources.prometheus, sources.traces, config.scrapeIntervalMs),
     heatmap: new HeatmapService(sources.prometheus),
@@ -117,6 +150,8 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     rca,
     compare: new CompareService(sources.traces, tempo),
     alerts,
+    evidence,
+    answers,
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
     runs,
     runCompare: runs ? new RunCompareService(runLookup, runTraces) : undefined,

@@ -5,6 +5,7 @@
 import { type Alert, appLink, appPaths, type FaultAnnotation, type SourceStatus } from '../../../contract';
 import type { TimeRange } from '../http/params';
 import type { TraceRootCause } from './rca';
+import { savedAnswerLinks } from './rca-answers';
 
 export interface PostmortemData {
   range: TimeRange;
@@ -52,6 +53,13 @@ export function renderPostmortem(d: PostmortemData): string {
     if ('error' in x) { lines.push(`Root cause unavailable: ${md(x.error)}`, ''); continue; }
     const a = x.rca;
     lines.push(`Root cause computed in ${a.tookMs.toFixed(1)} ms${a.partial ? ' (partial trace)' : ''}.`, '');
+    // Saved answers stay readable after the trace and the exporters' rings are gone.
+    for (const sv of a.saved ?? []) {
+      const l = savedAnswerLinks(d.appUrl, sv);
+      lines.push(`- **Saved answer** [${md(sv.title ?? sv.id)}](${l.api}) (saved ${iso(sv.createdMs)}, id \`${sv.id}\`)`);
+    }
+    if (a.saved?.length) lines.push('');
+    if (a.kernelEvidence && a.kernelEvidence.source !== 'rings') lines.push(`Kernel evidence: ${a.kernelEvidence.source === 'kept' ? 'the notable events kept in the database' : a.kernelEvidence.source === 'rings+kept' ? "the exporters' rings and the notable events kept in the database" : 'none'}.`, '');
     lines.push('| rank | service | pod | operation | score | self ms | baseline ms |', '|---|---|---|---|---|---|---|');
     for (const c of a.candidates.slice(0, 5)) {
       lines.push(`| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`);

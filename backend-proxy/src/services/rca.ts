@@ -8,7 +8,7 @@
  * Each run is timed and traced.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { isFailedSpan, type RcaRangeSample, type SourceStatus, type Span, type TraceSummary } from '../../../contract';
+import { isFailedSpan, type KernelEvidenceUsed, type RcaRangeSample, type SavedRcaAnswerMeta, type SourceStatus, type Span, type TraceSummary } from '../../../contract';
 import { HttpError } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { rcaDuration } from '../metrics';
@@ -17,11 +17,15 @@ import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import { EmbeddedTraceSource } from '../sources/traces';
 import { BaselineCache } from './baseline-cache';
+import type { KernelWindow } from './kernel-evidence';
 import type { TraceService } from './traces';
 
-export type TraceRootCause = TraceRcaAnswer & { partial: boolean; sources: SourceStatus[] };
+export type TraceRootCause = TraceRcaAnswer & { partial: boolean; sources: SourceStatus[]; kernelEvidence?: KernelEvidenceUsed; saved?: SavedRcaAnswerMeta[] };
 
-export type RangeRootCause = WindowRcaAnswer & { from: number; to: number; service?: string; sample: RcaRangeSample; sources: SourceStatus[] };
+export type RangeRootCause = WindowRcaAnswer & { from: number; to: number; service?: string; sample: RcaRangeSample; sources: SourceStatus[]; kernelEvidence?: KernelEvidenceUsed };
+
+/** Kernel events of a window: the exporters' rings, or the evidence kept in the database when they no longer reach back (./kernel-evidence). */
+export interface KernelEvidenceReader { forWindow(q: { from: number; to: number; limit: number }): Promise<KernelWindow> }
 
 export interface RangeQuery { range: TimeRange; service?: string; maxTraces?: number }
 
@@ -77,8 +81,18 @@ export class RcaService {
    * `exporters` is the live list (DNS discovery updates it in place); `opts.config`: the configured engine settings
    * (HOPSCOPE_RCA_CONFIG) for every live root cause.
    */
-  constructor(private traces: TraceService, private exporters: ExporterSource[], private opts: { config?: RcaConfigInput } = {}) {
+  constructor(
+    private traces: TraceService,
+    private exporters: ExporterSource[],
+    private opts: { config?: RcaConfigInput; evidence?: KernelEvidenceReader; saved?: { ofTrace(traceId: string): Promise<SavedRcaAnswerMeta[]> } } = {},
+  ) {
     this.baselines = new BaselineCache(traces.source);
+  }
+
+  /** A window's kernel events: kept evidence fills in where the rings no longer reach (notes say so). */
+  private kernelFor(from: number, to: number, limit: number): Promise<(Awaited<ReturnType<typeof eventsFromAll>> & { used?: KernelEvidenceUsed; notes?: string[] }) | undefined> {
+    if (this.opts.evidence) return this.opts.evidence.forWindow({ from, to, limit });
+    return this.exporters.length ? eventsFromAll(this.exporters, { from, to, limit }) : Promise.resolve(undefined);
   }
 
   /** The engine settings live root causes run with. */
@@ -105,9 +119,10 @@ export class RcaService {
     const keys = [...pairs.values()];
     // The exporters are asked first, so their answer travels while the baseline is gathered.
     const exporters = this.exporters;
-    const kernP = exporters.length ? eventsFromAll(exporters, { from: start - 5000, to: end + 1000, limit: 20_000 }) : undefined;
+    const kernP = this.kernelFor(start - 5000, end + 1000, 20_000);
     const baseP = settle(`${source.name} (baseline)`, () => this.baselines.get(keys, detail.traceId, start));
-    const [base, kern] = await Promise.all([baseP, kernP]);
+    const savedP = this.opts.saved?.ofTrace(detail.traceId);
+    const [base, kern, saved] = await Promise.all([baseP, kernP, savedP]);
     statuses.push(base.status);
     if (kern) statuses.push(...kern.sources);
     const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
@@ -123,8 +138,12 @@ export class RcaService {
     // Evidence the exporters counted but did not hand over: the ranking may lack some of it.
     if (kern?.suppressed) missing.push(`kernel events: ${kern.suppressed} event(s) of this window were counted but not recorded one by one (the exporters' per-second event budget); /metrics has their counts`);
     if (kern?.truncated) missing.push('kernel events: more fell in this window than an exporter answers at once; the ranking used the most recent ones');
+    if (kern?.notes) for (const n of kern.notes) missing.push(n);
     if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
-    return { ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses };
+    return {
+      ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses,
+      ...(kern?.used ? { kernelEvidence: kern.used } : {}), ...(saved?.length ? { saved } : {}),
+    };
   }
 
   /** An incident window given as data (offline postmortems, benchmarks); its `config` on top of the configured one. */
@@ -145,7 +164,7 @@ export class RcaService {
     const embedded = source instanceof EmbeddedTraceSource;
     const statuses: SourceStatus[] = [];
     const exporters = this.exporters;
-    const kernP = exporters.length ? eventsFromAll(exporters, { from: range.from - 1000, to: range.to + 1000, limit: 50_000 }) : undefined;
+    const kernP = this.kernelFor(range.from - 1000, range.to + 1000, 50_000);
     const t0 = performance.now();
     const base = { from: range.from, to: range.to, service };
     let found: TraceSummary[];
@@ -207,8 +226,9 @@ export class RcaService {
     if (!exporters.length) missing.push('kernel events: no bpf-exporter configured');
     else if (kern?.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
     if (kern?.truncated) missing.push('kernel events: more fell in this range than an exporter answers at once; the ranking used the most recent ones');
+    if (kern?.notes) for (const n of kern.notes) missing.push(n);
     return {
-      ...answer, missing, ...base,
+      ...answer, missing, ...base, ...(kern?.used ? { kernelEvidence: kern.used } : {}),
       sample: { found: found.length, analysed: traces.length, failed: failedRead, sampled: sampledOut, how },
       sources: statuses,
     };
