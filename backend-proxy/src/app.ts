@@ -5,11 +5,24 @@ import type { ProxyConfig } from './config';
 import { bearerAuth } from './http/auth';
 import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { assertJsonDepth } from './http/json-depth';
 import { serverSpans } from './http/tracing';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
 import { apiRoutes } from './routes/api';
+
+/**
+ * The route pattern a request matched, for metric labels: `/api/traces/:traceId`, never the id itself. Read when the
+ * answer is sent, after express has left the mounting routers (req.baseUrl is empty again then), so the mount is
+ * taken from the URL: every route lives under /api or /v1, or at the top (/metrics).
+ */
+export function routeLabel(req: express.Request): string {
+  const pattern = req.route?.path;
+  if (typeof pattern !== 'string') return 'unmatched';
+  const mount = /^\/(api|v1)(?=\/|$)/.exec(req.originalUrl)?.[0] ?? '';
+  return `${mount}${pattern}`;
+}
 
 export function buildApp(config: ProxyConfig, services: Services, log: pino.Logger): express.Express {
   const app = express();
@@ -19,8 +32,9 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     const t0 = performance.now();
     req.log = log;
     res.on('finish', () => {
-      // The matched route pattern keeps label cardinality bounded (no trace ids in labels).
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : res.statusCode === 404 ? 'unmatched' : req.path.split('/').slice(0, 3).join('/');
+      // The matched route pattern keeps label cardinality bounded (no trace ids in labels); anything that matched no
+      // route (404s, and requests refused before routing: auth, body limits, malformed bodies) is one value.
+      const route = routeLabel(req);
       httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       httpDuration.observe({ route }, (performance.now() - t0) / 1000);
       if (log.isLevelEnabled('debug')) log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'request');
@@ -34,7 +48,9 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     res.end(await registry.metrics());
   });
   app.use('/v1', otlpRoutes(config, services.ingest));
-  app.use('/api', bearerAuth(config.token), express.json({ limit: config.bodyLimitBytes }), apiRoutes(services));
+  // A JSON body deeper than MAX_JSON_DEPTH is refused before it is parsed (the code walking it would overflow the stack).
+  const json = express.json({ limit: config.bodyLimitBytes, verify: (_req, _res, buf) => assertJsonDepth(buf, 'the JSON body') });
+  app.use('/api', bearerAuth(config.token), json, apiRoutes(services));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -2,9 +2,18 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 
 export class HttpError extends Error {
+  /** Headers the answer carries (Retry-After on 503). */
+  headers?: Record<string, string>;
   constructor(public status: number, public code: string, message: string, public details?: unknown) {
     super(message);
   }
+}
+
+/** 503 with Retry-After: the proxy is saturated (back-pressure); a client should retry after `retryAfterS`. */
+export function overloaded(message: string, retryAfterS = 1): HttpError {
+  const e = new HttpError(503, 'overloaded', message);
+  e.headers = { 'Retry-After': String(retryAfterS) };
+  return e;
 }
 
 export const badRequest = (message: string, details?: unknown): HttpError => new HttpError(400, 'bad_request', message, details);
@@ -22,6 +31,7 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) return;
   if (err instanceof HttpError) {
+    if (err.headers) res.set(err.headers);
     res.status(err.status).json(errorBody(err.code, err.message, err.details));
     return;
   }
@@ -39,6 +49,13 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   if (e.type === 'entity.parse.failed') {
     res.status(400).json(errorBody('bad_request', `malformed JSON body: ${e.message ?? ''}`));
+    return;
+  }
+  // PostgreSQL's (and PGlite's) class 22, data exception: a value of the request the database cannot hold
+  // (a number beyond bigint, a date beyond its range). The request is at fault, not the proxy.
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && typeof (err as { severity?: unknown }).severity === 'string') {
+    res.status(400).json(errorBody('bad_request', `a value of the request is out of range: ${e.message ?? code}`));
     return;
   }
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {

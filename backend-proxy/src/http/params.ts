@@ -3,24 +3,38 @@ import { badRequest } from './errors';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-/** Parses one time: epoch ms, epoch s (10 digits), ISO 8601, `now`, `now-15m`, `now+1h`. */
+/**
+ * The times the proxy accepts: 1970-01-01 to 9999-12-31 (four-digit ISO years). Beyond them a time is no instant
+ * anyone asks about, and `Date` cannot even print some (toISOString throws past ±8.64e15 ms).
+ */
+export const MIN_TIME_MS = 0;
+export const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * Parses one time: epoch ms, epoch s (10 digits), ISO 8601, `now`, `now-15m`, `now+1h`. Undefined: not a time; a
+ * time outside MIN_TIME_MS..MAX_TIME_MS (`9000000000000000`, `now-1000000000w`) is a 400 saying so, whoever calls.
+ */
 export function parseTime(raw: string, now = Date.now()): number | undefined {
   const s = raw.trim();
+  let t: number | undefined;
   if (/^\d+(\.\d+)?$/.test(s)) {
     const n = Number(s);
-    return n < 1e11 ? n * 1000 : n; // seconds vs milliseconds
+    t = n < 1e11 ? n * 1000 : n; // seconds vs milliseconds
+  } else {
+    const rel = /^now(?:([+-])(\d+)(ms|s|m|h|d|w))?$/.exec(s);
+    if (rel) {
+      const d = rel[1] ? Number(rel[2]) * UNIT_MS[rel[3]] : 0;
+      t = rel[1] === '-' ? now - d : now + d;
+    } else if (/^\d{4}-\d{2}-\d{2}/.test(s)) {
+      const p = Date.parse(s);
+      if (!Number.isFinite(p)) return undefined;
+      t = p;
+    } else return undefined;
   }
-  const rel = /^now(?:([+-])(\d+)(ms|s|m|h|d|w))?$/.exec(s);
-  if (rel) {
-    if (!rel[1]) return now;
-    const d = Number(rel[2]) * UNIT_MS[rel[3]];
-    return rel[1] === '-' ? now - d : now + d;
+  if (!(t >= MIN_TIME_MS && t <= MAX_TIME_MS)) {
+    throw badRequest(`time "${s.slice(0, 40)}" is out of range: times run from 1970-01-01 to 9999-12-31 (epoch ms ${MIN_TIME_MS}..${MAX_TIME_MS})`);
   }
-  if (/^\d{4}-\d{2}-\d{2}/.test(s)) {
-    const t = Date.parse(s);
-    return Number.isFinite(t) ? t : undefined;
-  }
-  return undefined;
+  return t;
 }
 
 /** Parses a duration like `15s`, `1m`, `500ms` or a bare number of seconds. */
@@ -45,15 +59,25 @@ export function stringParam(q: Query, name: string): string | undefined {
   return str(q, name);
 }
 
+/** One time parameter: a 400 naming the parameter when it is not a time, or out of range. */
+export function namedTime(name: string, raw: string, now = Date.now()): number {
+  let t: number | undefined;
+  try {
+    t = parseTime(raw, now);
+  } catch (err) {
+    throw badRequest(`${name}: ${(err as Error).message}`);
+  }
+  if (t === undefined) throw badRequest(`${name}: "${raw.slice(0, 60)}" is not a time (epoch ms, ISO 8601 or now-15m)`);
+  return t;
+}
+
 /** `from`/`to` with defaults (last `defaultSpanMs`), validated: from < to, span bounded. */
 export function timeRange(q: Query, defaultSpanMs = 15 * 60_000, maxSpanMs = 31 * 86_400_000): TimeRange {
   const now = Date.now();
   const fromRaw = str(q, 'from');
   const toRaw = str(q, 'to');
-  const to = toRaw === undefined ? now : parseTime(toRaw, now);
-  if (to === undefined) throw badRequest(`to: "${toRaw}" is not a time (epoch ms, ISO 8601 or now-15m)`);
-  const from = fromRaw === undefined ? to - defaultSpanMs : parseTime(fromRaw, now);
-  if (from === undefined) throw badRequest(`from: "${fromRaw}" is not a time (epoch ms, ISO 8601 or now-15m)`);
+  const to = toRaw === undefined ? now : namedTime('to', toRaw, now);
+  const from = fromRaw === undefined ? Math.max(MIN_TIME_MS, to - defaultSpanMs) : namedTime('from', fromRaw, now);
   if (from >= to) throw badRequest(`from (${from}) must be before to (${to})`);
   if (to - from > maxSpanMs) throw badRequest(`time range too long: ${(to - from) / 86_400_000} days (max ${maxSpanMs / 86_400_000})`);
   return { from, to };

@@ -9,6 +9,8 @@ import { badRequest } from '../http/errors';
 import { enumParam, nameParam, stringParam, timeRange } from '../http/params';
 import type { ExportService } from '../services/export';
 
+const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
+
 function viewPath(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//')) throw badRequest(`view: must be a path of the app, e.g. ${APP_BASE}/traces/<id>?from=...`);
@@ -24,6 +26,8 @@ export function exportRoutes(exports: ExportService): Router {
     const view = viewPath(stringParam(q, 'view'));
     const traceIds = (stringParam(q, 'traceId') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     if (traceIds.length > 10) throw badRequest('traceId: at most 10 trace ids per export');
+    // Ids are echoed into the Markdown (in code spans and links): only what a trace id can be gets that far.
+    for (const id of traceIds) if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a trace id (1-32 hex digits)`);
     const service = nameParam(q, 'service');
     const pod = nameParam(q, 'pod');
     if (format === 'png') {

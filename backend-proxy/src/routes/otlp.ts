@@ -5,6 +5,7 @@
 import express, { Router } from 'express';
 import type { ProxyConfig } from '../config';
 import { bearerAuth } from '../http/auth';
+import { assertJsonDepth } from '../http/json-depth';
 import type { IngestService } from '../services/ingest';
 
 export function otlpRoutes(config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>, ingest: IngestService): Router {
@@ -12,7 +13,10 @@ export function otlpRoutes(config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>
   const raw = express.raw({ type: () => true, limit: config.bodyLimitBytes, inflate: true });
   r.post('/traces', bearerAuth(config.token), raw, (req, res) => {
     const encoding = ingest.encodingOf(req.headers['content-type']);
-    ingest.ingest(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), encoding);
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    // Protobuf nesting is bounded while decoding (store/otlp-protobuf.ts); JSON before it is parsed.
+    if (encoding === 'json') assertJsonDepth(body, 'the OTLP JSON body');
+    ingest.ingest(body, encoding);
     // OTLP/HTTP success: an ExportTraceServiceResponse; protobuf clients accept an empty message body.
     if (encoding === 'protobuf') res.status(200).type('application/x-protobuf').end(Buffer.alloc(0));
     else res.status(200).json({ partialSuccess: {} });

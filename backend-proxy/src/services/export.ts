@@ -15,6 +15,20 @@ import type { FaultService } from './faults';
 import { renderPostmortem, type PostmortemData } from './postmortem-md';
 import type { RcaService } from './rca';
 
+const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+
+/** A copy of `v` whose strings are single lines (control characters, line and paragraph separators → a space). */
+export function oneLine<T>(v: T): T {
+  if (typeof v === 'string') return v.replace(CONTROL, ' ') as T;
+  if (Array.isArray(v)) return v.map(oneLine) as T;
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = oneLine(x);
+    return out as T;
+  }
+  return v;
+}
+
 interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
 
 export class ExportService {
@@ -33,12 +47,14 @@ export class ExportService {
       pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
       faults.configured ? faults.inRange(range) : undefined,
     ]);
-    return renderPostmortem({
+    // What the Markdown echoes comes from spans, sources and users: one line each (a newline in a span name or a
+    // source's error would start a heading or end a table row), the renderer escapes the rest.
+    return renderPostmortem(oneLine({
       range, generatedMs: Date.now(), appUrl: this.config.appUrl, view: q.view, service: q.service, traces,
       pod: pod && podEvidence ? { name: pod, counts: countByType(podEvidence.events.filter((e) => e.pod === pod)), failed: podEvidence.sources.filter((s) => !s.ok) } : undefined,
       faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
       alerts: alerts.inRange(range),
-    });
+    }));
   }
 
   /** `view` is an app path (validated by the caller). */
