@@ -148,7 +148,7 @@ export const inferredCall = (a: TraceAccount, i: number): boolean =>
  * once per trace, so a finding booked through the call is read as what it is.
  */
 export function noteInferredCall(a: TraceAccount, h: HopAccount, i: number): void {
-  if (a.inferredNoted.has(h) || !inferredCall(a, i)) return;
+  if (!inferredCall(a, i) || a.inferredNoted.has(h)) return;
   a.inferredNoted.add(h);
   const sc = a.tree.serverChild[i];
   const s = a.spans[i];

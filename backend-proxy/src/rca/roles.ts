@@ -30,39 +30,43 @@ const isRemoteKind = (k: Span['kind']): boolean => k === 'client' || k === 'serv
 export const INFERRED_ROLES_NOTE = 'span kinds: some spans say none (Zipkin- or Jaeger-converted data, or an instrumentation that sets none), so client→server calls were inferred from the tree: a child on another service or pod is the server side of a remote call, its parent the client side';
 
 /**
+ * Whether any span may need a role, cheaply (most traces say their kinds: no allocation per span): one is
+ * `unspecified`, or a service with internal spans says no call kind anywhere in the trace.
+ */
+function needsRoles(spans: Span[]): boolean {
+  let internal: Set<string> | undefined;
+  for (const s of spans) {
+    if (s.kind === 'unspecified') return true;
+    if (s.kind === 'internal') (internal ??= new Set()).add(s.service);
+  }
+  if (!internal) return false;
+  for (const s of spans) {
+    if (isRemoteKind(s.kind) && internal.delete(s.service) && !internal.size) return false;
+  }
+  return true;
+}
+
+/**
  * The roles of the trace's kind-less spans (undefined when every span says its kind, the common case: one scan).
  * `t` is the linked tree (`linkSpans`) of the spans; they are not changed.
  */
 export function inferCallRoles(t: TraceTree): InferredRoles | undefined {
   const { spans, parent, children } = t;
   const n = spans.length;
-  // Fast path: a trace whose spans all say a call kind, or only some internal ones on services that do.
-  let declared: Array<Span['kind']> | undefined;
-  let unknownCandidates = 0;
+  if (!needsRoles(spans)) return undefined;
+  const kind = spans.map(declaredKindOfSpan);
+  // Services that say a call kind somewhere in this trace: their internal spans are internal.
+  const speaks = new Set<string>();
+  let last = '';
   for (let i = 0; i < n; i++) {
-    const k = spans[i].kind;
-    if (k === 'unspecified') {
-      const d = declaredKindOfSpan(spans[i]);
-      if (d !== 'unspecified') (declared ??= spans.map((s) => s.kind))[i] = d;
-      else unknownCandidates++;
-    } else if (k === 'internal') unknownCandidates++;
+    if (!isRemoteKind(kind[i]) || spans[i].service === last) continue;
+    last = spans[i].service;
+    speaks.add(last);
   }
-  if (!unknownCandidates && !declared) return undefined;
-  const kind = declared ?? spans.map((s) => s.kind);
   const unknown = new Uint8Array(n);
-  if (unknownCandidates) {
-    // Services that say a call kind somewhere in this trace: their internal spans are internal.
-    const speaks = new Set<string>();
-    let last = '';
-    for (let i = 0; i < n; i++) {
-      if (!isRemoteKind(kind[i]) || spans[i].service === last) continue;
-      last = spans[i].service;
-      speaks.add(last);
-    }
-    for (let i = 0; i < n; i++) {
-      const k = kind[i];
-      if (k === 'unspecified' || (k === 'internal' && !speaks.has(spans[i].service))) unknown[i] = 1;
-    }
+  for (let i = 0; i < n; i++) {
+    const k = kind[i];
+    if (k === 'unspecified' || (k === 'internal' && !speaks.has(spans[i].service))) unknown[i] = 1;
   }
   const pod = new Array<string | undefined>(n);
   const podAt = (i: number): string | undefined => (pod[i] ??= podOfSpan(spans[i]) ?? '');
