@@ -225,6 +225,8 @@ export const AlertRules = z.object({
   updatedMs: z.number().nullable().optional(),
   updatedBy: z.string().nullable().optional(),
   expectedVersion: z.number().int().nonnegative().optional(),
+  /** Why HOPSCOPE_ALERT_RULES_FILE was not imported at start (the proxy runs without it). */
+  notice: z.string().optional(),
 });
 export type AlertRules = z.infer<typeof AlertRules>;
 
