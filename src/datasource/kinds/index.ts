@@ -10,6 +10,10 @@ import { heatmap } from './heatmap';
 import { kernelEvents } from './kernelEvents';
 import { pods } from './pods';
 import { rca } from './rca';
+import { run } from './run';
+import { runCompare } from './runCompare';
+import { runs } from './runs';
+import { runTtft } from './runTtft';
 import { services } from './services';
 import { trace } from './trace';
 import { traceKernelEvents } from './traceKernelEvents';
@@ -28,4 +32,8 @@ export const QUERY_KINDS = {
   traceKernelEvents,
   compare,
   alerts,
+  runs,
+  run,
+  runCompare,
+  runTtft,
 };
