@@ -47,7 +47,9 @@ export const ENV_HELP = `Environment (all optional):
   HOPSCOPE_BPF_LIBSSL          comma list of OpenSSL 3 libraries to probe besides the workloads' (none)
   HOPSCOPE_BPF_LIBCUDA         comma list of CUDA driver libraries to probe besides the workloads' (none)
   HOPSCOPE_BPF_SCAN_MS         how often the workloads' processes are scanned for those files (15000; 0 = named files only)
-  HOPSCOPE_BPF_KUBECONFIG      kubeconfig for pod identities from the Kubernetes API (in a pod: its ServiceAccount)
+  HOPSCOPE_BPF_KUBECONFIG      kubeconfig for pod identities from the Kubernetes API (in a pod: its ServiceAccount);
+                               its current context's token, tokenFile or client certificate (no exec/auth-provider
+                               plugins); an http:// server only with insecure-skip-tls-verify (client-node's rule)
   HOPSCOPE_BPF_POD_LABELS      comma list of pod labels put on events and metrics (app.kubernetes.io/name; empty = none)
   HOPSCOPE_BPF_SSE_MAX_CLIENTS most /events/stream subscribers at once (16); the next one gets 503
   HOPSCOPE_BPF_HEADERS_TIMEOUT_MS  a connection that has not sent its request headers by then is closed (10000)
