@@ -375,7 +375,6 @@ export class KernelEvidenceService {
   private positions?: Map<string, streams.StreamPosition>;
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
-  private ringStarts = new Map<string, { atMs: number; value: Promise<number | undefined> }>();
   private lastGapPrune = 0;
 
   constructor(readonly o: KernelEvidenceOptions) {
@@ -459,25 +458,17 @@ export class KernelEvidenceService {
     for (const r of this.readers.values()) await r.checkpoint(this.o.db, settled, final);
   }
 
-  /** The oldest event an exporter's ring holds (any type), cached for a second; undefined when unknown or empty. */
-  private ringStart(e: ExporterSource): Promise<number | undefined> {
-    const now = Date.now();
-    const c = this.ringStarts.get(e.baseUrl);
-    if (c && now - c.atMs < 1000) return c.value;
-    const value = (async () => {
-      try {
-        const r = await callJson<{ events?: Array<{ ts?: unknown }> }>(`${e.baseUrl}/events?after=0&limit=1`, {
-          source: e.name, timeoutMs: this.o.timeoutMs, retries: 0, ...(this.o.token ? { headers: { authorization: `Bearer ${this.o.token}` } } : {}),
-        });
-        const ts = r.status === 200 ? r.body?.events?.[0]?.ts : undefined;
-        return typeof ts === 'number' ? ts : undefined;
-      } catch {
-        return undefined;
-      }
-    })();
-    this.ringStarts.set(e.baseUrl, { atMs: now, value });
-    if (this.ringStarts.size > 1000) this.ringStarts.clear();
-    return value;
+  /** The oldest event an exporter's ring holds now (any type); undefined when unknown or empty. */
+  private async ringStart(e: ExporterSource): Promise<number | undefined> {
+    try {
+      const r = await callJson<{ events?: Array<{ ts?: unknown }> }>(`${e.baseUrl}/events?after=0&limit=1`, {
+        source: e.name, timeoutMs: this.o.timeoutMs, retries: 0, ...(this.o.token ? { headers: { authorization: `Bearer ${this.o.token}` } } : {}),
+      });
+      const ts = r.status === 200 ? r.body?.events?.[0]?.ts : undefined;
+      return typeof ts === 'number' ? ts : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -486,10 +477,9 @@ export class KernelEvidenceService {
    */
   async forWindow(q: { from: number; to: number; limit: number }): Promise<KernelWindow> {
     const exporters = this.o.exporters;
-    const [ring, starts] = await Promise.all([
-      exporters.length ? eventsFromAll(exporters, { from: q.from, to: q.to, limit: q.limit }) : undefined,
-      Promise.all(exporters.map((e) => this.ringStart(e))),
-    ]);
+    const ring = exporters.length ? await eventsFromAll(exporters, { from: q.from, to: q.to, limit: q.limit }) : undefined;
+    // Asked after the events: a ring that still starts before the window now held all of it when it answered.
+    const starts = await Promise.all(exporters.map((e) => this.ringStart(e)));
     const sources = ring ? ring.sources : [];
     let ringsFromMs: number | undefined;
     for (const s of starts) if (s !== undefined && (ringsFromMs === undefined || s > ringsFromMs)) ringsFromMs = s;
