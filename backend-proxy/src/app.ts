@@ -3,14 +3,19 @@ import express from 'express';
 import type pino from 'pino';
 import type { ProxyConfig } from './config';
 import { bearerAuth } from './http/auth';
+import { bodyBudget } from './http/backpressure';
 import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { loopbackHostOnly } from './http/host-check';
 import { assertJsonDepth } from './http/json-depth';
 import { serverSpans } from './http/tracing';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
 import { apiRoutes } from './routes/api';
+
+/** How many bodies of the largest allowed size the proxy receives at once before it answers 503 (back-pressure). */
+export const BODY_BUDGET_BODIES = 4;
 
 /**
  * The route pattern a request matched, for metric labels: `/api/traces/:traceId`, never the id itself. Read when the
@@ -41,16 +46,19 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     });
     next();
   });
+  app.use(loopbackHostOnly(config.token));
   app.use(serverSpans());
   app.use(cors(config.corsOrigins));
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', registry.contentType);
     res.end(await registry.metrics());
   });
-  app.use('/v1', otlpRoutes(config, services.ingest));
+  // Bodies received and handled at once: BODY_BUDGET_BODIES of the largest allowed, then 503 + Retry-After.
+  const budget = bodyBudget(BODY_BUDGET_BODIES * config.bodyLimitBytes, config.bodyLimitBytes);
+  app.use('/v1', otlpRoutes(config, services.ingest, budget.handler));
   // A JSON body deeper than MAX_JSON_DEPTH is refused before it is parsed (the code walking it would overflow the stack).
   const json = express.json({ limit: config.bodyLimitBytes, verify: (_req, _res, buf) => assertJsonDepth(buf, 'the JSON body') });
-  app.use('/api', bearerAuth(config.token), json, apiRoutes(services));
+  app.use('/api', bearerAuth(config.token), budget.handler, json, apiRoutes(services));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -2,16 +2,17 @@
  * POST /v1/traces — the OTLP/HTTP receiver of the embedded store (JSON and protobuf, gzip accepted). The receiver
  * asks for the bearer token too when one is configured (an OTLP exporter can send headers).
  */
-import express, { Router } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import type { ProxyConfig } from '../config';
 import { bearerAuth } from '../http/auth';
 import { assertJsonDepth } from '../http/json-depth';
 import type { IngestService } from '../services/ingest';
 
-export function otlpRoutes(config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>, ingest: IngestService): Router {
+/** `budget`: the proxy's back-pressure on bodies (http/backpressure.ts): past it, 503 with Retry-After, as OTLP/HTTP expects. */
+export function otlpRoutes(config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>, ingest: IngestService, budget: RequestHandler = (_q, _s, next) => next()): Router {
   const r = Router();
   const raw = express.raw({ type: () => true, limit: config.bodyLimitBytes, inflate: true });
-  r.post('/traces', bearerAuth(config.token), raw, (req, res) => {
+  r.post('/traces', bearerAuth(config.token), budget, raw, (req, res) => {
     const encoding = ingest.encodingOf(req.headers['content-type']);
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     // Protobuf nesting is bounded while decoding (store/otlp-protobuf.ts); JSON before it is parsed.

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { appLink } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { HttpError, notImplemented } from '../http/errors';
+import { HttpError, notImplemented, overloaded } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import type { AlertService } from './alerts';
@@ -27,6 +27,32 @@ export function oneLine<T>(v: T): T {
     return out as T;
   }
   return v;
+}
+
+/** PNG renders running at once (each its own Chromium), and renders waiting for one to finish. */
+export const PNG_RENDERS_AT_ONCE = 2;
+export const PNG_RENDERS_WAITING = 4;
+
+/** A counting semaphore with a bounded queue: acquire() resolves to the release, or throws 503 when the queue is full. */
+class Slots {
+  private running = 0;
+  private waiting: Array<() => void> = [];
+  constructor(private max: number, private queue: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.running >= this.max) {
+      if (this.waiting.length >= this.queue) throw overloaded(`${this.running} PNG exports are rendering and ${this.waiting.length} waiting (at most ${this.max} at once); retry shortly or use format=md`, 5);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.running++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next(); // the slot passes on: running stays the same
+      else this.running--;
+    };
+  }
 }
 
 interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
@@ -57,13 +83,31 @@ export class ExportService {
     }));
   }
 
+  /** Chromium renders at once, and waiting for a turn; past both, 503 with Retry-After. */
+  private slots = new Slots(PNG_RENDERS_AT_ONCE, PNG_RENDERS_WAITING);
+
   /** `view` is an app path (validated by the caller). */
   async png(view: string): Promise<Buffer> {
     const executablePath = this.config.chromiumPath;
     if (!existsSync(executablePath)) throw notImplemented(`PNG export needs Chromium at ${executablePath} (set HOPSCOPE_CHROMIUM); Markdown export works without it`);
+    // A Chromium is hundreds of MB: a burst of exports waits its turn, and beyond the queue is told to come back.
+    const release = await this.slots.acquire();
+    try {
+      return await this.render(executablePath, view);
+    } finally {
+      release();
+    }
+  }
+
+  private async render(executablePath: string, view: string): Promise<Buffer> {
     const url = appLink(this.config.appUrl, view);
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    let browser: Awaited<ReturnType<typeof chromium.launch>>;
+    try {
+      browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    } catch (err) {
+      throw new HttpError(502, 'render_failed', `could not start Chromium at ${executablePath}: ${(err as Error).message.split('\n')[0]}`);
+    }
     try {
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       const resp = await page.goto(url, { waitUntil: 'networkidle', timeout: 20_000 });

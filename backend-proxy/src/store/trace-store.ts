@@ -31,6 +31,11 @@ interface Entry {
   samples?: TraceSamples;
   /** Span count when `samples` was last computed by the warm-up (0: never). */
   warmedSpans: number;
+  /**
+   * The resource record last counted in `bytes`. Spans of one request share their resource's record, and it lives as
+   * long as any of them: it is counted once for each trace holding it (spans come grouped by resource).
+   */
+  resource?: object;
 }
 
 interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
@@ -59,10 +64,24 @@ const RANK: Record<TraceStatus, number> = { unset: 0, ok: 1, error: 2, timeout: 
 
 const pairKey = (s: Span): string => `${s.service}\u0000${s.name}`;
 
+/**
+ * Approximate heap bytes, as measured on Node 20: a normalised span with its ids and index entries (~400), a trace's
+ * entry with its maps (~800), and per attribute its key, its value and the record slot.
+ */
+const SPAN_BYTES = 400;
+const TRACE_BYTES = 800;
+
+function attributeBytes(attrs: Record<string, unknown>): number {
+  let n = 0;
+  for (const k in attrs) {
+    const v = attrs[k];
+    n += k.length + (typeof v === 'string' ? v.length : 8) + 16;
+  }
+  return n;
+}
+
 function spanBytes(s: Span): number {
-  let n = 160 + s.name.length + s.service.length;
-  for (const [k, v] of Object.entries(s.attributes)) n += k.length + (typeof v === 'string' ? v.length : 8) + 16;
-  return n; // resource records are shared per batch, so they are not counted per span
+  return SPAN_BYTES + s.name.length + s.service.length + attributeBytes(s.attributes);
 }
 
 function summarize(traceId: string, spans: Span[]): TraceSummary {
@@ -129,11 +148,20 @@ export class TraceStore {
   add(spans: Span[]): void {
     const now = this.now();
     const fresh: Span[] | undefined = this.observers.some((o) => o.received) ? [] : undefined;
+    let resource: object | undefined;
+    let resourceBytes = 0;
     for (const s of spans) {
       let e = this.traces.get(s.traceId);
       if (!e) {
-        e = { spans: [], bytes: 0, firstIngestMs: now, lastIngestMs: now, startMs: s.startMs, endMs: s.endMs, index: new Map(), errors: 0, ops: new Map(), warmedSpans: 0 };
+        e = { spans: [], bytes: TRACE_BYTES, firstIngestMs: now, lastIngestMs: now, startMs: s.startMs, endMs: s.endMs, index: new Map(), errors: 0, ops: new Map(), warmedSpans: 0 };
+        this.byteCount += TRACE_BYTES;
         this.traces.set(s.traceId, e);
+      }
+      if (s.resource !== e.resource) {
+        if (s.resource !== resource) { resource = s.resource; resourceBytes = attributeBytes(s.resource) + 64; }
+        e.resource = s.resource;
+        e.bytes += resourceBytes;
+        this.byteCount += resourceBytes;
       }
       const b = spanBytes(s);
       const dup = e.index.get(s.spanId);
