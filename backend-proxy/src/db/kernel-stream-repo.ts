@@ -14,7 +14,7 @@ export interface StreamPosition {
   exporter: string;
   node: string | null;
   lastSeq: number;
-  /** When that position was reached (epoch ms). */
+  /** The time of that position (its last event's ts, epoch ms): events missed after it happened after this. */
   lastSeenMs: number;
   /** When evidence from this exporter began to be kept. */
   firstMs: number;

@@ -32,6 +32,8 @@ export const KEEPER_LEASE = 'kernel-evidence-keeper';
 const KEPT_PAGE = 10_000;
 /** A stream with no message (events or the exporter's 15 s keep-alive) for this long is taken as dead. */
 const STREAM_IDLE_MS = 45_000;
+/** Events reach the ring up to this long after they happened (the exporter's flushes): a keep-alive's time less it. */
+const KEEPALIVE_SLACK_MS = 2000;
 /** Suppressed-event reports closer than this are one gap record. */
 const SUPPRESSED_MERGE_MS = 30_000;
 
@@ -150,7 +152,11 @@ class StreamReader {
   connected = false;
   lastSeq: number | null = null;
   savedSeq: number | null = null;
-  lastSeenMs = 0;
+  /**
+   * The time of the stream position: the last event's ts, or for a keep-alive its arrival less the exporter's flush
+   * delay. Events after the position happened after it, so a gap there starts at it.
+   */
+  positionTs = 0;
   firstMs: number;
   private helloLastSeq = 0;
   lastMessageMs: number | null = null;
@@ -170,7 +176,7 @@ class StreamReader {
     if (saved) {
       this.lastSeq = saved.lastSeq;
       this.savedSeq = saved.lastSeq;
-      this.lastSeenMs = saved.lastSeenMs;
+      this.positionTs = saved.lastSeenMs;
       this.node = saved.node;
     }
     this.firstMs = saved?.firstMs ?? Date.now();
@@ -219,7 +225,7 @@ class StreamReader {
     const svc = this.svc;
     const fromStart = this.lastSeq === null;
     // What a gap at the resume position starts at: the last message read (this process), else when it was saved.
-    const resumeFromMs = this.lastMessageMs ?? (this.lastSeenMs || this.firstMs);
+    const resumeFromMs = this.positionTs || this.firstMs;
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (svc.token) headers.authorization = `Bearer ${svc.token}`;
     if (!fromStart) headers['last-event-id'] = String(this.lastSeq);
@@ -261,6 +267,7 @@ class StreamReader {
             this.closeOpenGap(e.ts);
           }
           if (Number.isSafeInteger(seq)) this.lastSeq = seq;
+          if (looksValid(e) && e.ts > this.positionTs) this.positionTs = e.ts;
         } else if (ev === 'hello') {
           const h = parseJson(m.data) as { node?: unknown; lastSeq?: unknown; after?: unknown } | undefined;
           if (typeof h?.node === 'string') this.node = h.node;
@@ -281,11 +288,12 @@ class StreamReader {
           this.closeOpenGap(Date.now());
           const seq = Number(m.id);
           if (Number.isSafeInteger(seq)) this.lastSeq = seq;
+          this.positionTs = Math.max(this.positionTs, Date.now() - KEEPALIVE_SLACK_MS);
         }
       }
       if (batch.length || messages.length) {
         const ok = svc.offer(this, batch);
-        if (this.lastSeq !== null) this.checkpoints.push({ offered: svc.offered, seq: this.lastSeq, seenMs: Date.now() });
+        if (this.lastSeq !== null) this.checkpoints.push({ offered: svc.offered, seq: this.lastSeq, seenMs: this.positionTs });
         if (this.checkpoints.length > 10_000) this.checkpoints.splice(0, this.checkpoints.length - 10_000);
         if (!ok) await svc.keeper.drained(); // stop reading: the socket fills and the exporter holds our place
       }
@@ -344,7 +352,6 @@ class StreamReader {
     if (next.seq === this.savedSeq) return;
     await streams.saveStreamPosition(db, { exporter: this.url, node: this.node, lastSeq: next.seq, lastSeenMs: next.seenMs, firstMs: this.firstMs });
     this.savedSeq = next.seq;
-    this.lastSeenMs = next.seenMs;
   }
 
   state(): ExporterStreamState {
