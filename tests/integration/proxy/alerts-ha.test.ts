@@ -39,7 +39,7 @@ const metric = async (url: string, re: RegExp): Promise<number> => {
   return m ? Number(m[1]) : 0;
 };
 const pushed = (p: ProxyProcess): Promise<number> => metric(p.url, /^hopscope_proxy_alerts_pushed_total\{state="firing"\} (\d+)/m);
-type Health = { state: { alerts: { holder: string | null; self: boolean; token: number | null } } };
+type Health = { state: { alerts: { holder: string | null; self: boolean; token: number | null }; kernelEvidence: { holder: string | null; self: boolean } } };
 const health = (p: ProxyProcess): Promise<Health> => json<Health>(`${p.url}/api/health`);
 
 describe('two proxies on one PostgreSQL', { skip }, () => {
@@ -118,6 +118,10 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     assert.ok(before > 3, `the holder re-sends each round: ${before}`);
     assert.equal(await pushed(follower), 0, 'the other proxy never pushed');
     assert.ok(received >= before && received <= afterwards, `Alertmanager received ${received}, the holder sent ${before}..${afterwards}`);
+    // The kernel-evidence keeper is one proxy too.
+    const hs = await Promise.all([leader, follower].map(health));
+    assert.equal(hs.filter((h) => h.state.kernelEvidence.self).length, 1);
+    assert.equal(hs[0].state.kernelEvidence.holder, hs[1].state.kernelEvidence.holder);
     for (const p of [leader, follower]) {
       const a = AlertsAnswer.parse(await json(`${p.url}/api/alerts`));
       assert.equal(a.alerts.filter((x) => x.state === 'firing').length, 1, 'both answer the alert from the database');
@@ -190,5 +194,23 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     // A restarted proxy reads the same.
     const again = await spawnProxy();
     assert.deepEqual(AlertRules.parse(await json(`${again.url}/api/alerts/rules`)), now);
+  });
+
+  test('PostgreSQL down: the alert routes answer 503 with Retry-After, the proxies stay up; back up, they answer again', async () => {
+    const p = procs[0];
+    await pg.stop();
+    try {
+      const r = await fetch(`${p.url}/api/alerts/rules`);
+      assert.equal(r.status, 503);
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'database_unavailable');
+      assert.equal((await fetch(`${p.url}/api/alerts`)).status, 503);
+      assert.equal((await fetch(`${p.url}/api/health`)).status, 200, 'the proxy answers');
+    } finally {
+      await pg.start();
+    }
+    await waitFor('the rules again', async () => ((await fetch(`${p.url}/api/alerts/rules`)).status === 200 ? true : undefined), 20_000);
+    await leaderOf(procs);
+    for (const x of procs) assert.equal(x.exited(), undefined, 'no proxy died');
   });
 });

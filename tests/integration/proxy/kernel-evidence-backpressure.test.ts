@@ -3,7 +3,7 @@
  * database): the reader stops reading once the keeper's queue is full, so the stream's sender blocks (the exporter's
  * ring is the buffer) and the proxy's memory stays bounded; when the lock goes, every event is written, none dropped,
  * none twice, and the saved position is the last one. An `event: gap` on the resumed stream and `event: suppressed`
- * are recorded as windows without evidence. The exporter here is a stand-in speaking the stream protocol
+ * are recorded as windows without evidence; the stream carries the exporter token. The exporter here is a stand-in speaking the stream protocol
  * (bpf-exporter/README.md) so the test controls how much it sends.
  */
 import { after, before, describe, test } from 'node:test';
@@ -22,6 +22,8 @@ const N = 12_000;
 const HIGH_WATER = 200;
 const T0 = Date.now() - 60_000;
 const PAD = 'x'.repeat(1500);
+/** HOPSCOPE_EXPORTER_TOKEN: the stream carries it (the stand-in refuses without). */
+const TOKEN = 'bp-token-0123456789abcdef';
 
 const event = (seq: number): KernelEvent => ({
   ts: T0 + seq, type: 'tcp_connect_fail', pid: 4242, comm: 'rag', pod: 'bp-rag-0', node: 'bp-node', detail: { seq, pad: PAD }, mode: 'live',
@@ -55,6 +57,7 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
     db = await openDatabase({ databaseUrl: url, log: pino({ level: 'silent' }), connectTimeoutMs: 5000 });
     exporter = await tinyServer((req, res) => {
       if (!req.url!.startsWith('/events/stream')) { res.writeHead(404); res.end(); return; }
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) { res.writeHead(401, { 'content-type': 'application/json' }); res.end('{"error":{"code":"unauthorized","message":"token"}}'); return; }
       const last = req.headers['last-event-id'] as string | undefined;
       resumes.push(last);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -87,7 +90,7 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
     await locker.query('LOCK TABLE kernel_events IN ACCESS EXCLUSIVE MODE');
     svc = new KernelEvidenceService({
       db, log: pino({ level: 'silent' }), exporters: [new ExporterSource(exporter.url, 2000)], retentionMs: 7 * 86_400_000,
-      leaseTtlMs: 2000, holder: 'bp-test', timeoutMs: 2000, keeper: { highWater: HIGH_WATER, batch: 100, flushMs: 50 }, checkpointMs: 200,
+      leaseTtlMs: 2000, holder: 'bp-test', timeoutMs: 2000, token: TOKEN, keeper: { highWater: HIGH_WATER, batch: 100, flushMs: 50 }, checkpointMs: 200,
     });
     svc.start();
   });
