@@ -16,6 +16,7 @@ import type { ExporterConfig } from './config';
 import { Pipeline } from './core/pipeline';
 import { parseEventQuery } from './http/params';
 import { ALL_PROBES } from './probes';
+import { formatZodError } from '../../contract/zod-error';
 
 const Registration = z.object({
   pid: z.number().int().positive(),
@@ -114,10 +115,7 @@ export function createApp(pipeline: Pipeline, cfg: AppConfig): express.Express {
 
   app.post('/register', auth, json, (req, res) => {
     const r = Registration.safeParse(req.body);
-    if (!r.success) {
-      const i = r.error.issues[0];
-      return fail(res, 400, 'bad_request', `${i.path.join('.') || 'body'}: ${i.message}`);
-    }
+    if (!r.success) return fail(res, 400, 'bad_request', formatZodError(r.error, { root: 'body' }));
     const labels = r.data.labels ? Object.fromEntries(Object.entries(r.data.labels).filter(([k]) => keepLabels.has(k))) : undefined;
     const reg = pipeline.pids.set({ ...r.data, labels: labels && Object.keys(labels).length ? labels : undefined });
     pipeline.attributor.forget(r.data.pid);

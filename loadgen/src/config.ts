@@ -4,6 +4,7 @@
  * Tests pass overrides directly (ports 0, a small time scale); the demo uses the defaults.
  */
 import { z } from 'zod';
+import { formatZodIssue } from '../../contract/zod-error';
 import { DEFAULT_REPLICAS, HOPS, type HopName } from './chain/topology';
 
 const Port = z.number().int().min(0).max(65535);
@@ -220,7 +221,7 @@ export function loadChainConfig(overrides: Partial<ChainConfig> = {}, env: NodeJ
   };
   const parsed = ChainConfig.safeParse(merged);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
+    const lines = parsed.error.issues.map((i) => `  ${formatZodIssue(i, '(config)')}`);
     throw new Error(`invalid chain configuration:\n${lines.join('\n')}`);
   }
   if (parsed.data.samplerMinRate > parsed.data.samplerBaseRate) {

@@ -1,5 +1,6 @@
 /** Tunables of the root-cause engine, with the seed's defaults; every field optional for callers. */
 import { z } from 'zod';
+import { formatZodError } from '../../../contract/zod-error';
 
 export interface RcaConfig {
   /** λ weights per hop type (seed 2.5): long embedding inputs are expected to be slow, a thrashing KV cache is not. */
@@ -80,7 +81,7 @@ export function resolveConfig(c?: RcaConfigInput): RcaConfig {
   if (!c) return DEFAULT_RCA_CONFIG;
   const r = RcaConfigSchema.safeParse(c);
   if (!r.success) {
-    throw new RcaConfigError(`rca config: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '$'}: ${i.message}`).join('; ')}`);
+    throw new RcaConfigError(`rca config: ${formatZodError(r.error, { max: 3 })}`);
   }
   return { ...DEFAULT_RCA_CONFIG, ...c, lambda: { ...DEFAULT_RCA_CONFIG.lambda, ...(c.lambda ?? {}) } };
 }

@@ -5,6 +5,7 @@
  */
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { KERNEL_EVENT_TYPES, KernelEvent } from '../../../contract';
+import { formatZodError } from '../../../contract/zod-error';
 
 export function readRecording(file: string): KernelEvent[] {
   const out: KernelEvent[] = [];
@@ -14,7 +15,7 @@ export function readRecording(file: string): KernelEvent[] {
     let v: unknown;
     try { v = JSON.parse(line); } catch { throw new Error(`${file}:${i + 1}: not JSON`); }
     const parsed = KernelEvent.safeParse(v);
-    if (!parsed.success) throw new Error(`${file}:${i + 1}: not a kernel event: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success) throw new Error(`${file}:${i + 1}: not a kernel event: ${formatZodError(parsed.error, { root: 'event', max: 3 })}`);
     out.push(parsed.data);
   });
   return out.sort((a, b) => a.ts - b.ts);

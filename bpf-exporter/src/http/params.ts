@@ -1,6 +1,7 @@
 /** Query parameters of /events and /events/stream, validated: a bad value is a 400 with the reason. */
 import { z } from 'zod';
 import { KernelEventType } from '../../../contract';
+import { formatZodError } from '../../../contract/zod-error';
 import type { EventFilter } from '../core/ring';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -41,10 +42,7 @@ export type ParsedQuery = { filter: EventFilter; limit: number; after?: number }
 
 export function parseEventQuery(q: unknown, opts: { maxRangeMs: number; maxLimit: number }, live = false): ParsedQuery {
   const r = Query.safeParse(q);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    return { error: `${i.path.join('.') || 'query'}: ${i.message}` };
-  }
+  if (!r.success) return { error: formatZodError(r.error, { root: 'query' }) };
   const { from, to, pod, pid, type, traceId, limit, after } = r.data;
   if (live && (from !== undefined || to !== undefined)) return { error: 'from/to do not apply to the live stream' };
   if (from !== undefined && to !== undefined) {

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
-import { formatZodError } from '../../../contract/zod-error';
+import { formatZodIssue } from '../../../contract/zod-error';
 import { Scenario } from '../../../contract/scenario';
 import { UsageError } from './errors';
 
@@ -90,9 +90,9 @@ function formatIssues(file: string, issues: z.core.$ZodIssue[], doc?: Document.P
     const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
     for (const key of unknownKeys) {
       const path = key === undefined ? issue.path : [...issue.path, key];
-      const one = key === undefined ? issue : { ...issue, path, message: `unknown field ${JSON.stringify(key)}` };
+      const message = key === undefined ? issue.message : `unknown field ${JSON.stringify(key)}`;
       const where = doc && lc ? locate(doc, lc, path, key !== undefined) : undefined;
-      lines.push(`${file}${where ? `:${where.line}:${where.col}` : ''}: ${formatZodError({ issues: [one as z.core.$ZodIssue] })}`);
+      lines.push(`${file}${where ? `:${where.line}:${where.col}` : ''}: ${formatZodIssue({ path, message })}`);
     }
   }
   const shown = lines.slice(0, MAX_ISSUES);
