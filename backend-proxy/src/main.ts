@@ -1,6 +1,8 @@
 #!/usr/bin/env -S npx tsx
 /** CLI: `tsx backend-proxy/src/main.ts [--help]`. Configuration comes from the environment (see --help). */
 import { ConfigError, DEFAULTS, ENV_HELP } from './config';
+import { makeLogger } from './log';
+import { uncaughtErrors } from './metrics';
 import { startProxy } from './server';
 import { OTEL_HELP, selfTracingFromEnv, startSelfTracing } from './telemetry';
 
@@ -29,6 +31,24 @@ if (unknown.length) {
   process.exit(2);
 }
 
+/**
+ * A rejected promise nobody awaited, or an exception thrown in a timer callback, is a bug in one task, not a reason
+ * to drop every request in flight: logged with its stack, counted (hopscope_proxy_uncaught_errors_total), survived.
+ */
+function guardProcess(): void {
+  let log: ReturnType<typeof makeLogger>;
+  try { log = makeLogger(process.env.HOPSCOPE_LOG_LEVEL?.trim() || 'info'); } catch { log = makeLogger('info'); }
+  process.on('unhandledRejection', (reason) => {
+    uncaughtErrors.inc({ kind: 'rejection' });
+    log.error({ err: reason instanceof Error ? reason : new Error(String(reason)) }, 'unhandled promise rejection (survived)');
+  });
+  process.on('uncaughtException', (err, origin) => {
+    uncaughtErrors.inc({ kind: 'exception' });
+    log.error({ err, origin }, 'uncaught exception (survived)');
+  });
+}
+
+guardProcess();
 try {
   const stopTracing = startSelfTracing(selfTracingFromEnv());
   const proxy = await startProxy();
@@ -54,5 +74,7 @@ try {
     console.error(`hopscope-proxy: the port is already in use (${e.message}); set HOPSCOPE_PROXY_PORT`);
     process.exit(1);
   }
-  throw err;
+  // Not rethrown: the guard above would log and survive it, and a proxy that could not start must exit.
+  console.error('hopscope-proxy: could not start:', err);
+  process.exit(1);
 }

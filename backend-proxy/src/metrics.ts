@@ -34,3 +34,6 @@ export const rcaDuration = new client.Histogram({
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [registry],
 });
 export const alertsFiring = new client.Gauge({ name: 'hopscope_proxy_alerts_firing', help: 'Composite alerts currently firing', registers: [registry] });
+export const uncaughtErrors = new client.Counter({
+  name: 'hopscope_proxy_uncaught_errors_total', help: 'Unhandled promise rejections and uncaught exceptions (timer callbacks…), logged and survived', labelNames: ['kind'], registers: [registry],
+});

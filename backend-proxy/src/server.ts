@@ -22,6 +22,10 @@ export class DatabaseStartError extends ConfigError {
   override name = 'DatabaseStartError';
 }
 
+/** How long a client may take to send its request headers, and its whole request (a 10 MiB body on a slow link). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 export interface RunningProxy {
   url: string;
   config: ProxyConfig;
@@ -47,7 +51,9 @@ export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<
   const sources = createSources(config, log);
   const services = buildServices({ config, sources, log, db });
   const app = buildApp(config, services, log);
-  const server = createServer(app);
+  // Slow clients cannot hold connections: headers must arrive within HEADERS_TIMEOUT_MS and the whole request within
+  // REQUEST_TIMEOUT_MS (node answers 408 and closes), checked every second (node's default check is every 30 s).
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app);
   // Keep-alive sockets must not hold close() hostage.
   server.keepAliveTimeout = 5000;
   try {
