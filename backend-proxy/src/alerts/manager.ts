@@ -201,6 +201,8 @@ export class AlertManager {
 
   private async round(now: number): Promise<void> {
     if (!this.set) await this.init();
+    // No loop (interval 0): a round on demand takes the lease for it, as the loop would.
+    if (!this.timer) await this.lease.tick();
     if (!this.lease.held()) {
       // Not the evaluator: what it recorded is what this proxy shows.
       this.active.clear();

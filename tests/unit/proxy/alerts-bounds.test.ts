@@ -93,3 +93,16 @@ test('the evaluator accepts the largest allowed rule set without an unbounded sp
     assert.deepEqual(hits, [], `${f}: spread into a call`);
   }
 });
+
+test('with the loop off (HOPSCOPE_ALERT_INTERVAL_MS=0) a round still runs on demand (?evaluate=1)', async () => {
+  const p = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 0 });
+  try {
+    const idle = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts`)).json());
+    assert.equal(idle.evaluatedAt, null);
+    const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts?evaluate=1`)).json());
+    assert.ok(a.evaluatedAt !== null);
+    assert.equal(a.evaluator?.self, true);
+  } finally {
+    await p.close();
+  }
+});
