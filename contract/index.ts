@@ -14,3 +14,4 @@ export * from './spans';
 export * from './evidence';
 export * from './scenario';
 export * from './sketch';
+export * from './thresholds';

@@ -5,7 +5,7 @@
  * which have no sketch) are null rather than invented.
  */
 import {
-  mergeSketches, sketchSummary,
+  mergeSketches, sketchSummary, thresholdValue,
   type AppliedFault, type ClientSummary, type LatencySketch, type LatencySummary, type RegressionVerdict, type RunFinish,
   type RunRecord, type RunRequest, type RunStatus, type ThresholdVerdict,
 } from '../../../contract';
@@ -68,26 +68,7 @@ export function listFigures(s: ClientSummary | null): ListFigures {
 }
 
 /** A threshold/regression metric (the load generator's names, e.g. `p99_ms`, `error_rate`) read from a summary. */
-export function metricValue(s: ClientSummary, metric: string): number | null {
-  switch (metric) {
-    case 'p50_ms': return s.latencyMs.p50;
-    case 'p90_ms': return s.latencyMs.p90;
-    case 'p95_ms': return s.latencyMs.p95;
-    case 'p99_ms': return s.latencyMs.p99;
-    case 'ttft_p50_ms': return s.ttftMs.p50;
-    case 'ttft_p99_ms': return s.ttftMs.p99;
-    case 'itl_p99_ms': return s.itlMs.p99;
-    case 'tpot_p50_ms': return s.tpotMs.p50;
-    case 'tpot_p99_ms': return s.tpotMs.p99;
-    case 'error_rate': return s.sent ? s.errors.total / s.sent : 0;
-    case 'timeout_rate': return s.sent ? s.timeouts / s.sent : 0;
-    case 'rps': return s.rps.completed;
-    case 'goodput_rps': return s.goodput.rps;
-    case 'goodput_ratio': return s.goodput.ratio;
-    case 'late_ratio': return s.schedule.lateRatio;
-    default: return null;
-  }
-}
+export const metricValue = (s: ClientSummary, metric: string): number | null => thresholdValue(s, metric);
 
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 const maxOrNull = (xs: Array<number | null>): number | null => {

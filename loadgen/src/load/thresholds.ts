@@ -1,17 +1,18 @@
 /**
- * `--threshold 'p99_ms<2000'`: parsed before the run, checked against the summary after it. The metric names and the
- * grammar are the contract's (`contract/scenario.ts`), shared with scenario files and `--max-regression`.
+ * `--threshold 'p99_ms<2000'`: parsed before the run, checked against the summary after it. The metric names, the
+ * grammar and how a metric is read from a summary are the contract's (`contract/scenario.ts`,
+ * `contract/thresholds.ts`), shared with scenario files, `--max-regression` and the proxy's multi-worker merge.
  */
-import type { ClientSummary } from '../../../contract/runs';
 import { THRESHOLD_METRICS, THRESHOLD_RE, type ThresholdMetric } from '../../../contract/scenario';
+import { isThresholdMetric, thresholdValue } from '../../../contract/thresholds';
 
-export { THRESHOLD_METRICS, type ThresholdMetric };
+export { THRESHOLD_METRICS, thresholdValue, type ThresholdMetric };
 export interface Threshold { metric: ThresholdMetric; op: '<' | '<=' | '>' | '>='; value: number; text: string }
 
 export function parseThreshold(text: string): Threshold {
   const m = THRESHOLD_RE.exec(text);
   if (!m) throw new Error(`bad threshold ${JSON.stringify(text)}: expected <metric><op><number>, e.g. 'p99_ms<2000'`);
-  if (!(m[1] in THRESHOLD_METRICS)) throw new Error(`unknown threshold metric ${m[1]}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}`);
+  if (!isThresholdMetric(m[1])) throw new Error(`unknown threshold metric ${m[1]}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}`);
   return { metric: m[1] as ThresholdMetric, op: m[2] as Threshold['op'], value: Number(m[3]), text: text.trim() };
 }
 
@@ -23,34 +24,6 @@ export function checkThreshold(t: Threshold, actual: number | null): boolean {
     case '<=': return actual <= t.value;
     case '>': return actual > t.value;
     case '>=': return actual >= t.value;
-  }
-}
-
-type SummaryFigures = Pick<ClientSummary, 'sent' | 'errors' | 'timeouts' | 'latencyMs' | 'ttftMs' | 'itlMs' | 'tpotMs' | 'rps' | 'goodput' | 'schedule'>
-  & Partial<Pick<ClientSummary, 'degraded' | 'quality'>>;
-
-/** Every threshold (and regression) metric, read from a client summary — ours, or a baseline run's. */
-export function thresholdValue(sum: SummaryFigures, metric: ThresholdMetric): number | null {
-  const per = (n: number): number => (sum.sent ? n / sum.sent : 0);
-  switch (metric) {
-    case 'p50_ms': return sum.latencyMs.p50;
-    case 'p90_ms': return sum.latencyMs.p90;
-    case 'p95_ms': return sum.latencyMs.p95;
-    case 'p99_ms': return sum.latencyMs.p99;
-    case 'ttft_p50_ms': return sum.ttftMs.p50;
-    case 'ttft_p99_ms': return sum.ttftMs.p99;
-    case 'itl_p99_ms': return sum.itlMs.p99;
-    case 'tpot_p50_ms': return sum.tpotMs.p50;
-    case 'tpot_p99_ms': return sum.tpotMs.p99;
-    case 'error_rate': return per(sum.errors.total);
-    case 'timeout_rate': return per(sum.timeouts);
-    case 'degraded_rate': return per(sum.degraded ?? 0);
-    case 'rps': return sum.rps.completed;
-    case 'goodput_rps': return sum.goodput.rps;
-    case 'goodput_ratio': return sum.goodput.ratio;
-    case 'late_ratio': return sum.schedule.lateRatio;
-    case 'rag_recall': return sum.quality?.ragRecall.mean ?? null;
-    case 'agent_task_completion': return sum.quality?.agentTaskCompletion.rate ?? null;
   }
 }
 
