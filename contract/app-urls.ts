@@ -11,7 +11,7 @@ export const APP_PLUGIN_ID = 'hopscope-rca-app';
 export const APP_BASE = `/a/${APP_PLUGIN_ID}`;
 
 /** Top-level pages (route segments under APP_BASE), as named in the design handout. */
-export const APP_PAGES = ['overview', 'services', 'traces', 'compare', 'alerts'] as const;
+export const APP_PAGES = ['overview', 'services', 'traces', 'compare', 'alerts', 'runs'] as const;
 export type AppPage = (typeof APP_PAGES)[number];
 
 /** Keys every drill-down link carries along: the time range, refresh and the scene variables. */
@@ -27,6 +27,10 @@ export const VIEW_URL_KEYS = {
   compare: ['a', 'b'],
   /** Alerts: the rule an alert link points at. */
   alerts: ['rule'],
+  /** Runs: the list's filters (scene variables). */
+  runs: ['var-scenario', 'var-status'],
+  /** One run: the run it is compared with. */
+  run: ['compareWith'],
 } as const;
 
 const seg = (s: string): string => encodeURIComponent(s);
@@ -41,7 +45,7 @@ export const appPaths = {
   trace: (traceId: string): string => `${APP_BASE}/traces/${seg(traceId)}`,
   compare: (): string => `${APP_BASE}/compare`,
   alerts: (): string => `${APP_BASE}/alerts`,
-  /** Load-test runs (their pages join APP_PAGES and plugin.json when they land). */
+  /** Load-test runs. */
   runs: (): string => `${APP_BASE}/runs`,
   run: (runId: string): string => `${APP_BASE}/runs/${seg(runId)}`,
 };
@@ -98,6 +102,9 @@ export const appLinks = {
   trace: (traceId: string, search = '', extra: AppQuery = {}): string => withQuery(appPaths.trace(traceId), carried(search, extra)),
   compare: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.compare(), carried(search, extra)),
   alerts: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.alerts(), carried(search, extra)),
+  runs: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.runs(), carried(search, extra)),
+  /** A run's page; give `from`/`to` in `extra` to pin it to the run's window. */
+  run: (runId: string, search = '', extra: AppQuery = {}): string => withQuery(appPaths.run(runId), carried(search, extra)),
   /** A path with an absolute window around an instant (alerts, heatmap rows): ±`padMs`, epoch ms. */
   at: (path: string, centerMs: number, padMs = 5 * 60_000, search = ''): string =>
     withQuery(path, carried(search, windowAround(centerMs, padMs))),

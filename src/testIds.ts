@@ -91,6 +91,16 @@ export const testIds = {
     list: id('alerts-list'),
     alertLink: (alert: string) => id(`alert-link-${alert}`),
   },
+  runs: {
+    filters: id('runs-filters'),
+    header: id('run-header'),
+    status: id('run-status'),
+    overviewLink: id('run-overview-link'),
+    tracesLink: id('run-traces-link'),
+    compareWith: id('run-compare-with'),
+    anyScenario: id('run-compare-any-scenario'),
+    compareClear: id('run-compare-clear'),
+  },
   export: {
     button: id('export-postmortem'),
     done: id('export-done'),

@@ -43,17 +43,17 @@ function plans(runId: string): HistogramPlan[] {
   return [
     {
       layer: 'client', label: 'Client (hopscope-load)', metric: 'hopscope_load_time_to_first_token_seconds', total: 'last',
-      covers: 'request sent → first content chunk received, on the load generator',
+      covers: 'request sent → first chunk, at the load generator',
       selector: (s) => `hopscope_load_time_to_first_token_seconds${s}${run}`,
     },
     {
-      layer: 'caller', label: 'Caller of vLLM (gateway, GenAI client metric)', metric: 'gen_ai_client_operation_time_to_first_chunk_seconds', total: 'increase',
-      covers: 'the gateway (or agent) sends the chat call → first chunk back from vLLM',
+      layer: 'caller', label: 'Gateway (GenAI client metric)', metric: 'gen_ai_client_operation_time_to_first_chunk_seconds', total: 'increase',
+      covers: 'chat call sent → first chunk from vLLM, at the gateway',
       selector: (s) => `gen_ai_client_operation_time_to_first_chunk_seconds${s}{gen_ai_provider_name="vllm"}`,
     },
     {
-      layer: 'server', label: 'vLLM (server)', metric: 'vllm:time_to_first_token_seconds', total: 'increase',
-      covers: "the request's arrival in vLLM's engine → its first token (queue and prefill included)",
+      layer: 'server', label: 'vLLM', metric: 'vllm:time_to_first_token_seconds', total: 'increase',
+      covers: "arrival in vLLM's engine → first token (queue and prefill included)",
       selector: (s) => `vllm:time_to_first_token_seconds${s}`,
     },
     {
@@ -178,25 +178,25 @@ export function gapParts(client: WindowHistogram | null, caller: WindowHistogram
   if (caller) {
     parts.push({
       part: 'before_caller', side: 'gap', measured: false, source: 'client mean − caller mean', meanMs: sub(client?.meanMs, caller.meanMs),
-      label: 'Network client ↔ gateway, the gateway itself, and the hops before the LLM call (embedding, vector cache, RAG; an agent\'s plan)',
+      label: 'Before the LLM call: network client ↔ gateway, the gateway, embedding, vector cache, RAG',
     });
     parts.push({
       part: 'caller_to_server', side: 'gap', measured: false, source: 'caller mean − vLLM mean', meanMs: sub(caller.meanMs, server?.meanMs),
-      label: "Network gateway ↔ vLLM, vLLM's HTTP front end and tokenization: before vLLM's clock starts",
+      label: "Gateway → vLLM: network, vLLM's HTTP front end, tokenization",
     });
   } else {
     parts.push({
       part: 'before_server', side: 'gap', measured: false, source: 'client mean − vLLM mean', meanMs: sub(client?.meanMs, server?.meanMs),
-      label: "Network, gateway, the hops before the LLM and tokenization: everything before vLLM's clock starts",
+      label: "Before vLLM's clock: network, gateway, the hops before the LLM, tokenization",
     });
   }
   if (server) {
-    parts.push({ part: 'server_queue', side: 'server', measured: queue !== null, source: 'vllm:request_queue_time_seconds', meanMs: queue?.meanMs ?? null, label: 'Queueing in vLLM (WAITING, before scheduling)' });
-    parts.push({ part: 'server_prefill', side: 'server', measured: prefill !== null, source: 'vllm:request_prefill_time_seconds', meanMs: prefill?.meanMs ?? null, label: 'Prefill up to the first token (vLLM PREFILL)' });
+    parts.push({ part: 'server_queue', side: 'server', measured: queue !== null, source: 'vllm:request_queue_time_seconds', meanMs: queue?.meanMs ?? null, label: 'vLLM queue (WAITING, before scheduling)' });
+    parts.push({ part: 'server_prefill', side: 'server', measured: prefill !== null, source: 'vllm:request_prefill_time_seconds', meanMs: prefill?.meanMs ?? null, label: 'vLLM prefill up to the first token' });
     parts.push({
       part: 'server_other', side: 'server', measured: false, source: 'vLLM TTFT − queue − prefill',
       meanMs: queue && prefill ? sub(sub(server.meanMs, queue.meanMs), prefill.meanMs) : null,
-      label: "The rest of vLLM's TTFT (scheduling overhead, detokenizing the first token)",
+      label: "Rest of vLLM's TTFT (scheduling, detokenizing)",
     });
   }
   return parts;

@@ -3,15 +3,16 @@ import React from 'react';
 
 import { alertsPage } from '../../features/alerts/alertsPage';
 import { comparePage } from '../../features/compare/comparePage';
+import { runsPage } from '../../features/runs/runsPage';
 import { servicesPage } from '../../features/services/servicesPage';
 import { tracesPage } from '../../features/traces/tracesPage';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 
-/** Services, Traces, Compare and Alerts: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */
+/** Services, Traces, Compare, Alerts and Runs: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */
 function buildOtherPagesApp(): SceneApp {
   return new SceneApp({
     name: 'hopscope',
-    pages: [servicesPage(), tracesPage(), comparePage(), alertsPage()],
+    pages: [servicesPage(), tracesPage(), comparePage(), alertsPage(), runsPage()],
     urlSyncOptions: SCENE_APP_URL_SYNC,
   });
 }

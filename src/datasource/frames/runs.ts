@@ -8,19 +8,35 @@
 import type { DataFrame, DataLink, DataTopic, FieldConfig, QueryResultMetaNotice, ValueMapping } from '@grafana/data';
 
 import { appPaths, withQuery } from '../../../contract/app-urls';
-import type { AppliedFault, RunCompareAnswer, RunList, RunListItem, RunRecord, RunRequest, RunStatus, RunTtftAnswer, TtftLayerName } from '../../../contract';
+import type {
+  AppliedFault,
+  RunCompareAnswer,
+  RunList,
+  RunListItem,
+  RunRecord,
+  RunRequest,
+  RunStatus,
+  RunTtftAnswer,
+  TtftLayerName,
+} from '../../../contract';
 import { partRefId } from '../query';
 import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { HIDDEN } from './links';
 import { evidenceText } from './traces';
 
 /** The window a run's page and its links are pinned to: start … end, or … now while it runs. */
-export function runWindow(run: Pick<RunListItem, 'startMs' | 'endMs' | 'status'>): { from: number; to: number | 'now' } {
+export function runWindow(run: Pick<RunListItem, 'startMs' | 'endMs' | 'status'>): {
+  from: number;
+  to: number | 'now';
+} {
   return { from: run.startMs, to: run.status === 'running' || run.endMs === null ? 'now' : run.endMs };
 }
 
 /** The run's page over the run's window (from/to in the link, so a pasted link opens the same view). */
-export function runUrl(run: Pick<RunListItem, 'runId' | 'startMs' | 'endMs' | 'status'>, extra: Record<string, string | undefined> = {}): string {
+export function runUrl(
+  run: Pick<RunListItem, 'runId' | 'startMs' | 'endMs' | 'status'>,
+  extra: Record<string, string | undefined> = {}
+): string {
   const w = runWindow(run);
   return withQuery(appPaths.run(run.runId), { from: w.from, to: typeof w.to === 'number' ? w.to : 'now', ...extra });
 }
@@ -63,27 +79,99 @@ export function runsFrame(list: RunList, now: number, name = 'runs'): DataFrame 
   const running = (x: RunListItem) => x.status === 'running';
   return frame(
     [
-      field('runId', STRING, r.map((x) => x.runId), { displayName: 'Run', links: [rowLink('Open this run', 'runUrl')] }),
-      field('runUrl', STRING, r.map((x) => runUrl(x)), HIDDEN),
-      field('scenario', STRING, r.map((x) => x.scenario), { displayName: 'Scenario' }),
-      field('status', STRING, r.map((x) => x.status), { displayName: 'Verdict', ...VERDICT }),
-      field('start', TIME, r.map((x) => x.startMs), { displayName: 'Start' }),
-      field('duration', NUMBER, r.map((x) => (running(x) ? elapsedS(x, now) : x.durationS ?? elapsedS(x, now))), { displayName: 'Duration', unit: 's', decimals: 0 }),
-      field('targetRps', NUMBER, r.map((x) => x.targetRps), { displayName: 'Target rate', unit: 'reqps', decimals: 1 }),
-      field('achievedRps', NUMBER, r.map((x) => (running(x) && x.live ? x.live.completed / Math.max(1, elapsedS(x, now)) : x.achievedRps)), { displayName: 'Achieved rate', unit: 'reqps', decimals: 1 }),
-      field('ttftP99', NUMBER, r.map((x) => x.ttftP99Ms), { displayName: 'Client TTFT P99', unit: 'ms', decimals: 0 }),
-      field('e2eP99', NUMBER, r.map((x) => x.e2eP99Ms), { displayName: 'E2E P99', unit: 'ms', decimals: 0 }),
-      field('goodput', NUMBER, r.map((x) => x.goodputRatio), { displayName: 'Goodput', unit: 'percentunit', decimals: 1 }),
-      field('errors', NUMBER, r.map((x) => (running(x) && x.live ? x.live.errors : x.errors)), { displayName: 'Errors', decimals: 0 }),
-      field('errorRate', NUMBER, r.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 2 }),
-      field('live', STRING, r.map((x) => liveText(x, now)), { displayName: 'Live' }),
+      field(
+        'runId',
+        STRING,
+        r.map((x) => x.runId),
+        { displayName: 'Run', custom: { width: 170 }, links: [rowLink('Open this run', 'runUrl')] }
+      ),
+      field(
+        'runUrl',
+        STRING,
+        r.map((x) => runUrl(x)),
+        HIDDEN
+      ),
+      field(
+        'scenario',
+        STRING,
+        r.map((x) => x.scenario),
+        { displayName: 'Scenario', custom: { width: 140 } }
+      ),
+      field(
+        'status',
+        STRING,
+        r.map((x) => x.status),
+        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 85 } }
+      ),
+      field(
+        'start',
+        TIME,
+        r.map((x) => x.startMs),
+        { displayName: 'Start', unit: 'time:MM-DD HH:mm:ss', custom: { width: 130 } }
+      ),
+      field(
+        'duration',
+        NUMBER,
+        r.map((x) => (running(x) ? elapsedS(x, now) : (x.durationS ?? elapsedS(x, now)))),
+        { displayName: 'Duration', unit: 's', decimals: 0, custom: { width: 85 } }
+      ),
+      field(
+        'targetRps',
+        NUMBER,
+        r.map((x) => x.targetRps),
+        { displayName: 'Target', unit: 'reqps', decimals: 1, custom: { width: 85 } }
+      ),
+      field(
+        'achievedRps',
+        NUMBER,
+        r.map((x) => (running(x) && x.live ? x.live.completed / Math.max(1, elapsedS(x, now)) : x.achievedRps)),
+        { displayName: 'Achieved', unit: 'reqps', decimals: 1, custom: { width: 90 } }
+      ),
+      field(
+        'ttftP99',
+        NUMBER,
+        r.map((x) => x.ttftP99Ms),
+        { displayName: 'Client TTFT P99', unit: 'ms', decimals: 0, custom: { width: 125 } }
+      ),
+      field(
+        'e2eP99',
+        NUMBER,
+        r.map((x) => x.e2eP99Ms),
+        { displayName: 'E2E P99', unit: 'ms', decimals: 0, custom: { width: 85 } }
+      ),
+      field(
+        'goodput',
+        NUMBER,
+        r.map((x) => x.goodputRatio),
+        { displayName: 'Goodput', unit: 'percentunit', decimals: 1, custom: { width: 85 } }
+      ),
+      field(
+        'errors',
+        NUMBER,
+        r.map((x) => (running(x) && x.live ? x.live.errors : x.errors)),
+        { displayName: 'Errors', decimals: 0, custom: { width: 70 } }
+      ),
+      field(
+        'errorRate',
+        NUMBER,
+        r.map((x) => x.errorRate),
+        { displayName: 'Error rate', unit: 'percentunit', decimals: 2, custom: { width: 85 } }
+      ),
+      field(
+        'live',
+        STRING,
+        r.map((x) => liveText(x, now)),
+        { displayName: 'Live' }
+      ),
     ],
     { name, meta: { custom: { total: list.total, running: r.filter(running).length } } }
   );
 }
 
 export function runsNotices(list: RunList): QueryResultMetaNotice[] {
-  return list.total > list.runs.length ? [{ severity: 'info', text: `Showing the newest ${list.runs.length} of ${list.total} runs in this range` }] : [];
+  return list.total > list.runs.length
+    ? [{ severity: 'info', text: `Showing the newest ${list.runs.length} of ${list.total} runs in this range` }]
+    : [];
 }
 
 /** The part refIds of a run's record (`<refId>:<part>`; the summary is the query's own refId). */
@@ -93,13 +181,17 @@ export type RunPart = 'summary' | (typeof RUN_PARTS)[number];
 const ANNOTATIONS = 'annotations' as unknown as DataTopic;
 
 /** A fault's window: as applied (start/end the load generator saw), else as scheduled from the run's start. */
-export function faultWindow(run: Pick<RunRecord, 'startMs' | 'endMs'>, f: AppliedFault): { start: number; end: number } {
+export function faultWindow(
+  run: Pick<RunRecord, 'startMs' | 'endMs'>,
+  f: AppliedFault
+): { start: number; end: number } {
   const start = f.startMs ?? run.startMs + f.atS * 1000;
-  const end = f.endMs ?? (f.forS !== undefined ? start + f.forS * 1000 : run.endMs ?? start);
+  const end = f.endMs ?? (f.forS !== undefined ? start + f.forS * 1000 : (run.endMs ?? start));
   return { start, end: Math.max(start, end) };
 }
 
-const faultTitle = (f: AppliedFault): string => `fault ${f.kind} on ${f.target}${f.pod ? ` (${f.pod})` : ''}${f.magnitude !== undefined ? `, magnitude ${f.magnitude}` : ''}`;
+const faultTitle = (f: AppliedFault): string =>
+  `fault ${f.kind} on ${f.target}${f.pod ? ` (${f.pod})` : ''}${f.magnitude !== undefined ? `, magnitude ${f.magnitude}` : ''}`;
 
 /** The faults of the run's schedule as annotations (Scenes' annotations layer marks them on every time series). */
 export function runFaultAnnotations(run: RunRecord): DataFrame {
@@ -107,11 +199,27 @@ export function runFaultAnnotations(run: RunRecord): DataFrame {
   const w = f.map((x) => faultWindow(run, x));
   return frame(
     [
-      field('time', TIME, w.map((x) => x.start)),
-      field('timeEnd', TIME, w.map((x) => x.end)),
+      field(
+        'time',
+        TIME,
+        w.map((x) => x.start)
+      ),
+      field(
+        'timeEnd',
+        TIME,
+        w.map((x) => x.end)
+      ),
       field('title', STRING, f.map(faultTitle)),
-      field('text', STRING, f.map((x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (chain fault ${x.id})` : ''}`)),
-      field('tags', OTHER, f.map((x) => ['fault', x.kind, x.target])),
+      field(
+        'text',
+        STRING,
+        f.map((x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (chain fault ${x.id})` : ''}`)
+      ),
+      field(
+        'tags',
+        OTHER,
+        f.map((x) => ['fault', x.kind, x.target])
+      ),
     ],
     { name: 'run faults', meta: { dataTopic: ANNOTATIONS } }
   );
@@ -128,18 +236,75 @@ export function requestsFrame(run: RunRecord, requests: RunRequest[], name: stri
         withQuery(appPaths.traces(), { from: Math.floor(q.startMs - 1000), to: Math.ceil(q.startMs + q.e2eMs + 1000) });
   return frame(
     [
-      field('trace', STRING, requests.map((q) => q.traceId ?? 'no trace id from the server'), { displayName: 'Trace', links: [rowLink('${__data.fields.linkTitle}', 'traceUrl')] }),
+      field(
+        'trace',
+        STRING,
+        requests.map((q) => q.traceId ?? 'no trace id from the server'),
+        { displayName: 'Trace', custom: { width: 300 }, links: [rowLink('${__data.fields.linkTitle}', 'traceUrl')] }
+      ),
       field('traceUrl', STRING, requests.map(url), HIDDEN),
-      field('linkTitle', STRING, requests.map((q) => (q.traceId ? 'Root cause of this trace' : 'No trace id from the server: the traces of its window')), HIDDEN),
-      field('start', TIME, requests.map((q) => q.startMs), { displayName: 'Sent' }),
-      field('e2e', NUMBER, requests.map((q) => q.e2eMs), { displayName: 'E2E', unit: 'ms', decimals: 0 }),
-      field('ttft', NUMBER, requests.map((q) => q.ttftMs), { displayName: 'TTFT', unit: 'ms', decimals: 0 }),
-      field('outcome', STRING, requests.map((q) => q.outcome), { displayName: 'Outcome' }),
-      field('route', STRING, requests.map((q) => q.route ?? ''), { displayName: 'Route' }),
-      field('backend', STRING, requests.map((q) => q.backend ?? ''), { displayName: 'Backend' }),
-      field('model', STRING, requests.map((q) => q.model ?? ''), { displayName: 'Model' }),
-      field('detail', STRING, requests.map((q) => q.detail ?? ''), { displayName: 'Detail' }),
-      field('traceIdSource', STRING, requests.map((q) => q.traceIdSource), HIDDEN),
+      field(
+        'linkTitle',
+        STRING,
+        requests.map((q) =>
+          q.traceId ? 'Root cause of this trace' : 'No trace id from the server: the traces of its window'
+        ),
+        HIDDEN
+      ),
+      field(
+        'start',
+        TIME,
+        requests.map((q) => q.startMs),
+        { displayName: 'Sent', unit: 'time:HH:mm:ss.SSS', custom: { width: 100 } }
+      ),
+      field(
+        'e2e',
+        NUMBER,
+        requests.map((q) => q.e2eMs),
+        { displayName: 'E2E', unit: 'ms', decimals: 0, custom: { width: 75 } }
+      ),
+      field(
+        'ttft',
+        NUMBER,
+        requests.map((q) => q.ttftMs),
+        { displayName: 'TTFT', unit: 'ms', decimals: 0, custom: { width: 75 } }
+      ),
+      field(
+        'outcome',
+        STRING,
+        requests.map((q) => q.outcome),
+        { displayName: 'Outcome', custom: { width: 80 } }
+      ),
+      field(
+        'route',
+        STRING,
+        requests.map((q) => q.route ?? ''),
+        { displayName: 'Route', custom: { width: 60 } }
+      ),
+      field(
+        'backend',
+        STRING,
+        requests.map((q) => q.backend ?? ''),
+        { displayName: 'Backend', custom: { width: 70 } }
+      ),
+      field(
+        'model',
+        STRING,
+        requests.map((q) => q.model ?? ''),
+        { displayName: 'Model' }
+      ),
+      field(
+        'detail',
+        STRING,
+        requests.map((q) => q.detail ?? ''),
+        { displayName: 'Detail' }
+      ),
+      field(
+        'traceIdSource',
+        STRING,
+        requests.map((q) => q.traceIdSource),
+        HIDDEN
+      ),
     ],
     { name, refId }
   );
@@ -156,51 +321,128 @@ export function runFrames(run: RunRecord, refId: string, now: number): DataFrame
       field('status', STRING, one(run.status), { displayName: 'Verdict', ...VERDICT }),
       field('duration', NUMBER, one(run.durationS ?? elapsed), { displayName: 'Duration', unit: 's', decimals: 0 }),
       field('targetRps', NUMBER, one(run.targetRps), { displayName: 'Target rate', unit: 'reqps', decimals: 1 }),
-      field('achievedRps', NUMBER, one(live ? live.completed / Math.max(1, elapsed) : run.achievedRps), { displayName: 'Achieved rate', unit: 'reqps', decimals: 1 }),
+      field('achievedRps', NUMBER, one(live ? live.completed / Math.max(1, elapsed) : run.achievedRps), {
+        displayName: 'Achieved rate',
+        unit: 'reqps',
+        decimals: 1,
+      }),
       field('ttftP99', NUMBER, one(run.ttftP99Ms), { displayName: 'Client TTFT P99', unit: 'ms', decimals: 0 }),
       field('e2eP99', NUMBER, one(run.e2eP99Ms), { displayName: 'E2E P99', unit: 'ms', decimals: 0 }),
       field('goodput', NUMBER, one(run.goodputRatio), { displayName: 'Goodput', unit: 'percentunit', decimals: 1 }),
       field('errors', NUMBER, one(live ? live.errors : run.errors), { displayName: 'Errors', decimals: 0 }),
-      field('sent', NUMBER, one(live ? live.sent : s?.sent ?? null), { displayName: 'Requests sent', decimals: 0 }),
+      field('sent', NUMBER, one(live ? live.sent : (s?.sent ?? null)), { displayName: 'Requests sent', decimals: 0 }),
     ],
     { name: 'summary', refId }
   );
   const verdicts = [
-    ...run.thresholds.map((t) => ({ kind: 'threshold', rule: t.threshold, metric: t.metric, actual: t.actual, baseline: null as number | null, delta: null as number | null, pass: t.pass })),
+    ...run.thresholds.map((t) => ({
+      kind: 'threshold',
+      rule: t.threshold,
+      metric: t.metric,
+      actual: t.actual,
+      baseline: null as number | null,
+      delta: null as number | null,
+      pass: t.pass,
+    })),
     ...run.regressions.map((g) => ({
-      kind: `regression vs ${run.baselineRunId ?? 'baseline'}`, rule: `${g.metric}:${g.allowed}`, metric: g.metric, actual: g.actual, baseline: g.baseline, delta: g.deltaRatio ?? g.delta, pass: g.pass,
+      kind: `regression vs ${run.baselineRunId ?? 'baseline'}`,
+      rule: `${g.metric}:${g.allowed}`,
+      metric: g.metric,
+      actual: g.actual,
+      baseline: g.baseline,
+      delta: g.deltaRatio ?? g.delta,
+      pass: g.pass,
     })),
   ];
   const thresholds = frame(
     [
-      field('verdict', STRING, verdicts.map((v) => (v.pass ? 'pass' : 'FAIL')), { displayName: 'Verdict', ...VERDICT }),
-      field('kind', STRING, verdicts.map((v) => v.kind), { displayName: 'Gate' }),
-      field('rule', STRING, verdicts.map((v) => v.rule), { displayName: 'Rule' }),
-      field('actual', NUMBER, verdicts.map((v) => v.actual), { displayName: 'Actual', decimals: 3 }),
-      field('baseline', NUMBER, verdicts.map((v) => v.baseline), { displayName: 'Baseline', decimals: 3 }),
-      field('delta', NUMBER, verdicts.map((v) => v.delta), { displayName: 'Change', decimals: 3 }),
+      field(
+        'verdict',
+        STRING,
+        verdicts.map((v) => (v.pass ? 'pass' : 'FAIL')),
+        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 70 } }
+      ),
+      field(
+        'kind',
+        STRING,
+        verdicts.map((v) => v.kind),
+        { displayName: 'Gate', custom: { width: 170 } }
+      ),
+      field(
+        'rule',
+        STRING,
+        verdicts.map((v) => v.rule),
+        { displayName: 'Rule', custom: { width: 130 } }
+      ),
+      field(
+        'actual',
+        NUMBER,
+        verdicts.map((v) => v.actual),
+        { displayName: 'Actual', decimals: 2, custom: { width: 90 } }
+      ),
+      field(
+        'baseline',
+        NUMBER,
+        verdicts.map((v) => v.baseline),
+        { displayName: 'Baseline', decimals: 2, custom: { width: 90 } }
+      ),
+      field(
+        'delta',
+        NUMBER,
+        verdicts.map((v) => v.delta),
+        { displayName: 'Change', decimals: 2 }
+      ),
     ],
     { name: 'thresholds', refId: partRefId(refId, 'thresholds') }
   );
   const fw = run.faults.map((f) => faultWindow(run, f));
   const faultList = frame(
     [
-      field('fault', STRING, run.faults.map(faultTitle), { displayName: 'Fault' }),
-      field('start', TIME, fw.map((w) => w.start), { displayName: 'From' }),
-      field('end', TIME, fw.map((w) => w.end), { displayName: 'To' }),
-      field('applied', STRING, run.faults.map((f) => (f.error ? `not applied: ${f.error}` : f.id ? `applied (chain fault ${f.id})` : 'scheduled')), { displayName: 'Applied' }),
+      field('fault', STRING, run.faults.map(faultTitle), { displayName: 'Fault', custom: { width: 230 } }),
+      field(
+        'start',
+        TIME,
+        fw.map((w) => w.start),
+        { displayName: 'From', unit: 'time:HH:mm:ss', custom: { width: 80 } }
+      ),
+      field(
+        'end',
+        TIME,
+        fw.map((w) => w.end),
+        { displayName: 'To', unit: 'time:HH:mm:ss', custom: { width: 80 } }
+      ),
+      field(
+        'applied',
+        STRING,
+        run.faults.map((f) =>
+          f.error ? `not applied: ${f.error}` : f.id ? `applied (chain fault ${f.id})` : 'scheduled'
+        ),
+        { displayName: 'Applied' }
+      ),
     ],
     { name: 'faults', refId: partRefId(refId, 'faultList') }
   );
   const q = s?.quality;
   const quality = frame(
     [
-      field('scenario', STRING, one(run.scenario), { displayName: 'Scenario' }),
-      field('run', STRING, one(run.runId), { displayName: 'Run' }),
+      field('scenario', STRING, one(run.scenario), { displayName: 'Scenario', custom: { width: 160 } }),
+      field('run', STRING, one(run.runId), { displayName: 'Run', custom: { width: 160 } }),
       field('ttftMean', NUMBER, one(s?.ttftMs.mean ?? null), { displayName: 'Average TTFT', unit: 'ms', decimals: 1 }),
-      field('ragRecall', NUMBER, one(q?.ragRecall.mean ?? null), { displayName: 'RAG recall', unit: 'percentunit', decimals: 1, noValue: 'no expected documents' }),
+      field('ragRecall', NUMBER, one(q?.ragRecall.mean ?? null), {
+        displayName: 'RAG recall',
+        unit: 'percentunit',
+        decimals: 1,
+        noValue: 'no expected documents',
+        custom: { width: 170 },
+      }),
       field('ragN', NUMBER, one(q?.ragRecall.n ?? null), { displayName: 'Graded RAG answers', decimals: 0 }),
-      field('agentCompletion', NUMBER, one(q?.agentTaskCompletion.rate ?? null), { displayName: 'Agent task completion', unit: 'percentunit', decimals: 1, noValue: 'no agent requests' }),
+      field('agentCompletion', NUMBER, one(q?.agentTaskCompletion.rate ?? null), {
+        displayName: 'Agent task completion',
+        unit: 'percentunit',
+        decimals: 1,
+        noValue: 'no agent requests',
+        custom: { width: 180 },
+      }),
       field('agentN', NUMBER, one(q?.agentTaskCompletion.n ?? null), { displayName: 'Agent answers', decimals: 0 }),
     ],
     { name: 'quality', refId: partRefId(refId, 'quality') }
@@ -219,13 +461,19 @@ export function runFrames(run: RunRecord, refId: string, now: number): DataFrame
 export function runNotices(run: RunRecord): QueryResultMetaNotice[] {
   const n: QueryResultMetaNotice[] = [];
   if (run.status === 'running') {
-    n.push({ severity: 'info', text: 'Running: figures are the workers\' latest heartbeats; the summary comes when every worker has finished.' });
+    n.push({
+      severity: 'info',
+      text: "Running: figures are the workers' latest heartbeats; the summary comes when every worker has finished.",
+    });
   }
   if (run.abortReason) {
     n.push({ severity: 'warning', text: `Aborted: ${run.abortReason}` });
   }
   if (run.merge) {
-    n.push({ severity: 'info', text: `${run.merge.workers} workers merged (${run.merge.percentiles} percentiles): ${run.merge.note}` });
+    n.push({
+      severity: 'info',
+      text: `${run.merge.workers} workers merged (${run.merge.percentiles} percentiles): ${run.merge.note}`,
+    });
   }
   if (run.summary?.untraced) {
     n.push({ severity: 'info', text: `${run.summary.untraced} requests had no trace id from the server` });
@@ -238,34 +486,113 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
   const c = a.candidates;
   const candidates = frame(
     [
-      field('rank', NUMBER, c.map((x) => x.rank), { displayName: '#', decimals: 0 }),
-      field('service', STRING, c.map((x) => x.service), { displayName: 'Hop' }),
-      field('operation', STRING, c.map((x) => x.operation ?? ''), { displayName: 'Operation' }),
-      field('score', NUMBER, c.map((x) => x.score), { displayName: 'Score', decimals: 2 }),
-      field('selfMs', NUMBER, c.map((x) => x.selfMs ?? null), { displayName: 'Own time', unit: 'ms', decimals: 1 }),
-      field('baselineMs', NUMBER, c.map((x) => x.baselineMs ?? null), { displayName: 'Baseline run', unit: 'ms', decimals: 1 }),
-      field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
+      field(
+        'rank',
+        NUMBER,
+        c.map((x) => x.rank),
+        { displayName: '#', decimals: 0, custom: { width: 40 } }
+      ),
+      field(
+        'service',
+        STRING,
+        c.map((x) => x.service),
+        { displayName: 'Hop', custom: { width: 110 } }
+      ),
+      field(
+        'operation',
+        STRING,
+        c.map((x) => x.operation ?? ''),
+        { displayName: 'Operation', custom: { width: 150 } }
+      ),
+      field(
+        'score',
+        NUMBER,
+        c.map((x) => x.score),
+        { displayName: 'Score', decimals: 2, custom: { width: 70 } }
+      ),
+      field(
+        'pod',
+        STRING,
+        c.map((x) => x.pod),
+        { displayName: 'Pod', custom: { width: 130 } }
+      ),
+      field(
+        'selfMs',
+        NUMBER,
+        c.map((x) => x.selfMs ?? null),
+        { displayName: 'Own time, summed', unit: 'ms', decimals: 1, custom: { width: 120 } }
+      ),
+      field(
+        'baselineMs',
+        NUMBER,
+        c.map((x) => x.baselineMs ?? null),
+        { displayName: 'Its baseline, summed', unit: 'ms', decimals: 1, custom: { width: 140 } }
+      ),
+      field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence' }),
     ],
     { name: 'ranked hops', refId, meta: { custom: { tookMs: a.tookMs } } }
   );
   const h = a.hops;
-  const d99 = (x: RunCompareAnswer['hops'][number]) => (x.runP99Ms !== null && x.baselineP99Ms !== null ? x.runP99Ms - x.baselineP99Ms : null);
+  const d99 = (x: RunCompareAnswer['hops'][number]) =>
+    x.runP99Ms !== null && x.baselineP99Ms !== null ? x.runP99Ms - x.baselineP99Ms : null;
   const hops = frame(
     [
-      field('hop', STRING, h.map((x) => `${x.service}${x.operation ? ` ${x.operation}` : ''}`), { displayName: 'Hop' }),
-      field('deltaP50', NUMBER, h.map((x) => x.deltaP50Ms), {
-        displayName: 'Δ own time P50', unit: 'ms', decimals: 1,
-        custom: { cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
-        color: { mode: 'continuous-GrYlRd' as never },
-        min: 0,
-      }),
+      field(
+        'hop',
+        STRING,
+        h.map((x) => `${x.service}${x.operation ? ` ${x.operation}` : ''}`),
+        { displayName: 'Hop', custom: { width: 240 } }
+      ),
+      field(
+        'deltaP50',
+        NUMBER,
+        h.map((x) => x.deltaP50Ms),
+        {
+          displayName: 'Δ own time P50',
+          unit: 'ms',
+          decimals: 1,
+          custom: { width: 170, cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
+          color: { mode: 'continuous-GrYlRd' as never },
+          min: 0,
+        }
+      ),
       field('deltaP99', NUMBER, h.map(d99), { displayName: 'Δ own time P99', unit: 'ms', decimals: 1 }),
-      field('runP50', NUMBER, h.map((x) => x.runP50Ms), { displayName: 'This run P50', unit: 'ms', decimals: 1 }),
-      field('baselineP50', NUMBER, h.map((x) => x.baselineP50Ms), { displayName: 'Other run P50', unit: 'ms', decimals: 1 }),
-      field('runP99', NUMBER, h.map((x) => x.runP99Ms), { displayName: 'This run P99', unit: 'ms', decimals: 1 }),
-      field('baselineP99', NUMBER, h.map((x) => x.baselineP99Ms), { displayName: 'Other run P99', unit: 'ms', decimals: 1 }),
-      field('runCount', NUMBER, h.map((x) => x.runCount), { displayName: 'Spans (this run)', decimals: 0 }),
-      field('baselineCount', NUMBER, h.map((x) => x.baselineCount), { displayName: 'Spans (other run)', decimals: 0 }),
+      field(
+        'runP50',
+        NUMBER,
+        h.map((x) => x.runP50Ms),
+        { displayName: 'This run P50', unit: 'ms', decimals: 1 }
+      ),
+      field(
+        'baselineP50',
+        NUMBER,
+        h.map((x) => x.baselineP50Ms),
+        { displayName: 'Other run P50', unit: 'ms', decimals: 1 }
+      ),
+      field(
+        'runP99',
+        NUMBER,
+        h.map((x) => x.runP99Ms),
+        { displayName: 'This run P99', unit: 'ms', decimals: 1 }
+      ),
+      field(
+        'baselineP99',
+        NUMBER,
+        h.map((x) => x.baselineP99Ms),
+        { displayName: 'Other run P99', unit: 'ms', decimals: 1 }
+      ),
+      field(
+        'runCount',
+        NUMBER,
+        h.map((x) => x.runCount),
+        { displayName: 'Spans (this run)', decimals: 0 }
+      ),
+      field(
+        'baselineCount',
+        NUMBER,
+        h.map((x) => x.baselineCount),
+        { displayName: 'Spans (other run)', decimals: 0 }
+      ),
     ],
     { name: 'per-hop deltas', refId: partRefId(refId, 'hops') }
   );
@@ -278,10 +605,30 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
   const change = (x: number | null, y: number | null) => (x !== null && y !== null && y !== 0 ? (x - y) / y : null);
   const client = frame(
     [
-      field('figure', STRING, rows.map((r) => r[0]), { displayName: 'Figure' }),
-      field('run', NUMBER, rows.map((r) => r[1]), { displayName: a.runId, decimals: 3 }),
-      field('baseline', NUMBER, rows.map((r) => r[2]), { displayName: a.baselineRunId, decimals: 3 }),
-      field('change', NUMBER, rows.map((r) => change(r[1], r[2])), { displayName: 'Change', unit: 'percentunit', decimals: 1 }),
+      field(
+        'figure',
+        STRING,
+        rows.map((r) => r[0]),
+        { displayName: 'Figure', custom: { width: 140 } }
+      ),
+      field(
+        'run',
+        NUMBER,
+        rows.map((r) => r[1]),
+        { displayName: a.runId, decimals: 3 }
+      ),
+      field(
+        'baseline',
+        NUMBER,
+        rows.map((r) => r[2]),
+        { displayName: a.baselineRunId, decimals: 3 }
+      ),
+      field(
+        'change',
+        NUMBER,
+        rows.map((r) => change(r[1], r[2])),
+        { displayName: 'Change', unit: 'percentunit', decimals: 1 }
+      ),
     ],
     { name: 'client side by side', refId: partRefId(refId, 'client') }
   );
@@ -290,7 +637,10 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
 
 export function runCompareNotices(a: RunCompareAnswer): QueryResultMetaNotice[] {
   return [
-    { severity: 'info', text: `Ranked in ${a.tookMs.toFixed(1)} ms from ${a.traces.run} traces of ${a.runId} against ${a.traces.baseline} of ${a.baselineRunId} (${a.traces.source}${a.traces.sampled ? ', sampled' : ''})` },
+    {
+      severity: 'info',
+      text: `Ranked in ${a.tookMs.toFixed(1)} ms from ${a.traces.run} traces of ${a.runId} against ${a.traces.baseline} of ${a.baselineRunId} (${a.traces.source}${a.traces.sampled ? ', sampled' : ''})`,
+    },
     ...a.missing.map((m) => ({ severity: 'warning' as const, text: `Missing: ${m}` })),
   ];
 }
@@ -303,11 +653,22 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
     const name = `${SERIES_NAMES[s.layer] ?? s.layer} TTFT ${s.stat.toUpperCase()}`;
     return frame(
       [
-        field('time', TIME, s.points.map((p) => p[0])),
-        field(name, NUMBER, s.points.map((p) => p[1]), {
-          unit: 'ms', decimals: 1, displayNameFromDS: name,
-          ...(s.stat === 'p50' ? { custom: { lineStyle: { fill: 'dash', dash: [6, 4] } } } : {}),
-        }),
+        field(
+          'time',
+          TIME,
+          s.points.map((p) => p[0])
+        ),
+        field(
+          name,
+          NUMBER,
+          s.points.map((p) => p[1]),
+          {
+            unit: 'ms',
+            decimals: 1,
+            displayNameFromDS: name,
+            ...(s.stat === 'p50' ? { custom: { lineStyle: { fill: 'dash', dash: [6, 4] } } } : {}),
+          }
+        ),
       ],
       { name, refId: partRefId(refId, 'series'), meta: { executedQueryString: s.query } }
     );
@@ -315,14 +676,54 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
   const l = a.layers;
   const layers = frame(
     [
-      field('layer', STRING, l.map((x) => x.label), { displayName: 'Clock' }),
-      field('covers', STRING, l.map((x) => x.covers), { displayName: 'From → to', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
-      field('count', NUMBER, l.map((x) => x.figures?.count ?? null), { displayName: 'Requests', decimals: 0 }),
-      field('mean', NUMBER, l.map((x) => x.figures?.meanMs ?? null), { displayName: 'Mean', unit: 'ms', decimals: 1 }),
-      field('p50', NUMBER, l.map((x) => x.figures?.p50Ms ?? null), { displayName: 'P50', unit: 'ms', decimals: 1 }),
-      field('p90', NUMBER, l.map((x) => x.figures?.p90Ms ?? null), { displayName: 'P90', unit: 'ms', decimals: 1 }),
-      field('p99', NUMBER, l.map((x) => x.figures?.p99Ms ?? null), { displayName: 'P99', unit: 'ms', decimals: 1 }),
-      field('metric', STRING, l.map((x) => x.figures?.metric ?? 'no data in the window'), { displayName: 'Metric' }),
+      field(
+        'layer',
+        STRING,
+        l.map((x) => x.label),
+        { displayName: 'Clock', custom: { width: 190 } }
+      ),
+      field(
+        'covers',
+        STRING,
+        l.map((x) => x.covers),
+        { displayName: 'From → to', custom: { cellOptions: { type: 'auto', wrapText: true } } }
+      ),
+      field(
+        'count',
+        NUMBER,
+        l.map((x) => x.figures?.count ?? null),
+        { displayName: 'Requests', decimals: 0, custom: { width: 80 } }
+      ),
+      field(
+        'mean',
+        NUMBER,
+        l.map((x) => x.figures?.meanMs ?? null),
+        { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } }
+      ),
+      field(
+        'p50',
+        NUMBER,
+        l.map((x) => x.figures?.p50Ms ?? null),
+        { displayName: 'P50', unit: 'ms', decimals: 1, custom: { width: 80 } }
+      ),
+      field(
+        'p90',
+        NUMBER,
+        l.map((x) => x.figures?.p90Ms ?? null),
+        { displayName: 'P90', unit: 'ms', decimals: 1, custom: { width: 80 } }
+      ),
+      field(
+        'p99',
+        NUMBER,
+        l.map((x) => x.figures?.p99Ms ?? null),
+        { displayName: 'P99', unit: 'ms', decimals: 1, custom: { width: 80 } }
+      ),
+      field(
+        'metric',
+        STRING,
+        l.map((x) => x.figures?.metric ?? 'no data in the window'),
+        { displayName: 'Metric' }
+      ),
     ],
     { name: 'TTFT per clock', refId: partRefId(refId, 'layers') }
   );
@@ -330,16 +731,49 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
   const clientMean = l.find((x) => x.layer === 'client')?.figures?.meanMs ?? null;
   const gap = frame(
     [
-      field('part', STRING, p.map((x) => x.label), { displayName: 'Part of the client\'s mean TTFT', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
-      field('mean', NUMBER, p.map((x) => x.meanMs), { displayName: 'Mean', unit: 'ms', decimals: 1 }),
-      field('share', NUMBER, p.map((x) => (x.meanMs !== null && clientMean ? x.meanMs / clientMean : null)), {
-        displayName: 'Share', unit: 'percentunit', decimals: 0, min: 0, max: 1,
-        custom: { cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
-      }),
-      field('how', STRING, p.map((x) => (x.measured ? `measured: ${x.source}` : `remainder: ${x.source}`)), { displayName: 'How it is known' }),
-      field('side', STRING, p.map((x) => (x.side === 'gap' ? 'before vLLM (the gap)' : 'inside vLLM\'s TTFT')), { displayName: 'Where' }),
+      field(
+        'part',
+        STRING,
+        p.map((x) => x.label),
+        { displayName: "Part of the client's mean TTFT", custom: { width: 420 } }
+      ),
+      field(
+        'mean',
+        NUMBER,
+        p.map((x) => x.meanMs),
+        { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } }
+      ),
+      field(
+        'share',
+        NUMBER,
+        p.map((x) => (x.meanMs !== null && clientMean ? x.meanMs / clientMean : null)),
+        {
+          displayName: 'Share',
+          unit: 'percentunit',
+          decimals: 0,
+          min: 0,
+          max: 1,
+          custom: { width: 150, cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
+        }
+      ),
+      field(
+        'how',
+        STRING,
+        p.map((x) => (x.measured ? `measured: ${x.source}` : `remainder: ${x.source}`)),
+        { displayName: 'How it is known' }
+      ),
+      field(
+        'side',
+        STRING,
+        p.map((x) => (x.side === 'gap' ? 'before vLLM (the gap)' : "inside vLLM's TTFT")),
+        { displayName: 'Where', custom: { width: 160 } }
+      ),
     ],
-    { name: 'TTFT gap', refId: partRefId(refId, 'gap'), meta: { custom: { meanMs: a.gap.meanMs, p99DifferenceMs: a.gap.p99DifferenceMs } } }
+    {
+      name: 'TTFT gap',
+      refId: partRefId(refId, 'gap'),
+      meta: { custom: { meanMs: a.gap.meanMs, p99DifferenceMs: a.gap.p99DifferenceMs } },
+    }
   );
   return [...series, layers, gap];
 }
