@@ -311,11 +311,15 @@ export function requestsFrame(run: RunRecord, requests: RunRequest[], name: stri
 }
 
 /** One run's record, part by part (see RUN_PARTS). */
+/** A one-row column (the summary and quality parts are one row each). */
+function one<T>(v: T): T[] {
+  return [v];
+}
+
 export function runFrames(run: RunRecord, refId: string, now: number): DataFrame[] {
   const s = run.summary;
   const live = run.status === 'running' ? run.live : null;
   const elapsed = Math.max(0, ((run.endMs ?? now) - run.startMs) / 1000);
-  const one = <T>(v: T): T[] => [v];
   const summary = frame(
     [
       field('status', STRING, one(run.status), { displayName: 'Verdict', ...VERDICT }),
