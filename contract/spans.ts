@@ -1,7 +1,9 @@
 /**
  * What a `Span` says about itself, read one way everywhere (engine, proxy routes, app): its pod, whether it failed,
- * whom a client span called, its time to first token, the model it fell back to. Pure functions, no I/O.
+ * whom a client span called, its time to first token, the model it fell back to, the inference backend it is. Pure
+ * functions, no I/O.
  */
+import type { InferenceBackend } from './proxy';
 import type { Span } from './traces';
 
 type Attrs = Span['attributes'];
@@ -150,3 +152,20 @@ export function modelFallbackOfSpan(span: Span): ModelFallback | undefined {
 /** The span reports a GPU out-of-memory of its own (`hopscope.gpu.oom`, or a fallback for that reason). */
 export const gpuOomOfSpan = (span: Span): boolean =>
   span.attributes['hopscope.gpu.oom'] === true || span.attributes['hopscope.fallback.reason'] === 'gpu_oom';
+
+const INFERENCE_BACKEND_NAMES: ReadonlyArray<readonly [RegExp, InferenceBackend]> = [[/vllm/i, 'vllm'], [/tgi|text-generation-inference/i, 'tgi']];
+
+/** The inference backend a service name says it is (`llm-vllm`, `text-generation-inference`), if any. */
+export function inferenceBackendOfName(name: string): InferenceBackend | undefined {
+  return INFERENCE_BACKEND_NAMES.find(([re]) => re.test(name))?.[1];
+}
+
+/** The inference backend a span is: its `gen_ai.provider.name` (`vllm`, `tgi`), else its service's name (`llm-vllm`…). */
+export function inferenceBackendOfSpan(span: Pick<Span, 'attributes' | 'service'>): InferenceBackend | undefined {
+  const p = span.attributes['gen_ai.provider.name'];
+  if (typeof p === 'string') {
+    const b = p.toLowerCase();
+    if (b === 'vllm' || b === 'tgi') return b;
+  }
+  return inferenceBackendOfName(span.service);
+}

@@ -1,23 +1,12 @@
 /**
- * Which spans are an inference server's own (compare, golden TGI TTFT), and which backend served them; the rest of a
+ * Which spans are an inference server's own (compare, golden TGI TTFT); which backend a span is, and the rest of a
  * span's facts: contract/spans.
  */
-import type { InferenceBackend, Span } from '../../../contract';
-import { backendOfName } from '../store/enrich';
+import { inferenceBackendOfSpan, type InferenceBackend, type Span } from '../../../contract';
 
 /** A span of this inference backend: by its GenAI provider, else by its service's name. */
 export function isBackendSpan(s: Span, backend: InferenceBackend): boolean {
-  return backendOfSpan(s) === backend;
-}
-
-/** The inference backend a span names: `gen_ai.provider.name`, else its service's name (`llm-vllm`, `tgi`…). */
-export function backendOfSpan(s: Span): InferenceBackend | undefined {
-  const p = s.attributes['gen_ai.provider.name'];
-  if (typeof p === 'string') {
-    const b = p.toLowerCase();
-    if (b === 'vllm' || b === 'tgi') return b;
-  }
-  return backendOfName(s.service);
+  return inferenceBackendOfSpan(s) === backend;
 }
 
 /** GenAI operations that are not one inference request: an agent run spans many of them, a tool call none. */
@@ -31,5 +20,5 @@ export function isInferenceServerSpan(s: Span): boolean {
   if (s.kind !== 'server') return false;
   const op = s.attributes['gen_ai.operation.name'];
   if (typeof op === 'string' && NOT_INFERENCE.has(op)) return false;
-  return backendOfSpan(s) !== undefined;
+  return inferenceBackendOfSpan(s) !== undefined;
 }

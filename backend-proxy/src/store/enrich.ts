@@ -3,7 +3,7 @@
  * OTLP path. Never overwrites what instrumentation set; records what it added in `hopscope.enriched`.
  * Batch size has no GenAI semantic-convention attribute, so it goes to `hopscope.batch_size`.
  */
-import type { InferenceBackend, Span } from '../../../contract';
+import { inferenceBackendOfName, type Span } from '../../../contract';
 
 type Scalar = string | number | boolean;
 
@@ -14,13 +14,6 @@ const RULES: Array<{ target: string; from: string[]; as: 'string' | 'int' }> = [
   { target: 'gen_ai.usage.output_tokens', from: ['llm.usage.completion_tokens', 'llm.completion_tokens', 'completion_tokens', 'output_tokens', 'hopscope.output_tokens'], as: 'int' },
   { target: 'hopscope.batch_size', from: ['batch_size', 'llm.batch_size', 'vllm.batch_size'], as: 'int' },
 ];
-
-const PROVIDERS: Array<[RegExp, InferenceBackend]> = [[/vllm/i, 'vllm'], [/tgi|text-generation-inference/i, 'tgi']];
-
-/** The inference backend a service name says it is (`llm-vllm`, `text-generation-inference`), if any. */
-export function backendOfName(name: string): InferenceBackend | undefined {
-  return PROVIDERS.find(([re]) => re.test(name))?.[1];
-}
 
 function pick(span: Span, keys: string[]): Scalar | undefined {
   for (const k of keys) {
@@ -53,7 +46,7 @@ export function enrichSpan(span: Span): Span {
     added.push('gen_ai.operation.name');
   }
   if (a['gen_ai.request.model'] !== undefined && a['gen_ai.provider.name'] === undefined) {
-    const p = backendOfName(`${span.service} ${span.resource['service.name'] ?? ''}`);
+    const p = inferenceBackendOfName(`${span.service} ${span.resource['service.name'] ?? ''}`);
     if (p) { a['gen_ai.provider.name'] = p; added.push('gen_ai.provider.name'); }
   }
   if (added.length) a['hopscope.enriched'] = added.join(',');
