@@ -6,7 +6,7 @@
  * (an evaluator that took over the lease re-evaluating the same alert does not duplicate it).
  */
 import { Alert, AlertRule, type Alert as AlertT, type AlertRule as AlertRuleT, type SourceStatus as SourceStatusT } from '../../../contract';
-import type { Database, Queryable } from './database';
+import type { Database, Queryable } from './types';
 
 export const ALERT_LIMITS = { rules: 500, rulesBytes: 1024 * 1024, historyPage: 1000, alertBytes: 16 * 1024 } as const;
 

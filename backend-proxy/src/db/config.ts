@@ -4,7 +4,7 @@
  * module merges it into ProxyConfig (and ENV_HELP with DB_ENV_HELP).
  */
 import { isAbsolute } from 'node:path';
-import { ConfigError } from '../config';
+import { ConfigError } from '../config-error';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../runs/service';
 
 export interface DbConfig {

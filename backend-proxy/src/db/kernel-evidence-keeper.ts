@@ -7,7 +7,7 @@
  */
 import type pino from 'pino';
 import type { KernelEvent } from '../../../contract';
-import type { Database } from './database';
+import type { Database } from './types';
 import { KERNEL_EVIDENCE_LIMITS, insertKernelEvents, pruneKernelEvidence } from './kernel-evidence-repo';
 import { DEFAULT_NOTABLE, isNotableKernelEvent, type NotableThresholds } from './kernel-notable';
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { KernelEvent, type KernelEvent as KernelEventT, type KernelEventType } from '../../../contract';
-import type { Queryable } from './database';
+import type { Queryable } from './types';
 
 export const KERNEL_EVIDENCE_LIMITS = { batch: 1000, page: 10_000, detailBytes: 4096, commChars: 64 } as const;
 

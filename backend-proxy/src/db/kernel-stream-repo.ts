@@ -4,7 +4,7 @@
  * resumes there with Last-Event-ID), and the windows known to lack evidence (a stream gap, events over the exporter's
  * per-event budget, events the keeper could not queue), so a root cause over such a window says so.
  */
-import type { Queryable } from './database';
+import type { Queryable } from './types';
 
 export const GAP_REASONS = ['evicted', 'exporter_restarted', 'ahead', 'suppressed', 'queue_full'] as const;
 export type GapReason = (typeof GAP_REASONS)[number];

@@ -5,7 +5,7 @@
  * (a fencing token). Works the same on PGlite (one proxy: it always holds) and PostgreSQL.
  */
 import type pino from 'pino';
-import type { Database, Queryable } from './database';
+import type { Database, Queryable } from './types';
 
 export interface LeaseState {
   name: string;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type pino from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
-import type { Database, Queryable, QueryResult } from './database';
+import type { Database, Queryable, QueryResult } from './types';
 import { DatabaseLockedError, DatabaseUnavailableError } from './errors';
 import { MIGRATIONS, checksum, migrate } from './migrations';
 import { probe } from './probe';

@@ -5,7 +5,7 @@
  * Commits are durable as the server makes them (fsync on: PostgreSQL's default).
  */
 import pg from 'pg';
-import type { Database, OpenDatabaseOptions, Queryable, QueryResult } from './database';
+import type { Database, OpenDatabaseOptions, Queryable, QueryResult } from './types';
 import { DatabaseUnavailableError, classify, isUnavailable } from './errors';
 import { migrate } from './migrations';
 import { probe } from './probe';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RcaAnswer } from '../../../contract';
-import type { Queryable } from './database';
+import type { Queryable } from './types';
 
 export const RCA_ANSWER_LIMITS = { bytes: 1024 * 1024, titleChars: 200, page: 500 } as const;
 

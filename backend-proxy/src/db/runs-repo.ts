@@ -4,7 +4,7 @@
  * The list reads only the denormalised columns (never the result document), newest first.
  */
 import type { AppliedFault, RunFinish, RunHeartbeat, RunList, RunListItem, RunRecord, RunRegistration, RunStatus } from '../../../contract';
-import type { Queryable } from './database';
+import type { Queryable } from './types';
 
 /** The merged outcome stored with a run once every worker is done. */
 export interface RunResult {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pino from 'pino';
-import type { Queryable } from '../database';
+import type { Queryable } from '../types';
 import { DatabaseSchemaError } from '../errors';
 import { initial } from './0001-initial';
 import { evidenceStreams } from './0002-evidence-streams';
