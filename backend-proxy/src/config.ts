@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { formatZodError } from '../../contract/zod-error';
+import { ConfigError } from './config-error';
 import { parseDuration } from './db/config';
 import { RcaConfigSchema, type RcaConfigInput } from './rca/config';
 import { AUTH_SOURCES, parseSourceAuth, type AuthSource, type SourceAuth } from './sources/auth';
@@ -76,9 +77,7 @@ export interface ProxyConfig {
   logLevel: string;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export const DEFAULTS: ProxyConfig = {
   host: '127.0.0.1',

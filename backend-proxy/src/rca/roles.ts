@@ -13,7 +13,7 @@
  * Real kinds are kept; a trace where some services say kinds and others do not gets roles for the others only.
  */
 import { declaredKindOfSpan, peerServiceOfSpan, podOfSpan, type Span } from '../../../contract';
-import type { TraceTree } from './tree';
+import type { TraceTree } from './trace-tree';
 
 export interface InferredRoles {
   /** The trace's spans with the inferred (or tag-declared) kinds: new objects where a kind changed, the rest as given. */
