@@ -9,8 +9,14 @@ import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { sourceCalls, sourceLatency } from '../metrics';
 
+/**
+ * The most the proxy reads of one source answer. A broken or hostile source answering hundreds of MB must not take
+ * the proxy's memory (a few such answers at once once took it past 1.5 GB); a trace that big is refused with a message.
+ */
+export const MAX_SOURCE_ANSWER_BYTES = 32 * 1024 * 1024;
+
 /** One keep-alive pool for every source: undici's request is markedly cheaper than fetch per call. */
-const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64, maxResponseSize: MAX_SOURCE_ANSWER_BYTES });
 
 export class SourceError extends Error {
   override name = 'SourceError';
@@ -139,7 +145,8 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
       } catch (err) {
         if (err instanceof SourceError) throw err;
         lastErr = err;
-        const e = err as Error;
+        const e = err as Error & { code?: string };
+        if (e.code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw new SourceError(o.source, `answered more than ${MAX_SOURCE_ANSWER_BYTES / 1048576} MiB; the proxy reads at most that of one answer`);
         if (signal.aborted || e.name === 'TimeoutError' || e.name === 'AbortError') { lastErr = new TimeoutMarker(); break; }
         if (attempt < retries) await sleep(Math.min(100 * 2 ** attempt, Math.max(0, deadline - performance.now())));
       }

@@ -40,10 +40,11 @@ export class PrometheusSource {
       timeout: `${Math.max(1, Math.floor(this.timeoutMs * 0.9))}ms`,
     });
     if (env.data?.resultType !== 'matrix' || !Array.isArray(env.data.result)) throw new SourceError(this.name, `expected a matrix, got ${env.data?.resultType}`);
-    return (env.data.result as Array<{ metric: Record<string, string>; values: Array<[number, string]> }>).map((s) => ({
-      metric: s.metric ?? {},
-      points: (s.values ?? []).map(([t, v]) => [Math.round(t * 1000), num(v)] as [number, number | null]),
-    }));
+    return env.data.result.map((s: unknown) => {
+      const x = s as { metric?: unknown; values?: unknown } | null;
+      if (!x || typeof x !== 'object' || !Array.isArray(x.values ?? [])) throw malformed('matrix');
+      return { metric: labels(x.metric), points: ((x.values ?? []) as unknown[]).map(point) };
+    });
   }
 
   async query(query: string, atMs?: number): Promise<PromSeries[]> {
@@ -51,13 +52,14 @@ export class PrometheusSource {
     if (atMs !== undefined) params.time = (atMs / 1000).toFixed(3);
     const env = await this.get('/api/v1/query', params);
     const d = env.data;
-    if (d?.resultType === 'vector') {
-      return (d.result as Array<{ metric: Record<string, string>; value: [number, string] }>).map((s) => ({ metric: s.metric ?? {}, points: [[Math.round(s.value[0] * 1000), num(s.value[1])]] }));
+    if (d?.resultType === 'vector' && Array.isArray(d.result)) {
+      return d.result.map((s: unknown) => {
+        const x = s as { metric?: unknown; value?: unknown } | null;
+        if (!x || typeof x !== 'object') throw malformed('vector');
+        return { metric: labels(x.metric), points: [point(x.value)] };
+      });
     }
-    if (d?.resultType === 'scalar') {
-      const [t, v] = d.result as [number, string];
-      return [{ metric: {}, points: [[Math.round(t * 1000), num(v)]] }];
-    }
+    if (d?.resultType === 'scalar') return [{ metric: {}, points: [point(d.result)] }];
     throw new SourceError(this.name, `unexpected result type ${d?.resultType}`);
   }
 
@@ -65,6 +67,20 @@ export class PrometheusSource {
     const env = await this.get('/api/v1/status/buildinfo', {}, Math.min(this.timeoutMs, 2000));
     if (env.status !== 'success') throw new SourceError(this.name, 'buildinfo did not answer success');
   }
+}
+
+const malformed = (what: string): SourceError => new SourceError('prometheus', `answered a malformed ${what} (not the Prometheus HTTP API's shape)`);
+
+/** `[unix seconds, "value"]`, checked: a broken or foreign server's answer is a per-source error, not a TypeError. */
+function point(p: unknown): [number, number | null] {
+  if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'number' || !Number.isFinite(p[0])) throw malformed('sample');
+  return [Math.round(p[0] * 1000), num(String(p[1]))];
+}
+
+function labels(m: unknown): Record<string, string> {
+  if (m === undefined || m === null) return {};
+  if (typeof m !== 'object' || Array.isArray(m)) throw malformed('label set');
+  return m as Record<string, string>;
 }
 
 function num(v: string): number | null {
