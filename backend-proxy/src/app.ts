@@ -15,7 +15,7 @@ import { otlpRoutes } from './routes/otlp';
 import { apiRoutes } from './routes/api';
 
 /** How many bodies of the largest allowed size the proxy receives at once before it answers 503 (back-pressure). */
-export const BODY_BUDGET_BODIES = 4;
+export const BODY_BUDGET_BODIES = 8;
 
 /**
  * The route pattern a request matched, for metric labels: `/api/traces/:traceId`, never the id itself. Read when the
@@ -25,7 +25,9 @@ export const BODY_BUDGET_BODIES = 4;
 export function routeLabel(req: express.Request): string {
   const pattern = req.route?.path;
   if (typeof pattern !== 'string') return 'unmatched';
-  const mount = /^\/(api|v1)(?=\/|$)/.exec(req.originalUrl)?.[0] ?? '';
+  // An absolute-form target (`GET http://host/api/...`) is routed by its path too.
+  const path = req.originalUrl.replace(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/, '');
+  const mount = /^\/(api|v1)(?=\/|$)/.exec(path)?.[0] ?? '';
   return `${mount}${pattern}`;
 }
 

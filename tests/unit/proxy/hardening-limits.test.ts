@@ -11,6 +11,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Span } from '../../../contract';
+import { BODY_BUDGET_BODIES } from '../../../backend-proxy/src/app';
 import { HttpError } from '../../../backend-proxy/src/http/errors';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { ExportService, PNG_RENDERS_AT_ONCE, PNG_RENDERS_WAITING } from '../../../backend-proxy/src/services/export';
@@ -120,11 +121,11 @@ describe('bodies in flight are bounded: 503 with Retry-After past the budget', (
   before(async () => { proxy = await startProxy({ port: 0, ...none, bodyLimitBytes: limit }); });
   after(() => proxy.close());
 
-  it('four bodies of the largest size are received at once; a fifth is told to retry, and admitted once they are done', async () => {
+  it(`${BODY_BUDGET_BODIES} bodies of the largest size are received at once; one more is told to retry, and admitted once they are done`, async () => {
     const port = Number(new URL(proxy.url).port);
     const { connect } = await import('node:net');
-    // Four uploads that declare the largest body and send only part of it: they hold the budget.
-    const holders = await Promise.all(Array.from({ length: 4 }, () => new Promise<import('node:net').Socket>((resolve) => {
+    // Uploads that declare the largest body and send only part of it: they hold the budget.
+    const holders = await Promise.all(Array.from({ length: BODY_BUDGET_BODIES }, () => new Promise<import('node:net').Socket>((resolve) => {
       const s = connect(port, '127.0.0.1', () => {
         s.write(`POST /v1/traces HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${limit}\r\n\r\n{"resourceSpans":`);
         setTimeout(() => resolve(s), 100);

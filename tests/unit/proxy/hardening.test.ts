@@ -87,10 +87,15 @@ describe('bad input is a 400 that says why, never a 500', () => {
     for (let i = 0; i < 20; i++) await (await fetch(`${proxy.url}/api/no-such-${i}/x`)).text();
     for (let i = 0; i < 5; i++) await (await fetch(`${proxy.url}/zz${i}`, { method: 'POST', headers: json, body: '{' })).text();
     await (await fetch(`${proxy.url}/api/services?from=nope`)).text();
+    // An absolute-form request target is labelled by its path.
+    const { rawRequest, requestBytes } = await import('../../integration/reliability/support/raw-http');
+    await rawRequest(Number(new URL(proxy.url).port), requestBytes('GET', 'http://127.0.0.1/api/gpu/heatmap?from=nope'));
     const text = await (await fetch(`${proxy.url}/metrics`)).text();
     const routes = new Set([...text.matchAll(/^hopscope_proxy_http_requests_total\{[^}]*route="([^"]*)"/gm)].map((m) => m[1]));
     assert.ok(routes.has('unmatched'));
     assert.ok(routes.has('/api/services'), [...routes].join(', '));
+    assert.ok(routes.has('/api/gpu/heatmap'), [...routes].join(', '));
+    assert.ok([...routes].every((r) => r === 'unmatched' || /^\/(api|v1|metrics)/.test(r)), [...routes].join(', '));
     assert.ok(![...routes].some((r) => /no-such|zz/.test(r)), [...routes].join(', '));
   });
 });

@@ -233,7 +233,16 @@ export function fuzzCases(seed: number, n: number, traceIds: string[]): FuzzCase
     traceId: () => (traceIds.length && next() < 0.7 ? traceIds[Math.floor(next() * traceIds.length)] : hex(Math.floor(next() * 1e9), 32)),
   };
   const out: FuzzCase[] = [];
-  for (let i = 0; i < n; i++) {
+  // Every route that takes a time, with each absurd bound of the attack run, before the random part.
+  const bounds = ['from=9000000000000000&to=9000000000000001', 'from=now-1000000000w&to=now-999999999w', 'from=9e15', 'to=now%2B1000000000w', `from=${'9'.repeat(400)}&to=now`];
+  for (const route of ROUTES.filter((x) => x.params?.includes('from'))) {
+    for (const q of bounds) {
+      const path = route.path({ ...r, pick: (xs) => xs[0], traceId: () => hex(1, 32) });
+      const extra = path === '/api/compare' ? '&a=backend:vllm&b=backend:tgi' : '';
+      out.push({ label: `${route.method} ${path} ${q}`, bytes: requestBytes(route.method, `${path}?${q}${extra}`) });
+    }
+  }
+  for (let i = out.length; i < n; i++) {
     const route = r.pick(ROUTES);
     const path = route.path(r);
     if (r.chance(0.08)) { out.push(rawOddity(r, path)); continue; }
