@@ -48,6 +48,11 @@ export const ChainConfig = z.object({
   dcgmSmActive: z.boolean(),
   dcgmHostnameLabel: z.enum(['Hostname', 'hostname']),
   exporterUrl: z.string().url().optional(),
+  /**
+   * Bearer token for the exporter's /register (its HOPSCOPE_BPF_TOKEN; the proxy's setting of the same name), needed
+   * when the exporter binds beyond loopback. Never logged; split mode's replica processes inherit it.
+   */
+  exporterToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
   /** LLM replicas allocate through the stand-in CUDA driver (a real cuMemAlloc_v2 a kernel probe sees); off = simulated only. */
   cudaStandIn: z.boolean(),
   /** Bearer token the control API requires (all routes but /healthz and /targets); required to bind beyond loopback. */
@@ -177,6 +182,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_DCGM_SM_ACTIVE', 'dcgmSmActive', (v, n) => bool(n, v)],
     ['HOPSCOPE_DCGM_HOSTNAME_LABEL', 'dcgmHostnameLabel', (v) => v],
     ['HOPSCOPE_EXPORTER_URL', 'exporterUrl', (v) => v],
+    ['HOPSCOPE_EXPORTER_TOKEN', 'exporterToken', (v) => v.trim() || undefined],
     ['HOPSCOPE_CUDA_STAND_IN', 'cudaStandIn', (v, n) => bool(n, v)],
     ['HOPSCOPE_CHAIN_TOKEN', 'controlToken', (v) => v],
     ['HOPSCOPE_SEED', 'seed', num],

@@ -24,6 +24,7 @@ Runs the simulated chain gateway → embedding → vector-cache → rag → llm-
 Other settings (env): HOPSCOPE_REPLICAS=rag=2,llm-vllm=2  HOPSCOPE_VECTOR_CACHE_HIT_RATE=0.35  HOPSCOPE_TLS_HOPS=tool
   HOPSCOPE_DCGM_SM_ACTIVE=on|off  HOPSCOPE_DCGM_HOSTNAME_LABEL=Hostname|hostname  HOPSCOPE_MIG=on|off
   HOPSCOPE_EXPORTER_URL=http://127.0.0.1:3302 (pid → pod registration)  HOPSCOPE_SAMPLER_BASE_RATE=1  HOPSCOPE_LOG_LEVEL=info
+  HOPSCOPE_EXPORTER_TOKEN (the exporter's HOPSCOPE_BPF_TOKEN, sent as Authorization: Bearer on /register; needed when it binds beyond loopback)
   HOPSCOPE_CHAIN_HOST=127.0.0.1 (beyond loopback needs HOPSCOPE_CHAIN_TOKEN: the control API then wants Authorization: Bearer)
   HOPSCOPE_CUDA_STAND_IN=on|off (LLM replicas allocate through the stand-in libcuda.so.1 built into .cache/native/)
 OpenTelemetry (these win over HOPSCOPE_OTLP_ENDPOINT/HOPSCOPE_OTLP_PROTOCOL): OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces),

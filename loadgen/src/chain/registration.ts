@@ -1,9 +1,8 @@
 /**
  * Declares pid → pod to the bpf-exporter (POST {exporter}/register) so kernel events of this process are attributed to
  * a simulated pod. Failures are logged once and otherwise ignored: the chain works without an exporter.
- * An exporter bound beyond loopback wants its token: HOPSCOPE_EXPORTER_TOKEN (the exporter's HOPSCOPE_BPF_TOKEN, the
- * same name the proxy uses for it), sent as `Authorization: Bearer`; never logged. Split mode's replica processes
- * inherit it with the environment.
+ * An exporter bound beyond loopback wants its token: the chain config's `exporterToken` (HOPSCOPE_EXPORTER_TOKEN, the
+ * exporter's HOPSCOPE_BPF_TOKEN, the same name the proxy uses for it), sent as `Authorization: Bearer`; never logged.
  */
 import type { Logger } from 'pino';
 
@@ -13,7 +12,7 @@ export async function registerWithExporter(
   exporterUrl: string,
   reg: { pid: number; pod: string; namespace: string; node: string; service: string },
   log: Logger,
-  token: string | undefined = process.env.HOPSCOPE_EXPORTER_TOKEN?.trim() || undefined,
+  token: string | undefined,
 ): Promise<boolean> {
   try {
     const headers: Record<string, string> = { 'content-type': 'application/json' };

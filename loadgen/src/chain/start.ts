@@ -205,8 +205,8 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       const url = cfg.exporterUrl;
       const drivers = hops.filter((h) => chain.gpuDriverPids[h.pod]);
       void (async () => {
-        await registerWithExporter(url, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log);
-        for (const h of drivers) await registerWithExporter(url, { pid: chain.gpuDriverPids[h.pod], pod: h.pod, namespace: cfg.namespace, node: h.node, service: h.hop }, log);
+        await registerWithExporter(url, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log, cfg.exporterToken);
+        for (const h of drivers) await registerWithExporter(url, { pid: chain.gpuDriverPids[h.pod], pod: h.pod, namespace: cfg.namespace, node: h.node, service: h.hop }, log, cfg.exporterToken);
       })();
     }
     log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint, cudaStandIn: cudaStandIn?.library ?? 'off' }, 'chain started');

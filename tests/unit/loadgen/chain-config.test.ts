@@ -54,3 +54,12 @@ describe('chain configuration: the control API token', () => {
     assert.throws(() => load({ HOPSCOPE_CHAIN_TOKEN: 'has space' }), /controlToken: must not contain whitespace/);
   });
 });
+
+describe('chain configuration: the exporter token', () => {
+  it('HOPSCOPE_EXPORTER_TOKEN is the exporterToken (trimmed, blank = none); one with whitespace inside is refused without showing it', () => {
+    assert.equal(load({ HOPSCOPE_EXPORTER_TOKEN: ' bpf-token-0123 ' }).exporterToken, 'bpf-token-0123');
+    assert.equal(load({}).exporterToken, undefined);
+    assert.equal(load({ HOPSCOPE_EXPORTER_TOKEN: '   ' }).exporterToken, undefined);
+    assert.throws(() => load({ HOPSCOPE_EXPORTER_TOKEN: 'two secret-words' }), (e: Error) => /exporterToken: must not contain whitespace/.test(e.message) && !e.message.includes('secret'));
+  });
+});
