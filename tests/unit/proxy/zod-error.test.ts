@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { AlertRules, formatZodError } from '../../../contract';
+import { AlertRules, formatZodError, formatZodIssue } from '../../../contract';
 
 test('every issue once, with its path (array indices in brackets), joined by "; "', () => {
   const r = AlertRules.safeParse({ rules: [{ id: 'ok', name: 'n', conditions: [{ kind: 'kernel', type: 'nope' }], withinMs: -1 }] });
@@ -23,4 +23,12 @@ test('an issue of the value itself is named by `root`; past `max`, the rest are 
   assert.ok(!many.success);
   const msg = formatZodError(many.error, { max: 2 });
   assert.match(msg, /^\[0\]: .+; \[1\]: .+; and 2 more$/);
+});
+
+test('formatZodIssue is one piece of formatZodError, for messages that put each issue on its own line', () => {
+  const r = z.object({ a: z.object({ b: z.array(z.number()) }) }).safeParse({ a: { b: ['x'] } });
+  assert.ok(!r.success);
+  assert.equal(formatZodIssue(r.error.issues[0]), formatZodError(r.error));
+  assert.match(formatZodIssue(r.error.issues[0]), /^a\.b\[0\]: /);
+  assert.equal(formatZodIssue({ path: [], message: 'm' }, '(config)'), '(config): m');
 });
