@@ -402,7 +402,24 @@ export function runFrames(run: RunRecord, refId: string, now: number): DataFrame
   const fw = run.faults.map((f) => faultWindow(run, f));
   const faultList = frame(
     [
-      field('fault', STRING, run.faults.map(faultTitle), { displayName: 'Fault', custom: { width: 230 } }),
+      field(
+        'target',
+        STRING,
+        run.faults.map((f) => f.target),
+        { displayName: 'Hop', custom: { width: 100 } }
+      ),
+      field(
+        'kind',
+        STRING,
+        run.faults.map((f) => f.kind),
+        { displayName: 'Fault', custom: { width: 110 } }
+      ),
+      field(
+        'magnitude',
+        NUMBER,
+        run.faults.map((f) => f.magnitude ?? null),
+        { displayName: 'Magnitude', custom: { width: 90 } }
+      ),
       field(
         'start',
         TIME,
@@ -739,7 +756,7 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
         'part',
         STRING,
         p.map((x) => x.label),
-        { displayName: "Part of the client's mean TTFT", custom: { width: 420 } }
+        { displayName: "Part of the client's mean TTFT", custom: { width: 560 } }
       ),
       field(
         'mean',

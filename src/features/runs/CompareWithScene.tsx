@@ -124,6 +124,11 @@ export class CompareWithScene extends SceneObjectBase<CompareWithState> {
     }
   }
 
+  /** A person's pick: one browser history step (back returns to the previous comparison). */
+  public pick(compareWith: string | undefined): void {
+    this._urlSync.performBrowserHistoryAction?.(() => this.setCompareWith(compareWith));
+  }
+
   public setAnyScenario(anyScenario: boolean): void {
     this.setState({ anyScenario });
     this.loadRuns();
@@ -168,7 +173,7 @@ function CompareWithRenderer({ model }: SceneComponentProps<CompareWithScene>) {
           <Combobox
             options={options}
             value={compareWith ?? null}
-            onChange={(o) => model.setCompareWith(o?.value)}
+            onChange={(o) => model.pick(o?.value)}
             placeholder={runs === undefined ? 'Loading runs…' : options.length ? 'Pick a run' : 'No other run'}
             width={48}
             data-testid={testIds.runs.compareWith}
@@ -185,7 +190,7 @@ function CompareWithRenderer({ model }: SceneComponentProps<CompareWithScene>) {
             variant="secondary"
             size="sm"
             icon="times"
-            onClick={() => model.setCompareWith(undefined)}
+            onClick={() => model.pick(undefined)}
             data-testid={testIds.runs.compareClear}
           >
             Clear

@@ -4,7 +4,7 @@
  * page's time range pinned to the run's window when the link did not carry one — and again once a running run ends.
  */
 import { css } from '@emotion/css';
-import { dateTimeFormat, dateTime, type GrafanaTheme2 } from '@grafana/data';
+import { dateTime, dateTimeFormat, type GrafanaTheme2 } from '@grafana/data';
 import { SceneObjectBase, sceneGraph, type SceneComponentProps, type SceneObjectState } from '@grafana/scenes';
 import { Alert, Badge, type BadgeColor, useStyles2 } from '@grafana/ui';
 import React from 'react';
@@ -69,13 +69,20 @@ export class RunHeader extends SceneObjectBase<RunHeaderState> {
     });
   }
 
-  /** The page's time range := the run's window (… now while it runs). */
+  /**
+   * The page's time range := the run's window (… now while it runs). Not a history step: the page is the same view,
+   * now showing what its link meant (back still leaves the page).
+   */
   private pin(run: RunRecord): void {
     const w = runWindow(run);
     const range = sceneGraph.getTimeRange(this);
-    const from = dateTime(w.from);
-    const to = w.to === 'now' ? dateTime() : dateTime(w.to);
-    range.onTimeRangeChange({ from, to, raw: { from, to: w.to === 'now' ? 'now' : to } });
+    const from = new Date(w.from).toISOString();
+    const to = w.to === 'now' ? 'now' : new Date(w.to).toISOString();
+    range.setState({
+      from,
+      to,
+      value: { from: dateTime(w.from), to: w.to === 'now' ? dateTime() : dateTime(w.to), raw: { from, to } },
+    });
   }
 }
 

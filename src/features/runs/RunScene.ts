@@ -181,7 +181,7 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
             direction: 'row',
             height: 280,
             children: [
-              new SceneFlexItem({ width: '55%', body: ttftSeriesPanel() }),
+              new SceneFlexItem({ width: '45%', body: ttftSeriesPanel() }),
               new SceneFlexItem({
                 body: table(
                   'TTFT per clock',

@@ -1,0 +1,287 @@
+/**
+ * The load-test story through the browser, with the real parts: the simulated chain, a real Prometheus (scraping the
+ * chain and the running hopscope-load workers), the real proxy on PGlite in a temp dir, and hopscope-load itself.
+ * Two runs of one scenario; the second with its fault schedule (a latency fault on rag) and gated against the first:
+ * its gate fails (exit 1). Then, as a person would: the Runs page lists both with their verdicts (a filter narrows it,
+ * in the URL); the failed run's page, pinned to its window, shows its verdicts, client vs server TTFT and the gap, the
+ * fault on the timeline; "Compare with" the first ranks rag first; the slowest request opens its trace's root cause;
+ * back and forward retrace every step; both themes; screenshots of the run page (artifacts/screenshots/run-*.png).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+
+import { RunRecord } from '../../../contract';
+import { testIds } from '../../../src/testIds';
+import { launchBrowser, openPage, screenshot, waitForHost, type OpenedPage } from '../../support/browser';
+import { appUrl } from '../../support/host';
+import { PROMETHEUS, startRunsStack, storyScenario, waitFor, type RunsStack } from './support/stack';
+
+const skip = !existsSync('/usr/bin/chromium')
+  ? 'no /usr/bin/chromium'
+  : !existsSync(PROMETHEUS)
+    ? `${PROMETHEUS} is missing (apt-get install prometheus)`
+    : false;
+// Large against the chain's own latency at this time scale (tens of ms), so a busy machine cannot hide it.
+const FAULT_MS = 600;
+
+let stack: RunsStack;
+let browser: Browser;
+let first: Awaited<ReturnType<RunsStack['load']>>;
+let second: Awaited<ReturnType<RunsStack['load']>>;
+
+before(async () => {
+  if (skip) {
+    return;
+  }
+  stack = await startRunsStack({ timeScale: 0.1 });
+  const scenario = storyScenario(stack.dir, 'runs-story', [
+    `{ at: 2s, target: rag, kind: latency, magnitude: ${FAULT_MS}, for: 9s }`,
+  ]);
+  // A short unrecorded warm-up first (JIT, connection pools), so the first run is not the chain's cold start.
+  await stack.load('warm-up', [
+    '--scenario',
+    scenario,
+    '--no-faults',
+    '--duration',
+    '3s',
+    '--report',
+    'none',
+    '--metrics',
+    'none',
+  ]);
+  first = await stack.load('story-1', ['--scenario', scenario, '--no-faults']);
+  second = await stack.load('story-2', ['--scenario', scenario, '--baseline-run', 'story-1']);
+  // vLLM's last samples of the second run's window scraped; the browser only now (the runs had the CPUs).
+  await new Promise((r) => setTimeout(r, 2500));
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+const panel = (page: Page, title: string): Locator => page.getByTestId(`data-testid Panel header ${title}`);
+const rows = async (page: Page, title: string): Promise<string[]> =>
+  (await panel(page, title).getByRole('row').allInnerTexts()).slice(1).map((r) => r.replace(/\s*\n\s*/g, ' | '));
+const path = (page: Page): string => new URL(page.url()).pathname;
+const query = (page: Page): URLSearchParams => new URL(page.url()).searchParams;
+
+async function open(url: string): Promise<OpenedPage> {
+  const opened = await openPage(browser, undefined, { viewport: { width: 1440, height: 900 } });
+  await opened.page.goto(url, { waitUntil: 'domcontentloaded' });
+  await waitForHost(opened.page);
+  return opened;
+}
+
+/** Waits until a table panel has rows matching `re` (panels answer asynchronously). */
+async function rowsMatching(page: Page, title: string, re: RegExp, timeoutMs = 20_000): Promise<string[]> {
+  return waitFor(
+    `rows of "${title}" matching ${re}`,
+    async () => {
+      const r = await rows(page, title);
+      return r.some((x) => re.test(x)) ? r : undefined;
+    },
+    timeoutMs,
+    200
+  );
+}
+
+/** What the run page must show for the faulted run: verdicts, client vs server TTFT and the gap, the fault marked. */
+async function expectRunPage(page: Page): Promise<void> {
+  await page.getByTestId(testIds.runs.header).waitFor();
+  const summary = panel(page, 'Run summary');
+  await waitFor('the summary', async () => (await summary.getByLabel('Verdict: failed').count()) === 1, 20_000, 200);
+  const verdicts = await rowsMatching(page, 'Verdicts', /FAIL \| regression vs story-1 \| p99_ms:\+10%/);
+  assert.ok(
+    verdicts.some((r) => /^pass \| threshold \| error_rate<0\.05/.test(r)),
+    verdicts.join('\n')
+  );
+  assert.match(
+    (await rows(page, 'Faults of the run'))[0],
+    new RegExp(`^rag \\| latency \\| ${FAULT_MS} \\| .* \\| applied \\(chain fault`)
+  );
+
+  // Client vs server TTFT: both sides over time, the fault marked on the same timeline.
+  const ttft = panel(page, 'Client vs server TTFT');
+  const chart = ttft.locator('[data-annotations]');
+  await waitFor(
+    'TTFT series with the fault marked',
+    async () => Number(await chart.getAttribute('data-annotations')) === 1,
+    20_000,
+    200
+  );
+  assert.match(
+    (await chart.getAttribute('aria-label')) ?? '',
+    new RegExp(`fault latency on rag, magnitude ${FAULT_MS}`)
+  );
+  for (const name of ['Client TTFT P99', 'Client TTFT P50', 'vLLM TTFT P99', 'vLLM TTFT P50']) {
+    assert.equal(await ttft.getByText(name, { exact: true }).count(), 1, `legend ${name}`);
+  }
+  const clocks = await rowsMatching(page, 'TTFT per clock', /^Client \(hopscope-load\)/);
+  assert.deepEqual(
+    clocks.map((r) => r.split(' | ')[0]),
+    ['Client (hopscope-load)', 'Gateway (GenAI client metric)', 'vLLM', 'vLLM queue (WAITING)', 'vLLM prefill']
+  );
+  // The gap named for what it is: remainders between clocks, measured parts by their metric.
+  const gap = await rowsMatching(page, "Where the client's TTFT goes", /^Before the LLM call/);
+  assert.match(gap[0], /remainder: client mean − caller mean \| before vLLM \(the gap\)$/);
+  assert.match(gap[1], /^Gateway → vLLM: .* \| remainder: caller mean − vLLM mean/);
+  assert.ok(
+    gap.some((r) => /^vLLM queue .* \| measured: vllm:request_queue_time_seconds \| inside vLLM's TTFT$/.test(r)),
+    gap.join('\n')
+  );
+  // The fault sits on rag, before the LLM call: that part is the largest share.
+  const share = (r: string) => Number(r.split(' | ')[2].replace('%', ''));
+  assert.ok(share(gap[0]) > 50, gap.join('\n'));
+
+  // The golden metrics over the run's window, the fault marked on them too.
+  const e2e = panel(page, 'End-to-end P99 during the run').locator('[data-annotations]');
+  await waitFor(
+    'golden series with the fault marked',
+    async () => Number(await e2e.getAttribute('data-annotations')) === 1,
+    20_000,
+    200
+  );
+  const quality = await rowsMatching(page, 'Baseline table', /^runs-story \| story-2/);
+  assert.match(quality[0], /\| \d+(\.\d)? ms \|/, 'average TTFT');
+}
+
+test('two runs of one scenario: the proxy records both, the gate fails the faulted second one', { skip }, async () => {
+  assert.equal(first.code, 0, first.err);
+  assert.equal(second.code, 1, `exit ${second.code}: ${second.err}`);
+  assert.match(second.err, /regressed against baseline story-1: p99_ms/);
+  const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
+  assert.equal(r2.status, 'failed');
+  assert.equal(r2.faults[0].target, 'rag');
+  assert.ok(r2.faults[0].id, 'the fault API applied the scheduled fault');
+});
+
+test(
+  "Runs → the failed run → compare with the first → the slowest request's root cause, back and forward (dark)",
+  { skip, timeout: 240_000 },
+  async () => {
+    const { page, problems, context } = await open(appUrl(stack.host, 'runs', { theme: 'dark' }));
+    try {
+      // The Runs page: both runs, newest first, with their verdicts and the client's figures.
+      const list = await rowsMatching(page, 'Load-test runs', /^story-1 /);
+      assert.match(
+        list[0],
+        /^story-2 \| runs-story \| failed \| .* \| 12 s \| 8\.0 req\/s \| [\d.]+ req\/s \| \d+ ms \| \d+ ms \| [\d.]+% \| 0 \|/
+      );
+      assert.match(list[1], /^story-1 \| runs-story \| passed \|/);
+
+      // A filter narrows the list, in the URL; back restores it.
+      await page.getByLabel('Verdict').click();
+      await page
+        .getByTestId('data-testid Select option')
+        .filter({ hasText: /^failed$/ })
+        .click();
+      await waitFor('the filtered list', async () => (await rows(page, 'Load-test runs')).length === 1, 10_000, 200);
+      assert.equal(query(page).get('var-status'), 'failed');
+      await page.goBack();
+      await waitFor('the whole list again', async () => (await rows(page, 'Load-test runs')).length === 2, 10_000, 200);
+      assert.equal(query(page).get('var-status'), '$__all');
+
+      // One click opens the failed run over its own window.
+      await panel(page, 'Load-test runs').getByRole('link', { name: 'story-2' }).click();
+      await waitFor('the run page', async () => path(page).endsWith('/runs/story-2'), 10_000, 100);
+      const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
+      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs, "pinned to the run's start");
+      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs, 'and its end');
+      await expectRunPage(page);
+
+      // Compare with the first run: the faulted hop ranks first, with its evidence and the per-hop delta.
+      await page.getByTestId(testIds.runs.compareWith).click();
+      await page.getByRole('option', { name: /story-1/ }).click();
+      await waitFor('compareWith in the URL', async () => query(page).get('compareWith') === 'story-1', 10_000, 100);
+      const ranked = await rowsMatching(page, 'Which hop regressed', /^1 \| /, 30_000);
+      assert.match(ranked[0], /^1 \| rag \|/, ranked.join('\n'));
+      const hops = await rowsMatching(page, 'Own time per hop: this run vs the other', /^rag /, 30_000);
+      assert.match(hops[0], /^rag /, hops.join('\n'));
+      const delta = Number(hops[0].split(' | ')[1].replace(/ ms$/, ''));
+      assert.ok(
+        delta > FAULT_MS * 0.8 && delta < FAULT_MS * 1.5,
+        `rag own-time P50 +${delta} ms for a ${FAULT_MS} ms fault`
+      );
+      const client = await rowsMatching(page, 'Client figures side by side', /^Client E2E P99/);
+      assert.match(client[0], /^Client E2E P99 \| [\d.]+ \| [\d.]+ \| [\d.]+%$/);
+      await page.waitForTimeout(500);
+      await screenshot(page, 'run-dark');
+
+      // The slowest request: one click to its trace's root cause, keeping the run's window.
+      const slowest = await rowsMatching(page, 'Slowest requests', /^[0-9a-f]{32} /);
+      const traceId = slowest[0].split(' | ')[0];
+      await panel(page, 'Slowest requests').getByRole('link', { name: traceId }).click();
+      await waitFor('the trace page', async () => path(page).endsWith(`/traces/${traceId}`), 10_000, 100);
+      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
+      const top = page.getByTestId(testIds.traces.candidate(1));
+      await top.waitFor({ timeout: 30_000 });
+      assert.match(await top.innerText(), /rag/, 'the root cause of the slowest request is the faulted hop');
+
+      // Back: the run page with its comparison; back again: no comparison; forward twice: the trace.
+      await page.goBack();
+      await waitFor(
+        'back on the run page',
+        async () => path(page).endsWith('/runs/story-2') && query(page).get('compareWith') === 'story-1',
+        10_000,
+        100
+      );
+      await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
+      await page.goBack();
+      await waitFor(
+        'no comparison',
+        async () => path(page).endsWith('/runs/story-2') && !query(page).get('compareWith'),
+        10_000,
+        100
+      );
+      assert.equal(await panel(page, 'Which hop regressed').count(), 0);
+      await page.goForward();
+      await waitFor('the comparison again', async () => query(page).get('compareWith') === 'story-1', 10_000, 100);
+      await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
+      await page.goForward();
+      await waitFor('the trace again', async () => path(page).endsWith(`/traces/${traceId}`), 10_000, 100);
+      await page.getByTestId(testIds.traces.candidate(1)).waitFor({ timeout: 30_000 });
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await context.close();
+    }
+  }
+);
+
+test(
+  "the run page in the light theme, opened from a pasted link without a time range: it pins itself to the run's window",
+  { skip, timeout: 120_000 },
+  async () => {
+    const { page, problems, context } = await open(
+      appUrl(stack.host, 'runs/story-2', { theme: 'light', query: { compareWith: 'story-1' } })
+    );
+    try {
+      const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
+      await waitFor(
+        "pinned to the run's window",
+        async () => new Date(query(page).get('from') ?? 0).getTime() === r2.startMs,
+        10_000,
+        100
+      );
+      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs);
+      // What the page shows is that window, not its default hour.
+      await waitFor(
+        "the time picker on the run's window",
+        async () => / to /.test(await page.getByTestId('data-testid TimePicker Open Button').innerText()),
+        10_000,
+        100
+      );
+      assert.equal(await page.evaluate(() => document.body.classList.contains('theme-light')), true);
+      await expectRunPage(page);
+      await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
+      await page.waitForTimeout(500);
+      await screenshot(page, 'run-light');
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await context.close();
+    }
+  }
+);
