@@ -8,7 +8,6 @@ import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { loopbackHostOnly } from './http/host-check';
 import { assertJsonDepth } from './http/json-depth';
-import { serverSpans } from './http/tracing';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
@@ -49,7 +48,6 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     next();
   });
   app.use(loopbackHostOnly(config.token));
-  app.use(serverSpans());
   app.use(cors(config.corsOrigins));
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', registry.contentType);

@@ -3,7 +3,6 @@
 import { ConfigError, DEFAULTS, ENV_HELP } from './config';
 import { makeLogger } from './log';
 import { uncaughtErrors } from './metrics';
-import { startProxy } from './server';
 import { OTEL_HELP, selfTracingFromEnv, startSelfTracing } from './telemetry';
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -51,6 +50,9 @@ function guardProcess(): void {
 guardProcess();
 try {
   const stopTracing = startSelfTracing(selfTracingFromEnv());
+  // The proxy's modules load once the instrumentations are registered (express and node:http, which telemetry.ts
+  // loads itself, are patched in place; undici is traced through its diagnostics channels).
+  const { startProxy } = await import('./server');
   const proxy = await startProxy();
   console.log(`hopscope-proxy listening on ${proxy.url}`);
   let stopping = false;

@@ -1,9 +1,11 @@
 /**
  * The proxy's own traces, configured by the standard OpenTelemetry variables (HOPSCOPE_PROXY_OTLP_URL is the
- * fallback): a span for every request the proxy serves (http/tracing.ts, a child of the caller's W3C `traceparent`,
- * so Grafana's trace continues into the proxy), around each source call (sources/http.ts, which sends the context on
- * to Prometheus, Tempo, the exporters and Alertmanager) and each root-cause run. With no endpoint the API stays a
- * no-op (zero cost): nothing is installed.
+ * fallback), recorded by the OpenTelemetry instrumentations: `@opentelemetry/instrumentation-http` gives every request
+ * the proxy serves a SERVER span, a child of the caller's W3C `traceparent` (Grafana's data proxy sends one), so a
+ * Grafana trace continues into the proxy; `-express` names it by its route (`GET /api/golden`) and times the route's
+ * handler; `-undici` gives each HTTP attempt of a source call (sources/http.ts, itself a span) a CLIENT span and sends
+ * its context on to Prometheus, Tempo, the exporters and Alertmanager. Root-cause runs have their own spans. With no
+ * endpoint nothing is installed: the API stays a no-op (zero cost).
  *
  * - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as is), else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`, else
  *   `HOPSCOPE_PROXY_OTLP_URL` (as is);
@@ -17,9 +19,16 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { registerInstrumentations, type InstrumentationBase } from '@opentelemetry/instrumentation';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import express from 'express';
+import { createRequire } from 'node:module';
 import { ConfigError } from './config';
+import { SOURCE_CALL } from './sources/http';
 
 export interface SelfTracingConfig {
   /** The OTLP/HTTP traces URL; undefined = off. */
@@ -112,10 +121,47 @@ export function selfTracingFromEnv(env: NodeJS.ProcessEnv = process.env): SelfTr
 
 let installed = false;
 
+/** Scrapes are noise; spans about receiving spans would feed themselves when the proxy exports to itself. */
+const UNTRACED = /^\/(metrics|v1\/traces)\/?(?:[?#]|$)/;
+
+/**
+ * The three instrumentations, enabled. They patch modules as they are required; the proxy imports express and
+ * node:http as ES modules (and the Docker image bundles them), which no require hook sees, so each one's own patch is
+ * also applied to the module objects in use (what the OpenTelemetry bundler plugins do): the result is the same
+ * whether tracing starts before or after they were imported, as long as it starts before the app is built.
+ */
+function instrument(): void {
+  const http = new HttpInstrumentation({
+    ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? ''),
+    // Source calls go through undici; the proxy's other outgoing HTTP is its own OTLP export.
+    disableOutgoingRequestInstrumentation: true,
+  });
+  // Route names and the handler's own time; a span per middleware would be noise.
+  const web = new ExpressInstrumentation({
+    ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
+    // Express 5's layers have no path of their own, so the default name would be a bare "request handler".
+    spanNameHook: (info, name) => (info.layerType === ExpressLayerType.REQUEST_HANDLER && info.route ? `request handler - ${info.route}` : name),
+  });
+  const undici = new UndiciInstrumentation({
+    // Only the proxy's source calls (sources/http.ts), not whatever else in the process uses fetch.
+    ignoreRequestHook: () => context.active().getValue(SOURCE_CALL) === undefined,
+    requestHook: (span) => { span.setAttribute('hopscope.source', String(context.active().getValue(SOURCE_CALL))); },
+  });
+  registerInstrumentations({ instrumentations: [http, web, undici] });
+  const require = createRequire(import.meta.url);
+  patchInUse(http, 'http', require('node:http'));
+  patchInUse(web, 'express', express);
+}
+
+function patchInUse(instrumentation: InstrumentationBase, name: string, exports: unknown): void {
+  for (const def of instrumentation.getModuleDefinitions()) if (def.name === name) def.patch?.(exports);
+}
+
 /**
  * Starts exporting the proxy's spans as configured; returns the shutdown (flushes). `extraProcessors`: tests read
- * the spans in memory. Installs the W3C propagators (traceparent, baggage) and the async context manager so a
- * request's context follows it across awaits. A string is an endpoint (the old signature).
+ * the spans in memory. Installs the W3C propagators (traceparent, baggage), the async context manager so a
+ * request's context follows it across awaits, and the instrumentations (once per process; call it before the proxy
+ * starts). A string is an endpoint (the old signature).
  */
 export function startSelfTracing(c: SelfTracingConfig | string | undefined, extraProcessors: SpanProcessor[] = []): () => Promise<void> {
   const cfg: SelfTracingConfig | undefined = typeof c === 'string' ? { endpoint: c, protocol: 'http/json', headers: {}, serviceName: 'hopscope-proxy', resource: {} } : c;
@@ -133,6 +179,7 @@ export function startSelfTracing(c: SelfTracingConfig | string | undefined, extr
     installed = true;
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+    instrument();
   }
   trace.setGlobalTracerProvider(provider);
   return () => provider.shutdown();

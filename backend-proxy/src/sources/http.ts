@@ -1,10 +1,12 @@
 /**
  * One way to call a source: a deadline per call, retries only for idempotent GETs on 503 or a network error,
- * and errors that name the source. A span wraps every call (a child of the request being served, so Grafana's
- * `traceparent` reaches the sources: the call carries the W3C context of its span) and a histogram times it.
- * Credentials registered for a source's base URL (./auth) go into its requests' headers, and nowhere else.
+ * and errors that name the source. A span wraps every call (`<source> <METHOD>`, a child of the request being
+ * served) and a histogram times it; each attempt runs in that span's context, marked as a source call, so the
+ * OpenTelemetry undici instrumentation (../telemetry.ts) gives it a CLIENT span and sends its W3C `traceparent`:
+ * Grafana's trace reaches Prometheus, Tempo, the exporters and Alertmanager. Credentials registered for a source's
+ * base URL (./auth) go into its requests' headers, and nowhere else.
  */
-import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, createContextKey, SpanStatusCode, trace } from '@opentelemetry/api';
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { sourceCalls, sourceLatency } from '../metrics';
@@ -39,6 +41,9 @@ interface CallOptions {
 export interface CallResult<T> { status: number; body: T; latencyMs: number }
 
 const tracer = trace.getTracer('hopscope-proxy');
+
+/** Set (to the source's name) in the context of a source call's HTTP attempts: the undici instrumentation traces those only. */
+export const SOURCE_CALL = createContextKey('hopscope.source_call');
 
 /** Base URL → the headers that authenticate calls under it (registered by createSources for each configured source). */
 const credentials = new Map<string, Record<string, string>>();
@@ -99,7 +104,7 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
   const retries = method === 'GET' ? (o.retries ?? 1) : 0;
   const started = performance.now();
   const deadline = started + o.timeoutMs;
-  // Not startActiveSpan: nothing below starts spans, so switching the active context would be pure cost.
+  // Not startActiveSpan: only the HTTP attempts run in the span's context (callContext below), not the parsing.
   const span = tracer.startSpan(`${o.source} ${method}`, { attributes: { 'hopscope.source': o.source, 'http.request.method': method, 'url.full': url } });
   // One deadline timer for all attempts, cleared on return: AbortSignal.timeout per attempt left a live timer and
   // signal per call for the whole timeout (measured: ~100 µs of CPU per 6-query /api/golden).
@@ -108,21 +113,18 @@ export async function callJson<T = unknown>(url: string, o: CallOptions): Promis
   timeout.unref();
   const stopFollowing = o.signal ? follow(o.signal, signal) : undefined;
   const plain = plainUrl(url);
-  // The call's W3C context (traceparent/tracestate), and the source's credentials; none of them: the shared constant.
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  // The source's credentials; none: the shared constant. The traceparent is the undici instrumentation's to add.
   const auth = credentialsFor(url);
-  const headers = o.headers || auth || carrier.traceparent
-    ? { accept: 'application/json', ...carrier, ...auth, ...o.headers }
-    : ACCEPT_JSON;
+  const headers = o.headers || auth ? { accept: 'application/json', ...auth, ...o.headers } : ACCEPT_JSON;
+  const callContext = trace.setSpan(context.active(), span).setValue(SOURCE_CALL, o.source);
   let lastErr: unknown;
   try {
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (deadline - performance.now() <= 0) break;
       try {
-        const res = await (plain
+        const res = await context.with(callContext, () => (plain
           ? agent.request({ origin: plain.origin, path: plain.path, method, headers, body: o.body, signal })
-          : request(url, { method, headers, body: o.body, signal, dispatcher: agent }));
+          : request(url, { method, headers, body: o.body, signal, dispatcher: agent })));
         const text = await res.body.text();
         const status = res.statusCode;
         const ctype = String(res.headers['content-type'] ?? '');
