@@ -17,7 +17,9 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { RcaAnswer, type KernelEvent } from '../../../contract';
+import { openDatabase } from '../../../backend-proxy/src/db/database';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
+import { startProxyProcess } from '../reliability/support/proxy-process';
 import { otlp, type SpanSpec } from '../../unit/proxy/helpers';
 import { has, probeSkipReason } from '../bpf-exporter/helpers';
 import { freePort } from './real-servers';
@@ -155,6 +157,36 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     assert.equal(gap.reason, 'exporter_restarted');
     assert.equal(gap.missed, null, 'not knowable after a restart');
     assert.ok(gap.from_ms <= before && gap.to_ms >= before, `the gap ${gap.from_ms}..${gap.to_ms} covers the restart at ${before}`);
+  });
+
+  test('SIGKILL of the proxy process while events stream in: after a restart every event is kept, once', async () => {
+    const d2 = join(dir, 'data-kill9');
+    const env = { HOPSCOPE_DATA_DIR: d2, HOPSCOPE_EXPORTER_URLS: exporter.url, HOPSCOPE_PROMETHEUS_URL: 'none' };
+    const tStart = Date.now();
+    let p = await startProxyProcess(env);
+    await new Promise((r) => setTimeout(r, 1500)); // subscribed
+    const burst = failer.run('fail 40');
+    await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 150)));
+    await p.kill9();
+    await burst;
+    await failer.run('fail 10'); // while it is down
+    p = await startProxyProcess(env);
+    const ring = (await inRing()).filter((e) => e.ts >= tStart);
+    assert.equal(ring.length, 50);
+    await waitFor('the restarted proxy to catch up', async () => {
+      const h = (await (await fetch(`${p.url}/api/health`)).json()) as { state: { kernelEvidence: { keeper: { written: number; queued: number }; exporters: Array<{ savedSeq: number | null }> } } };
+      const k = h.state.kernelEvidence;
+      const e = k.exporters[0];
+      return e && k.keeper.queued === 0 && e.savedSeq !== null && e.savedSeq >= ring.at(-1)!.seq! ? true : undefined;
+    });
+    await p.stop();
+    const db = await openDatabase({ dataDir: d2, log: pino({ level: 'silent' }) });
+    try {
+      const rows = (await db.query<{ ts: number }>(`SELECT ts FROM kernel_events WHERE pod = $1 AND type = 'tcp_connect_fail' AND ts >= $2 ORDER BY ts`, [POD, tStart])).rows;
+      assert.deepEqual(rows.map((r) => r.ts), ring.map((e) => e.ts), 'every event the exporter saw, each once');
+    } finally {
+      await db.close();
+    }
   });
 
   test('after the ring is overwritten, the trace root cause still shows the failed connects, from the database, and says so', async () => {
