@@ -7,7 +7,7 @@ import { openDatabase } from '../../../backend-proxy/src/db/database';
 import { getRcaAnswer, saveRcaAnswer } from '../../../backend-proxy/src/db/rca-answers-repo';
 import { forEachEngine, quietLog } from './engines';
 
-const TABLES = ['alert_history', 'alert_rules', 'alert_state', 'kernel_events', 'kernel_evidence_meta', 'leases', 'rca_answers', 'run_workers', 'runs', 'schema_migrations'];
+const TABLES = ['alert_evaluations', 'alert_history', 'alert_rules', 'alert_state', 'kernel_events', 'kernel_evidence_gaps', 'kernel_evidence_meta', 'kernel_stream_positions', 'leases', 'rca_answers', 'run_workers', 'runs', 'schema_migrations'];
 const answer = { tookMs: 1.5, criticalPath: [], candidates: [], missing: ['kernel events'] };
 
 forEachEngine((e) => {
