@@ -66,8 +66,15 @@ export function buildConfig(mode: 'production' | 'development' = 'production'): 
     },
     module: {
       rules: [
+        // .ts as TypeScript, .tsx as TSX: a generic arrow function (`<T>(x: T) => x`) in a .ts file is not JSX.
         {
-          test: /\.[cm]?tsx?$/,
+          test: /\.[cm]?ts$/,
+          exclude: /node_modules/,
+          loader: 'esbuild-loader',
+          options: { loader: 'ts', target: 'es2022', tsconfig: join(root, 'tsconfig.json') },
+        },
+        {
+          test: /\.tsx$/,
           exclude: /node_modules/,
           loader: 'esbuild-loader',
           options: { loader: 'tsx', target: 'es2022', jsx: 'automatic', tsconfig: join(root, 'tsconfig.json') },
@@ -83,7 +90,8 @@ export function buildConfig(mode: 'production' | 'development' = 'production'): 
       ],
     },
     optimization: {
-      minimize: production,
+      // HOPSCOPE_BUILD_MINIFY=0: readable function names in a production build (to profile it).
+      minimize: production && process.env.HOPSCOPE_BUILD_MINIFY !== '0',
       minimizer: [new EsbuildPlugin({ target: 'es2020', legalComments: 'none' })],
     },
     performance: { hints: false },

@@ -1,17 +1,17 @@
 /**
  * The queries panels send to Hopscope's runtime data source: `{ refId, kind, …params }`, typed per kind from the
- * registry (kinds/index.ts), so a page cannot build a query its kind does not understand. Parameter values may name a
+ * registry (kinds/), so a page cannot build a query its kind does not understand. Parameter values may name a
  * scene variable (`'$backend'`): the data source resolves it, All or empty meaning "no filter".
  */
 import type { DataQuery } from '@grafana/schema';
 
-import type { QUERY_KINDS } from './kinds';
+import type { QueryKinds } from './kinds';
 import type { QueryKind } from './kind';
 
 /** The data source's uid and type: one instance, registered at runtime (register.ts). */
 export const HOPSCOPE_DATASOURCE = { uid: 'hopscope-proxy', type: 'hopscope-proxy' } as const;
 
-type Kinds = typeof QUERY_KINDS;
+type Kinds = QueryKinds;
 export type QueryKindName = keyof Kinds;
 export type QueryParams<K extends QueryKindName> = Kinds[K] extends QueryKind<infer P> ? P : never;
 

@@ -33,13 +33,19 @@ export class InspectDrawer extends SceneObjectBase<InspectDrawerState> {
     return { [INSPECT_KEYS.panel]: this.state.panelKey, [INSPECT_KEYS.tab]: this.state.panelKey ? this.state.tab : undefined };
   }
 
+  /** Scenes passes only the keys whose value changed: a key absent from `values` keeps its state. */
   updateFromUrl(values: SceneObjectUrlValues): void {
-    const key = values[INSPECT_KEYS.panel];
-    const tab = values[INSPECT_KEYS.tab];
-    const panelKey = typeof key === 'string' && key ? key : undefined;
-    const next: InspectTab = typeof tab === 'string' && (INSPECT_TABS as readonly string[]).includes(tab) ? (tab as InspectTab) : 'data';
-    if (panelKey !== this.state.panelKey || next !== this.state.tab) {
-      this.setState({ panelKey, tab: next });
+    const patch: Partial<InspectDrawerState> = {};
+    if (INSPECT_KEYS.panel in values) {
+      const key = values[INSPECT_KEYS.panel];
+      patch.panelKey = typeof key === 'string' && key ? key : undefined;
+    }
+    if (INSPECT_KEYS.tab in values) {
+      const tab = values[INSPECT_KEYS.tab];
+      patch.tab = typeof tab === 'string' && (INSPECT_TABS as readonly string[]).includes(tab) ? (tab as InspectTab) : 'data';
+    }
+    if (Object.entries(patch).some(([k, v]) => this.state[k as keyof InspectDrawerState] !== v)) {
+      this.setState(patch);
     }
   }
 

@@ -12,7 +12,7 @@ const clientDir = join(import.meta.dirname, 'client');
 const cacheDir = join(root, '.cache', 'host-client');
 
 /** The libraries the client bundles; their versions are part of the cache key. */
-const BUNDLED = ['react', 'react-dom', 'react-router', 'react-router-dom', '@grafana/data', '@grafana/ui', '@grafana/runtime', '@grafana/i18n', 'rxjs', 'lodash', 'moment', 'jquery', 'redux', 'd3', 'i18next', '@emotion/css', '@emotion/react', 'esbuild'];
+const BUNDLED = ['react', 'react-dom', 'react-router', 'react-router-dom', '@grafana/data', '@grafana/ui', '@grafana/runtime', '@grafana/i18n', 'rxjs', 'lodash', 'moment', 'jquery', 'redux', 'd3', 'i18next', '@emotion/css', '@emotion/react', 'uplot', 'esbuild'];
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -42,7 +42,7 @@ function cacheKey(): string {
 export async function ensureClientBundle(): Promise<string> {
   // HOPSCOPE_HOST_DEV=1: React's development build, unminified (readable errors while working on the host).
   const dev = process.env.HOPSCOPE_HOST_DEV === '1';
-  const out = join(cacheDir, `client-${cacheKey()}${dev ? '-dev' : ''}.js`);
+  const out = join(cacheDir, `client-${cacheKey()}${dev ? '-dev' : ''}${process.env.HOPSCOPE_HOST_NOMINIFY === '1' ? '-nomin' : ''}.js`);
   if (existsSync(out)) {
     return out;
   }
@@ -56,7 +56,7 @@ export async function ensureClientBundle(): Promise<string> {
     format: 'iife',
     platform: 'browser',
     target: 'es2020',
-    minify: !dev,
+    minify: !dev && process.env.HOPSCOPE_HOST_NOMINIFY !== '1',
     jsx: 'automatic',
     legalComments: 'none',
     logLevel: 'error',

@@ -23,6 +23,8 @@ export interface HostOptions {
   proxyUrl?: string;
   /** Seeds secureJsonData.proxyToken. */
   proxyToken?: string;
+  /** More jsonData to seed (e.g. `prometheusDatasourceUid`), as provisioning would. */
+  jsonData?: Record<string, unknown>;
   /** The built plugin folder. */
   dist?: string;
   /** Log each request to stdout. */
@@ -131,7 +133,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   const clientFile = await ensureClientBundle();
   const clientUrl = `/public/host/${clientFile.split('/').pop()}`;
   const settings = new PluginSettingsStore({
-    jsonData: options.proxyUrl ? { proxyUrl: options.proxyUrl } : {},
+    jsonData: { ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}), ...options.jsonData },
     secureJsonData: options.proxyToken ? { proxyToken: options.proxyToken } : {},
   });
 

@@ -131,15 +131,20 @@ export interface StandInProxy {
   close(): Promise<void>;
 }
 
-/** Starts the stand-in on a free port; `delayMs` delays every answer (a real proxy queries its sources first). */
-export async function startStandInProxy(options: { delayMs?: number } = {}): Promise<StandInProxy> {
+/**
+ * Starts the stand-in on a free port; `delayMs` delays every answer (a real proxy queries its sources first);
+ * `prometheusDown` answers as the proxy does when Prometheus is unreachable (no golden series, no GPU rows, the
+ * source reported failed), the other sources still answering.
+ */
+export async function startStandInProxy(options: { delayMs?: number; prometheusDown?: boolean } = {}): Promise<StandInProxy> {
   const app = express();
   const delay = options.delayMs ?? 0;
   if (delay > 0) {
     app.use((_q, _r, next) => void setTimeout(next, delay));
   }
-  const g = golden();
-  const h = heatmap();
+  const down = [{ source: 'prometheus', ok: false, error: 'connect ECONNREFUSED 127.0.0.1:9090' }];
+  const g: GoldenAnswer = options.prometheusDown ? { ...golden(), series: [], sources: down } : golden();
+  const h: HeatmapAnswer = options.prometheusDown ? { ...heatmap(), field: null, times: [], rows: [], sources: down } : heatmap();
   const t = bigTrace();
   const rca = rcaOf(t);
   const list: TraceList = { traces: [{ traceId: TRACE_ID, rootService: 'gateway', rootName: 'POST', startMs: NOW - 10_000, durationMs: 10_000, status: 'ok', spanCount: t.spans.length }] };
@@ -156,6 +161,7 @@ export async function startStandInProxy(options: { delayMs?: number } = {}): Pro
   app.get('/api/compare', (_q, r) => r.json(compare()));
   app.get('/api/alerts', (_q, r) => r.json(alerts()));
   app.get('/api/alerts/rules', (_q, r) => r.json({ rules: [] }));
+  app.get('/api/runs', (_q, r) => r.json({ runs: [], total: 0 }));
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r(undefined))) };

@@ -26,6 +26,8 @@ export interface TestHostOptions {
   dist?: string;
   /** Serve the plugin from another base than `public/plugins/<id>` (as a CDN-served Grafana does). */
   pluginBaseUrl?: string;
+  /** More plugin settings (jsonData), e.g. `{ prometheusDatasourceUid: 'prom' }`. */
+  jsonData?: Record<string, unknown>;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<RunningHost> {
@@ -36,6 +38,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Runn
     proxyToken: options.proxyToken,
     dist: options.dist ?? DIST,
     pluginBaseUrl: options.pluginBaseUrl,
+    jsonData: options.jsonData,
   });
 }
 

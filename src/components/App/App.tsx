@@ -13,7 +13,8 @@ import { setAppSettings, type HopscopeJsonData } from '../../settings';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 
 // Every panel queries the proxy through this data source; registered once, before any page's scene runs a query.
-registerHopscopeDataSource();
+// The other pages' query kinds come with those pages' chunk.
+registerHopscopeDataSource(() => loadOtherPages().then((m) => m.OTHER_KINDS));
 
 /**
  * The Overview, the page the app opens on, as its own SceneApp: this chunk holds only what it draws. The other pages

@@ -17,6 +17,9 @@ function buildOtherPagesApp(): SceneApp {
   });
 }
 
+/** The data source's kinds for these pages: fetched with them (datasource/kinds/index.ts). */
+export { OTHER_KINDS } from '../../datasource/kinds/otherKinds';
+
 export function OtherPages() {
   const app = useSceneApp(buildOtherPagesApp);
   return <app.Component model={app} />;

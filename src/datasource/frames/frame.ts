@@ -29,13 +29,19 @@ export function sourceNotices(sources: SourceStatus[] | undefined): QueryResultM
 }
 
 /**
- * Attaches notices to the first frame of a result (an empty frame carries them when there is no data, so the panel
- * says "No data" and why).
+ * Attaches notices to the first frame of each part of a result (each refId: every panel that takes one part sees
+ * them); an empty frame carries them when there is no data, so the panel says "No data" and why.
  */
 export function withNotices(frames: DataFrame[], notices: QueryResultMetaNotice[]): DataFrame[] {
   if (!notices.length) {
     return frames;
   }
-  const [first, ...rest] = frames.length ? frames : [frame([])];
-  return [{ ...first, meta: { ...first.meta, notices: [...(first.meta?.notices ?? []), ...notices] } }, ...rest];
+  const seen = new Set<string | undefined>();
+  return (frames.length ? frames : [frame([])]).map((f) => {
+    if (seen.has(f.refId)) {
+      return f;
+    }
+    seen.add(f.refId);
+    return { ...f, meta: { ...f.meta, notices: [...(f.meta?.notices ?? []), ...notices] } };
+  });
 }

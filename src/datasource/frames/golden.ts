@@ -84,14 +84,14 @@ export function goldenFrames(answer: GoldenAnswer, refId: string): DataFrame[] {
         })
       );
     }
+    // A metric without series still has its parts (empty frames), so what is said about it reaches its panels.
     const missing = answer.missing.filter((m) => m.metric === info.metric);
-    if (missing.length) {
-      frames.push(
-        frame([], {
-          refId: partRefId(refId, info.metric),
-          meta: { notices: missing.map((m) => ({ severity: 'info' as const, text: `${m.backend}: ${m.reason}` })) },
-        })
-      );
+    if (missing.length || !series.length) {
+      const notices = missing.map((m) => ({ severity: 'info' as const, text: `${m.backend}: ${m.reason}` }));
+      frames.push(frame([], { refId: partRefId(refId, info.metric), meta: notices.length ? { notices } : undefined }));
+      if (!series.length) {
+        frames.push(frame([], { refId: combinedRefId(refId, info.metric), meta: notices.length ? { notices } : undefined }));
+      }
     }
   }
   return frames;

@@ -5,7 +5,7 @@
 import type { ServicesAnswer } from '../../../contract';
 import { api, type ApiResult } from '../../api/client';
 import { figureNotices, kernelByService, servicesFrame } from '../frames/services';
-import { answerFrames, defineKind } from '../kind';
+import { answerFrames, defineKind, shared } from '../kind';
 
 export interface ServicesQuery {
   kernel?: boolean;
@@ -13,8 +13,11 @@ export interface ServicesQuery {
 
 type WithKernel = ServicesAnswer & { kernel?: Record<string, Record<string, number>> };
 
+/** One call for the panels of a refresh that need the services of the same window (the heatmap's links too). */
+export const fetchServices = (w: { from: number; to: number }) => shared(`services:${w.from}:${w.to}`, () => api.services(w));
+
 async function servicesWithKernel(w: { from: number; to: number }, kernel: boolean): Promise<ApiResult<WithKernel>> {
-  const res = await api.services(w);
+  const res = await fetchServices(w);
   if (!res.ok || !kernel) {
     return res;
   }

@@ -16,7 +16,7 @@ import {
 import { BigValueColorMode, BigValueGraphMode, BigValueTextMode } from '@grafana/ui';
 
 import { preloadOtherPages } from '../../components/App/lazyPages';
-import { combinedRefId, GOLDEN_METRICS, type GoldenMetricInfo } from '../../datasource/frames/golden';
+import { GOLDEN_METRICS, type GoldenMetricInfo } from '../../datasource/frames/golden';
 import { hopscopeQuery, partRefId } from '../../datasource/query';
 import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { markWhenDrawn } from '../../scenes/whenDrawn';
@@ -27,25 +27,31 @@ import { InsightsScene } from './InsightsScene';
 export const OVERVIEW_READY_MARK = 'hopscope:overview:ready';
 
 const GOLDEN = 'golden';
+/** Every metric's combined series (refIds `golden:<metric>:combined`; filterByRefId takes a /regex/). */
+const COMBINED = `/^${GOLDEN}:.*:combined$/`;
 
-function statPanel(m: GoldenMetricInfo): VizPanel {
+/**
+ * The latest value of every golden metric, all backends together (each metric's combined series), side by side in
+ * one stat panel: each value in its metric's unit, the P99 red past the insight's threshold.
+ */
+function latestPanel(): VizPanel {
   const builder = PanelBuilders.stat()
-    .setTitle(m.title)
-    .setUnit(m.unit)
-    .setDecimals(m.decimals)
-    .setData(partOf(combinedRefId(GOLDEN, m.metric)))
+    .setTitle('Golden metrics — latest')
+    .setDescription('The latest value of each golden metric, all backends together: requests and tokens summed, P99s the highest, the KV-cache hit rate their mean.')
+    .setData(partOf(COMBINED))
     .setOption('reduceOptions', { calcs: ['lastNotNull'], values: false, fields: '' })
     .setOption('colorMode', BigValueColorMode.Value)
     .setOption('graphMode', BigValueGraphMode.None)
-    .setOption('textMode', BigValueTextMode.Value)
-    .setNoValue('No data');
-  // The P99 turns red past the insight's threshold, as the insight below would say.
-  builder.setThresholds(
-    m.metric === 'e2e_p99_s'
-      ? { mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }, { value: INSIGHT_THRESHOLDS.p99Seconds, color: 'red' }] }
-      : { mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }] }
-  );
-  return hopscopePanel(builder, { key: `stat-${m.metric}` });
+    .setOption('textMode', BigValueTextMode.ValueAndName)
+    .setOption('text', { titleSize: 13, valueSize: 26 })
+    .setNoValue('No data')
+    .setThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }] })
+    .setOverrides((b) =>
+      b
+        .matchFieldsWithName(GOLDEN_METRICS.find((m) => m.metric === 'e2e_p99_s')!.title)
+        .overrideThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }, { value: INSIGHT_THRESHOLDS.p99Seconds, color: 'red' }] })
+    );
+  return hopscopePanel(builder, { key: 'golden-latest' });
 }
 
 function timeseriesPanel(m: GoldenMetricInfo): VizPanel {
@@ -117,7 +123,7 @@ export function overviewBody(): SceneObject {
     $behaviors: [markWhenDrawn(OVERVIEW_READY_MARK, preloadOtherPages)],
     children: [
       new SceneFlexItem({ body: new InsightsScene({ heatmap: heatmap.getRef() }) }),
-      new SceneFlexLayout({ direction: 'row', height: 100, children: GOLDEN_METRICS.map((m) => new SceneFlexItem({ body: statPanel(m) })) }),
+      new SceneFlexItem({ height: 110, body: latestPanel() }),
       new SceneFlexItem({
         body: new SceneCSSGridLayout({
           templateColumns: 'repeat(auto-fill, minmax(420px, 1fr))',
@@ -128,7 +134,7 @@ export function overviewBody(): SceneObject {
         }),
       }),
       heatmapItem,
-      new SceneFlexItem({ height: 320, body: servicesPanel(services) }),
+      new SceneFlexItem({ height: 360, body: servicesPanel(services) }),
     ],
   });
 }

@@ -13,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, SCREENSHOT_DIR } from '../../support/browser';
 import { appUrl } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
+import { cellMs, hostPanelIds, notices, panel, tableRow } from './support/panels';
 import { startStack, waitFor, type Stack } from './support/stack';
 
 const hasChromium = (() => {
@@ -58,10 +59,12 @@ async function expectNoProblems(problems: { all(): string[] }, where: string): P
 
 const pathAndQuery = (page: Page): URL => new URL(page.url());
 
-/** Waits until no panel is loading, then writes artifacts/screenshots/app-<name>-<theme>.png. */
+/** Waits until no panel is loading (the app's own sections, and Grafana panels' loading bars), then writes artifacts/screenshots/app-<name>-<theme>.png. */
 async function settleAndShoot(page: Page, name: string, theme: 'dark' | 'light'): Promise<void> {
-  await page.getByTestId(testIds.page.container(name)).waitFor();
-  await waitFor(`${name} loaded`, async () => (await page.locator('[data-testid^="data-testid hopscope-loading-"]').count()) === 0, 20_000, 200);
+  await page.getByTestId(testIds.page.container(name)).waitFor().catch(() => undefined);
+  await page.locator('[data-testid^="data-testid Panel header"], [data-testid^="data-testid hopscope-panel-"]').first().waitFor();
+  const loading = '[data-testid^="data-testid hopscope-loading-"], [aria-label="Panel loading bar"]';
+  await waitFor(`${name} loaded`, async () => (await page.locator(loading).count()) === 0, 20_000, 200);
   await page.waitForTimeout(300);
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `app-${name}-${theme}.png`), fullPage: true });
@@ -106,21 +109,19 @@ test('the incident story: overview → fault → service → pod → kernel evid
   const { page, problems, context } = await openAppPage(browser, appUrl(stack.host, 'overview', { query: RANGE }));
   try {
     // Overview: golden stats from Prometheus, the heatmap says "per GPU", its tooltip names GPU, host, pod and field.
-    await page.getByTestId(testIds.page.container('overview')).waitFor();
-    const rps = page.getByTestId(testIds.viz.stat('rps'));
-    await waitFor('an RPS figure', async () => !/No data/.test((await rps.getAttribute('aria-label')) ?? 'No data'), 20_000);
-    const heatTitle = page.getByTestId(testIds.state.panel('gpu-heatmap'));
-    await page.getByTestId(testIds.viz.heatmapCanvas).waitFor();
-    assert.match(await heatTitle.innerText(), /per GPU/);
-    const canvas = page.getByTestId(testIds.viz.heatmapCanvas);
+    const latest = panel(page, 'Golden metrics — latest').getByTestId(hostPanelIds.stat);
+    await waitFor('an RPS figure', async () => /^Requests \/ s: [\d.]+ req\/s$/.test((await latest.locator('[aria-label]').first().getAttribute('aria-label').catch(() => '')) ?? ''), 20_000);
+    const canvas = page.getByTestId(hostPanelIds.heatmapCanvas);
+    await canvas.waitFor();
+    assert.match(await notices(page, 'GPU activity per GPU', 'info'), /per-SM.*DCGM_FI_/);
     const box = (await canvas.boundingBox())!;
     await canvas.hover({ position: { x: box.width - 3, y: 3 } });
-    const tip = page.getByTestId(testIds.viz.heatmapTooltip);
+    const tip = page.getByTestId(hostPanelIds.heatmapTooltip);
     await tip.waitFor();
     const tipText = await tip.innerText();
-    assert.match(tipText, /GPU: \d/);
-    assert.match(tipText, /Host: gpu-node-\d/);
-    assert.match(tipText, /Field: DCGM_FI_/);
+    assert.match(tipText, /GPU \d/);
+    assert.match(tipText, /host: gpu-node-\d/);
+    assert.match(tipText, /field: DCGM_FI_/);
 
     // Inject the fault through the chain's own API, and wait until slow traces reach the proxy.
     const fault = await fetch(`${stack.chain.controlUrl}/faults`, {
@@ -137,11 +138,12 @@ test('the incident story: overview → fault → service → pod → kernel evid
 
     // The spike: reload the overview (as the refresh picker would); rag's P99 is now above a second.
     await page.reload({ waitUntil: 'domcontentloaded' });
-    const ragLink = page.getByTestId(testIds.overview.serviceLink('rag'));
+    const services = 'Services — click one to drill down';
+    const ragLink = panel(page, services).getByRole('link', { name: 'rag', exact: true });
     await ragLink.waitFor();
-    await waitFor('rag P99 above 1 s on the overview', async () => /P99 (\d{4,}) ms/.test(await ragLink.innerText()), 15_000);
+    await waitFor('rag P99 above 1 s on the overview', async () => cellMs((await tableRow(page, services, 'rag')).P99 ?? '') > 1000, 15_000);
     // The fault is drawn as a marker on the charts (from the chain's fault API, through the proxy's annotations).
-    const rpsChart = page.getByTestId(testIds.viz.timeseries('rps'));
+    const rpsChart = panel(page, 'Requests / s').getByTestId(hostPanelIds.timeseries);
     await waitFor('the fault as an annotation', async () => Number(await rpsChart.getAttribute('data-annotations')) >= 1, 15_000);
     visited.overview = page.url();
 
@@ -292,12 +294,14 @@ test('alerts: a rule with mistakes is refused with one message per mistake, a fi
 test('linked panels: hovering a chart shows the same instant on the heatmap; dragging zooms the shared time range', { skip }, async () => {
   const { page, problems, context } = await openAppPage(browser, appUrl(stack.host, 'overview', { query: { from: 'now-3m', to: 'now' } }));
   try {
-    const chart = page.getByTestId(testIds.viz.timeseries('rps')).locator('.u-over');
+    const chart = panel(page, 'Requests / s').locator('.u-over');
     await chart.waitFor();
-    await page.getByTestId(testIds.viz.heatmapCanvas).waitFor();
+    await page.getByTestId(hostPanelIds.heatmapCanvas).waitFor();
+    await chart.hover({ position: { x: 200, y: 40 } });
+    await chart.hover({ position: { x: 220, y: 40 } });
+    await page.getByTestId(hostPanelIds.heatmapCrosshair).waitFor();
     const box = (await chart.boundingBox())!;
     await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
-    await page.getByTestId(testIds.viz.heatmapCrosshair).waitFor();
     await page.mouse.down();
     await page.mouse.move(box.x + box.width * 0.85, box.y + box.height / 2, { steps: 4 });
     await page.mouse.move(box.x + box.width * 0.95, box.y + box.height / 2, { steps: 4 });
@@ -310,9 +314,9 @@ test('linked panels: hovering a chart shows the same instant on the heatmap; dra
     assert.ok(span > 0 && span < 60_000, `zoomed to ${span} ms (15% of 3 min ≈ 27 s)`);
     await expectNoProblems(problems, 'linked panels');
 
-    // A heatmap row is a button: it opens the pod that owns that GPU.
+    // A heatmap row is its pod's data link: it opens the pod that owns that GPU.
     await page.goto(appUrl(stack.host, 'overview', { query: RANGE }), { waitUntil: 'domcontentloaded' });
-    const row = page.locator(`[data-testid^="${testIds.viz.heatmapRow('')}"]:not([disabled])`).first();
+    const row = page.locator(`a[data-testid^="${hostPanelIds.heatmapRow('')}"][href*="/pods/"]`).first();
     await row.waitFor();
     await row.click();
     await page.getByTestId(testIds.page.container('pod')).waitFor();
@@ -344,12 +348,11 @@ test('a dead source degrades its panels only: Prometheus stopped, traces and ser
   await stack.prometheus.stop();
   const { page, context } = await openAppPage(browser, appUrl(stack.host, 'overview', { query: RANGE }));
   try {
-    await page.getByTestId(testIds.page.container('overview')).waitFor();
-    const rpsPanel = page.getByTestId(testIds.state.panel('rps'));
-    await waitFor('the golden panels to report prometheus', async () => /prometheus/i.test(await rpsPanel.innerText()), 20_000);
-    await page.getByTestId(testIds.overview.serviceLink('rag')).waitFor();
-    const heat = page.getByTestId(testIds.state.panel('gpu-heatmap'));
-    await waitFor('the heatmap to say why it is empty', async () => /prometheus|No GPU metrics/i.test(await heat.innerText()), 20_000);
+    await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
+    // The golden panels and the heatmap say which source failed; the services (from traces) still answer.
+    await waitFor('the golden panels to report prometheus', async () => /prometheus/i.test(await notices(page, 'Requests / s', 'warning')), 20_000);
+    await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag', exact: true }).waitFor();
+    await waitFor('the heatmap to say why it is empty', async () => /prometheus/i.test(await notices(page, 'GPU activity per GPU', 'warning')), 20_000);
   } finally {
     await context.close();
   }

@@ -51,10 +51,11 @@ describe('golden', () => {
   test('a flat error rate keeps a readable axis; a metric a backend lacks says why in its own part', () => {
     const err = frames.find((f) => f.refId === 'golden:error_rate')!;
     assert.deepEqual(err.fields[1].config.custom, { axisSoftMin: 0, axisSoftMax: 0.01 });
-    const kv = frames.filter((f) => f.refId === 'golden:kv_cache_hit_rate');
-    assert.equal(kv.length, 1);
+    const kv = frames.filter((f) => f.refId?.startsWith('golden:kv_cache_hit_rate'));
+    assert.deepEqual(kv.map((f) => f.refId), ['golden:kv_cache_hit_rate', 'golden:kv_cache_hit_rate:combined']);
     assert.equal(kv[0].fields.length, 0);
     assert.deepEqual(kv[0].meta?.notices, [{ severity: 'info', text: 'tgi: TGI exposes no prefix-cache counters' }]);
+    assert.equal(frames.filter((f) => f.refId === 'golden:ttft_p99_s').length, 1, 'a metric with no series keeps its part');
     assert.equal(GOLDEN_METRICS.length, 6);
   });
 });
@@ -248,6 +249,9 @@ describe('answers into results', () => {
     assert.equal(r.frames![0].fields.length, 0);
     assert.deepEqual(r.frames![0].meta?.notices, [{ severity: 'warning', text: 'prometheus: connect ECONNREFUSED — showing what the other sources returned' }]);
     assert.deepEqual(sourceNotices([{ source: 'x', ok: true }]), []);
+    // Several parts: each part's first frame carries them (each panel shows its part's).
+    const parts = withNotices([{ refId: 'g:a', fields: [], length: 0 }, { refId: 'g:a', fields: [], length: 0 }, { refId: 'g:b', fields: [], length: 0 }], [{ severity: 'warning', text: 'x' }]);
+    assert.deepEqual(parts.map((f) => f.meta?.notices?.length ?? 0), [1, 0, 1]);
     assert.equal(withNotices([], []).length, 0);
   });
 });
@@ -268,5 +272,5 @@ test('golden: each metric has its series combined into one part (sum, max or mea
   assert.deepEqual(rps.fields[1].values, [4, 2]);
   assert.deepEqual(rps.meta?.custom?.queries, ['q1', 'q2']);
   assert.deepEqual(frames.find((f) => f.refId === 'g:e2e_p99_s:combined')!.fields[1].values, [2, 5]);
-  assert.equal(frames.some((f) => f.refId === 'g:ttft_p99_s:combined'), false);
+  assert.equal(frames.find((f) => f.refId === 'g:ttft_p99_s:combined')!.fields.length, 0, 'no series: an empty part');
 });

@@ -2,13 +2,12 @@
  * Stand-in for Grafana's heatmap panel, for `heatmap-rows` frames (a time field, then one numeric field per row, the
  * shape Grafana's heatmap draws without calculating buckets): rows named by their fields, colour from the options'
  * scheme and min/max, cell values formatted by `cellValues.unit`, a tooltip with the row's labels, the shared
- * crosshair (DataHoverEvent on the panel context's bus, as the core panels sync), and a row's data link on its label.
+ * crosshair (uPlot's cursor sync group, as the core panels sync; followed, not led), and a row's data link on its label.
  * Painted on canvas, one pixel per cell scaled up: 64 × 720 cells in a few milliseconds (`host:heatmap` measure).
  */
 import { css } from '@emotion/css';
 import {
-  DataHoverClearEvent,
-  DataHoverEvent,
+  DashboardCursorSync,
   FieldType,
   dateTimeFormat,
   formattedValueToString,
@@ -20,6 +19,7 @@ import {
 import { usePanelContext, useStyles2, useTheme2 } from '@grafana/ui';
 import * as d3 from 'd3';
 import React, { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import uPlot from 'uplot';
 
 import { buildHeatmapGrid, buildLut, cellAtPoint, cellValue, colAtTime, paintGrid, type CellRef } from './heatmapGrid';
 import { standIn } from './plugin';
@@ -46,10 +46,18 @@ function colorStops(theme: GrafanaTheme2, options: Options['color']): string[] {
   return options?.reverse ? stops.reverse() : stops;
 }
 
-function HeatmapStandIn({ data, width, height, options, timeZone }: PanelProps<Options>) {
+/** What a uPlot in the sync group reads of the plot that moved the cursor: the x value (time) it points at. */
+interface SyncSource {
+  cursor?: { sync?: { values?: Array<number | null> } };
+}
+
+function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: PanelProps<Options>) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
-  const { eventBus } = usePanelContext();
+  const { eventsScope, sync } = usePanelContext();
+  const cursorSync = sync?.() ?? DashboardCursorSync.Off;
+  const timeRangeRef = useRef({ from: timeRange.from.valueOf(), to: timeRange.to.valueOf() });
+  timeRangeRef.current = { from: timeRange.from.valueOf(), to: timeRange.to.valueOf() };
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const [hover, setHover] = useState<{ cell: CellRef; x: number; y: number } | undefined>();
   const [crossTime, setCrossTime] = useState<number | undefined>();
@@ -106,17 +114,27 @@ function HeatmapStandIn({ data, width, height, options, timeZone }: PanelProps<O
   }, [grid, lut, plotW, plotH, rowsN, rowH, theme]);
 
   // The crosshair other panels publish; ours is published on hover (no `uplot` tag: uPlot charts follow it).
+  // The shared crosshair as Grafana's heatmap (a uPlot chart) joins it: uPlot's cursor sync group of the panel
+  // context's scope (Scenes' CursorSync), where the time series publish their cursor. The stand-in follows the shared
+  // cursor; it does not lead it (a canvas is not a uPlot the others could read a position from).
   useEffect(() => {
-    const subs = [
-      eventBus.getStream(DataHoverEvent).subscribe((e) => {
-        if (e.origin !== eventBus) {
-          setCrossTime(e.payload.point?.time ?? undefined);
+    if (cursorSync === DashboardCursorSync.Off) {
+      return;
+    }
+    const group = uPlot.sync(eventsScope);
+    const client = {
+      pub: (type: string, src: SyncSource | null, x: number, _y: number, w: number) => {
+        // uPlot publishes a leave as a mousemove off the plot (x < 0).
+        if (type === 'mousemove') {
+          const v = src?.cursor?.sync?.values?.[0];
+          setCrossTime(x < 0 ? undefined : typeof v === 'number' ? v : timeRangeRef.current.from + (x / w) * (timeRangeRef.current.to - timeRangeRef.current.from));
         }
-      }),
-      eventBus.getStream(DataHoverClearEvent).subscribe(() => setCrossTime(undefined)),
-    ];
-    return () => subs.forEach((s) => s.unsubscribe());
-  }, [eventBus]);
+        return true;
+      },
+    };
+    group.sub(client as unknown as uPlot);
+    return () => group.unsub(client as unknown as uPlot);
+  }, [eventsScope, cursorSync]);
 
   if (!frame || !rowsN) {
     return <div className={styles.noData} data-testid={hostPanelIds.heatmap}>No data</div>;
@@ -136,14 +154,8 @@ function HeatmapStandIn({ data, width, height, options, timeZone }: PanelProps<O
     const y = e.clientY - rect.top;
     const cell = cellAtPoint(grid, plotW, plotH, x, y);
     setHover(cell ? { cell, x, y } : undefined);
-    if (cell) {
-      eventBus.publish(new DataHoverEvent({ point: { time: grid.times[cell.col] }, data: frame, rowIndex: cell.col }));
-    }
   };
-  const onLeave = () => {
-    setHover(undefined);
-    eventBus.publish(new DataHoverClearEvent());
-  };
+  const onLeave = () => setHover(undefined);
   const count = Math.max(2, Math.floor(plotW / 120));
   const span = grid.times[grid.times.length - 1] - grid.times[0];
   const tickFormat = span / (count - 1) < 60_000 ? 'HH:mm:ss' : 'HH:mm';
@@ -152,21 +164,21 @@ function HeatmapStandIn({ data, width, height, options, timeZone }: PanelProps<O
     <div className={styles.wrap} data-testid={hostPanelIds.heatmap}>
       <div className={styles.body} style={{ height: plotH }}>
         <div className={styles.labels} style={{ width: LABEL_WIDTH }}>
+          {/* One strip per row, exactly its height: the row's data link (each row is one, however thin). */}
           {rowFields.map((f, i) => {
             const link = linkOf(f);
             const label = grid.rows[i].label;
-            // Thin rows: every n-th row is labelled (each row stays a link), as an axis of a dense heatmap is.
-            const text = i % labelEvery === 0 ? label : '';
-            return link ? (
-              <a key={i} href={link.href} title={`${label}: ${link.title}`} className={styles.rowLabel} style={{ top: i * rowH, height: rowH }} data-testid={hostPanelIds.heatmapRow(label)}>
-                {text}
-              </a>
-            ) : (
-              <span key={i} className={styles.rowLabel} style={{ top: i * rowH, height: rowH }} data-testid={hostPanelIds.heatmapRow(label)}>
-                {text}
-              </span>
-            );
+            const props = { className: styles.rowStrip, style: { top: i * rowH, height: rowH }, 'aria-label': label, 'data-testid': hostPanelIds.heatmapRow(label) };
+            return link ? <a key={i} href={link.href} title={`${label}: ${link.title}`} {...props} /> : <span key={i} {...props} />;
           })}
+          {/* Thin rows: every n-th row is labelled, as an axis of a dense heatmap is; the labels take no clicks. */}
+          {grid.rows.map((row, i) =>
+            i % labelEvery === 0 ? (
+              <span key={i} className={styles.rowLabel} style={{ top: i * rowH, height: Math.max(rowH, 12) }} aria-hidden>
+                {row.label}
+              </span>
+            ) : null
+          )}
         </div>
         <div className={styles.plot} style={{ width: plotW, height: plotH }}>
           <canvas
@@ -218,6 +230,13 @@ const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ width: '100%', position: 'relative' }),
   body: css({ display: 'flex', position: 'relative' }),
   labels: css({ position: 'relative', flexShrink: 0 }),
+  rowStrip: css({
+    position: 'absolute',
+    left: 0,
+    right: 0,
+    'a&:hover': { background: theme.colors.action.hover },
+    'a&:focus-visible': { outline: `2px solid ${theme.colors.primary.main}` },
+  }),
   rowLabel: css({
     position: 'absolute',
     left: 0,
@@ -226,11 +245,10 @@ const getStyles = (theme: GrafanaTheme2) => ({
     alignItems: 'center',
     justifyContent: 'flex-end',
     lineHeight: 1,
-    overflow: 'visible',
+    pointerEvents: 'none',
     color: theme.colors.text.secondary,
     fontSize: theme.typography.bodySmall.fontSize,
     whiteSpace: 'nowrap',
-    'a&:hover': { color: theme.colors.text.link, textDecoration: 'underline' },
   }),
   plot: css({ position: 'relative', cursor: 'crosshair' }),
   cross: css({ position: 'absolute', top: 0, bottom: 0, width: 1, background: theme.colors.text.primary, pointerEvents: 'none', opacity: 0.7 }),

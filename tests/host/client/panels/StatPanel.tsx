@@ -17,6 +17,8 @@ interface Options {
   graphMode?: BigValueGraphMode;
   textMode?: BigValueTextMode;
   justifyMode?: BigValueJustifyMode;
+  /** Fixed title and value sizes (px): the same size for every value, as the core panel's text option sets. */
+  text?: { titleSize?: number; valueSize?: number };
 }
 
 function StatStandIn({ data, width, height, options, fieldConfig, replaceVariables, timeZone }: PanelProps<Options>) {
@@ -45,6 +47,7 @@ function StatStandIn({ data, width, height, options, fieldConfig, replaceVariabl
             graphMode={options.graphMode ?? BigValueGraphMode.None}
             textMode={options.textMode ?? BigValueTextMode.Auto}
             justifyMode={options.justifyMode ?? BigValueJustifyMode.Auto}
+            text={options.text}
           />
         </div>
       ))}

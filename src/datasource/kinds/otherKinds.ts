@@ -1,0 +1,33 @@
+/**
+ * The query kinds of the pages other than the Overview: in their chunk (components/App/OtherPages.tsx re-exports this
+ * object), loaded with them. A new kind gets one line here.
+ */
+import { alerts } from './alerts';
+import { compare } from './compare';
+import { kernelEvents } from './kernelEvents';
+import { pods } from './pods';
+import { rca } from './rca';
+import { run } from './run';
+import { runCompare } from './runCompare';
+import { runs } from './runs';
+import { runTtft } from './runTtft';
+import { trace } from './trace';
+import { traceKernelEvents } from './traceKernelEvents';
+import { traces } from './traces';
+
+export const OTHER_KINDS = {
+  pods,
+  kernelEvents,
+  traces,
+  trace,
+  rca,
+  traceKernelEvents,
+  compare,
+  alerts,
+  runs,
+  run,
+  runCompare,
+  runTtft,
+};
+
+export type OtherKinds = typeof OTHER_KINDS;

@@ -1,0 +1,229 @@
+/**
+ * The Overview's panels through the host, on known data (tests/host/standInProxy.ts): every panel drawn from the
+ * data source, the panel menu (Inspect shows the frame, Explore carries the PromQL to the configured Prometheus), the
+ * GPU heatmap (tooltip, shared crosshair, a row opens its pod), the services table's links, zoom, back/forward, both
+ * themes, and a dead source degrading its panels only.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+
+import type { RunningHost } from '../../host/server';
+import { FROM, GOLDEN_METRICS, NOW, promqlOf, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
+import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
+import { appUrl, startTestHost } from '../../support/host';
+import { openAppPage, testIds } from './support/pages';
+import { hostPanelIds, inspect, inspectedTable, menuItem, notices, openPanelMenu, panel } from './support/panels';
+
+const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
+const RANGE = { from: String(FROM), to: String(NOW) };
+const PROM_UID = 'my-prometheus';
+
+let proxy: StandInProxy;
+let host: RunningHost;
+let browser: Browser;
+
+before(async () => {
+  if (skip) {
+    return;
+  }
+  proxy = await startStandInProxy();
+  host = await startTestHost({ proxyUrl: proxy.url, jsonData: { prometheusDatasourceUid: PROM_UID } });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await host?.close();
+  await proxy?.close();
+});
+
+async function overview(theme: 'dark' | 'light' = 'dark', h: RunningHost = host): Promise<{ page: Page; problems: { all(): string[] }; close(): Promise<void> }> {
+  const { page, problems, context } = await openAppPage(browser, appUrl(h, 'overview', { theme, query: RANGE }));
+  await page.getByTestId(testIds.page.container('overview')).waitFor().catch(() => undefined);
+  await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
+  return { page, problems, close: () => context.close() };
+}
+
+describe('the Overview is Grafana panels on the data source', { skip }, () => {
+  test('every panel is drawn when the page says it is ready: stats, charts, heatmap, services', async () => {
+    const { page, problems, close } = await overview();
+    try {
+      // The latest value of each metric, all backends together, each in its unit.
+      const latest = panel(page, 'Golden metrics — latest').getByTestId(hostPanelIds.stat);
+      const values = await latest.locator('[aria-label]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+      assert.equal(values.length, GOLDEN_METRICS.length);
+      assert.match(values[0]!, /^Requests \/ s: \d+(\.\d)? req\/s$/);
+      assert.match(values.find((v) => v!.startsWith('KV-cache hit rate'))!, /: \d+\.\d%$/);
+      assert.match(values.find((v) => v!.startsWith('End-to-end P99'))!, /: \d+(\.\d+)? s$/);
+      // One chart per metric, each with both backends' series in its legend.
+      assert.equal(await page.locator('.uplot canvas').count(), GOLDEN_METRICS.length);
+      const legend = await panel(page, 'Requests / s').innerText();
+      assert.match(legend, /vllm model-0/);
+      assert.match(legend, /tgi model-1/);
+      // The fault is an annotation on every chart.
+      for (const chart of await page.getByTestId(hostPanelIds.timeseries).all()) {
+        assert.equal(await chart.getAttribute('data-annotations'), '1');
+      }
+      // The heatmap: one row per GPU, and the note that it is per GPU, not per SM, with the DCGM field.
+      await panel(page, 'GPU activity per GPU').getByTestId(hostPanelIds.heatmapCanvas).waitFor();
+      assert.match(await notices(page, 'GPU activity per GPU', 'info'), /per-SM.*DCGM_FI_PROF_SM_ACTIVE/);
+      assert.equal(await page.locator(`[data-testid^="${hostPanelIds.heatmapRow('')}"]`).count(), 64);
+      // Services, slowest first, each a link.
+      const table = panel(page, 'Services — click one to drill down');
+      assert.equal(await table.getByRole('link', { name: 'agent' }).count(), 1);
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('panel menu → Inspect shows the frame the chart was drawn from; Back closes it', async () => {
+    const { page, problems, close } = await overview();
+    try {
+      await inspect(page, 'Requests / s');
+      const url = new URL(page.url());
+      assert.equal(url.searchParams.get('inspect'), 'timeseries-rps');
+      assert.equal(url.searchParams.get('inspectTab'), 'data');
+      const { headers, rows } = await inspectedTable(page);
+      assert.deepEqual(headers, ['time', 'vllm model-0']);
+      assert.equal(rows.length, 720);
+      assert.match(rows[0][1], /^\d+(\.\d)? req\/s$/, 'values with the panel unit');
+      await page.getByTestId(testIds.inspect.tab('query')).click();
+      assert.match(await page.getByTestId(testIds.inspect.query).innerText(), new RegExp(promqlOf('rps', 'tgi').replace(/[{}"]/g, '.')));
+      await page.getByTestId(testIds.inspect.tab('json')).click();
+      const json = JSON.parse(await page.getByTestId(testIds.inspect.json).innerText());
+      assert.deepEqual(json.map((f: { schema: { refId: string } }) => f.schema.refId), ['golden:rps', 'golden:rps']);
+      await page.goBack();
+      await page.goBack();
+      await page.getByTestId(testIds.inspect.drawer).waitFor({ state: 'detached' });
+      assert.equal(new URL(page.url()).searchParams.get('inspect'), null);
+      // A pasted inspect link opens the inspector on that panel.
+      await page.goto(appUrl(host, 'overview', { query: { ...RANGE, inspect: 'gpu-heatmap', inspectTab: 'data' } }));
+      await page.getByTestId(testIds.inspect.drawer).waitFor();
+      await page.getByText('Inspect: GPU activity per GPU').waitFor();
+      const heat = await inspectedTable(page);
+      assert.equal(heat.headers.length, 65, 'time + 64 GPUs');
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('panel menu → Explore opens the PromQL of the chart on the configured Prometheus', async () => {
+    const { page, close } = await overview();
+    try {
+      const menu = await openPanelMenu(page, 'End-to-end P99');
+      const item = menuItem(menu, 'Explore');
+      const href = (await item.getAttribute('href')) ?? (await item.locator('xpath=ancestor-or-self::a').getAttribute('href'));
+      const url = new URL(href!, host.url);
+      assert.equal(url.pathname, '/explore');
+      const panes = JSON.parse(url.searchParams.get('panes')!);
+      const pane = Object.values(panes)[0] as { datasource: string; queries: Array<{ expr: string; datasource: { uid: string; type: string } }>; range: { from: string; to: string } };
+      assert.equal(pane.datasource, PROM_UID);
+      assert.deepEqual(pane.queries.map((q) => q.expr), [promqlOf('e2e_p99_s', 'vllm'), promqlOf('e2e_p99_s', 'tgi')]);
+      assert.deepEqual(pane.queries[0].datasource, { uid: PROM_UID, type: 'prometheus' });
+      // The panel's range (Scenes writes an absolute range as ISO times).
+      assert.deepEqual([Date.parse(pane.range.from), Date.parse(pane.range.to)], [FROM, NOW]);
+      // A panel not computed from PromQL (the services table) has no Explore.
+      await page.keyboard.press('Escape');
+      const table = await openPanelMenu(page, 'Services — click one to drill down');
+      assert.equal(await menuItem(table, 'Explore').count(), 0);
+      assert.equal(await menuItem(table, 'Inspect').count(), 1);
+    } finally {
+      await close();
+    }
+  });
+
+  test('the heatmap: its tooltip names the GPU, a chart hover shows the same instant on it, a row opens its pod', async () => {
+    const { page, problems, close } = await overview();
+    try {
+      const canvas = page.getByTestId(hostPanelIds.heatmapCanvas);
+      const box = (await canvas.boundingBox())!;
+      await canvas.hover({ position: { x: box.width - 3, y: 3 } });
+      const tip = page.getByTestId(hostPanelIds.heatmapTooltip);
+      await tip.waitFor();
+      const text = await tip.innerText();
+      assert.match(text, /gpu-node-0 · GPU 0/);
+      assert.match(text, /pod: llm-vllm-0/);
+      assert.match(text, /field: DCGM_FI_PROF_SM_ACTIVE/);
+      assert.match(text, /Value: \d+\.\d%/);
+      // Crosshair: hovering a chart draws the same instant on the heatmap (Scenes' CursorSync, the panels' event bus).
+      const chart = panel(page, 'Requests / s').locator('.u-over');
+      await chart.hover({ position: { x: 200, y: 40 } });
+      await chart.hover({ position: { x: 220, y: 40 } });
+      await page.getByTestId(hostPanelIds.heatmapCrosshair).waitFor();
+      // A row label is its pod's data link: the drill-down keeps the time range.
+      await page.getByTestId(hostPanelIds.heatmapRow('gpu-node-0 · GPU 1')).click();
+      await page.getByTestId(testIds.page.container('pod')).waitFor();
+      const url = new URL(page.url());
+      assert.equal(url.pathname, '/a/hopscope-rca-app/services/llm-vllm/pods/llm-vllm-1');
+      assert.equal(Date.parse(url.searchParams.get('from')!), FROM, 'the drill-down keeps the time range');
+      await page.goBack();
+      await page.getByTestId(hostPanelIds.heatmapCanvas).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/a/hopscope-rca-app/overview');
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a service in the table drills down with the time range; dragging on a chart zooms the shared range', async () => {
+    const { page, problems, close } = await overview();
+    try {
+      await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag' }).click();
+      await page.getByTestId(testIds.page.container('service')).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/a/hopscope-rca-app/services/rag');
+      assert.equal(Date.parse(new URL(page.url()).searchParams.get('to')!), NOW);
+      await page.goBack();
+      const chart = panel(page, 'Requests / s').locator('.u-over');
+      await chart.waitFor();
+      const box = (await chart.boundingBox())!;
+      await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width * 0.85, box.y + box.height / 2, { steps: 4 });
+      await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2, { steps: 4 });
+      await page.mouse.up();
+      const abs = (v: string | null): number => (v && /^\d+$/.test(v) ? Number(v) : Date.parse(v ?? ''));
+      await page.waitForFunction((from) => Date.parse(new URL(location.href).searchParams.get('from') ?? '') !== from, FROM);
+      const u = new URL(page.url());
+      const span = abs(u.searchParams.get('to')) - abs(u.searchParams.get('from'));
+      assert.ok(span > 0 && span < 600_000, `zoomed to ${span} ms (10% of an hour ≈ 6 min)`);
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('both themes, without a console error', async () => {
+    for (const theme of ['dark', 'light'] as const) {
+      const { page, problems, close } = await overview(theme);
+      try {
+        await screenshot(page, `panels-overview-${theme}`);
+        assert.deepEqual(problems.all(), [], theme);
+      } finally {
+        await close();
+      }
+    }
+  });
+
+  test('Prometheus down: the golden and GPU panels say so, the services still answer', async () => {
+    const down = await startStandInProxy({ prometheusDown: true });
+    const h = await startTestHost({ proxyUrl: down.url });
+    try {
+      const { page, close } = await overview('dark', h);
+      try {
+        assert.match(await notices(page, 'Requests / s', 'warning'), /prometheus: connect ECONNREFUSED/);
+        assert.match(await notices(page, 'GPU activity per GPU', 'warning'), /prometheus/);
+        assert.match(await panel(page, 'Requests / s').innerText(), /No data/);
+        assert.equal(await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag' }).count(), 1);
+      } finally {
+        await close();
+      }
+    } finally {
+      await h.close();
+      await down.close();
+    }
+  });
+});

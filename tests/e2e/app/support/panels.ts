@@ -1,0 +1,67 @@
+/**
+ * Page objects for Grafana panels as the app shows them (Grafana's own e2e selectors: `Panel header <title>`,
+ * `Panel menu <title>`), their menu items, the inspector, and what the host's stand-in panels draw inside.
+ */
+import type { Locator, Page } from 'playwright-core';
+
+import { hostPanelIds } from '../../../host/client/panels/testIds';
+import { testIds } from '../../../../src/testIds';
+
+export { hostPanelIds };
+
+/** A panel by its title (PanelChrome's `data-testid Panel header <title>`). */
+export const panel = (page: Page, title: string): Locator => page.getByTestId(`data-testid Panel header ${title}`);
+
+/** Opens a panel's menu (hovering shows the menu button, as in Grafana) and returns the open menu. */
+export async function openPanelMenu(page: Page, title: string): Promise<Locator> {
+  await panel(page, title).hover();
+  await page.getByTestId(`data-testid Panel menu ${title}`).click();
+  const menu = page.getByRole('menu').last();
+  await menu.waitFor();
+  return menu;
+}
+
+/** A menu item by its text (Grafana's `data-testid Panel menu item <text>`). */
+export const menuItem = (menu: Locator, text: string): Locator => menu.getByTestId(`data-testid Panel menu item ${text}`);
+
+/** Panel menu → Inspect; resolves with the open inspector drawer. */
+export async function inspect(page: Page, title: string): Promise<Locator> {
+  const menu = await openPanelMenu(page, title);
+  await menuItem(menu, 'Inspect').click();
+  const drawer = page.getByTestId(testIds.inspect.drawer);
+  await drawer.waitFor();
+  return drawer;
+}
+
+/** The inspector's data table as header names and rows of cell texts. */
+export async function inspectedTable(page: Page): Promise<{ headers: string[]; rows: string[][] }> {
+  const table = page.getByTestId(testIds.inspect.table);
+  await table.waitFor();
+  const headers = await table.locator('thead th').allInnerTexts();
+  const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+  return { headers, rows };
+}
+
+/** The notices a panel shows next to its title, by severity (their accessible names). */
+export async function notices(page: Page, title: string, severity: 'info' | 'warning' | 'error'): Promise<string> {
+  const n = panel(page, title).getByTestId(testIds.panel.notices(severity));
+  return (await n.count()) ? ((await n.first().getAttribute('aria-label')) ?? '') : '';
+}
+
+/** A table panel's column headers and the cells of the row that holds `link` (a drill-down link, e.g. a service). */
+export async function tableRow(page: Page, title: string, link: string): Promise<Record<string, string>> {
+  const table = panel(page, title);
+  const headers = await table.getByRole('columnheader').allInnerTexts();
+  const row = table.getByRole('row').filter({ has: page.getByRole('link', { name: link, exact: true }) });
+  const cells = await row.getByRole('cell').allInnerTexts();
+  return Object.fromEntries(headers.map((h, i) => [h.replace(/\s+/g, ' ').trim(), (cells[i] ?? '').trim()]));
+}
+
+/** Milliseconds from a cell Grafana formatted with the `ms` unit (`950 ms`, `1.52 s`, `2.1 min`). */
+export function cellMs(text: string): number {
+  const m = /^([\d.]+)\s*(ms|s|min|µs)$/.exec(text.trim());
+  if (!m) {
+    return NaN;
+  }
+  return Number(m[1]) * { µs: 0.001, ms: 1, s: 1000, min: 60_000 }[m[2] as 'ms'];
+}
