@@ -100,6 +100,8 @@ export const testIds = {
     compareWith: id('run-compare-with'),
     anyScenario: id('run-compare-any-scenario'),
     compareClear: id('run-compare-clear'),
+    selector: id('run-selector'),
+    selectorLink: id('run-selector-link'),
   },
   export: {
     button: id('export-postmortem'),

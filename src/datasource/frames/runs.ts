@@ -168,6 +168,22 @@ export function runsFrame(list: RunList, now: number, name = 'runs'): DataFrame 
   );
 }
 
+/** Each run's start … end (… now while it runs) as an annotation region, for the time series of other pages. */
+export function runMarksFrame(list: RunList, now: number): DataFrame {
+  const r = list.runs;
+  const title = (x: RunListItem) => `run ${x.runId} (${x.scenario}): ${x.status}`;
+  return frame(
+    [
+      field('time', TIME, r.map((x) => x.startMs)),
+      field('timeEnd', TIME, r.map((x) => x.endMs ?? now)),
+      field('title', STRING, r.map(title)),
+      field('text', STRING, r.map((x) => `${title(x)} — ${x.endMs === null ? 'started, still running' : 'start … end'}`)),
+      field('tags', OTHER, r.map((x) => ['run', x.scenario, x.status])),
+    ],
+    { name: 'runs', meta: { dataTopic: 'annotations' as unknown as DataTopic } }
+  );
+}
+
 export function runsNotices(list: RunList): QueryResultMetaNotice[] {
   return list.total > list.runs.length
     ? [{ severity: 'info', text: `Showing the newest ${list.runs.length} of ${list.total} runs in this range` }]

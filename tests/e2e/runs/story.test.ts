@@ -89,6 +89,16 @@ async function rowsMatching(page: Page, title: string, re: RegExp, timeoutMs = 2
   );
 }
 
+/** A full-page screenshot from the top, nothing focused (the host's header is sticky). */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => {
+    (document.activeElement as HTMLElement | null)?.blur();
+    window.scrollTo(0, 0);
+  });
+  await page.waitForTimeout(500);
+  await screenshot(page, name);
+}
+
 /** What the run page must show for the faulted run: verdicts, client vs server TTFT and the gap, the fault marked. */
 async function expectRunPage(page: Page): Promise<void> {
   await page.getByTestId(testIds.runs.header).waitFor();
@@ -169,7 +179,7 @@ test(
       const list = await rowsMatching(page, 'Load-test runs', /^story-1 /);
       assert.match(
         list[0],
-        /^story-2 \| runs-story \| failed \| .* \| 12 s \| 8\.0 req\/s \| [\d.]+ req\/s \| \d+ ms \| \d+ ms \| [\d.]+% \| 0 \|/
+        /^story-2 \| runs-story \| failed \| .* \| 12 s \| 8\.0 req\/s \| [\d.]+ req\/s \| \d+ ms \| [\d.]+ m?s \| [\d.]+% \| 0 \|/
       );
       assert.match(list[1], /^story-1 \| runs-story \| passed \|/);
 
@@ -208,8 +218,7 @@ test(
       );
       const client = await rowsMatching(page, 'Client figures side by side', /^Client E2E P99/);
       assert.match(client[0], /^Client E2E P99 \| [\d.]+ \| [\d.]+ \| [\d.]+%$/);
-      await page.waitForTimeout(500);
-      await screenshot(page, 'run-dark');
+      await shoot(page, 'run-dark');
 
       // The slowest request: one click to its trace's root cause, keeping the run's window.
       const slowest = await rowsMatching(page, 'Slowest requests', /^[0-9a-f]{32} /);
@@ -277,8 +286,78 @@ test(
       assert.equal(await page.evaluate(() => document.body.classList.contains('theme-light')), true);
       await expectRunPage(page);
       await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
-      await page.waitForTimeout(500);
-      await screenshot(page, 'run-light');
+      await shoot(page, 'run-light');
+      assert.deepEqual(problems.all(), []);
+    } finally {
+      await context.close();
+    }
+  }
+);
+
+test(
+  "the Overview over a run: the run page's link selects it and keeps its window, runs are marked on the charts, picking another run pins the range to it, back returns",
+  { skip, timeout: 120_000 },
+  async () => {
+    const [r1, r2] = await Promise.all(
+      ['story-1', 'story-2'].map(async (id) =>
+        RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/${id}`)).json())
+      )
+    );
+    const { page, problems, context } = await open(
+      appUrl(stack.host, 'runs/story-2', { theme: 'dark', query: { from: String(r2.startMs), to: String(r2.endMs) } })
+    );
+    try {
+      await page.getByTestId(testIds.runs.overviewLink).click();
+      await waitFor(
+        'the Overview with the run',
+        async () => path(page).endsWith('/overview') && query(page).get('var-run') === 'story-2',
+        10_000,
+        100
+      );
+      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
+      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs);
+      // Every time series marks the run's start … end (with the fault it applied).
+      const marked = async (text: string) =>
+        (
+          await page
+            .locator('[data-annotations]')
+            .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''))
+        ).filter((l) => l.includes(text)).length;
+      await waitFor(
+        'the run marked on the charts',
+        async () => (await marked('run story-2 (runs-story): failed')) >= 4,
+        30_000,
+        200
+      );
+      await page.getByTestId(testIds.runs.selectorLink).waitFor();
+    await shoot(page, 'overview-run-dark');
+
+      // Picking the first run pins the range to its window (a history step); back returns to the second.
+      await page.getByLabel('Run', { exact: true }).click();
+      await page
+        .getByTestId('data-testid Select option')
+        .filter({ hasText: /^story-1$/ })
+        .click();
+      await waitFor(
+        'pinned to story-1',
+        async () =>
+          query(page).get('var-run') === 'story-1' && new Date(query(page).get('from') ?? 0).getTime() === r1.startMs,
+        10_000,
+        100
+      );
+      await waitFor('story-1 marked', async () => (await marked('run story-1 (runs-story): passed')) >= 4, 30_000, 200);
+      await page.goBack();
+      await waitFor(
+        'back to story-2',
+        async () =>
+          query(page).get('var-run') === 'story-2' && new Date(query(page).get('from') ?? 0).getTime() === r2.startMs,
+        10_000,
+        100
+      );
+      // The run's page is one click away, over the same window.
+      await page.getByTestId(testIds.runs.selectorLink).click();
+      await waitFor('the run page', async () => path(page).endsWith('/runs/story-2'), 10_000, 100);
+      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
       assert.deepEqual(problems.all(), []);
     } finally {
       await context.close();
