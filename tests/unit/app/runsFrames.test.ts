@@ -165,6 +165,17 @@ describe('runs list', () => {
     assert.deepEqual(f.meta?.custom, { total: 3, running: 1 });
   });
 
+  test("as marks for other pages: each run's start … end (… now while it runs) as an annotation region", () => {
+    const m = runMarksFrame(list, T0 + 110_000);
+    assert.equal(m.meta?.dataTopic, 'annotations');
+    assert.deepEqual(col(m, 'time').values, [T0 + 100_000, T0]);
+    assert.deepEqual(col(m, 'timeEnd').values, [T0 + 110_000, T0 + 20_000]);
+    assert.deepEqual(col(m, 'title').values, [
+      'run live-1 (single-turn-short): running',
+      'run story-2 (single-turn-short): failed',
+    ]);
+  });
+
   test('more runs than shown: a notice says so', () => {
     assert.deepEqual(runsNotices(list), [{ severity: 'info', text: 'Showing the newest 2 of 3 runs in this range' }]);
   });
