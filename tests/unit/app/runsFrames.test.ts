@@ -11,6 +11,7 @@ import type { DataFrame } from '@grafana/data';
 import { RunCompareAnswer, RunList, RunRecord, RunTtftAnswer } from '../../../contract';
 import {
   faultWindow,
+  runMarksFrame,
   runCompareFrames,
   runCompareNotices,
   runFrames,
