@@ -246,7 +246,7 @@ test(
         10_000,
         100
       );
-      assert.equal(await panel(page, 'Which hop regressed').count(), 0);
+      await waitFor('the comparison gone', async () => (await panel(page, 'Which hop regressed').count()) === 0, 10_000, 100);
       await page.goForward();
       await waitFor('the comparison again', async () => query(page).get('compareWith') === 'story-1', 10_000, 100);
       await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
