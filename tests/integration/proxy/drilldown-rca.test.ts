@@ -145,6 +145,6 @@ test('window root cause from OTLP JSON given as data', async () => {
 test('health lists every source, the hanging exporter as not ok', async () => {
   const { body, ms } = await timedJson('/api/health');
   assert.equal(body.ok, false);
-  assert.deepEqual(body.sources.map((s: { source: string }) => s.source.split(' ')[0]), ['embedded-store', 'bpf-exporter', 'bpf-exporter', 'chain-control']);
+  assert.deepEqual(body.sources.map((s: { source: string }) => s.source.split(' ')[0]), ['embedded-store', 'bpf-exporter', 'bpf-exporter', 'chain-control', 'database']);
   assert.ok(ms < 2000 + 1500);
 });

@@ -26,7 +26,7 @@ test('/api needs the bearer token when one is set: 401 JSON otherwise', async ()
 
 test('health answers the contract shape with the trace source', async () => {
   const b = HealthAnswer.parse(await (await fetch(`${proxy.url}/api/health`, { headers: auth })).json());
-  assert.deepEqual(b.sources.map((s) => s.source), ['embedded-store']);
+  assert.deepEqual(b.sources.map((s) => s.source), ['embedded-store', 'database']);
   assert.equal(b.ok, true);
 });
 

@@ -94,7 +94,7 @@ test('TraceQL literals are escaped so nothing is injected', () => {
 
 test('health reports Tempo', async () => {
   const { body } = await getJson('/api/health');
-  assert.deepEqual(body.sources.map((s: { source: string; ok: boolean }) => [s.source, s.ok]), [['tempo', true]]);
+  assert.deepEqual(body.sources.map((s: { source: string; ok: boolean }) => [s.source, s.ok]), [['tempo', true], ['database', true]]);
 });
 
 test('Tempo unreachable: search degrades with a per-source error, trace by id is 502', async () => {
