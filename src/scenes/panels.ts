@@ -35,3 +35,15 @@ export function hopscopePanel<O extends {}, F extends {}>(builder: VizPanelBuild
   panel.setState({ key, titleItems: [new PanelNotices()] });
   return panel;
 }
+
+/**
+ * Changes some options of a panel, before or after its plugin has loaded (VizPanel.onOptionsChange applies the
+ * plugin's defaults, so it needs the plugin; until then the options are state the plugin's defaults join later).
+ */
+export function setPanelOptions<O extends object>(panel: VizPanel<O>, patch: Partial<O>): void {
+  if (panel.getPlugin()) {
+    panel.onOptionsChange(patch);
+  } else {
+    panel.setState({ options: { ...panel.state.options, ...patch } });
+  }
+}

@@ -18,7 +18,7 @@ export interface SpanNode {
   /** Parent id was given but the parent is not in the trace: the context was lost on the way. */
   orphan: boolean;
   /** The engine's critical-path entry of this span, when the span is on the path. */
-  critical?: CriticalPathItem;
+  critical?: PathItem;
 }
 
 export interface BrokenPropagation {
@@ -33,7 +33,7 @@ export interface TraceTree {
   endMs: number;
   spanCount: number;
   /** The engine's critical path (anchor first), as given; empty until the root-cause answer is known. */
-  criticalPath: CriticalPathItem[];
+  criticalPath: PathItem[];
   broken: BrokenPropagation[];
 }
 
@@ -68,7 +68,10 @@ function coveredMs(intervals: Array<[number, number]>, lo: number, hi: number): 
 const start = (n: SpanNode): number => n.span?.startMs ?? Math.min(...n.children.map(start));
 const end = (n: SpanNode): number => n.span?.endMs ?? Math.max(...n.children.map(end));
 
-export function buildTraceTree(spans: Span[], criticalPath: CriticalPathItem[] = []): TraceTree {
+/** What the tree keeps of the engine's critical-path entries: which span, its time on the path, its skew correction. */
+export type PathItem = Pick<CriticalPathItem, 'spanId' | 'onPathMs'> & { skewCorrectedMs?: number | null };
+
+export function buildTraceTree(spans: Span[], criticalPath: PathItem[] = []): TraceTree {
   if (!spans.length) {
     throw new Error('A trace needs at least one span');
   }

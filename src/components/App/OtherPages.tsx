@@ -6,7 +6,11 @@ import { comparePage } from '../../features/compare/comparePage';
 import { runsPage } from '../../features/runs/runsPage';
 import { servicesPage } from '../../features/services/servicesPage';
 import { tracesPage } from '../../features/traces/tracesPage';
+import { registerHopscopePanels } from '../../panels/register';
 import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
+
+// The app's own visualisations (kernel lanes, trace icicle), before these pages' scenes render.
+registerHopscopePanels();
 
 /** Services, Traces, Compare, Alerts and Runs: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */
 function buildOtherPagesApp(): SceneApp {

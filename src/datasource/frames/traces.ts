@@ -99,14 +99,18 @@ export function rcaFrames(answer: RcaAnswer, refId: string): DataFrame[] {
   const c = answer.candidates;
   const candidates = frame(
     [
-      field('rank', NUMBER, c.map((x) => x.rank), { displayName: '#', decimals: 0 }),
-      field('service', STRING, c.map((x) => x.service), { displayName: 'Service' }),
-      field('pod', STRING, c.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }),
+      field('rank', NUMBER, c.map((x) => x.rank), { displayName: '#', decimals: 0, custom: { width: 50 } }),
+      field('service', STRING, c.map((x) => x.service), { displayName: 'Service', custom: { width: 120 } }),
+      field('pod', STRING, c.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')], custom: { width: 170 } }),
       field('podPath', STRING, c.map((x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service))), HIDDEN),
-      field('operation', STRING, c.map((x) => x.operation ?? ''), { displayName: 'Operation', links: [{ title: 'Show this span', url: '${__url.path}${__url.params:exclude:span}&span=${__data.fields.spanId:raw}' }] }),
-      field('score', NUMBER, c.map((x) => x.score), { displayName: 'Score', decimals: 2 }),
-      field('selfMs', NUMBER, c.map((x) => x.selfMs ?? null), { displayName: 'Own time', unit: 'ms' }),
-      field('baselineMs', NUMBER, c.map((x) => x.baselineMs ?? null), { displayName: 'Baseline', unit: 'ms' }),
+      field('operation', STRING, c.map((x) => x.operation ?? ''), {
+        displayName: 'Operation',
+        links: [{ title: 'Show this span', url: '${__url.path}${__url.params:exclude:span}&span=${__data.fields.spanId:raw}' }],
+        custom: { width: 170 },
+      }),
+      field('score', NUMBER, c.map((x) => x.score), { displayName: 'Score', decimals: 2, custom: { width: 70 } }),
+      field('selfMs', NUMBER, c.map((x) => x.selfMs ?? null), { displayName: 'Own time', unit: 'ms', custom: { width: 90 } }),
+      field('baselineMs', NUMBER, c.map((x) => x.baselineMs ?? null), { displayName: 'Baseline', unit: 'ms', custom: { width: 90 } }),
       field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
       field('evidenceKinds', STRING, c.map((x) => x.evidence.map((e) => e.kind).join(',')), HIDDEN),
       field('spanId', STRING, c.map((x) => x.spanId ?? ''), HIDDEN),
@@ -142,3 +146,13 @@ export function rcaNotices(answer: RcaAnswer): QueryResultMetaNotice[] {
   ];
 }
 
+
+/** The engine's critical path back from its frame (the icicle marks these spans). */
+export function criticalPathOfFrame(f: DataFrame | undefined): Array<{ spanId: string; onPathMs: number; skewCorrectedMs: number | null }> {
+  if (!f) {
+    return [];
+  }
+  const col = (name: string) => f.fields.find((x) => x.name === name)?.values ?? [];
+  const [spanId, onPath, skew] = ['spanId', 'onPathMs', 'skewCorrectedMs'].map(col);
+  return Array.from({ length: f.length }, (_, i) => ({ spanId: spanId[i], onPathMs: onPath[i], skewCorrectedMs: skew[i] ?? null }));
+}

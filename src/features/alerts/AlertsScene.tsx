@@ -1,50 +1,96 @@
 /**
- * Alerts: the composite rules (list, enable/disable, create and edit with a validation message for each mistake) and
- * the firing/resolved alerts, each linking to the drill-down at the right time.
+ * Alerts: the composite rules (an editor: list, enable/disable, create and edit with one message per mistake) and
+ * the firing/resolved alerts as a table panel on the data source, each alert linking to the drill-down the proxy
+ * anchored it to. An alert link without a pod opens this page on its rule (`?rule=<id>`): only that rule's alerts.
  */
 import { css } from '@emotion/css';
 import type { GrafanaTheme2 } from '@grafana/data';
-import type { SceneComponentProps } from '@grafana/scenes';
-import { Alert as AlertBox, Button, Switch, TextArea, useStyles2 } from '@grafana/ui';
-import React, { useState } from 'react';
+import {
+  PanelBuilders,
+  SceneFlexItem,
+  SceneFlexLayout,
+  SceneObjectBase,
+  SceneObjectUrlSyncConfig,
+  type SceneComponentProps,
+  type SceneObject,
+  type SceneObjectState,
+  type SceneObjectUrlValues,
+  type SceneQueryRunner,
+} from '@grafana/scenes';
+import { Alert as AlertBox, Button, InteractiveTable, Switch, TextArea, useStyles2, type Column } from '@grafana/ui';
+import React, { useMemo } from 'react';
 
-import type { AlertRule, AlertRules, AlertsAnswer } from '../../../contract';
+import { VIEW_URL_KEYS } from '../../../contract/app-urls';
+import type { AlertRule } from '../../../contract';
 import { api } from '../../api/client';
+import { hopscopeQuery } from '../../datasource/query';
+import { hopscopePanel, hopscopeRunner } from '../../scenes/panels';
 import { testIds } from '../../testIds';
 import { describeCondition, EXAMPLE_RULE, validateRuleText, type RuleProblem } from '../../transforms/alertRules';
-import { AppLink } from '../shared/AppLink';
-import { DataTable } from '../shared/DataTable';
-import { fmtTime } from '../shared/format';
-import { Panel } from '../shared/Panel';
-import { ViewObject, type QueryContext, type ViewState } from '../shared/viewObject';
 
-interface AlertsState extends ViewState {
+interface AlertsState extends SceneObjectState {
+  rules?: AlertRule[];
+  loadError?: string;
   /** The rule being edited (JSON text) and whether it is new. */
   editing?: { text: string; originalId?: string };
   problems?: RuleProblem[];
   saveError?: string;
   saving?: boolean;
+  /** Only this rule's alerts (URL `rule`). */
+  rule?: string;
+  alerts: SceneObject;
 }
 
-export class AlertsScene extends ViewObject<AlertsState> {
+const alertsQuery = (rule?: string) => hopscopeQuery('alerts', { ruleId: rule });
+
+export class AlertsScene extends SceneObjectBase<AlertsState> {
   static Component = AlertsRenderer;
+  protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.alerts] });
+  private readonly runner: SceneQueryRunner;
 
   constructor() {
-    super({ sections: {} });
+    const runner = hopscopeRunner(alertsQuery());
+    const table = hopscopePanel(
+      PanelBuilders.table()
+        .setTitle('Alerts (firing and resolved)')
+        .setDescription('Click a rule name to open the drill-down at the time the alert fired.')
+        .setData(runner)
+        .setOption('sortBy', [{ displayName: 'Since', desc: true }])
+        .setOption('cellHeight', 'sm' as never),
+      { key: 'alerts' }
+    );
+    super({ alerts: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ height: 300, body: table })] }) });
+    this.runner = runner;
+    // The rules do not depend on the time range: read once per visit.
+    this.addActivationHandler(() => void this.loadRules());
   }
 
-  protected load(ctx: QueryContext): void {
-    this.section('rules', api.alertRules());
-    this.section('alerts', api.alerts({ from: ctx.from, to: ctx.to }));
+  public getUrlState(): SceneObjectUrlValues {
+    return { rule: this.state.rule };
   }
 
-  private rules(): AlertRule[] {
-    const s = this.get<AlertRules>('rules');
-    return s.status === 'ok' ? s.data.rules : [];
+  public updateFromUrl(values: SceneObjectUrlValues): void {
+    if (!('rule' in values)) {
+      return;
+    }
+    const rule = typeof values.rule === 'string' && values.rule ? values.rule : undefined;
+    if (rule !== this.state.rule) {
+      this.setState({ rule });
+      this.runner.setState({ queries: [alertsQuery(rule)] });
+      if (this.runner.isActive) {
+        this.runner.runQueries();
+      }
+    }
+  }
+
+  private async loadRules(): Promise<void> {
+    const res = await api.alertRules();
+    this.setState(res.ok ? { rules: res.data.rules, loadError: undefined } : { loadError: `${res.error.code}: ${res.error.message}` });
   }
 
   public edit(rule?: AlertRule): void {
-    this.setState({ editing: { text: JSON.stringify(rule ?? { ...EXAMPLE_RULE, id: `rule-${this.rules().length + 1}` }, null, 2), originalId: rule?.id }, problems: undefined, saveError: undefined });
+    const rules = this.state.rules ?? [];
+    this.setState({ editing: { text: JSON.stringify(rule ?? { ...EXAMPLE_RULE, id: `rule-${rules.length + 1}` }, null, 2), originalId: rule?.id }, problems: undefined, saveError: undefined });
   }
 
   public cancel(): void {
@@ -62,14 +108,14 @@ export class AlertsScene extends ViewObject<AlertsState> {
     if (!editing) {
       return;
     }
-    const others = this.rules().filter((r) => r.id !== editing.originalId);
-    const v = validateRuleText(editing.text, others.map((r) => r.id));
+    const rules = this.state.rules ?? [];
+    const v = validateRuleText(editing.text, rules.filter((r) => r.id !== editing.originalId).map((r) => r.id));
     if (!v.ok) {
       this.setState({ problems: v.problems });
       return;
     }
-    const idx = this.rules().findIndex((r) => r.id === editing.originalId);
-    const next = [...this.rules()];
+    const idx = rules.findIndex((r) => r.id === editing.originalId);
+    const next = [...rules];
     if (idx >= 0) {
       next[idx] = v.rule;
     } else {
@@ -79,7 +125,7 @@ export class AlertsScene extends ViewObject<AlertsState> {
   }
 
   public async toggle(rule: AlertRule, enabled: boolean): Promise<void> {
-    await this.put(this.rules().map((r) => (r.id === rule.id ? { ...r, enabled } : r)), false);
+    await this.put((this.state.rules ?? []).map((r) => (r.id === rule.id ? { ...r, enabled } : r)), false);
   }
 
   private async put(rules: AlertRule[], closeEditor: boolean): Promise<void> {
@@ -89,64 +135,80 @@ export class AlertsScene extends ViewObject<AlertsState> {
       this.setState({ saving: false, saveError: `${res.error.code}: ${res.error.message}` });
       return;
     }
-    this.setSections({ rules: { status: 'ok', data: res.data } });
-    this.setState({ saving: false, ...(closeEditor ? { editing: undefined, problems: undefined } : {}) });
+    this.setState({ rules: res.data.rules, saving: false, ...(closeEditor ? { editing: undefined, problems: undefined } : {}) });
   }
 }
 
-function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
-  const { editing, problems, saveError, saving } = model.useState();
-  const styles = useStyles2(getStyles);
-  const rules = model.get<AlertRules>('rules');
-  const alerts = model.get<AlertsAnswer>('alerts');
+function RulesTable({ model }: { model: AlertsScene }) {
+  const { rules = [], saving } = model.useState();
+  const columns = useMemo<Array<Column<AlertRule>>>(
+    () => [
+      {
+        id: 'enabled',
+        header: 'On',
+        disableGrow: true,
+        cell: ({ row }) => (
+          <Switch
+            value={row.original.enabled}
+            disabled={saving}
+            onChange={(e) => model.toggle(row.original, e.currentTarget.checked)}
+            aria-label={`Enable ${row.original.name}`}
+            data-testid={testIds.alerts.ruleToggle(row.original.id)}
+          />
+        ),
+      },
+      { id: 'name', header: 'Rule', sortType: 'string' },
+      { id: 'when', header: 'When all of', cell: ({ row }) => `${row.original.conditions.map(describeCondition).join(' AND ')} within ${row.original.withinMs / 1000} s` },
+      { id: 'severity', header: 'Severity', sortType: 'string' },
+      {
+        id: 'edit',
+        header: '',
+        disableGrow: true,
+        cell: ({ row }) => (
+          <Button size="sm" variant="secondary" fill="text" icon="pen" onClick={() => model.edit(row.original)} data-testid={testIds.alerts.ruleEdit(row.original.id)}>
+            Edit
+          </Button>
+        ),
+      },
+    ],
+    [model, saving]
+  );
   return (
-    <div className={styles.page} data-testid={testIds.page.container('alerts')}>
+    <div data-testid={testIds.alerts.rules}>
+      <InteractiveTable columns={columns} data={rules} getRowId={(r) => r.id} />
+    </div>
+  );
+}
+
+function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
+  const { rules, loadError, editing, problems, saveError, saving, alerts } = model.useState();
+  const styles = useStyles2(getStyles);
+  return (
+    <div className={styles.page}>
       {saveError && !editing && (
         <AlertBox severity="error" title="Could not save the rules">
           {saveError}
         </AlertBox>
       )}
-      <Panel
-        id="alert-rules"
-        title="Composite rules"
-        section={rules}
-        height={rules.status === 'ok' ? Math.min(320, 60 + rules.data.rules.length * 34) : 160}
-        isEmpty={(d) => d.rules.length === 0}
-        emptyText="No rule yet: create one (the example joins slow TLS handshakes and a GPU allocation failure)."
-        actions={
+      <section className={styles.rules} aria-label="Composite rules">
+        <div className={styles.header}>
+          <h3 className={styles.title}>Composite rules</h3>
           <Button size="sm" icon="plus" onClick={() => model.edit()} data-testid={testIds.alerts.newRule}>
             New rule
           </Button>
-        }
-      >
-        {(d, _w, h) => (
-          <DataTable
-            testId={testIds.alerts.rules}
-            maxHeight={h}
-            rows={d.rules}
-            rowKey={(r) => r.id}
-            columns={[
-              {
-                id: 'enabled',
-                header: 'On',
-                cell: (r) => <Switch value={r.enabled} disabled={saving} onChange={(e) => model.toggle(r, e.currentTarget.checked)} aria-label={`Enable ${r.name}`} data-testid={testIds.alerts.ruleToggle(r.id)} />,
-              },
-              { id: 'name', header: 'Rule', cell: (r) => r.name, sortValue: (r) => r.name },
-              { id: 'when', header: 'When all of', cell: (r) => r.conditions.map(describeCondition).join(' AND ') + ` within ${r.withinMs / 1000} s` },
-              { id: 'severity', header: 'Severity', cell: (r) => r.severity, sortValue: (r) => r.severity },
-              {
-                id: 'edit',
-                header: '',
-                cell: (r) => (
-                  <Button size="sm" variant="secondary" fill="text" icon="pen" onClick={() => model.edit(r)} data-testid={testIds.alerts.ruleEdit(r.id)}>
-                    Edit
-                  </Button>
-                ),
-              },
-            ]}
-          />
+        </div>
+        {loadError ? (
+          <AlertBox severity="error" title="The rules could not load">
+            {loadError}
+          </AlertBox>
+        ) : rules === undefined ? (
+          <p className={styles.help}>Loading…</p>
+        ) : rules.length === 0 ? (
+          <p className={styles.help}>No rule yet: create one (the example joins slow TLS handshakes and a GPU allocation failure).</p>
+        ) : (
+          <RulesTable model={model} />
         )}
-      </Panel>
+      </section>
       {editing && (
         <div className={styles.editor} data-testid={testIds.alerts.editor}>
           <h4>{editing.originalId ? `Edit rule ${editing.originalId}` : 'New rule'}</h4>
@@ -179,40 +241,16 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
           </div>
         </div>
       )}
-      <Panel id="alerts" title="Alerts (firing and resolved)" section={alerts} height={260} isEmpty={(d) => d.alerts.length === 0} emptyText="No alert fired in this time range.">
-        {(d, _w, h) => (
-          <DataTable
-            testId={testIds.alerts.list}
-            maxHeight={h}
-            rows={d.alerts}
-            rowKey={(a) => `${a.ruleId}-${a.startsAt}-${a.pod ?? ''}`}
-            initialSort={{ id: 'start', desc: true }}
-            columns={[
-              { id: 'state', header: 'State', cell: (a) => (a.state === 'firing' ? '🔥 firing' : '✓ resolved'), sortValue: (a) => a.state },
-              { id: 'name', header: 'Rule', cell: (a) => a.name, sortValue: (a) => a.name },
-              { id: 'severity', header: 'Severity', cell: (a) => a.severity, sortValue: (a) => a.severity },
-              { id: 'start', header: 'Started', cell: (a) => fmtTime(a.startsAt), sortValue: (a) => a.startsAt },
-              { id: 'end', header: 'Resolved', cell: (a) => (a.endsAt ? fmtTime(a.endsAt) : '—'), sortValue: (a) => a.endsAt },
-              { id: 'summary', header: 'Summary', cell: (a) => a.summary },
-              {
-                id: 'link',
-                header: '',
-                cell: (a) => (
-                  <AppLink href={a.link} testId={testIds.alerts.alertLink(`${a.ruleId}-${a.startsAt}`)}>
-                    Drill down{a.pod ? ` to ${a.pod}` : ''}
-                  </AppLink>
-                ),
-              },
-            ]}
-          />
-        )}
-      </Panel>
+      <alerts.Component model={alerts} />
     </div>
   );
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
+  rules: css({ padding: theme.spacing(1), border: `1px solid ${theme.colors.border.weak}`, borderRadius: theme.shape.radius.default, background: theme.colors.background.primary }),
+  header: css({ display: 'flex', justifyContent: 'space-between', alignItems: 'center', marginBottom: theme.spacing(1) }),
+  title: css({ ...theme.typography.h5, margin: 0 }),
   editor: css({ padding: theme.spacing(2), border: `1px solid ${theme.colors.border.medium}`, borderRadius: theme.shape.radius.default, background: theme.colors.background.secondary }),
   help: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
   code: css({ fontFamily: theme.typography.fontFamilyMonospace }),

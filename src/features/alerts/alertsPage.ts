@@ -6,6 +6,7 @@ import { AlertsScene } from './AlertsScene';
 
 export function alertsPage(): SceneAppPage {
   return makeViewPage({
+    name: 'alerts',
     url: appPaths.alerts(),
     routePath: 'alerts/*',
     title: 'Alerts',

@@ -1,91 +1,116 @@
 /**
- * A/B compare: two selectors (inference backend × model version) over the same window: latency distributions
- * overlaid on shared bins, P50/P99/TTFT side by side, and P99 over time with the jitter hot zones (time buckets where
- * P99/P50 jumps) shaded. The selectors are URL keys `a` and `b`, so a comparison is a link.
+ * A/B compare: two selectors (inference backend × model version) over the same window, as Grafana panels on the
+ * data source: statistics side by side (B's change against A), the latency distributions overlaid on the proxy's
+ * shared bins (a histogram), P50/P99 over time, and the jitter hot zones (buckets where P99/P50 jumps) as a state
+ * timeline per side. The selectors are URL keys `a` and `b`, so a comparison is a link.
  */
 import { css } from '@emotion/css';
-import { sceneGraph, SceneObjectUrlSyncConfig, type SceneComponentProps, type SceneObjectUrlValues } from '@grafana/scenes';
-import type { DataFrame, FieldType, GrafanaTheme2 } from '@grafana/data';
+import type { GrafanaTheme2 } from '@grafana/data';
+import {
+  PanelBuilders,
+  SceneFlexItem,
+  SceneFlexLayout,
+  SceneObjectBase,
+  SceneObjectUrlSyncConfig,
+  type SceneComponentProps,
+  type SceneObject,
+  type SceneObjectState,
+  type SceneObjectUrlValues,
+  type SceneQueryRunner,
+} from '@grafana/scenes';
 import { Button, Field, Input, Select, useStyles2 } from '@grafana/ui';
-import React, { useMemo, useState } from 'react';
+import React, { useState } from 'react';
 
-import type { CompareAnswer } from '../../../contract';
 import { VIEW_URL_KEYS } from '../../../contract/app-urls';
-import { api } from '../../api/client';
+import { formatSelector, HOT, parseSelector, STEADY } from '../../datasource/frames/compare';
+import { hopscopeQuery, partRefId } from '../../datasource/query';
+import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { testIds } from '../../testIds';
-import { compareHistograms, compareStats, formatSelector, parseSelector, sideLabel } from '../../transforms/compare';
-import { Histogram } from '../../viz/Histogram';
-import { TimeSeriesPanel, type Annotation } from '../../viz/TimeSeriesPanel';
-import { DataTable } from '../shared/DataTable';
-import { fmtNum } from '../shared/format';
-import { Panel } from '../shared/Panel';
-import { ViewObject, type QueryContext, type ViewState } from '../shared/viewObject';
 
-interface CompareState extends ViewState {
+interface CompareState extends SceneObjectState {
   a: string;
   b: string;
+  body: SceneObject;
 }
 
 const DEFAULT_A = 'backend=vllm';
 const DEFAULT_B = 'backend=tgi';
+const COMPARE = 'compare';
 
-export class CompareScene extends ViewObject<CompareState> {
+function compareBody(runner: SceneQueryRunner): SceneObject {
+  const stats = hopscopePanel(PanelBuilders.table().setTitle('Side by side').setData(partOf(partRefId(COMPARE, 'stats'))), { key: 'compare-stats' });
+  const histogram = hopscopePanel(
+    PanelBuilders.histogram()
+      .setTitle('Latency distribution')
+      .setDescription('Requests of each side on the same bins (log-spaced): a shift right is slower, a longer tail is jitter.')
+      .setData(partOf(partRefId(COMPARE, 'histogram'))),
+    { key: 'compare-histogram' }
+  );
+  const latency = hopscopePanel(
+    PanelBuilders.timeseries()
+      .setTitle('P50 / P99 over time')
+      .setDescription('P99 solid, P50 dashed, per time bucket of the window.')
+      .setData(partOf(partRefId(COMPARE, 'latency')))
+      .setUnit('ms')
+      .setCustomFieldConfig('fillOpacity', 6)
+      .setCustomFieldConfig('spanNulls', false),
+    { key: 'compare-latency' }
+  );
+  const hot = hopscopePanel(
+    PanelBuilders.statetimeline()
+      .setTitle('Jitter hot zones')
+      .setDescription('Buckets where P99/P50 jumps against the side’s own median ratio.')
+      .setData(partOf(partRefId(COMPARE, 'hotZones')))
+      .setMappings([
+        { type: 'value' as never, options: { [HOT]: { color: 'red', text: 'hot zone', index: 0 }, [STEADY]: { color: 'green', text: 'steady', index: 1 } } },
+      ])
+      .setOption('showValue', 'never' as never),
+    { key: 'compare-hot-zones' }
+  );
+  return new SceneFlexLayout({
+    direction: 'column',
+    $data: runner,
+    children: [
+      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '40%', body: stats }), new SceneFlexItem({ body: histogram })] }),
+      new SceneFlexItem({ height: 260, body: latency }),
+      new SceneFlexItem({ height: 150, body: hot }),
+    ],
+  });
+}
+
+export class CompareScene extends SceneObjectBase<CompareState> {
   static Component = CompareRenderer;
   protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.compare] });
+  private readonly runner: SceneQueryRunner;
 
-  constructor(state: Partial<CompareState> = {}) {
-    super({ sections: {}, a: DEFAULT_A, b: DEFAULT_B, ...state });
+  constructor(state: Partial<Pick<CompareState, 'a' | 'b'>> = {}) {
+    const a = state.a ?? DEFAULT_A;
+    const b = state.b ?? DEFAULT_B;
+    const runner = hopscopeRunner(hopscopeQuery(COMPARE, { a, b }));
+    super({ a, b, body: compareBody(runner) });
+    this.runner = runner;
   }
 
   public getUrlState(): SceneObjectUrlValues {
     return { a: this.state.a, b: this.state.b };
   }
 
+  /** Scenes passes only the keys that changed. */
   public updateFromUrl(values: SceneObjectUrlValues): void {
     const a = typeof values.a === 'string' && values.a ? values.a : this.state.a;
     const b = typeof values.b === 'string' && values.b ? values.b : this.state.b;
     if (a !== this.state.a || b !== this.state.b) {
-      this.setState({ a, b });
-      if (this.isActive) {
-        this.refresh();
-      }
+      this.setSides(a, b);
     }
   }
 
   public setSides(a: string, b: string): void {
     this.setState({ a, b });
-    this.refresh();
+    this.runner.setState({ queries: [hopscopeQuery(COMPARE, { a, b })] });
+    if (this.runner.isActive) {
+      this.runner.runQueries();
+    }
   }
-
-  protected load(ctx: QueryContext): void {
-    this.section('compare', api.compare(this.state.a, this.state.b, { from: ctx.from, to: ctx.to }));
-  }
-}
-
-const TIME = 'time' as FieldType;
-const NUMBER = 'number' as FieldType;
-
-function p99Frames(d: CompareAnswer, la: string, lb: string): DataFrame[] {
-  const frame = (name: string, values: Array<number | null>, color: string, dashed: boolean): DataFrame => ({
-    name,
-    length: d.times.length,
-    fields: [
-      { name: 'time', type: TIME, config: {}, values: d.times },
-      { name, type: NUMBER, config: {
-          unit: 'ms',
-          displayName: name,
-          color: { mode: 'fixed', fixedColor: color },
-          custom: { spanNulls: false, fillOpacity: dashed ? 0 : 10, lineStyle: dashed ? { fill: 'dash', dash: [6, 4] } : { fill: 'solid' } },
-        }, values: values.map((v) => v) },
-    ],
-  });
-  // Same colours as the histogram (A blue, B orange); P50 dashed.
-  return [
-    frame(`P99 ${la}`, d.a.p99Series, 'blue', false),
-    frame(`P99 ${lb}`, d.b.p99Series, 'orange', false),
-    frame(`P50 ${la}`, d.a.p50Series, 'blue', true),
-    frame(`P50 ${lb}`, d.b.p50Series, 'orange', true),
-  ];
 }
 
 function SideEditor({ label, value, onChange, testId }: { label: string; value: string; onChange: (v: string) => void; testId: string }) {
@@ -109,29 +134,12 @@ function SideEditor({ label, value, onChange, testId }: { label: string; value: 
 }
 
 function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
-  const { a, b } = model.useState();
+  const { a, b, body } = model.useState();
   const styles = useStyles2(getStyles);
   const [da, setA] = useState(a);
   const [db, setB] = useState(b);
-  const compare = model.get<CompareAnswer>('compare');
-  const data = compare.status === 'ok' ? compare.data : undefined;
-  const timeRange = sceneGraph.getTimeRange(model).useState().value;
-  const la = data ? sideLabel(data.a, 'A') : 'A';
-  const lb = data ? sideLabel(data.b, 'B') : 'B';
-  const jitterFrames = useMemo(() => (data ? p99Frames(data, la, lb) : []), [data, la, lb]);
-  const hists = useMemo(() => (data ? compareHistograms(data) : undefined), [data]);
-  const hot: Annotation[] = useMemo(
-    () =>
-      data
-        ? [
-            ...data.a.hotZones.map((z) => ({ timeMs: z.startMs, endMs: z.endMs, label: `${la}: jitter P99/P50 = ${z.ratio.toFixed(1)}` })),
-            ...data.b.hotZones.map((z) => ({ timeMs: z.startMs, endMs: z.endMs, label: `${lb}: jitter P99/P50 = ${z.ratio.toFixed(1)}` })),
-          ]
-        : [],
-    [data, la, lb]
-  );
   return (
-    <div className={styles.page} data-testid={testIds.page.container('compare')}>
+    <div className={styles.page}>
       <form
         className={styles.form}
         onSubmit={(e) => {
@@ -145,43 +153,7 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
           Compare
         </Button>
       </form>
-      <div className={styles.row}>
-        <Panel id="compare-stats" title="Side by side" section={compare} height={200}>
-          {(d) => (
-            <DataTable
-              testId={testIds.compare.stats}
-              rows={compareStats(d)}
-              rowKey={(r) => r.stat}
-              columns={[
-                { id: 'stat', header: 'Measure', cell: (r) => r.stat },
-                { id: 'a', header: `A: ${la}`, cell: (r) => fmtNum(r.a, 0), align: 'right' },
-                { id: 'b', header: `B: ${lb}`, cell: (r) => fmtNum(r.b, 0), align: 'right' },
-                { id: 'change', header: 'B vs A', cell: (r) => (r.change === null ? '—' : `${r.change > 0 ? '+' : ''}${(r.change * 100).toFixed(0)}%`), align: 'right' },
-              ]}
-            />
-          )}
-        </Panel>
-        <Panel id="compare-histogram" title="Latency distribution (share of requests)" section={compare} sourceErrors={false} height={200} isEmpty={(d) => d.a.count + d.b.count === 0} emptyText="Neither side has requests in this window.">
-          {(d) =>
-            hists && (
-              <Histogram
-                height={170}
-                series={[
-                  { label: `A: ${la}`, hist: hists[0] },
-                  { label: `B: ${lb}`, hist: hists[1] },
-                ]}
-                markers={[
-                  ...(d.a.p99Ms !== null ? [{ value: d.a.p99Ms, label: 'A P99' }] : []),
-                  ...(d.b.p99Ms !== null ? [{ value: d.b.p99Ms, label: 'B P99' }] : []),
-                ]}
-              />
-            )
-          }
-        </Panel>
-      </div>
-      <Panel id="compare-jitter" title="P50 / P99 over time, jitter hot zones shaded" section={compare} sourceErrors={false} height={240} isEmpty={(d) => d.times.length === 0}>
-        {(_d, w, h) => <TimeSeriesPanel id="compare" frames={jitterFrames} timeRange={timeRange} width={w} height={h} annotations={hot} />}
-      </Panel>
+      <body.Component model={body} />
     </div>
   );
 }
@@ -189,5 +161,4 @@ function CompareRenderer({ model }: SceneComponentProps<CompareScene>) {
 const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
   form: css({ display: 'flex', gap: theme.spacing(2), alignItems: 'flex-end', flexWrap: 'wrap' }),
-  row: css({ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(420px, 1fr))', gap: theme.spacing(1) }),
 });

@@ -6,6 +6,7 @@ import { CompareScene } from './CompareScene';
 
 export function comparePage(): SceneAppPage {
   return makeViewPage({
+    name: 'compare',
     url: appPaths.compare(),
     routePath: 'compare/*',
     title: 'Compare',

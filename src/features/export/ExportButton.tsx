@@ -13,11 +13,7 @@ import React from 'react';
 import { downloadPostmortem } from '../../api/client';
 import { testIds } from '../../testIds';
 import { exportFileName, exportParams } from '../../transforms/exportParams';
-
-/** A view whose export should name some traces (their ranked causes go into the Markdown). */
-export interface TraceIdSource {
-  exportTraceIds(): string[];
-}
+import { traceIdsOnPage } from './traceIds';
 
 interface ExportState extends SceneObjectState {
   status: 'idle' | 'working' | 'done' | 'error';
@@ -47,9 +43,8 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     const loc = locationService.getLocation();
     const params = exportParams(loc.pathname, loc.search, range.from.valueOf(), range.to.valueOf());
     // Views that list traces (a service, a pod, a search) hand their slowest ones to the Markdown's root-cause section.
-    if (!params.traceId && this.parent) {
-      const lister = sceneGraph.findObject(this.parent, (o) => typeof (o as Partial<TraceIdSource>).exportTraceIds === 'function') as TraceIdSource | null;
-      const ids = lister?.exportTraceIds() ?? [];
+    if (!params.traceId) {
+      const ids = traceIdsOnPage(this.getRoot());
       if (ids.length) {
         params.traceId = ids.slice(0, 5).join(',');
       }

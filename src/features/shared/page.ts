@@ -30,8 +30,13 @@ import { BACKENDS } from '../../constants';
 import { HOPSCOPE_DATASOURCE, hopscopeQuery } from '../../datasource/query';
 import { InspectDrawer } from '../../scenes/InspectDrawer';
 import { ExportButton } from '../export/ExportButton';
+import { PageContainer, type Crumb } from './PageContainer';
 
 export interface ViewPageDefinition {
+  /** The page's name (its container test id: `testIds.page.container(name)`); default: the last segment of `url`. */
+  name?: string;
+  /** The drill-down trail above the page's panels. */
+  crumbs?: Crumb[];
   /** URL of the page (absolute app path, e.g. `/a/hopscope-rca-app/services/rag`). */
   url: string;
   /** Route pattern relative to the parent (`services/*`, `:service/*`). */
@@ -82,7 +87,10 @@ export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
         ...(def.faults ? { $data: faultAnnotations() } : {}),
         body: new SceneFlexLayout({
           direction: 'column',
-          children: [new SceneFlexItem({ body: def.body() }), new SceneFlexItem({ isHidden: false, body: new InspectDrawer() })],
+          children: [
+            new SceneFlexItem({ body: new PageContainer({ name: def.name ?? def.url.split('/').pop()!, crumbs: def.crumbs, body: def.body() }) }),
+            new SceneFlexItem({ body: new InspectDrawer() }),
+          ],
         }),
       }),
   });

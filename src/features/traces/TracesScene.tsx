@@ -1,43 +1,65 @@
 /**
- * Traces: a search (trace id, or service / minimum duration / status) whose state lives in the URL, and the trace
- * root-cause view: the trace as an icicle (critical path, exclusive time), the ranked candidates with their evidence,
- * the kernel events of the suspect pods on the same timeline, and broken propagation flagged.
+ * Traces: a search (trace id, or service / minimum duration / status) whose state lives in the URL, over a table of
+ * the matching traces, slowest first; and one trace's root cause as Grafana panels: the ranked candidates with their
+ * evidence (a table), the trace as an icicle with the engine's critical path (a runtime panel), the kernel events of
+ * the suspect pods on the trace's own timeline, broken propagation flagged, and the selected span (URL key `span`).
  */
-import { css, cx } from '@emotion/css';
+import { css } from '@emotion/css';
 import type { GrafanaTheme2 } from '@grafana/data';
-import { SceneObjectUrlSyncConfig, type SceneComponentProps, type SceneObjectUrlValues } from '@grafana/scenes';
+import {
+  PanelBuilders,
+  SceneFlexItem,
+  SceneFlexLayout,
+  SceneObjectBase,
+  SceneObjectUrlSyncConfig,
+  VizPanelBuilder,
+  type SceneComponentProps,
+  type SceneObject,
+  type SceneObjectRef,
+  type SceneObjectState,
+  type SceneObjectUrlValues,
+  type SceneQueryRunner,
+  type VizPanel,
+} from '@grafana/scenes';
 import { Alert, Button, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
-import { EVIDENCE_KINDS, type KernelEvent, type RcaAnswer, type TraceDetail, type TraceList } from '../../../contract';
-import { api, type ApiResult } from '../../api/client';
-import { testIds } from '../../testIds';
-import { kernelLanes } from '../../transforms/kernelEvidence';
-import { buildTraceTree, podOf } from '../../transforms/traceTree';
 import { appLinks, VIEW_URL_KEYS } from '../../../contract/app-urls';
+import { podOf, spansOfFrame } from '../../datasource/frames/traces';
+import { hopscopeQuery, type HopscopeQuery } from '../../datasource/query';
+import { KERNEL_LANES_PANEL, type KernelLanesOptions } from '../../panels/kernelLanes';
+import { TRACE_ICICLE_PANEL, type TraceIcicleOptions } from '../../panels/traceIcicle';
+import { hopscopePanel, hopscopeRunner, setPanelOptions } from '../../scenes/panels';
+import { testIds } from '../../testIds';
+import { buildTraceTree } from '../../transforms/traceTree';
 import { isTraceId, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
-import { KernelTimeline } from '../../viz/KernelTimeline';
-import { measureRender } from '../../viz/marks';
-import { TraceIcicle } from '../../viz/TraceIcicle';
-import { AppLink, currentSearch, navigate } from '../shared/AppLink';
-import { Breadcrumbs } from '../shared/Breadcrumbs';
+import { currentSearch, navigate } from '../shared/AppLink';
 import { fmtMs } from '../shared/format';
-import { Panel } from '../shared/Panel';
-import { TraceTable } from '../shared/TraceTable';
-import { ViewObject, type QueryContext, type ViewState } from '../shared/viewObject';
 
 // ---------- Search ----------
 
-interface SearchState extends ViewState {
+interface SearchState extends SceneObjectState {
   search: TraceSearchState;
+  list: SceneObject;
 }
 
-export class TraceSearchScene extends ViewObject<SearchState> {
+const listQuery = (s: TraceSearchState): HopscopeQuery<'traces'> =>
+  // The slowest of the whole range, not the slowest of its 100 newest traces.
+  hopscopeQuery('traces', { service: s.service, minDurationMs: s.minDurationMs, status: s.status, limit: 100 });
+
+export class TraceSearchScene extends SceneObjectBase<SearchState> {
   static Component = TraceSearchRenderer;
   protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.traces] });
+  private readonly runner: SceneQueryRunner;
 
   constructor(search: TraceSearchState = {}) {
-    super({ sections: {}, search });
+    const runner = hopscopeRunner(listQuery(search));
+    const list = hopscopePanel(
+      PanelBuilders.table().setTitle('Traces, slowest first').setDescription('Click a trace id to open its root cause.').setData(runner).setOption('sortBy', [{ displayName: 'Duration', desc: true }]).setOption('cellHeight', 'sm' as never),
+      { key: 'trace-list' }
+    );
+    super({ search, list: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ height: 480, body: list })] }) });
+    this.runner = runner;
   }
 
   public getUrlState(): SceneObjectUrlValues {
@@ -45,13 +67,11 @@ export class TraceSearchScene extends ViewObject<SearchState> {
     return rest;
   }
 
+  /** Scenes passes only the keys that changed: the others keep their value. */
   public updateFromUrl(values: SceneObjectUrlValues): void {
-    const next = traceSearchFromUrl(values as Record<string, string | string[] | null | undefined>);
+    const next = traceSearchFromUrl({ ...this.getUrlState(), ...(values as Record<string, string | string[] | null | undefined>) });
     if (JSON.stringify(next) !== JSON.stringify(this.state.search)) {
-      this.setState({ search: next });
-      if (this.isActive) {
-        this.refresh();
-      }
+      this.apply(next);
     }
   }
 
@@ -60,27 +80,21 @@ export class TraceSearchScene extends ViewObject<SearchState> {
       navigate(appLinks.trace(search.traceId, currentSearch()));
       return;
     }
+    this.apply(search);
+  }
+
+  private apply(search: TraceSearchState): void {
     this.setState({ search });
-    this.refresh();
-  }
-
-  protected load(ctx: QueryContext): void {
-    const s = this.state.search;
-    // The slowest of the whole range, not the slowest of its 100 newest traces.
-    this.section('traces', api.traces({ from: ctx.from, to: ctx.to, service: s.service, minDurationMs: s.minDurationMs, status: s.status, limit: 100, sort: 'duration' }));
-  }
-
-  /** The slowest listed traces, for the postmortem export. */
-  public exportTraceIds(): string[] {
-    const t = this.get<TraceList>('traces');
-    return t.status === 'ok' ? [...t.data.traces].sort((a, b) => b.durationMs - a.durationMs).map((x) => x.traceId) : [];
+    this.runner.setState({ queries: [listQuery(search)] });
+    if (this.runner.isActive) {
+      this.runner.runQueries();
+    }
   }
 }
 
 function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {
-  const { search } = model.useState();
+  const { search, list } = model.useState();
   const styles = useStyles2(getStyles);
-  const traces = model.get<TraceList>('traces');
   const [text, setText] = useState('');
   const [minMs, setMinMs] = useState(search.minDurationMs !== undefined ? String(search.minDurationMs) : '');
   const [service, setService] = useState(search.service ?? '');
@@ -101,7 +115,7 @@ function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {
     model.setSearch({ ...search, traceId: q ? q.toLowerCase() : undefined, service: service.trim() || undefined, minDurationMs: min });
   };
   return (
-    <div className={styles.page} data-testid={testIds.page.container('traces')}>
+    <div className={styles.page}>
       <form className={styles.form} onSubmit={submit} aria-label="Search traces">
         <Field label="Trace id" invalid={!!err} error={err} className={styles.grow}>
           <Input value={text} onChange={(e) => setText(e.currentTarget.value)} placeholder="Paste a trace id to open its root cause" data-testid={testIds.traces.searchInput} />
@@ -123,26 +137,72 @@ function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {
           Search
         </Button>
       </form>
-      <Panel id="trace-list" title="Traces, slowest first" section={traces} height={480} isEmpty={(d) => d.traces.length === 0} emptyText="No trace matches in this time range.">
-        {(d, _w, h) => <TraceTable traces={d.traces} maxHeight={h} testId={testIds.traces.list} />}
-      </Panel>
+      <list.Component model={list} />
     </div>
   );
 }
 
 // ---------- One trace: root cause ----------
 
-interface TraceViewState extends ViewState {
+interface TraceViewState extends SceneObjectState {
   traceId: string;
   selectedSpanId?: string;
+  body: SceneObject;
 }
 
-export class TraceScene extends ViewObject<TraceViewState> {
+export class TraceScene extends SceneObjectBase<TraceViewState> {
   static Component = TraceRenderer;
   protected override _urlSync = new SceneObjectUrlSyncConfig(this, { keys: [...VIEW_URL_KEYS.trace] });
+  private readonly icicle: VizPanel<TraceIcicleOptions>;
+  private readonly lanes: VizPanel<KernelLanesOptions>;
+  private readonly findings: TraceFindings;
 
   constructor(traceId: string) {
-    super({ sections: {}, traceId });
+    // The trace and its root cause (one call each, shared by the panels that ask in the same refresh).
+    const traceRunner = hopscopeRunner(hopscopeQuery('trace', { traceId }), hopscopeQuery('rca', { traceId }));
+    const candidates = hopscopePanel(
+      PanelBuilders.table()
+        .setTitle('Root cause: the hops that explain the delay, ranked')
+        .setDescription('Each candidate with its evidence (labels from the evidence catalogue). Click a pod for its kernel evidence, an operation to show its span.')
+        .setData(hopscopeRunner(hopscopeQuery('rca', { traceId })))
+        .setOption('sortBy', [{ displayName: '#', desc: false }])
+        .setOption('cellHeight', 'lg' as never),
+      { key: 'rca' }
+    );
+    const icicle = hopscopePanel(
+      new VizPanelBuilder<TraceIcicleOptions, object>(TRACE_ICICLE_PANEL, '1.0.0')
+        .setTitle(`Trace ${traceId.slice(0, 16)}…`)
+        .setDescription("x is time, y is depth; the engine's critical path (clock skew corrected) solid, the other spans faded, root-cause ranks as badges. Click or Enter selects a span.")
+        .setData(traceRunner),
+      { key: 'trace-tree', traceId }
+    );
+    const lanes = hopscopePanel(
+      new VizPanelBuilder<KernelLanesOptions, object>(KERNEL_LANES_PANEL, '1.0.0')
+        .setTitle("Kernel events of the suspect pods, on the trace's timeline")
+        .setData(hopscopeRunner(hopscopeQuery('traceKernelEvents', { traceId }))),
+      { key: 'trace-kernel' }
+    );
+    const findings = new TraceFindings({ data: traceRunner.getRef() });
+    super({
+      traceId,
+      body: new SceneFlexLayout({
+        direction: 'column',
+        children: [
+          new SceneFlexItem({ height: 360, body: candidates }),
+          new SceneFlexItem({ body: findings }),
+          new SceneFlexItem({ height: 420, body: icicle }),
+          new SceneFlexItem({ height: 5 * 25 + 60, body: lanes }),
+        ],
+      }),
+    });
+    this.icicle = icicle;
+    this.lanes = lanes;
+    this.findings = findings;
+    // A span selected from the URL before the trace arrived: its window is shaded once the spans are known.
+    this.addActivationHandler(() => {
+      const sub = traceRunner.subscribeToState(() => this.state.selectedSpanId && this.select(this.state.selectedSpanId));
+      return () => sub.unsubscribe();
+    });
   }
 
   public getUrlState(): SceneObjectUrlValues {
@@ -150,140 +210,72 @@ export class TraceScene extends ViewObject<TraceViewState> {
   }
 
   public updateFromUrl(values: SceneObjectUrlValues): void {
-    const span = typeof values.span === 'string' ? values.span : undefined;
+    if (!('span' in values)) {
+      return;
+    }
+    const span = typeof values.span === 'string' && values.span ? values.span : undefined;
     if (span !== this.state.selectedSpanId) {
-      this.setState({ selectedSpanId: span });
+      this.select(span);
     }
   }
 
-  public select(spanId: string): void {
+  /** The selected span: drawn on the icicle, its window shaded on the kernel lanes, its attributes listed. */
+  public select(spanId: string | undefined): void {
     this.setState({ selectedSpanId: spanId });
+    setPanelOptions(this.icicle, { selectedSpanId: spanId });
+    this.findings.setState({ selectedSpanId: spanId });
+    const span = spanId ? this.findings.span(spanId) : undefined;
+    setPanelOptions(this.lanes, { highlight: span ? { fromMs: span.startMs, toMs: span.endMs } : undefined });
   }
-
-  protected load(): void {
-    // A trace does not depend on the time range; its kernel evidence window is the trace's own.
-    const trace = api.trace(this.state.traceId);
-    const rca = api.traceRca(this.state.traceId);
-    this.section('trace', trace);
-    this.section('rca', rca);
-    this.section('kernel', kernelForTrace(trace, rca));
-  }
-}
-
-/** Kernel events of the top candidates' pods inside the trace's window (±1 s), tagged with their pod. */
-async function kernelForTrace(trace: Promise<ApiResult<TraceDetail>>, rca: Promise<ApiResult<RcaAnswer>>): Promise<ApiResult<KernelEvent[]>> {
-  const [t, r] = await Promise.all([trace, rca]);
-  if (!t.ok) {
-    return t;
-  }
-  if (!t.data.spans.length) {
-    return { ok: true, data: [] };
-  }
-  const from = Math.min(...t.data.spans.map((s) => s.startMs)) - 1000;
-  const to = Math.max(...t.data.spans.map((s) => s.endMs)) + 1000;
-  const pods = new Set<string>();
-  if (r.ok) {
-    r.data.candidates.slice(0, 3).forEach((c) => c.pod && pods.add(c.pod));
-  }
-  if (!pods.size) {
-    t.data.spans.forEach((s) => {
-      const p = podOf(s);
-      if (p && pods.size < 3) {
-        pods.add(p);
-      }
-    });
-  }
-  const answers = await Promise.all([...pods].map((p) => api.kernelEvents(p, { from: Math.floor(from), to: Math.ceil(to) }, `hopscope-trace-kernel-${p}`)));
-  const ok = answers.filter((a) => a.ok);
-  if (!ok.length && answers.length) {
-    return answers[0] as ApiResult<KernelEvent[]>;
-  }
-  return { ok: true, data: ok.flatMap((a) => (a.ok ? a.data.events : [])) };
 }
 
 function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
-  const { traceId, selectedSpanId } = model.useState();
-  const styles = useStyles2(getStyles);
-  const trace = model.get<TraceDetail>('trace');
-  const rca = model.get<RcaAnswer>('rca');
-  const kernel = model.get<KernelEvent[]>('kernel');
-  const traceData = trace.status === 'ok' ? trace.data : undefined;
-  const rcaData = rca.status === 'ok' ? rca.data : undefined;
-  // The critical path is the engine's (skew-corrected), drawn once its answer is in.
-  const criticalPath = rcaData?.criticalPath;
-  const tree = useMemo(
-    () => (traceData && traceData.spans.length ? measureRender('trace-tree-build', () => buildTraceTree(traceData.spans, criticalPath)) : undefined),
-    [traceData, criticalPath]
-  );
-  const ranks = useMemo(() => new Map((rcaData?.candidates ?? []).filter((c) => c.spanId).map((c) => [c.spanId!, c.rank])), [rcaData]);
-  const selected = selectedSpanId && traceData?.spans.find((s) => s.spanId === selectedSpanId);
-  const search = currentSearch();
-  const brokenEvidence = (rcaData?.candidates ?? []).flatMap((c) => c.evidence.filter((e) => e.kind === 'broken_propagation').map((e) => `${c.service}: ${e.summary}`));
-  const broken = [...(tree?.broken.map((b) => b.summary) ?? []), ...brokenEvidence];
+  const { body } = model.useState();
+  return <body.Component model={body} />;
+}
 
+// ---------- What the trace says beyond the panels: broken propagation, the selected span ----------
+
+interface FindingsState extends SceneObjectState {
+  /** The trace + root-cause runner (the icicle's). */
+  data: SceneObjectRef<SceneQueryRunner>;
+  selectedSpanId?: string;
+}
+
+class TraceFindings extends SceneObjectBase<FindingsState> {
+  static Component = TraceFindingsRenderer;
+
+  span(spanId: string) {
+    const frame = this.state.data.resolve().state.data?.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
+    return frame ? spansOfFrame(frame).find((s) => s.spanId === spanId) : undefined;
+  }
+}
+
+function TraceFindingsRenderer({ model }: SceneComponentProps<TraceFindings>) {
+  const { data, selectedSpanId } = model.useState();
+  const styles = useStyles2(getStyles);
+  const series = data.resolve().useState().data?.series;
+  const spans = useMemo(() => {
+    const frame = series?.find((f) => f.meta?.preferredVisualisationType === 'trace');
+    return frame ? spansOfFrame(frame) : [];
+  }, [series]);
+  const broken = useMemo(() => {
+    const fromTree = spans.length ? buildTraceTree(spans).broken.map((b) => b.summary) : [];
+    const rca = series?.find((f) => f.fields.some((x) => x.name === 'evidenceKinds'));
+    const service = rca?.fields.find((x) => x.name === 'service')?.values ?? [];
+    const kinds = rca?.fields.find((x) => x.name === 'evidenceKinds')?.values ?? [];
+    const text = rca?.fields.find((x) => x.name === 'evidence')?.values ?? [];
+    const fromEngine = kinds.flatMap((k: string, i: number) =>
+      k.split(',').includes('broken_propagation') ? String(text[i]).split('\n').filter((l) => l.startsWith('Broken propagation')).map((l) => `${service[i]}: ${l}`) : []
+    );
+    return [...fromTree, ...fromEngine];
+  }, [spans, series]);
+  const selected = selectedSpanId ? spans.find((s) => s.spanId === selectedSpanId) : undefined;
+  if (!broken.length && !selected) {
+    return null;
+  }
   return (
-    <div className={styles.page} data-testid={testIds.page.container('trace')}>
-      <Breadcrumbs crumbs={[{ label: 'Traces', href: appLinks.traces(search) }, { label: traceId }]} />
-      <Panel
-        id="rca"
-        title={rcaData ? `Root cause — ranked in ${rcaData.tookMs.toFixed(1)} ms` : 'Root cause'}
-        section={rca}
-        height={Math.min(360, 60 + (rcaData?.candidates.length ?? 3) * 64)}
-        isEmpty={(d) => d.candidates.length === 0}
-        emptyText="No candidate: nothing on the critical path stands out from its baseline."
-      >
-        {(d, _w, h) => (
-          <div className={styles.scroll} style={{ maxHeight: h }}>
-            {d.missing.length > 0 && (
-              <div className={styles.warn} data-testid={testIds.traces.missing}>
-                Missing evidence: {d.missing.join('; ')}
-              </div>
-            )}
-            <ol className={styles.candidates} data-testid={testIds.traces.candidates}>
-              {d.candidates.map((c) => (
-                <li key={`${c.rank}-${c.service}-${c.spanId ?? ''}`} className={cx(styles.candidate, c.spanId !== undefined && c.spanId === selectedSpanId && styles.selected)} data-testid={testIds.traces.candidate(c.rank)}>
-                  <div className={styles.candHead}>
-                    <span className={styles.rank}>#{c.rank}</span>
-                    <strong>{c.service}</strong>
-                    <span className={styles.muted}>
-                      {c.pod ? (
-                        <AppLink href={appLinks.pod(c.service, c.pod, search)} testId={testIds.services.podLink(c.pod)}>
-                          {c.pod}
-                        </AppLink>
-                      ) : (
-                        'pod unknown'
-                      )}
-                      {c.operation ? ` · ${c.operation}` : ''}
-                    </span>
-                    <span className={styles.score}>score {c.score.toFixed(2)}</span>
-                    {c.selfMs !== undefined && (
-                      <span className={styles.muted}>
-                        self {fmtMs(c.selfMs)}
-                        {c.baselineMs !== undefined ? ` vs baseline ${fmtMs(c.baselineMs)}` : ''}
-                      </span>
-                    )}
-                    {c.spanId && (
-                      <Button size="sm" variant="secondary" fill="text" onClick={() => model.select(c.spanId!)}>
-                        Show span
-                      </Button>
-                    )}
-                  </div>
-                  <ul className={styles.evidence}>
-                    {c.evidence.map((e, i) => (
-                      <li key={i}>
-                        <span className={styles.kind} title={EVIDENCE_KINDS[e.kind].description}>
-                          {EVIDENCE_KINDS[e.kind].label}
-                        </span>{' '}
-                        {e.summary}
-                      </li>
-                    ))}
-                  </ul>
-                </li>
-              ))}
-            </ol>
-          </div>
-        )}
-      </Panel>
+    <div className={styles.findings}>
       {broken.length > 0 && (
         <div data-testid={testIds.traces.broken}>
           <Alert severity="warning" title="Broken context propagation">
@@ -295,22 +287,6 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
           </Alert>
         </div>
       )}
-      <Panel
-        id="trace-tree"
-        title={tree ? `Trace ${traceId.slice(0, 16)}… — ${tree.spanCount} spans, ${fmtMs(tree.endMs - tree.startMs)}${tree.criticalPath.length ? '; critical path solid' : ''}` : `Trace ${traceId}`}
-        section={trace}
-        height={tree ? Math.min(520, Math.max(80, (tree.root.height + 1) * 20 + 8)) : 120}
-        isEmpty={(d) => d.spans.length === 0}
-        emptyText="This trace has no spans (yet): it may still be arriving, or it is outside the store's retention."
-      >
-        {(_d, _w, h) =>
-          tree && (
-            <div className={styles.scroll} style={{ maxHeight: h }}>
-              <TraceIcicle tree={tree} selectedSpanId={selectedSpanId} onSelect={(id) => model.select(id)} ranks={ranks} />
-            </div>
-          )
-        }
-      </Panel>
       {selected && (
         <div className={styles.details} data-testid={testIds.viz.icicleSelected}>
           <strong>
@@ -329,25 +305,6 @@ function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
           </div>
         </div>
       )}
-      {tree && (
-        <Panel
-          id="trace-kernel"
-          title="Kernel events of the suspect pods, on the trace's timeline"
-          section={kernel}
-          height={5 * 25 + 8}
-          isEmpty={(d) => d.length === 0}
-          emptyText="No kernel event on the suspect pods during this trace."
-        >
-          {(d) => (
-            <KernelTimeline
-              lanes={kernelLanes(d)}
-              fromMs={tree.startMs}
-              toMs={tree.endMs}
-              highlight={selected ? { fromMs: selected.startMs, toMs: selected.endMs } : undefined}
-            />
-          )}
-        </Panel>
-      )}
     </div>
   );
 }
@@ -356,17 +313,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
   form: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'flex-end', flexWrap: 'wrap' }),
   grow: css({ flex: 1, minWidth: 320 }),
-  scroll: css({ overflow: 'auto' }),
-  candidates: css({ listStyle: 'none', margin: 0, padding: 0 }),
-  candidate: css({ padding: theme.spacing(0.5, 1), borderBottom: `1px solid ${theme.colors.border.weak}` }),
-  selected: css({ background: theme.colors.action.selected }),
-  candHead: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'baseline', flexWrap: 'wrap' }),
-  rank: css({ fontWeight: theme.typography.fontWeightBold, color: theme.colors.warning.text }),
-  score: css({ fontVariantNumeric: 'tabular-nums' }),
+  findings: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1) }),
   muted: css({ color: theme.colors.text.secondary }),
-  evidence: css({ margin: theme.spacing(0.5, 0, 0, 3), fontSize: theme.typography.bodySmall.fontSize }),
-  kind: css({ fontFamily: theme.typography.fontFamilyMonospace, color: theme.colors.text.secondary }),
-  warn: css({ color: theme.colors.warning.text, fontSize: theme.typography.bodySmall.fontSize, marginBottom: theme.spacing(0.5) }),
   details: css({ padding: theme.spacing(1), background: theme.colors.background.secondary, borderRadius: theme.shape.radius.default, fontSize: theme.typography.bodySmall.fontSize }),
   attrs: css({ display: 'flex', flexWrap: 'wrap', gap: theme.spacing(0.5, 2), marginTop: theme.spacing(0.5), fontFamily: theme.typography.fontFamilyMonospace }),
 });

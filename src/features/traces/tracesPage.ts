@@ -1,12 +1,13 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
-import { appPaths } from '../../../contract/app-urls';
+import { appLinks, appPaths } from '../../../contract/app-urls';
 import { makeViewPage } from '../shared/page';
 import { TraceScene, TraceSearchScene } from './TracesScene';
 
 /** `traces` (search) → `traces/:traceId` (root cause). */
 export function tracesPage(): SceneAppPage {
   return makeViewPage({
+    name: 'traces',
     url: appPaths.traces(),
     routePath: 'traces/*',
     title: 'Traces',
@@ -18,7 +19,9 @@ export function tracesPage(): SceneAppPage {
         getPage: (match, parent) => {
           const traceId = decodeURIComponent((match.params as Record<string, string>).traceId ?? '').toLowerCase();
           return makeViewPage({
+            name: 'trace',
             url: appPaths.trace(traceId),
+            crumbs: [{ label: 'Traces', href: (s) => appLinks.traces(s) }, { label: traceId }],
             routePath: ':traceId/*',
             title: `Trace ${traceId.slice(0, 16)}…`,
             subTitle: 'Critical path, exclusive time, ranked causes with evidence, and what the kernel saw meanwhile.',

@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, SCREENSHOT_DIR } from '../../support/browser';
 import { appUrl } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
-import { cellMs, hostPanelIds, notices, panel, tableRow } from './support/panels';
+import { cellMs, hostPanelIds, notices, panel, settled, tableRow, tableRows } from './support/panels';
 import { startStack, waitFor, type Stack } from './support/stack';
 
 const hasChromium = (() => {
@@ -154,7 +154,7 @@ test('the incident story: overview → fault → service → pod → kernel evid
     assert.equal(serviceUrl.pathname, '/a/hopscope-rca-app/services/rag');
     assert.equal(serviceUrl.searchParams.get('from'), 'now-10m', 'the time range follows the drill-down');
     visited.service = page.url();
-    const podLinks = page.locator(`[data-testid^="${testIds.services.podLink('')}"]`);
+    const podLinks = panel(page, 'Pods of rag').getByRole('link');
     await podLinks.first().waitFor();
     const pod = (await podLinks.first().innerText()).trim();
     assert.match(pod, /^rag-[0-9a-f]{5}-\d$/);
@@ -164,12 +164,9 @@ test('the incident story: overview → fault → service → pod → kernel evid
     await page.getByTestId(testIds.page.container('pod')).waitFor();
     assert.equal(pathAndQuery(page).pathname, `/a/hopscope-rca-app/services/rag/pods/${pod}`);
     visited.pod = page.url();
-    const evidence = page.getByTestId(testIds.state.panel('kernel-evidence'));
-    await waitFor('the kernel evidence panel to settle', async () => {
-      const t = await evidence.innerText();
-      return !/Loading/.test(t) && /Kernel evidence on/.test(t);
-    }, 15_000);
-    const slow = page.getByTestId(testIds.services.slowTraces).locator(`[data-testid^="${testIds.traces.traceLink('')}"]`);
+    await settled(page, `Kernel evidence on ${pod}`);
+    await panel(page, `Kernel evidence on ${pod}`).getByTestId(testIds.viz.kernelTimeline).waitFor();
+    const slow = panel(page, 'Slowest traces through rag').getByRole('link');
     await slow.first().waitFor();
 
     // a slow trace → its root cause ranks the injected hop first
@@ -177,9 +174,11 @@ test('the incident story: overview → fault → service → pod → kernel evid
     await page.getByTestId(testIds.page.container('trace')).waitFor();
     assert.match(pathAndQuery(page).pathname, /^\/a\/hopscope-rca-app\/traces\/[0-9a-f]{32}$/);
     visited.trace = page.url();
-    const first = page.getByTestId(testIds.traces.candidate(1));
-    await first.waitFor();
-    assert.match(await first.innerText(), /^#1\s*rag\b/m, 'the injected hop is ranked first');
+    const candidates = 'Root cause: the hops that explain the delay, ranked';
+    await settled(page, candidates);
+    const ranked = await tableRows(page, candidates);
+    assert.equal(ranked[0]?.['#'], '1');
+    assert.equal(ranked[0]?.Service, 'rag', 'the injected hop is ranked first');
     await page.getByTestId(testIds.viz.icicleCanvas).waitFor();
     // The trace view is screenshotted now, while the ranking above is what the reader sees (later, the faulty traffic
     // becomes the "recent" baseline and the scores shift).
@@ -207,7 +206,7 @@ test('the incident story: overview → fault → service → pod → kernel evid
 
     // the pod view's export names its slowest traces, so the Markdown carries their ranked causes too
     await page.goto(visited.pod, { waitUntil: 'domcontentloaded' });
-    await page.getByTestId(testIds.services.slowTraces).waitFor();
+    await panel(page, 'Slowest traces through rag').getByRole('link').first().waitFor();
     const podOut = await exportView(page);
     assert.match(podOut.pngName, /^hopscope-services-rag-pods-rag-/);
     assert.match(podOut.md, /\| 1 \| rag \|/);
@@ -221,8 +220,7 @@ test('the incident story: overview → fault → service → pod → kernel evid
 test('trace search: a bad id gets a clear message, a good one opens its root cause; filters are URL state', { skip }, async () => {
   const { page, problems, context } = await openAppPage(browser, appUrl(stack.host, 'traces', { query: { ...RANGE, minDurationMs: '1400' } }));
   try {
-    await page.getByTestId(testIds.traces.list).waitFor();
-    const links = page.locator(`[data-testid^="${testIds.traces.traceLink('')}"]`);
+    const links = panel(page, 'Traces, slowest first').getByRole('link');
     await links.first().waitFor();
     const id = (await links.first().getAttribute('href'))!.split('/traces/')[1].split('?')[0];
     await page.getByTestId(testIds.traces.searchInput).fill('not-a-trace');

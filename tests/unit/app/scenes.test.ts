@@ -96,14 +96,18 @@ test('drill-downs: services/:service → pods/:pod and traces/:traceId, each a U
   assert.deepEqual(report.services.drilldowns, [':service/*']);
   assert.deepEqual(report.traces.drilldowns, [':traceId/*']);
   assert.equal(report.service.url, '/a/hopscope-rca-app/services/llm%20vllm');
-  assert.equal(report.service.body, 'ServiceScene');
+  assert.deepEqual(report.service.panels, ['table:pods', 'table:service-traces']);
   assert.deepEqual(report.service.drilldowns, ['pods/:pod/*']);
   assert.equal(report.service.parent, '/a/hopscope-rca-app/services');
   assert.equal(report.pod.url, '/a/hopscope-rca-app/services/llm%20vllm/pods/rag-0');
-  assert.equal(report.pod.body, 'PodScene');
+  assert.deepEqual(report.pod.panels, ['hopscope-kernel-lanes:kernel-evidence', 'histogram:tls-histogram', 'table:kernel-events', 'table:pod-traces']);
   assert.equal(report.pod.parent, report.service.url);
   assert.equal(report.trace.url, `/a/hopscope-rca-app/traces/${'ab'.repeat(16)}`, 'trace ids are normalised to lower case');
-  assert.equal(report.trace.body, 'TraceScene');
+  assert.deepEqual(report.trace.panels, ['table:rca', 'hopscope-trace-icicle:trace-tree', 'hopscope-kernel-lanes:trace-kernel']);
+  assert.deepEqual(report.services.panels, ['table:services']);
+  assert.deepEqual(report.compare.panels, ['table:compare-stats', 'histogram:compare-histogram', 'timeseries:compare-latency', 'state-timeline:compare-hot-zones']);
+  assert.deepEqual(report.alerts.panels, ['table:alerts']);
+  assert.deepEqual(report.traces.panels, ['table:trace-list']);
   assert.deepEqual(report.pod.preserveUrlKeys, KEYS);
 });
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { KernelEvent } from '../../../contract';
+import type { KernelEvent, PodKernelEventsAnswer } from '../../../contract';
+import { describeDetail, kernelNotices } from '../../../src/datasource/frames/kernel';
 import { histogram, quantile, sharedHistograms } from '../../../src/transforms/histogram';
-import { describeDetail, eventsInWindow, kernelLanes, summarizeKernelEvents } from '../../../src/transforms/kernelEvidence';
 
 test('histograms share edges and count every finite value once', () => {
   const [a, b] = sharedHistograms([[10, 20, 30, 1000], [15, 2000]], 10, 'log');
@@ -23,7 +23,7 @@ const ev = (ts: number, type: KernelEvent['type'], extra: Partial<KernelEvent> =
   ts, type, pid: 42, comm: 'python', pod: 'rag-0', detail: { dst: '10.0.0.7:443' }, mode: 'live', ...extra,
 });
 
-test('kernel events become ordered lanes per signal with a summary', () => {
+test('a pod\'s kernel events: what the reader must know is said (replay, truncation, TLS and connect figures)', () => {
   const events = [
     ev(300, 'tls_handshake', { durationMs: 600, traceId: 'a'.repeat(32) }),
     ev(100, 'tls_handshake', { durationMs: 20 }),
@@ -31,21 +31,10 @@ test('kernel events become ordered lanes per signal with a summary', () => {
     ev(250, 'gpu_alloc_fail', { mode: 'replay' }),
     ev(260, 'http_traceparent'),
   ];
-  const lanes = kernelLanes(events);
-  assert.deepEqual(lanes.map((l) => l.type), ['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail', 'tls_handshake', 'gpu_alloc_fail']);
-  assert.deepEqual(lanes[3].events.map((e) => e.ts), [100, 300]);
-  const s = summarizeKernelEvents(events);
-  assert.equal(s.counts.tls_handshake, 2);
-  assert.equal(s.tlsP50Ms, 310);
-  assert.equal(s.withTrace, 1);
-  assert.equal(s.replay, true, 'replayed data is never passed off as live');
-  assert.deepEqual(eventsInWindow(events, 150, 260).map((e) => e.ts), [200, 250, 260]);
+  const answer: PodKernelEventsAnswer = { pod: 'rag-0', from: 0, to: 1000, events, counts: {}, dropped: 0, truncated: false, sources: [] };
+  const texts = kernelNotices(answer).map((n) => n.text);
+  assert.ok(texts.includes('Replayed data, not live.'), 'replayed data is never passed off as live');
+  assert.ok(!texts.some((t) => /Truncated/.test(t)));
+  assert.match(texts.at(-1)!, /TLS P50 310 ms, P99 59\d ms · connect P99 — · 1 events carry a trace id/);
   assert.equal(describeDetail({ dst: '10.0.0.7:443', n: 3, nested: { x: 1 } }), 'dst=10.0.0.7:443 n=3');
-});
-
-test('the slowest traces come first, errors first among equals, newest-first input notwithstanding', async () => {
-  const { slowestTraces } = await import('../../../src/transforms/traces');
-  const t = (id: string, durationMs: number, status: 'ok' | 'error' = 'ok') => ({ traceId: id, rootService: 'gateway', rootName: 'POST', startMs: 0, durationMs, status });
-  const out = slowestTraces([t('a', 10), t('b', 2000), t('c', 300), t('d', 2000, 'error'), t('e', 5)], 3);
-  assert.deepEqual(out.map((x) => x.traceId), ['d', 'b', 'c']);
 });

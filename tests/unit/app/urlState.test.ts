@@ -3,7 +3,7 @@ import { test } from 'node:test';
 
 import { appLink, appLinks as links, appPaths, preservedQuery } from '../../../contract/app-urls';
 import { isTraceId, traceSearchFromUrl, traceSearchToUrl } from '../../../src/transforms/urlState';
-import { formatSelector, parseSelector } from '../../../src/transforms/compare';
+import { formatSelector, parseSelector } from '../../../src/datasource/frames/compare';
 
 const search = '?from=now-15m&to=now&var-backend=vllm&var-model=llama&refresh=10s&panel=3&foo=bar';
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { CompareAnswer, GoldenAnswer, HeatmapAnswer } from '../../../contract';
+import type { GoldenAnswer, HeatmapAnswer } from '../../../contract';
 import { EXAMPLE_RULE, describeCondition, validateRuleText } from '../../../src/transforms/alertRules';
-import { compareHistograms, compareStats, sideLabel } from '../../../src/transforms/compare';
 import { exportFileName, exportParams } from '../../../src/transforms/exportParams';
 import { seriesName } from '../../../src/datasource/frames/golden';
 import { combineSeries, insightInput, meanAcross } from '../../../src/transforms/golden';
@@ -50,22 +49,6 @@ test('insights read the same data the panels draw: combined golden series and th
   const ids = computeInsights(input).map((i) => i.id).sort();
   // 125 rps at 93% (t=1) and 130 rps at 93% (t=3) → KV cache; p99 2.5 s with tokens 800 (-20%) at t=2 → pruning
   assert.deepEqual(ids, ['attention-head-pruning', 'kv-cache-preallocation']);
-});
-
-test('compare answers overlay on the proxy bins and compute B vs A', () => {
-  const side = (backend: 'vllm' | 'tgi', hist: number[], p99: number | null) => ({
-    selector: { backend }, count: hist.reduce((a, b) => a + b, 0), p50Ms: 100, p99Ms: p99, ttftP50Ms: null, ttftP99Ms: null, histogram: hist, p50Series: [], p99Series: [], hotZones: [],
-    origin: 'sampled-traces' as const, exact: true, estimatedRequests: 0,
-  });
-  const answer: CompareAnswer = { from: 0, to: 1, bucketEdgesMs: [0, 100, 200, 400], times: [], bucketMs: 1000, a: side('vllm', [5, 3, 2], 380), b: side('tgi', [1, 1], 190), sources: [] };
-  const [a, b] = compareHistograms(answer);
-  assert.deepEqual(b.counts, [1, 1, 0]);
-  assert.equal(a.total, 10);
-  const stats = compareStats(answer);
-  assert.equal(stats.find((s) => s.stat === 'P99 latency (ms)')!.change, (190 - 380) / 380);
-  assert.equal(stats.find((s) => s.stat === 'TTFT P99 (ms)')!.change, null);
-  assert.equal(sideLabel(answer.a, 'A'), 'vllm');
-  assert.equal(sideLabel({ ...answer.a, selector: {} }, 'A'), 'A');
 });
 
 test('alert rule validation names every mistake, including the ones the schema cannot see', () => {

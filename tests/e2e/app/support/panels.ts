@@ -65,3 +65,18 @@ export function cellMs(text: string): number {
   }
   return Number(m[1]) * { µs: 0.001, ms: 1, s: 1000, min: 60_000 }[m[2] as 'ms'];
 }
+
+/** Every rendered row of a table panel as header → cell text (tables are virtualised: the rows on screen). */
+export async function tableRows(page: Page, title: string): Promise<Array<Record<string, string>>> {
+  const table = panel(page, title);
+  const headers = (await table.getByRole('columnheader').allInnerTexts()).map((h) => h.replace(/\s+/g, ' ').trim());
+  const rows = await table.getByRole('row').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('[role="cell"]')].map((c) => (c.textContent ?? '').trim())));
+  return rows.filter((cells) => cells.length).map((cells) => Object.fromEntries(headers.map((h, i) => [h, cells[i] ?? ''])));
+}
+
+/** Waits until a panel has settled: no loading bar on it. */
+export async function settled(page: Page, title: string): Promise<void> {
+  const p = panel(page, title);
+  await p.waitFor();
+  await p.locator('[aria-label="Panel loading bar"]').waitFor({ state: 'detached', timeout: 30_000 });
+}

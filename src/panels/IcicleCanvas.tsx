@@ -12,11 +12,11 @@ import React, { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { testIds } from '../testIds';
 import { cellAt, icicleLayout, podOf, SYNTHETIC_ROOT, type SpanNode, type TraceTree } from '../transforms/traceTree';
 import { measureRender } from './marks';
-import { useMeasure } from './useMeasure';
 import { vizTooltipStyle } from './tooltipStyle';
 
-export interface TraceIcicleProps {
+export interface IcicleCanvasProps {
   tree: TraceTree;
+  width: number;
   selectedSpanId?: string;
   onSelect?: (spanId: string) => void;
   /** Span id → rank of the root-cause candidate on it (drawn as a badge). */
@@ -26,7 +26,7 @@ export interface TraceIcicleProps {
 
 const PALETTE = ['blue', 'green', 'purple', 'orange', 'yellow', 'red', 'super-light-blue', 'dark-green', 'dark-purple', 'dark-orange'];
 
-export function serviceColor(theme: GrafanaTheme2, service: string): string {
+function serviceColor(theme: GrafanaTheme2, service: string): string {
   let h = 0;
   for (let i = 0; i < service.length; i++) {
     h = (h * 31 + service.charCodeAt(i)) | 0;
@@ -36,15 +36,13 @@ export function serviceColor(theme: GrafanaTheme2, service: string): string {
 
 const fmtMs = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 1 : 0)} ms`);
 
-export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight = 20 }: TraceIcicleProps) {
+export function IcicleCanvas({ tree, width, selectedSpanId, onSelect, ranks, rowHeight = 20 }: IcicleCanvasProps) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const [wrapRef, size] = useMeasure<HTMLDivElement>();
   const layout = useMemo(() => icicleLayout(tree), [tree]);
   const [hover, setHover] = useState<{ node: HierarchyNode<SpanNode>; x: number; y: number } | undefined>();
   const [focusId, setFocusId] = useState<string | undefined>(selectedSpanId);
-  const width = size.width;
   const height = layout.depth * rowHeight;
   const byId = useMemo(() => new Map(layout.cells.map((c) => [c.node.data.id, c])), [layout]);
 
@@ -164,7 +162,7 @@ export function TraceIcicle({ tree, selectedSpanId, onSelect, ranks, rowHeight =
 
   const hs = hover?.node.data.span;
   return (
-    <div className={styles.wrap} ref={wrapRef} data-testid={testIds.viz.icicle}>
+    <div className={styles.wrap} data-testid={testIds.viz.icicle}>
       <canvas
         ref={canvasRef}
         tabIndex={0}
