@@ -5,13 +5,19 @@
  */
 import type { DataQuery } from '@grafana/schema';
 
-import type { QueryKinds } from './kinds';
 import type { QueryKind } from './kind';
 
 /** The data source's uid and type: one instance, registered at runtime (register.ts). */
 export const HOPSCOPE_DATASOURCE = { uid: 'hopscope-proxy', type: 'hopscope-proxy' } as const;
 
-type Kinds = QueryKinds;
+/**
+ * Every kind of the registry by name, filled in by kinds/index.ts (declaration merging), so this module imports no kind
+ * (the kinds' frames import `partRefId` from here).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface QueryKindRegistry {}
+
+type Kinds = QueryKindRegistry;
 export type QueryKindName = keyof Kinds;
 export type QueryParams<K extends QueryKindName> = Kinds[K] extends QueryKind<infer P> ? P : never;
 

@@ -3,7 +3,8 @@
  * of a shared runner's answer (Grafana's `filterByRefId`), and the chrome every panel gets — a stable key (inspect
  * links), the panel menu and the notices next to the title. See docs/DEVELOPING.md, "A new page".
  */
-import { SceneDataTransformer, SceneQueryRunner, type VizPanel, type VizPanelBuilder } from '@grafana/scenes';
+import type { PanelData } from '@grafana/data';
+import { SceneDataTransformer, SceneQueryRunner, type SceneFlexItem, type VizPanel, type VizPanelBuilder } from '@grafana/scenes';
 
 import { HOPSCOPE_DATASOURCE, type HopscopeQuery } from '../datasource/query';
 import { PanelMenu } from './PanelMenu';
@@ -46,4 +47,23 @@ export function setPanelOptions<O extends object>(panel: VizPanel<O>, patch: Par
   } else {
     panel.setState({ options: { ...panel.state.options, ...patch } });
   }
+}
+
+/**
+ * Sizes a layout item to its answer once it is known (rows of a heatmap, depth of a trace, candidates of a root
+ * cause), so a panel is as tall as what it draws; `heightOf` returns undefined to keep the current height.
+ */
+export function fitToData(item: SceneFlexItem, runner: SceneQueryRunner, heightOf: (data: PanelData) => number | undefined): SceneFlexItem {
+  item.addActivationHandler(() => {
+    const apply = (data: PanelData | undefined) => {
+      const height = data ? heightOf(data) : undefined;
+      if (height !== undefined && item.state.height !== height) {
+        item.setState({ height });
+      }
+    };
+    apply(runner.state.data);
+    const sub = runner.subscribeToState(({ data }) => apply(data));
+    return () => sub.unsubscribe();
+  });
+  return item;
 }

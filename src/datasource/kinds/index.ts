@@ -13,3 +13,9 @@ import { services } from './services';
 export const OVERVIEW_KINDS = { golden, heatmap, annotations, services };
 
 export type QueryKinds = typeof OVERVIEW_KINDS & OtherKinds;
+
+// The query types (query.ts) read the registry from here.
+declare module '../query' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface QueryKindRegistry extends QueryKinds {}
+}

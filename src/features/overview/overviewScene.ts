@@ -18,7 +18,7 @@ import { BigValueColorMode, BigValueGraphMode, BigValueTextMode } from '@grafana
 import { preloadOtherPages } from '../../components/App/lazyPages';
 import { GOLDEN_METRICS, type GoldenMetricInfo } from '../../datasource/frames/golden';
 import { hopscopeQuery, partRefId } from '../../datasource/query';
-import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
+import { fitToData, hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { markWhenDrawn } from '../../scenes/whenDrawn';
 import { INSIGHT_THRESHOLDS } from '../../transforms/insights';
 import { InsightsScene } from './InsightsScene';
@@ -98,23 +98,14 @@ function servicesPanel(runner: SceneQueryRunner): VizPanel {
   return hopscopePanel(builder, { key: 'overview-services' });
 }
 
-/** Rows share the heatmap's height (14 px each, 120..480 px of plot) once the answer says how many GPUs there are. */
-function fitHeatmapHeight(item: SceneFlexItem, runner: SceneQueryRunner): () => void {
-  const sub = runner.subscribeToState(({ data }) => {
-    const rows = Math.max(0, (data?.series[0]?.fields.length ?? 1) - 1);
-    const height = Math.max(120, Math.min(480, rows * 14)) + 100;
-    if (rows && item.state.height !== height) {
-      item.setState({ height });
-    }
-  });
-  return () => sub.unsubscribe();
-}
-
 export function overviewBody(): SceneObject {
   const heatmap = hopscopeRunner(hopscopeQuery('heatmap', {}));
   const services = hopscopeRunner(hopscopeQuery('services', {}));
-  const heatmapItem = new SceneFlexItem({ height: 320, body: heatmapPanel(heatmap) });
-  heatmapItem.addActivationHandler(() => fitHeatmapHeight(heatmapItem, heatmap));
+  // Rows share the heatmap's height (14 px each, 120..480 px of plot) once the answer says how many GPUs there are.
+  const heatmapItem = fitToData(new SceneFlexItem({ height: 320, body: heatmapPanel(heatmap) }), heatmap, (data) => {
+    const rows = Math.max(0, (data.series[0]?.fields.length ?? 1) - 1);
+    return rows ? Math.max(120, Math.min(480, rows * 14)) + 100 : undefined;
+  });
   return new SceneFlexLayout({
     direction: 'column',
     // One golden query for every stat and chart of the page; each panel takes its metric's part.

@@ -5,7 +5,7 @@
  * the suspect pods on the trace's own timeline, broken propagation flagged, and the selected span (URL key `span`).
  */
 import { css } from '@emotion/css';
-import type { GrafanaTheme2 } from '@grafana/data';
+import type { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import {
   PanelBuilders,
   SceneFlexItem,
@@ -29,7 +29,7 @@ import { podOf, spansOfFrame } from '../../datasource/frames/traces';
 import { hopscopeQuery, type HopscopeQuery } from '../../datasource/query';
 import { KERNEL_LANES_PANEL, type KernelLanesOptions } from '../../panels/kernelLanes';
 import { TRACE_ICICLE_PANEL, type TraceIcicleOptions } from '../../panels/traceIcicle';
-import { hopscopePanel, hopscopeRunner, setPanelOptions } from '../../scenes/panels';
+import { fitToData, hopscopePanel, hopscopeRunner, setPanelOptions } from '../../scenes/panels';
 import { testIds } from '../../testIds';
 import { buildTraceTree } from '../../transforms/traceTree';
 import { isTraceId, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
@@ -160,11 +160,12 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
   constructor(traceId: string) {
     // The trace and its root cause (one call each, shared by the panels that ask in the same refresh).
     const traceRunner = hopscopeRunner(hopscopeQuery('trace', { traceId }), hopscopeQuery('rca', { traceId }));
+    const rcaRunner = hopscopeRunner(hopscopeQuery('rca', { traceId }));
     const candidates = hopscopePanel(
       PanelBuilders.table()
         .setTitle('Root cause: the hops that explain the delay, ranked')
         .setDescription('Each candidate with its evidence (labels from the evidence catalogue). Click a pod for its kernel evidence, an operation to show its span.')
-        .setData(hopscopeRunner(hopscopeQuery('rca', { traceId })))
+        .setData(rcaRunner)
         .setOption('sortBy', [{ displayName: '#', desc: false }])
         .setOption('cellHeight', 'lg' as never),
       { key: 'rca' }
@@ -188,9 +189,16 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
       body: new SceneFlexLayout({
         direction: 'column',
         children: [
-          new SceneFlexItem({ height: 360, body: candidates }),
+          // As tall as what they draw: the candidates, the trace's depth.
+          fitToData(new SceneFlexItem({ height: 240, body: candidates }), rcaRunner, (d) => {
+            const rows = d.series.find((f) => f.refId === 'rca')?.length;
+            return rows === undefined ? undefined : Math.min(520, 90 + Math.max(1, rows) * 48);
+          }),
           new SceneFlexItem({ body: findings }),
-          new SceneFlexItem({ height: 420, body: icicle }),
+          fitToData(new SceneFlexItem({ height: 240, body: icicle }), traceRunner, (d) => {
+            const trace = d.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
+            return trace ? Math.min(560, Math.max(120, traceDepth(trace) * 20 + 70)) : undefined;
+          }),
           new SceneFlexItem({ height: 5 * 25 + 60, body: lanes }),
         ],
       }),
@@ -232,6 +240,25 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
 function TraceRenderer({ model }: SceneComponentProps<TraceScene>) {
   const { body } = model.useState();
   return <body.Component model={body} />;
+}
+
+/** Levels of a trace frame's span tree (its parent links), for the icicle's height. */
+function traceDepth(frame: DataFrame): number {
+  const ids = frame.fields.find((f) => f.name === 'spanID')?.values ?? [];
+  const parents = frame.fields.find((f) => f.name === 'parentSpanID')?.values ?? [];
+  const parentOf = new Map<string, string>(ids.map((id: string, i: number) => [id, parents[i]]));
+  const depth = new Map<string, number>();
+  const of = (id: string, guard = 0): number => {
+    const known = depth.get(id);
+    if (known !== undefined) {
+      return known;
+    }
+    const p = parentOf.get(id);
+    const d = p && parentOf.has(p) && guard < 10_000 ? of(p, guard + 1) + 1 : 1;
+    depth.set(id, d);
+    return d;
+  };
+  return ids.reduce((m: number, id: string) => Math.max(m, of(id)), 0);
 }
 
 // ---------- What the trace says beyond the panels: broken propagation, the selected span ----------

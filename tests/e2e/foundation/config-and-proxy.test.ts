@@ -17,6 +17,8 @@ const ids = {
   urlError: 'data-testid hopscope-config-proxy-url-error',
   token: 'data-testid hopscope-config-proxy-token',
   submit: 'data-testid hopscope-config-submit',
+  prometheusUid: 'data-testid hopscope-config-prometheus-uid',
+  tempoUid: 'data-testid hopscope-config-tempo-uid',
 };
 
 /** Calls the data proxy from inside the page, as the app's api client does (same origin, no token of its own). */
@@ -98,6 +100,22 @@ describe('foundation: config page and data proxy', () => {
     assert.equal(JSON.stringify(settings.body).includes(token), false, 'the settings API never returns the token');
     assert.deepEqual((settings.body as { secureJsonFields: unknown }).secureJsonFields, { proxyToken: true });
     await screenshot(page, 'config-saved');
+    assert.deepEqual(problems.all(), []);
+  });
+
+  it('the Prometheus and Tempo data source uids (Explore targets) are checked, saved and kept', async () => {
+    await page.getByTestId(ids.prometheusUid).fill('not a uid!');
+    await page.getByTestId(ids.submit).click();
+    await page.getByText('A data source uid is 1–40 letters').first().waitFor();
+    assert.equal(host.settings.jsonData.prometheusDatasourceUid, undefined, 'nothing was saved');
+    await page.getByTestId(ids.prometheusUid).fill('my-prometheus');
+    await page.getByTestId(ids.tempoUid).fill('my-tempo');
+    await Promise.all([page.waitForEvent('load'), page.getByTestId(ids.submit).click()]);
+    await waitForHost(page);
+    assert.equal(host.settings.jsonData.prometheusDatasourceUid, 'my-prometheus');
+    assert.equal(host.settings.jsonData.tempoDatasourceUid, 'my-tempo');
+    assert.equal(host.settings.jsonData.proxyUrl, proxy.url, 'the proxy URL is kept');
+    assert.equal(await page.getByTestId(ids.prometheusUid).inputValue(), 'my-prometheus');
     assert.deepEqual(problems.all(), []);
   });
 

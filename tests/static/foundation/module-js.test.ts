@@ -83,6 +83,11 @@ describe('dist/module.js', () => {
     }
   });
 
+  it('stays small: at most 200 KB (Grafana fetches it for every app page; the pages are lazy chunks)', () => {
+    const bytes = Buffer.byteLength(moduleJs);
+    assert.ok(bytes <= 200 * 1024, `module.js is ${(bytes / 1024).toFixed(1)} KiB`);
+  });
+
   it('the AMD check can fail: a plain script is not accepted', () => {
     assert.equal(amdDependencies('var x = 1;').calls, 0);
   });
