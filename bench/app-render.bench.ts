@@ -19,6 +19,7 @@
  * The data comes from a small stand-in proxy answering contract-valid JSON, so the numbers are the app's own cost.
  * Usage: npm run bench -- app-render   (needs a built dist/: npm run build)
  *        HOPSCOPE_BENCH_BASELINE_DIST=/tmp/dist-old npm run bench -- app-render   (cold load, this build vs that one)
+ *        HOPSCOPE_BENCH_DIST=/tmp/dist-new …   (measure that build as A instead of dist/)
  *        HOPSCOPE_BENCH_COLD_ROUNDS=11 …   (more cold rounds)   HOPSCOPE_BENCH_ONLY=cold …   (the cold load only)
  *        HOPSCOPE_BENCH_PROXY_DELAY_MS=200 …   (the stand-in proxy answers that much later, as a real one querying
  *        Prometheus would; by default it answers at once, so only the app's own cost is measured)
@@ -68,7 +69,7 @@ const CHARTS = 6;
 // The heatmap paint: the app's own canvas (older builds) or the host's stand-in for Grafana's heatmap panel (this one).
 const HEATMAP_MEASURES = ['hopscope:heatmap', 'host:heatmap'];
 // The services: the app's own links (older builds) or the links of the services table panel (this one).
-const SERVICE_LINKS = '[data-testid^="data-testid hopscope-overview-service-"], [data-testid="data-testid Panel header Services — click one to drill down"] a[href*="/services/"]';
+const SERVICE_LINKS = '[data-testid^="data-testid hopscope-overview-service-"], [data-testid^="data-testid Panel header Services"] a[href*="/services/"]';
 const WATCH_READY = `(() => {
   const drawn = () => ({
     charts: document.querySelectorAll('.uplot canvas').length,
@@ -163,7 +164,7 @@ function pairResult(name: string, unit: string, a: { label: string; values: numb
 }
 
 const proxy = await startStandInProxy({ delayMs: PROXY_DELAY_MS });
-const host = await startTestHost({ proxyUrl: proxy.url });
+const host = await startTestHost({ proxyUrl: proxy.url, ...(process.env.HOPSCOPE_BENCH_DIST ? { dist: process.env.HOPSCOPE_BENCH_DIST } : {}) });
 const baselineHost = BASELINE_DIST ? await startTestHost({ proxyUrl: proxy.url, dist: BASELINE_DIST }) : undefined;
 const browser = await launchBrowser();
 const rows: Array<Record<string, string | number>> = [];
@@ -179,7 +180,7 @@ try {
       name: 'Overview ready, cold load',
       unit: 'ms',
       rounds: COLD_ROUNDS,
-      a: { label: 'dist/', run: async () => { const x = await coldLoad(browser, appUrl(host, 'overview', overviewQuery)); cold.push(x); return x.ready; } },
+      a: { label: process.env.HOPSCOPE_BENCH_DIST ?? 'dist/', run: async () => { const x = await coldLoad(browser, appUrl(host, 'overview', overviewQuery)); cold.push(x); return x.ready; } },
       b: { label: BASELINE_DIST!, run: async () => { const x = await coldLoad(browser, appUrl(baselineHost, 'overview', overviewQuery)); coldB.push(x); return x.ready; } },
     });
   } else {

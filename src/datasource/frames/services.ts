@@ -30,8 +30,9 @@ export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Re
       field('requests', NUMBER, s.map((x) => x.requests), { displayName: 'Requests', decimals: 0 }),
       field('rps', NUMBER, s.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2 }),
       field('errorRate', NUMBER, s.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1 }),
-      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms' }),
-      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms' }),
+      // Each latency on its own scale (a bar of P99 is not drawn against the request counts).
+      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true }),
+      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, links: [appPathLink('Open service', 'servicePath')] }),
       field('errors', NUMBER, s.map((x) => x.errors), { displayName: 'Errors', decimals: 0 }),
       field('pods', NUMBER, s.map((x) => x.pods.length), { displayName: 'Pods', decimals: 0 }),
       ...(kernel ? [field('kernel', STRING, s.map((x) => (kernel[x.service] ? kernelCell(kernel[x.service]) : 'unavailable')), { displayName: 'Kernel signals' })] : []),

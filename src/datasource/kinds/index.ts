@@ -8,9 +8,11 @@ import { annotations } from './annotations';
 import { golden } from './golden';
 import { heatmap } from './heatmap';
 import type { OtherKinds } from './otherKinds';
+import { runs } from './runs';
 import { services } from './services';
 
-export const OVERVIEW_KINDS = { golden, heatmap, annotations, services };
+/** The Overview's (its run selector lists and marks the runs, `runs`, too). */
+export const OVERVIEW_KINDS = { golden, heatmap, annotations, services, runs };
 
 export type QueryKinds = typeof OVERVIEW_KINDS & OtherKinds;
 

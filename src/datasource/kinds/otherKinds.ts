@@ -9,7 +9,6 @@ import { pods } from './pods';
 import { rca } from './rca';
 import { run } from './run';
 import { runCompare } from './runCompare';
-import { runs } from './runs';
 import { runTtft } from './runTtft';
 import { trace } from './trace';
 import { traceKernelEvents } from './traceKernelEvents';
@@ -24,7 +23,6 @@ export const OTHER_KINDS = {
   traceKernelEvents,
   compare,
   alerts,
-  runs,
   run,
   runCompare,
   runTtft,

@@ -7,6 +7,7 @@
 import {
   PanelBuilders,
   SceneCSSGridLayout,
+  SceneDataTransformer,
   SceneFlexItem,
   SceneFlexLayout,
   type SceneObject,
@@ -27,6 +28,7 @@ import { InsightsScene } from './InsightsScene';
 export const OVERVIEW_READY_MARK = 'hopscope:overview:ready';
 
 const GOLDEN = 'golden';
+const SERVICES_TITLE = 'Services — P99, click one to drill down';
 /** Every metric's combined series (refIds `golden:<metric>:combined`; filterByRefId takes a /regex/). */
 const COMBINED = `/^${GOLDEN}:.*:combined$/`;
 
@@ -89,12 +91,30 @@ function heatmapPanel(runner: SceneQueryRunner): VizPanel {
   return hopscopePanel(builder, { key: 'gpu-heatmap' });
 }
 
+/** Each service's P99 as a bar (the slowest first), each bar its drill-down link. */
 function servicesPanel(runner: SceneQueryRunner): VizPanel {
-  const builder = PanelBuilders.table()
-    .setTitle('Services — click one to drill down')
-    .setData(runner)
-    .setOption('sortBy', [{ displayName: 'P99', desc: true }])
-    .setOption('cellHeight', 'sm' as never);
+  const builder = PanelBuilders.bargauge()
+    .setTitle(SERVICES_TITLE)
+    .setDescription('P99 latency of each traced service in the range, slowest first; a bar opens the service (its pods and slowest traces).')
+    .setData(
+      new SceneDataTransformer({
+        $data: runner,
+        transformations: [
+          { id: 'sortBy', options: { sort: [{ field: 'P99', desc: true }] } },
+          // The bar's value, the row's name and its link's path: the bars are the P99s.
+          { id: 'filterFieldsByName', options: { include: { names: ['Service', 'servicePath', 'P99'] } } },
+        ],
+      })
+    )
+    .setOption('reduceOptions', { values: true, calcs: [], fields: '' })
+    .setOption('orientation', 'horizontal' as never)
+    .setOption('displayMode', 'gradient' as never)
+    .setOption('namePlacement', 'left' as never)
+    .setOption('showUnfilled', true)
+    .setMin(0)
+    .setThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'green' }, { value: INSIGHT_THRESHOLDS.p99Seconds * 1000, color: 'red' }] })
+    // Each bar named by its row's service (Grafana interpolates the row's fields in a display name).
+    .setOverrides((b) => b.matchFieldsWithName('p99').overrideDisplayName('${__data.fields.service}'));
   return hopscopePanel(builder, { key: 'overview-services' });
 }
 
@@ -125,7 +145,11 @@ export function overviewBody(): SceneObject {
         }),
       }),
       heatmapItem,
-      new SceneFlexItem({ height: 360, body: servicesPanel(services) }),
+      // One bar per service.
+      fitToData(new SceneFlexItem({ height: 260, body: servicesPanel(services) }), services, (d) => {
+        const rows = d.series[0]?.length;
+        return rows ? 60 + rows * 30 : undefined;
+      }),
     ],
   });
 }

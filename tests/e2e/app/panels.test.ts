@@ -14,7 +14,7 @@ import { FROM, GOLDEN_METRICS, NOW, promqlOf, startStandInProxy, type StandInPro
 import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
 import { appUrl, startTestHost } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
-import { hostPanelIds, inspect, inspectedTable, menuItem, notices, openPanelMenu, panel } from './support/panels';
+import { hostPanelIds, inspect, inspectedTable, menuItem, notices, openPanelMenu, panel, SERVICES_PANEL, serviceBar } from './support/panels';
 
 const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
 const RANGE = { from: String(FROM), to: String(NOW) };
@@ -70,9 +70,11 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       await panel(page, 'GPU activity per GPU').getByTestId(hostPanelIds.heatmapCanvas).waitFor();
       assert.match(await notices(page, 'GPU activity per GPU', 'info'), /per-SM.*DCGM_FI_PROF_SM_ACTIVE/);
       assert.equal(await page.locator(`[data-testid^="${hostPanelIds.heatmapRow('')}"]`).count(), 64);
-      // Services, slowest first, each a link.
-      const table = panel(page, 'Services — click one to drill down');
-      assert.equal(await table.getByRole('link', { name: 'agent' }).count(), 1);
+      // Services: one bar per service, slowest P99 first, each its drill-down.
+      const bars = await panel(page, SERVICES_PANEL).getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('aria-label')));
+      assert.equal(bars.length, 7);
+      assert.match(bars[0]!, /^agent: 960 ms$/);
+      assert.match(bars[6]!, /^gateway: 900 ms$/);
       assert.deepEqual(problems.all(), []);
     } finally {
       await close();
@@ -126,9 +128,9 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       assert.deepEqual(pane.queries[0].datasource, { uid: PROM_UID, type: 'prometheus' });
       // The panel's range (Scenes writes an absolute range as ISO times).
       assert.deepEqual([Date.parse(pane.range.from), Date.parse(pane.range.to)], [FROM, NOW]);
-      // A panel not computed from PromQL (the services table) has no Explore.
+      // A panel not computed from PromQL (the services) has no Explore.
       await page.keyboard.press('Escape');
-      const table = await openPanelMenu(page, 'Services — click one to drill down');
+      const table = await openPanelMenu(page, SERVICES_PANEL);
       assert.equal(await menuItem(table, 'Explore').count(), 0);
       assert.equal(await menuItem(table, 'Inspect').count(), 1);
     } finally {
@@ -169,10 +171,10 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     }
   });
 
-  test('a service in the table drills down with the time range; dragging on a chart zooms the shared range', async () => {
+  test('a service bar drills down with the time range; dragging on a chart zooms the shared range', async () => {
     const { page, problems, close } = await overview();
     try {
-      await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag' }).click();
+      await serviceBar(page, 'rag').click();
       await page.getByTestId(testIds.page.container('service')).waitFor();
       assert.equal(new URL(page.url()).pathname, '/a/hopscope-rca-app/services/rag');
       assert.equal(Date.parse(new URL(page.url()).searchParams.get('to')!), NOW);
@@ -217,7 +219,7 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
         assert.match(await notices(page, 'Requests / s', 'warning'), /prometheus: connect ECONNREFUSED/);
         assert.match(await notices(page, 'GPU activity per GPU', 'warning'), /prometheus/);
         assert.match(await panel(page, 'Requests / s').innerText(), /No data/);
-        assert.equal(await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag' }).count(), 1);
+        assert.equal(await serviceBar(page, 'rag').count(), 1);
       } finally {
         await close();
       }

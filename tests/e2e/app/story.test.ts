@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, SCREENSHOT_DIR } from '../../support/browser';
 import { appUrl } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
-import { cellMs, hostPanelIds, notices, panel, settled, tableRow, tableRows } from './support/panels';
+import { hostPanelIds, notices, panel, serviceBar, serviceP99Ms, settled, tableRows } from './support/panels';
 import { startStack, waitFor, type Stack } from './support/stack';
 
 const hasChromium = (() => {
@@ -138,10 +138,9 @@ test('the incident story: overview → fault → service → pod → kernel evid
 
     // The spike: reload the overview (as the refresh picker would); rag's P99 is now above a second.
     await page.reload({ waitUntil: 'domcontentloaded' });
-    const services = 'Services — click one to drill down';
-    const ragLink = panel(page, services).getByRole('link', { name: 'rag', exact: true });
+    const ragLink = serviceBar(page, 'rag');
     await ragLink.waitFor();
-    await waitFor('rag P99 above 1 s on the overview', async () => cellMs((await tableRow(page, services, 'rag')).P99 ?? '') > 1000, 15_000);
+    await waitFor('rag P99 above 1 s on the overview', async () => (await serviceP99Ms(page, 'rag')) > 1000, 15_000);
     // The fault is drawn as a marker on the charts (from the chain's fault API, through the proxy's annotations).
     const rpsChart = panel(page, 'Requests / s').getByTestId(hostPanelIds.timeseries);
     await waitFor('the fault as an annotation', async () => Number(await rpsChart.getAttribute('data-annotations')) >= 1, 15_000);
@@ -349,7 +348,7 @@ test('a dead source degrades its panels only: Prometheus stopped, traces and ser
     await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
     // The golden panels and the heatmap say which source failed; the services (from traces) still answer.
     await waitFor('the golden panels to report prometheus', async () => /prometheus/i.test(await notices(page, 'Requests / s', 'warning')), 20_000);
-    await panel(page, 'Services — click one to drill down').getByRole('link', { name: 'rag', exact: true }).waitFor();
+    await serviceBar(page, 'rag').waitFor();
     await waitFor('the heatmap to say why it is empty', async () => /prometheus/i.test(await notices(page, 'GPU activity per GPU', 'warning')), 20_000);
   } finally {
     await context.close();

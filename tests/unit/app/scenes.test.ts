@@ -81,13 +81,13 @@ test('every page is a SceneAppPage at its route with a URL-synced time range, va
   assert.ok(!report.compare.controls.includes('VariableValueSelectors'), 'compare has its own A/B selectors');
 });
 
-test('the Overview is Grafana panels on the data source: the latest golden values, a time series per metric, the GPU heatmap, the services table; faults as annotations', { skip }, () => {
+test('the Overview is Grafana panels on the data source: the latest golden values, a time series per metric, the GPU heatmap, the services P99 bars; faults as annotations', { skip }, () => {
   const metrics = ['rps', 'output_tokens_per_s', 'e2e_p99_s', 'ttft_p99_s', 'kv_cache_hit_rate', 'error_rate'];
   assert.deepEqual(report.overview.panels, [
     'stat:golden-latest',
     ...metrics.map((m) => `timeseries:timeseries-${m}`),
     'heatmap:gpu-heatmap',
-    'table:overview-services',
+    'bargauge:overview-services',
   ]);
   assert.ok(report.overview.layers.includes('AnnotationsDataLayer:Faults'), 'the faults are annotations on its charts');
 });

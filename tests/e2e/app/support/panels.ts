@@ -80,3 +80,16 @@ export async function settled(page: Page, title: string): Promise<void> {
   await p.waitFor();
   await p.locator('[aria-label="Panel loading bar"]').waitFor({ state: 'detached', timeout: 30_000 });
 }
+
+/** The Overview's services panel: one bar per service (its P99), each its drill-down link. */
+export const SERVICES_PANEL = 'Services — P99, click one to drill down';
+
+/** A service's bar (its accessible name is `<service>: <P99>`). */
+export const serviceBar = (page: Page, service: string): Locator =>
+  panel(page, SERVICES_PANEL).getByRole('link', { name: new RegExp(`^${service.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `) });
+
+/** A service's P99 in ms, read from its bar. */
+export async function serviceP99Ms(page: Page, service: string): Promise<number> {
+  const label = (await serviceBar(page, service).getAttribute('aria-label')) ?? '';
+  return cellMs(label.split(': ')[1] ?? '');
+}

@@ -5,6 +5,7 @@
  */
 import type { PanelPlugin } from '@grafana/data';
 
+import { barGaugePanel } from './BarGaugePanel';
 import { heatmapPanel } from './HeatmapPanel';
 import { histogramPanel } from './HistogramPanel';
 import { statPanel } from './StatPanel';
@@ -19,6 +20,7 @@ const FACTORIES: Record<string, () => PanelPlugin> = {
   histogram: histogramPanel as () => PanelPlugin,
   heatmap: heatmapPanel as () => PanelPlugin,
   'state-timeline': stateTimelinePanel as () => PanelPlugin,
+  bargauge: barGaugePanel as () => PanelPlugin,
 };
 
 const cache = new Map<string, PanelPlugin>();

@@ -5,6 +5,7 @@ export const hostPanelIds = {
   timeseries: id('timeseries'),
   timeseriesTooltip: id('timeseries-tooltip'),
   stat: id('stat'),
+  bargauge: id('bargauge'),
   table: id('table'),
   histogram: id('histogram'),
   heatmap: id('heatmap'),
