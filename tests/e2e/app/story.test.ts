@@ -59,11 +59,11 @@ async function expectNoProblems(problems: { all(): string[] }, where: string): P
 
 const pathAndQuery = (page: Page): URL => new URL(page.url());
 
-/** Waits until no panel is loading (the app's own sections, and Grafana panels' loading bars), then writes artifacts/screenshots/app-<name>-<theme>.png. */
+/** Waits until no panel is loading (Grafana panels' loading bars), then writes artifacts/screenshots/app-<name>-<theme>.png. */
 async function settleAndShoot(page: Page, name: string, theme: 'dark' | 'light'): Promise<void> {
-  await page.getByTestId(testIds.page.container(name)).waitFor().catch(() => undefined);
-  await page.locator('[data-testid^="data-testid Panel header"], [data-testid^="data-testid hopscope-panel-"]').first().waitFor();
-  const loading = '[data-testid^="data-testid hopscope-loading-"], [aria-label="Panel loading bar"]';
+  await page.getByTestId(testIds.page.container(name)).waitFor();
+  await page.locator('[data-testid^="data-testid Panel header"]').first().waitFor();
+  const loading = '[aria-label="Panel loading bar"]';
   await waitFor(`${name} loaded`, async () => (await page.locator(loading).count()) === 0, 20_000, 200);
   await page.waitForTimeout(300);
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
