@@ -8,6 +8,7 @@ import { overviewBody } from './overviewScene';
 /** `/a/hopscope-rca-app/overview`: the golden metrics and the GPU heatmap. */
 export function overviewPage(): SceneAppPage {
   return makeViewPage({
+    name: 'overview',
     url: appPaths.overview(),
     routePath: 'overview/*',
     title: 'Overview',
