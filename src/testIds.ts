@@ -46,6 +46,15 @@ export const testIds = {
     searchInput: id('trace-search-input'),
     searchSubmit: id('trace-search-submit'),
     broken: id('rca-broken-propagation'),
+    /** Where the root cause's kernel evidence came from, and what it could not see. */
+    kernelEvidence: id('rca-kernel-evidence'),
+    missing: id('rca-missing'),
+    saveAnswer: id('rca-save-answer'),
+    savedLink: id('rca-saved-link'),
+    savedList: id('rca-saved-list'),
+    /** The banner over a saved answer, and its link back to the live root cause. */
+    savedBanner: id('rca-saved-banner'),
+    liveLink: id('rca-live-link'),
   },
   compare: {
     selectorA: id('compare-a'),
@@ -60,6 +69,16 @@ export const testIds = {
     editor: id('alert-rule-editor'),
     editorError: id('alert-rule-editor-error'),
     save: id('alert-rule-save'),
+    saveError: id('alert-rules-save-error'),
+    conflict: id('alert-rules-conflict'),
+    reload: id('alert-rules-reload'),
+    stale: id('alert-rules-stale'),
+    info: id('alert-rules-info'),
+    version: id('alert-rules-version'),
+    evaluator: id('alert-evaluator'),
+    exportRules: id('alert-rules-export'),
+    importRules: id('alert-rules-import'),
+    importFile: id('alert-rules-import-file'),
   },
   runs: {
     filters: id('runs-filters'),
