@@ -21,8 +21,8 @@ export const APP_URL_KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend',
 export const VIEW_URL_KEYS = {
   /** Traces: the search filters. */
   traces: ['service', 'minDurationMs', 'status'],
-  /** One trace: the selected span. */
-  trace: ['span'],
+  /** One trace: the selected span, and a saved root-cause answer shown instead of the live one. */
+  trace: ['span', 'answer'],
   /** Compare: the two selectors, e.g. `a=backend=vllm&b=backend=tgi`. */
   compare: ['a', 'b'],
   /** Alerts: the rule an alert link points at. */
