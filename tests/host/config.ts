@@ -1,8 +1,10 @@
 /**
  * The host's configuration: defaults, environment overrides (HOPSCOPE_HOST_PORT, HOPSCOPE_HOST_BIND,
- * HOPSCOPE_HOST_PROXY_URL, HOPSCOPE_HOST_DIST), then command-line flags; a clear error for every bad value.
+ * HOPSCOPE_HOST_PROXY_URL, HOPSCOPE_HOST_DIST, HOPSCOPE_HOST_ROLE), then command-line flags; a clear error for every bad value.
  */
 import { parseArgs } from 'node:util';
+
+import { isValidRole, type OrgRole } from './pluginRoutes';
 
 export const HELP = `Usage: tsx tests/host/main.ts [options]
 
@@ -17,6 +19,9 @@ Options:
                                                                              env HOPSCOPE_HOST_PROXY_URL
   --proxy-token <t>   token seeding secureJsonData.proxyToken (default none) env HOPSCOPE_PROXY_TOKEN
   --dist <dir>        the built plugin (default ./dist)                      env HOPSCOPE_HOST_DIST
+  --role <role>       the signed-in user's org role: Admin (default), Editor, Viewer or None
+                      (the plugin routes' reqRole is checked against it, as Grafana does)
+                                                                             env HOPSCOPE_HOST_ROLE
   --log               log every request
   --help              this text
 
@@ -28,6 +33,7 @@ export interface HostConfig {
   proxyUrl: string;
   proxyToken?: string;
   dist: string;
+  orgRole: OrgRole;
   log: boolean;
   help: boolean;
 }
@@ -66,6 +72,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'proxy-url': { type: 'string' },
         'proxy-token': { type: 'string' },
         dist: { type: 'string' },
+        role: { type: 'string' },
         log: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -77,12 +84,17 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const str = (flag: string, envName: string, fallback?: string): string | undefined =>
     (values[flag] as string | undefined) ?? (env[envName] || undefined) ?? fallback;
   const portText = str('port', 'HOPSCOPE_HOST_PORT', '3300')!;
+  const role = str('role', 'HOPSCOPE_HOST_ROLE', 'Admin')!;
+  if (!isValidRole(role)) {
+    throw new ConfigError(`${values.role !== undefined ? '--role' : 'HOPSCOPE_HOST_ROLE'} must be Admin, Editor, Viewer or None, got "${role}"`);
+  }
   return {
     port: parsePort(portText, values.port !== undefined ? '--port' : 'HOPSCOPE_HOST_PORT'),
     bind: str('bind', 'HOPSCOPE_HOST_BIND', '127.0.0.1')!,
     proxyUrl: parseUrl(str('proxy-url', 'HOPSCOPE_HOST_PROXY_URL', 'http://127.0.0.1:3301')!, '--proxy-url'),
     proxyToken: str('proxy-token', 'HOPSCOPE_PROXY_TOKEN'),
     dist: str('dist', 'HOPSCOPE_HOST_DIST', 'dist')!,
+    orgRole: role,
     log: Boolean(values.log),
     help: Boolean(values.help),
   };

@@ -33,6 +33,7 @@ const host = await startHost({
   proxyUrl: config.proxyUrl,
   proxyToken: config.proxyToken,
   dist: config.dist,
+  orgRole: config.orgRole,
   log: config.log,
 });
 log.info({ url: host.url, proxyUrl: config.proxyUrl, dist: resolve(config.dist) }, `host listening on ${host.url}/a/hopscope-rca-app/`);

@@ -1,8 +1,15 @@
 /**
- * Grafana's app-plugin data proxy, reduced to what plugin.json `routes` mean (pkg/api/pluginproxy in Grafana):
- * `/api/plugin-proxy/<id>/<proxyPath>` picks the first route whose method and `path` pattern match `proxyPath`
- * (`*` = the rest, `:name` = one segment); the target is the route `url` rendered with the plugin settings, joined
- * with what `*` matched (or nothing when the pattern has no `*`); the route `headers` are rendered and set.
+ * Grafana's app-plugin data proxy, reduced to what plugin.json `routes` mean (pkg/api/pluginproxy/pluginproxy.go,
+ * `HandleRequest`, and pkg/web/tree.go, the router it matches paths with):
+ * - the proxy path is what follows `/api/plugin-proxy/<id>/` in the escaped request path;
+ * - routes are tried in order; a route whose `method` is set, not `*`, and not exactly the request's method (a plain
+ *   string comparison: `GET,POST` or `get` match nothing) is skipped;
+ * - its `path` is one pattern of Grafana's router: static segments, `:name` (one segment), `*` (the rest, at least one
+ *   segment); leading and trailing slashes of the request path are ignored;
+ * - the FIRST route whose method and path match decides: a user without its `reqRole` gets 403 "plugin proxy route
+ *   access denied" (no later route is tried); none matching is 404 "plugin route match not found";
+ * - the target is the route `url` rendered with the plugin settings, joined with what `*` matched (nothing when the
+ *   pattern has no `*`), the query string kept; the route `headers` are rendered and set.
  * Pure functions: the host's forwarding and its unit tests use them.
  */
 
@@ -25,41 +32,104 @@ export interface RouteMatch {
   rest: string;
 }
 
-function patternToRegExp(pattern: string): { re: RegExp; hasGlob: boolean } {
-  const clean = pattern.replace(/^\/+/, '');
-  let hasGlob = false;
-  const body = clean
-    .split('/')
-    .map((segment) => {
-      if (segment === '*') {
-        hasGlob = true;
-        return '(?<glob>.*)';
+/** An org role as Grafana names them (pkg/apimachinery/identity roletype: None < Viewer < Editor < Admin). */
+export type OrgRole = 'None' | 'Viewer' | 'Editor' | 'Admin';
+
+const ROLE_PRECEDENCE: Record<OrgRole, number> = { None: 10, Viewer: 20, Editor: 30, Admin: 40 };
+
+/** `RoleType.IsValid`: one of the four names, exactly. */
+export function isValidRole(role: string | undefined): role is OrgRole {
+  return role !== undefined && Object.hasOwn(ROLE_PRECEDENCE, role);
+}
+
+/** `RoleType.Includes`: a role includes every role of lower or equal precedence. */
+export function roleIncludes(user: OrgRole, required: OrgRole): boolean {
+  return ROLE_PRECEDENCE[user] >= ROLE_PRECEDENCE[required];
+}
+
+/** `hasAccessToRoute` without RBAC (`reqAction` is not used by this plugin): a valid `reqRole` must be included. */
+export function hasAccessToRoute(route: PluginRoute, user: OrgRole): boolean {
+  return isValidRole(route.reqRole) ? roleIncludes(user, route.reqRole) : true;
+}
+
+/** Grafana's pluginProxyPathRegexp: the escaped path after `/api/plugin-proxy/<id>/`. */
+export function extractProxyPath(escapedPath: string): string {
+  return escapedPath.replace(/^\/api\/plugin-proxy\/[\w-]+\/?/, '');
+}
+
+/**
+ * One route pattern of Grafana's router (web.NewTree().Add(pattern); t.Match(path)) against a path: `*` params or
+ * undefined when it does not match. Covers what plugin routes use: static segments, `:name`, and `*` as the last
+ * segment; a pattern with regexp segments is refused loudly rather than matched differently from Grafana.
+ */
+export function matchPattern(pattern: string, path: string): { glob?: string } | undefined {
+  const segments = pattern.replace(/\/+$/, '').replace(/^\/+/, '').split('/');
+  const url = path.replace(/^\/+/, '').replace(/\/+$/, '');
+  for (const s of segments) {
+    if (/[()?]/.test(s) || (s.includes(':') && !/^:[a-zA-Z0-9]+$/.test(s)) || (s.includes('*') && s !== '*')) {
+      throw new Error(`route path segment "${s}" is not supported by the host (static, :name or * only)`);
+    }
+  }
+  const parts = url.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i];
+    const last = i === segments.length - 1;
+    if (s === '*') {
+      if (!last) {
+        throw new Error('the host supports * as the last segment of a route path only');
       }
-      if (segment.startsWith(':')) {
-        return '[^/]+';
-      }
-      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('/');
-  return { re: new RegExp(`^${body}$`), hasGlob };
+      // The tree's match-all leaf: what remains, one segment or more (an empty remainder does not match).
+      const rest = i < parts.length ? unescape(parts.slice(i).join('/')) : undefined;
+      return rest ? { glob: rest } : undefined;
+    }
+    const part = i < parts.length ? unescape(parts[i]) : undefined;
+    if (part === undefined || (s.startsWith(':') ? part === '' : part !== s)) {
+      return undefined;
+    }
+    if (last && parts.length !== segments.length) {
+      return undefined;
+    }
+  }
+  return {};
+}
+
+/** Go's url.PathUnescape; a malformed escape does not match (undefined), as in the tree. */
+function unescape(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first route of plugin.json that serves `method proxyPath`, or undefined (Grafana answers 404). */
 export function matchRoute(routes: PluginRoute[], method: string, proxyPath: string): RouteMatch | undefined {
-  const path = proxyPath.replace(/^\/+/, '');
   for (const route of routes) {
-    const methods = (route.method ?? '').split(',').map((m) => m.trim().toUpperCase()).filter(Boolean);
-    if (methods.length && !methods.includes('*') && !methods.includes(method.toUpperCase())) {
+    // pkg/api/pluginproxy: `route.Method != "" && route.Method != "*" && route.Method != proxy.req.Method` — exact.
+    if (route.method && route.method !== '*' && route.method !== method) {
       continue;
     }
-    const { re, hasGlob } = patternToRegExp(route.path);
-    const m = re.exec(path);
+    const m = matchPattern(route.path, proxyPath);
     if (!m) {
       continue;
     }
-    return { route, rest: hasGlob ? (m.groups?.glob ?? '') : '' };
+    return { route, rest: m.glob ?? '' };
   }
   return undefined;
+}
+
+export type ProxyDecision =
+  | { status: 200; match: RouteMatch }
+  | { status: 403; message: 'plugin proxy route access denied' }
+  | { status: 404; message: 'plugin route match not found' };
+
+/** What Grafana does with a request to the plugin proxy: the matched route, or its 403 / 404 (first match decides). */
+export function decide(routes: PluginRoute[], method: string, proxyPath: string, user: OrgRole): ProxyDecision {
+  const match = matchRoute(routes, method, proxyPath);
+  if (!match) {
+    return { status: 404, message: 'plugin route match not found' };
+  }
+  return hasAccessToRoute(match.route, user) ? { status: 200, match } : { status: 403, message: 'plugin proxy route access denied' };
 }
 
 /**

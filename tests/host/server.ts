@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { request as undiciRequest } from 'undici';
 
 import { ensureClientBundle } from './clientBundle';
-import { matchRoute, routeHeaders, targetUrl, type PluginRoute, type TemplateData } from './pluginRoutes';
+import { decide, extractProxyPath, routeHeaders, targetUrl, type OrgRole, type PluginRoute, type TemplateData } from './pluginRoutes';
 import { PluginSettingsStore } from './settings';
 
 export interface HostOptions {
@@ -34,6 +34,8 @@ export interface HostOptions {
    * The plugin must load its lazy chunks from wherever module.js came from.
    */
   pluginBaseUrl?: string;
+  /** The signed-in user's org role (default Admin): the page's boot data and the plugin routes' `reqRole` checks. */
+  orgRole?: OrgRole;
 }
 
 export interface RunningHost {
@@ -63,7 +65,7 @@ function escapeForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string): unknown {
+function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, orgRole: OrgRole): unknown {
   return {
     settings: {
       appSubUrl: '',
@@ -85,10 +87,10 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string):
       name: 'admin',
       email: 'admin@localhost',
       isSignedIn: true,
-      isGrafanaAdmin: true,
       orgId: 1,
       orgName: 'Main Org.',
-      orgRole: 'Admin',
+      orgRole,
+      isGrafanaAdmin: orgRole === 'Admin',
       theme,
       timezone: 'browser',
       weekStart: '',
@@ -102,7 +104,7 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string):
   };
 }
 
-function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string): string {
+function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole): string {
   return `<!DOCTYPE html>
 <html lang="en-US">
 <head>
@@ -117,7 +119,7 @@ function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string
 <body class="theme-${theme}" data-host-state="loading">
 <div id="reactRoot"></div>
 <script>
-window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl))};
+window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl, orgRole))};
 window.hopscopeHost = ${escapeForScript({ pluginId: plugin.id })};
 </script>
 <script src="${clientUrl}"></script>
@@ -130,6 +132,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   const readPluginJson = (): PluginJson => JSON.parse(readFileSync(join(dist, 'plugin.json'), 'utf8')) as PluginJson;
   const plugin = readPluginJson();
   const baseUrl = (options.pluginBaseUrl ?? `public/plugins/${plugin.id}`).replace(/^\/+|\/+$/g, '');
+  const orgRole: OrgRole = options.orgRole ?? 'Admin';
   const clientFile = await ensureClientBundle();
   const clientUrl = `/public/host/${clientFile.split('/').pop()}`;
   const settings = new PluginSettingsStore({
@@ -184,17 +187,19 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     res.json({ message: 'Plugin settings updated' });
   });
 
-  // The data proxy: what Grafana's pluginproxy does for app plugins, driven by the built plugin.json routes.
+  // The data proxy: what Grafana's pluginproxy does for app plugins, driven by the built plugin.json routes (first
+  // route whose method and path match; its reqRole against the user's org role). Its own errors are Grafana's
+  // `{message}` bodies, with Grafana's statuses and messages.
   app.all(`/api/plugin-proxy/${plugin.id}/{*rest}`, async (req, res) => {
-    const prefix = `/api/plugin-proxy/${plugin.id}/`;
     const url = new URL(req.originalUrl, 'http://host.invalid');
-    const proxyPath = url.pathname.slice(prefix.length);
+    const proxyPath = extractProxyPath(url.pathname);
     const routes = readPluginJson().routes ?? [];
-    const match = matchRoute(routes, req.method, proxyPath);
-    if (!match) {
-      sendError(res, 404, 'route_not_found', `No route of plugin.json matches ${req.method} ${proxyPath}`);
+    const decision = decide(routes, req.method, proxyPath, orgRole);
+    if (decision.status !== 200) {
+      res.status(decision.status).json({ message: decision.message });
       return;
     }
+    const { match } = decision;
     const data: TemplateData = { JsonData: settings.jsonData, SecureJsonData: settings.secureJsonData };
     let target: URL;
     let headers: Record<string, string>;
@@ -291,7 +296,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const page = (req: Request, res: Response) => {
     const theme = req.query.theme === 'light' ? 'light' : 'dark';
-    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl));
+    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole));
   };
   app.get(['/a/{*rest}', `/plugins/${plugin.id}`], page);
   app.get('/', (req, res) => {

@@ -21,7 +21,7 @@ type PluginJson = {
   type: string;
   info: { version: string; updated: string; logos: { small: string; large: string } };
   includes: Array<{ type: string; name: string; path?: string; addToNav?: boolean; defaultNav?: boolean }>;
-  routes: Array<{ path: string; url: string; headers: Array<{ name: string; content: string }> }>;
+  routes: Array<{ path: string; method?: string; reqRole?: string; url: string; headers: Array<{ name: string; content: string }> }>;
   dependencies: { grafanaDependency: string };
 };
 
@@ -81,14 +81,23 @@ describe('plugin.json', () => {
     }
   });
 
-  it('routes api/* to {{ .JsonData.proxyUrl }}/api with the bearer token from secureJsonData', () => {
-    assert.deepEqual(built.routes, [
-      {
-        path: 'api/*',
-        url: '{{ .JsonData.proxyUrl }}/api',
-        headers: [{ name: 'Authorization', content: 'Bearer {{ .SecureJsonData.proxyToken }}' }],
-      },
-    ]);
+  it('routes reads (GET, Viewer) and the mutating calls (their method, Editor) to {{ .JsonData.proxyUrl }}/api with the bearer token', () => {
+    const bearer = [{ name: 'Authorization', content: 'Bearer {{ .SecureJsonData.proxyToken }}' }];
+    assert.deepEqual(
+      built.routes.map((r) => [r.method, r.path, r.reqRole, r.url]),
+      [
+        ['PUT', 'api/alerts/rules', 'Editor', '{{ .JsonData.proxyUrl }}/api/alerts/rules'],
+        ['POST', 'api/alerts/rules/import', 'Editor', '{{ .JsonData.proxyUrl }}/api/alerts/rules/import'],
+        ['POST', 'api/rca/answers', 'Editor', '{{ .JsonData.proxyUrl }}/api/rca/answers'],
+        ['POST', 'api/rca', 'Viewer', '{{ .JsonData.proxyUrl }}/api/rca'],
+        ['GET', 'api/*', 'Viewer', '{{ .JsonData.proxyUrl }}/api'],
+      ]
+    );
+    for (const r of built.routes) {
+      assert.deepEqual(r.headers, bearer, `${r.method} ${r.path} sends the token`);
+      // Grafana compares a route's method with the request's as strings: one method per route, upper case.
+      assert.match(r.method ?? '', /^(GET|POST|PUT|DELETE|PATCH)$/, `${r.path}: one method`);
+    }
   });
 
   it('dist/ carries the docs Grafana shows', () => {
