@@ -1,13 +1,15 @@
 /**
  * A/B compare → frames: the two latency distributions on the proxy's shared bins (a histogram frame, one count field
- * per side), the summary statistics side by side with B's change against A, P50/P99 over time, and the jitter hot
- * zones (time buckets where P99/P50 jumps) as a state per side and bucket for a state timeline.
+ * per side), the summary statistics side by side with B's change against A and where each side's figures come from
+ * (counted, or estimated from sampled traces), P50/P99 over time, and the jitter hot zones (time buckets where P99/P50
+ * jumps) as a state per side and bucket for a state timeline.
  */
 import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import type { CompareAnswer, CompareSide } from '../../../contract';
 import { partRefId } from '../query';
 import { field, frame, NUMBER, STRING, TIME } from './frame';
+import { ORIGIN_LABELS } from './services';
 
 export function sideLabel(side: CompareSide, fallback: string): string {
   const s = side.selector;
@@ -52,13 +54,15 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
     ],
     { name: 'latency distribution', refId: partRefId(refId, 'histogram') }
   );
+  const figures = sidesProvenance(d);
+  const exact = d.a.exact && d.b.exact;
   const rows: Array<[string, number | null, number | null, string]> = [
-    ['Requests (server spans)', d.a.count, d.b.count, 'none'],
-    ['Requests they stand for', d.a.estimatedRequests, d.b.estimatedRequests, 'none'],
-    ['P50 latency', d.a.p50Ms, d.b.p50Ms, 'ms'],
-    ['P99 latency', d.a.p99Ms, d.b.p99Ms, 'ms'],
-    ['TTFT P50', d.a.ttftP50Ms, d.b.ttftP50Ms, 'ms'],
-    ['TTFT P99', d.a.ttftP99Ms, d.b.ttftP99Ms, 'ms'],
+    ['Server spans (kept)', d.a.count, d.b.count, "the inference servers' own spans the trace source kept"],
+    [exact ? 'Requests' : 'Requests (estimated)', d.a.estimatedRequests, d.b.estimatedRequests, figures],
+    ['P50 latency', d.a.p50Ms, d.b.p50Ms, figures],
+    ['P99 latency', d.a.p99Ms, d.b.p99Ms, figures],
+    ['TTFT P50', d.a.ttftP50Ms, d.b.ttftP50Ms, figures],
+    ['TTFT P99', d.a.ttftP99Ms, d.b.ttftP99Ms, figures],
   ];
   const change = (a: number | null, b: number | null) => (a !== null && b !== null && a > 0 ? (b - a) / a : null);
   const stats = frame(
@@ -67,6 +71,7 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
       field('a', NUMBER, rows.map((r) => r[1]), { displayName: la, decimals: 1 }),
       field('b', NUMBER, rows.map((r) => r[2]), { displayName: lb, decimals: 1 }),
       field('change', NUMBER, rows.map((r) => change(r[1], r[2])), { displayName: 'B vs A', unit: 'percentunit', decimals: 1 }),
+      field('source', STRING, rows.map((r) => r[3]), { displayName: 'Source' }),
     ],
     { name: 'statistics', refId: partRefId(refId, 'stats') }
   );
@@ -89,10 +94,22 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
   return [histogram, stats, series, hot];
 }
 
+/** How one side's figures were obtained: `counted` (every server span), or `estimated from sampled traces`. */
+export function sideProvenance(side: CompareSide): string {
+  return side.exact ? `counted from ${ORIGIN_LABELS[side.origin]}` : `estimated from ${ORIGIN_LABELS[side.origin]}`;
+}
+
+/** Both sides' provenance in one cell: once when they agree, else `A: … · B: …`. */
+export function sidesProvenance(d: CompareAnswer): string {
+  const a = sideProvenance(d.a);
+  const b = sideProvenance(d.b);
+  return a === b ? `both ${a}` : `A ${a} · B ${b}`;
+}
+
 /** A side counted from a sample of traces says so (the proxy's note), so a reader weighs the comparison. */
 export function compareNotices(d: CompareAnswer): QueryResultMetaNotice[] {
   return (['a', 'b'] as const).flatMap((k) => {
     const side = d[k];
-    return side.exact ? [] : [{ severity: 'info' as const, text: `${k.toUpperCase()}: ${side.origin}${side.note ? ` — ${side.note}` : ''}` }];
+    return side.exact ? [] : [{ severity: 'info' as const, text: `${k.toUpperCase()}: ${sideProvenance(side)}${side.note ? ` — ${side.note}` : ''}` }];
   });
 }

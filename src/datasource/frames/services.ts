@@ -1,11 +1,13 @@
 /**
  * Services and pods → table frames: one row each, the name linking to its drill-down (the path in a hidden field,
- * see links.ts), latencies in ms, and the kernel signals the exporters counted (labels from KERNEL_EVENT_TYPES).
+ * see links.ts), requests, errors over requests, latencies in ms, where each figure comes from (a `Source` column that
+ * says which figures are estimates: sampled traces, interpolated percentiles…) and the kernel signals the exporters
+ * counted (labels from KERNEL_EVENT_TYPES).
  */
 import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import { appPaths } from '../../../contract/app-urls';
-import { KERNEL_EVENT_TYPES, type FigureSources, type KernelEventType, type PodsAnswer, type ServicesAnswer } from '../../../contract';
+import { KERNEL_EVENT_TYPES, type FigureOrigin, type FigureSources, type KernelEventType, type PodsAnswer, type ServicesAnswer } from '../../../contract';
 import { field, frame, NUMBER, STRING } from './frame';
 import { appPathLink, HIDDEN } from './links';
 
@@ -20,6 +22,75 @@ export function kernelCell(counts: Record<string, number>): string {
 const total = (counts: Record<string, number>): number =>
   Object.entries(counts).reduce((n, [k, v]) => (k === 'http_traceparent' ? n : n + v), 0);
 
+interface FigureRow {
+  requests: number;
+  rps: number;
+  errors: number;
+  errorRate: number | null;
+  figures?: FigureSources;
+}
+
+/**
+ * Requests, RPS, errors and the error rate (errors over requests: `spans` counts spans of every kind, so it is never
+ * the denominator), each column described with where its figure comes from.
+ */
+function figureFields(rows: FigureRow[]) {
+  return [
+    field('requests', NUMBER, rows.map((x) => x.requests), { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows) }),
+    field('rps', NUMBER, rows.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2, description: figureDescription('rate', rows) }),
+    field('errors', NUMBER, rows.map((x) => x.errors), { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows) }),
+    field('errorRate', NUMBER, rows.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1, description: 'Errors / requests' }),
+  ];
+}
+
+/** Figure origins as a reader says them. */
+export const ORIGIN_LABELS: Record<FigureOrigin, string> = {
+  'service-metrics': "the services' own metrics",
+  spanmetrics: "Tempo's span metrics",
+  'ingest-counters': 'ingest counters',
+  'sampled-traces': 'sampled traces',
+};
+
+const FIGURE_WORDS: Record<keyof FigureSources, string> = { rate: 'requests', errors: 'errors', latency: 'latency' };
+const FIGURE_KEYS = Object.keys(FIGURE_WORDS) as Array<keyof FigureSources>;
+
+/**
+ * Where a row's figures come from, in one cell: figures of one origin and kind grouped, estimates said as such —
+ * `requests, errors counted from the services' own metrics · latency estimated from sampled traces`.
+ */
+export function figuresCell(figures: FigureSources | undefined): string {
+  if (!figures) {
+    return 'no requests recorded (kernel probes only)';
+  }
+  const groups: Array<{ words: string[]; exact: boolean; origin: FigureOrigin }> = [];
+  for (const key of FIGURE_KEYS) {
+    const f = figures[key];
+    const g = groups.find((x) => x.exact === f.exact && x.origin === f.origin);
+    if (g) {
+      g.words.push(FIGURE_WORDS[key]);
+    } else {
+      groups.push({ words: [FIGURE_WORDS[key]], exact: f.exact, origin: f.origin });
+    }
+  }
+  if (groups.length === 1) {
+    const g = groups[0];
+    return `all ${g.exact ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[g.origin]}`;
+  }
+  return groups.map((g) => `${g.words.join(', ')} ${g.exact ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[g.origin]}`).join(' · ');
+}
+
+/** A column's description (its header's tooltip in Grafana): where the figure of its rows comes from, estimates first. */
+export function figureDescription(key: keyof FigureSources, rows: Array<{ figures?: FigureSources }>): string {
+  const seen = new Set<string>();
+  for (const r of [...rows].sort((a, b) => Number(a.figures?.[key].exact ?? true) - Number(b.figures?.[key].exact ?? true))) {
+    const f = r.figures?.[key];
+    if (f) {
+      seen.add(`${f.exact ? 'Counted' : 'Estimated'} from ${ORIGIN_LABELS[f.origin]}${f.note ? `: ${f.note}` : ''}`);
+    }
+  }
+  return [...seen].join('. ');
+}
+
 /** @param kernel per service, the summed kernel-event counts of its pods (undefined: not asked). */
 export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Record<string, number>>): DataFrame {
   const s = answer.services;
@@ -27,14 +98,12 @@ export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Re
     [
       field('service', STRING, s.map((x) => x.service), { displayName: 'Service', links: [appPathLink('Open service', 'servicePath')] }),
       field('servicePath', STRING, s.map((x) => appPaths.service(x.service)), HIDDEN),
-      field('requests', NUMBER, s.map((x) => x.requests), { displayName: 'Requests', decimals: 0 }),
-      field('rps', NUMBER, s.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2 }),
-      field('errorRate', NUMBER, s.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1 }),
+      ...figureFields(s),
       // Each latency on its own scale (a bar of P99 is not drawn against the request counts).
-      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true }),
-      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, links: [appPathLink('Open service', 'servicePath')] }),
-      field('errors', NUMBER, s.map((x) => x.errors), { displayName: 'Errors', decimals: 0 }),
+      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s) }),
+      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), links: [appPathLink('Open service', 'servicePath')] }),
       field('pods', NUMBER, s.map((x) => x.pods.length), { displayName: 'Pods', decimals: 0 }),
+      field('source', STRING, s.map((x) => figuresCell(x.figures)), { displayName: 'Source' }),
       ...(kernel ? [field('kernel', STRING, s.map((x) => (kernel[x.service] ? kernelCell(kernel[x.service]) : 'unavailable')), { displayName: 'Kernel signals' })] : []),
     ],
     { name: 'services' }
@@ -48,12 +117,10 @@ export function podsFrame(answer: PodsAnswer): DataFrame {
       field('pod', STRING, p.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }),
       field('podPath', STRING, p.map((x) => appPaths.pod(answer.service, x.pod)), HIDDEN),
       field('node', STRING, p.map((x) => x.node ?? ''), { displayName: 'Node' }),
-      field('requests', NUMBER, p.map((x) => x.requests), { displayName: 'Requests', decimals: 0 }),
-      field('rps', NUMBER, p.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2 }),
-      field('errorRate', NUMBER, p.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1 }),
-      field('p50', NUMBER, p.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms' }),
-      field('p99', NUMBER, p.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms' }),
-      field('errors', NUMBER, p.map((x) => x.errors), { displayName: 'Errors', decimals: 0 }),
+      ...figureFields(p),
+      field('p50', NUMBER, p.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p) }),
+      field('p99', NUMBER, p.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p) }),
+      field('source', STRING, p.map((x) => figuresCell(x.figures)), { displayName: 'Source' }),
       field('kernel', STRING, p.map((x) => kernelCell(x.kernelEvents)), { displayName: 'Kernel signals' }),
       field('kernelEvents', NUMBER, p.map((x) => total(x.kernelEvents)), { displayName: 'Kernel events', decimals: 0 }),
     ],
@@ -88,7 +155,7 @@ export function figureNotices(answer: { notes: string[] }, rows: Array<{ figures
   for (const r of rows) {
     for (const key of Object.keys(FIGURE_NAMES) as Array<keyof FigureSources>) {
       const f = r.figures?.[key];
-      const text = f && !f.exact ? `${FIGURE_NAMES[key]} are estimates (${f.origin}${f.note ? `: ${f.note}` : ''}).` : undefined;
+      const text = f && !f.exact ? `${FIGURE_NAMES[key]} are estimated from ${ORIGIN_LABELS[f.origin]}${f.note ? `: ${f.note}` : ''}.` : undefined;
       if (text && !seen.has(text)) {
         seen.add(text);
         out.push({ severity: 'info', text });

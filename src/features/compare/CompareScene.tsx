@@ -71,7 +71,7 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
     direction: 'column',
     $data: runner,
     children: [
-      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '40%', body: stats }), new SceneFlexItem({ body: histogram })] }),
+      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '50%', body: stats }), new SceneFlexItem({ body: histogram })] }),
       new SceneFlexItem({ height: 260, body: latency }),
       new SceneFlexItem({ height: 150, body: hot }),
     ],
