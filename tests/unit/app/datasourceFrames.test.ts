@@ -113,7 +113,7 @@ describe('services, pods, kernel events', () => {
   test('what the figures are: the answer caveats, and each estimated figure with the reason, once', () => {
     assert.deepEqual(figureNotices(services, [...services.services, ...services.services]).map((n) => n.text), [
       'a window shorter than the rate rule',
-      'P50 and P99 are estimates (sampled-traces: 12 traces).',
+      'P50 and P99 are estimated from sampled traces: 12 traces.',
     ]);
   });
 
@@ -212,7 +212,7 @@ describe('compare, alerts, annotations', () => {
     assert.deepEqual(hist.fields.map((f) => f.name), ['xMin', 'xMax', 'A: vllm', 'B: tgi']);
     assert.deepEqual(col(hist, 'xMax').values, [10, 100, 1000]);
     assert.deepEqual(col(stats, 'change').values[3], 0.5);
-    assert.deepEqual(compareNotices(answer), [{ severity: 'info', text: 'B: sampled-traces — 1 in 10 traces kept' }]);
+    assert.deepEqual(compareNotices(answer), [{ severity: 'info', text: 'B: estimated from sampled traces — 1 in 10 traces kept' }]);
     assert.equal(latency.refId, 'compare:latency');
     assert.deepEqual(col(hot, 'A: vllm').values, [STEADY, HOT, STEADY]);
     assert.deepEqual(col(hot, 'B: tgi').values, [null, STEADY, STEADY]);
