@@ -5,11 +5,12 @@
  */
 import { getBackendSrv, isFetchError } from '@grafana/runtime';
 import { lastValueFrom } from 'rxjs';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 import {
-  ErrorBody, AlertRules, AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, PodKernelEventsAnswer,
-  PodsAnswer, RcaAnswer, RunCompareAnswer, RunList, RunRecord, RunTtftAnswer, ServicesAnswer, TraceDetail, TraceList,
+  ErrorBody, AlertRules, AlertRulesExport, AlertsAnswer, AnnotationsAnswer, CompareAnswer, formatZodError, GoldenAnswer, HeatmapAnswer,
+  PodKernelEventsAnswer, PodsAnswer, RcaAnswer, RunCompareAnswer, RunList, RunRecord, RunTtftAnswer, SavedRcaAnswer, SavedRcaAnswerMeta,
+  ServicesAnswer, SourceStatus, TraceDetail, TraceList, type AlertRule,
 } from '../../contract';
 import { ENDPOINTS } from './endpoints';
 import { cleanParams, proxyUrl, rawFetch, type QueryParams } from './http';
@@ -71,11 +72,9 @@ export async function request<S extends z.ZodType>(
   const data = outcome.data;
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
     return {
       ok: false,
-      error: { kind: 'invalid', code: 'invalid_response', message: `Unexpected answer from ${path}${where}: ${first?.message ?? 'invalid'}` },
+      error: { kind: 'invalid', code: 'invalid_response', message: `Unexpected answer from ${path}: ${formatZodError(parsed.error, { root: 'answer', max: 3 })}` },
     };
   }
   return { ok: true, data: parsed.data };
@@ -99,6 +98,20 @@ export interface GoldenFilter extends TimeWindow {
 
 const seg = (s: string): string => encodeURIComponent(s);
 
+/** A trace's root cause as the proxy answers it: the engine's answer, and the answers saved of this trace (newest first). */
+export const TraceRootCause = RcaAnswer.extend({ saved: z.array(SavedRcaAnswerMeta).optional(), partial: z.boolean().optional(), sources: z.array(SourceStatus).optional() });
+
+/** POST /rca/answers: the saved answer's id and trace, and its links (the JSON through Grafana, the app's view). */
+export const SavedRcaAnswerCreated = SavedRcaAnswerMeta.extend({ links: z.object({ api: z.string(), app: z.string() }).partial().optional() });
+
+export const SavedRcaAnswerList = z.object({ answers: z.array(SavedRcaAnswerMeta) });
+
+/** A PUT or an import of the rule set: the rules, and the version they were read at (a concurrent save is a 409). */
+export interface RulesChange {
+  rules: AlertRule[];
+  expectedVersion?: number;
+}
+
 /**
  * The proxy's endpoints. No fixed request ids: a panel's query runner drops the answer of a query it has re-run, and
  * one id shared by two panels would cancel the other's call; pass `requestId` to cancel an older call on purpose.
@@ -115,10 +128,18 @@ export const api = {
   traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number; sort?: 'recent' | 'duration' }, requestId?: string) =>
     request('/traces', TraceList, { params: { ...f }, requestId }),
   trace: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId }),
-  traceRca: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}/rca`, RcaAnswer, { requestId }),
+  traceRca: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}/rca`, TraceRootCause, { requestId }),
+  /** Saves a trace's root cause as the proxy computes it now, for a postmortem to link to. */
+  saveTraceRca: (traceId: string) => request('/rca/answers', SavedRcaAnswerCreated, { method: 'POST', body: { traceId } }),
+  savedRca: (id: string, requestId?: string) => request(`/rca/answers/${seg(id)}`, SavedRcaAnswer, { requestId }),
+  /** The answers saved of a trace, newest first (without the answers). */
+  savedRcaOfTrace: (traceId: string, requestId?: string) => request('/rca/answers', SavedRcaAnswerList, { params: { traceId, limit: 20 }, requestId }),
   compare: (a: string, b: string, w: TimeWindow, requestId?: string) => request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId }),
   alertRules: () => request('/alerts/rules', AlertRules),
-  putAlertRules: (rules: AlertRules) => request('/alerts/rules', AlertRules, { method: 'PUT', body: rules }),
+  putAlertRules: (change: RulesChange) => request('/alerts/rules', AlertRules, { method: 'PUT', body: change }),
+  /** The rule set as a file (the format HOPSCOPE_ALERT_RULES_FILE and the import read). */
+  exportAlertRules: () => request('/alerts/rules/export', AlertRulesExport),
+  importAlertRules: (change: RulesChange) => request('/alerts/rules/import', AlertRules, { method: 'POST', body: change }),
   alerts: (w: TimeWindow, requestId?: string) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId }),
   /** Load-test runs overlapping the window, newest first. */
   runs: (f: Partial<TimeWindow> & { scenario?: string; status?: string; limit?: number; offset?: number }, requestId?: string) =>
