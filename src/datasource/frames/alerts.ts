@@ -1,12 +1,56 @@
 /**
- * Composite alerts → a table frame whose rows link to the drill-down the proxy anchored each alert to, and fault
- * injections → annotation frames (time, timeEnd, title, text, tags) that Scenes' annotations layer marks on every
- * time series of the page.
+ * Composite alerts → a table frame whose rows link to the drill-down the proxy anchored each alert to, the range's
+ * firing/resolved transitions (the history) as a second part, and who evaluates them; fault injections → annotation
+ * frames (time, timeEnd, title, text, tags) that Scenes' annotations layer marks on every time series of the page.
  */
-import type { DataFrame, DataTopic } from '@grafana/data';
+import type { DataFrame, DataTopic, QueryResultMetaNotice } from '@grafana/data';
 
 import type { AlertsAnswer, AnnotationsAnswer } from '../../../contract';
+import { partRefId } from '../query';
 import { field, frame, OTHER, STRING, TIME } from './frame';
+import { HIDDEN } from './links';
+
+const DRILLDOWN = { title: 'Open the drill-down', url: '${__data.fields.link:raw}' };
+
+/** Who evaluates the rules, as a sentence (the `alerts-evaluator` lease: one proxy of those sharing the database). */
+export function evaluatorText(answer: Pick<AlertsAnswer, 'evaluator' | 'evaluatedAt'>): string | undefined {
+  const e = answer.evaluator;
+  if (!e) {
+    return undefined;
+  }
+  const last = answer.evaluatedAt !== null ? `, last at ${new Date(answer.evaluatedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}` : '';
+  if (e.holder === null) {
+    return `No proxy holds the evaluator lease: the rules are not being evaluated now${last}.`;
+  }
+  return e.self ? `Evaluated by this proxy (${e.holder})${last}.` : `Evaluated by another proxy (${e.holder}); this one reads the shared database${last}.`;
+}
+
+/** The range's transitions, newest first: when each alert fired or resolved (a table part, `history`). */
+export function alertHistoryFrame(answer: AlertsAnswer, refId: string): DataFrame {
+  const h = answer.history ?? [];
+  return frame(
+    [
+      field('at', TIME, h.map((x) => x.atMs), { displayName: 'At' }),
+      field('state', STRING, h.map((x) => x.alert.state), { displayName: 'Became' }),
+      field('severity', STRING, h.map((x) => x.alert.severity), { displayName: 'Severity' }),
+      field('name', STRING, h.map((x) => x.alert.name), { displayName: 'Rule', links: [DRILLDOWN] }),
+      field('pod', STRING, h.map((x) => x.alert.pod ?? ''), { displayName: 'Pod' }),
+      field('summary', STRING, h.map((x) => x.alert.summary), { displayName: 'Summary' }),
+      field('ruleId', STRING, h.map((x) => x.alert.ruleId), HIDDEN),
+      field('link', STRING, h.map((x) => x.alert.link), HIDDEN),
+    ],
+    { name: 'alert history', refId: partRefId(refId, 'history') }
+  );
+}
+
+/** Who evaluates (a notice on both parts); an answer without history (an older proxy) says so. */
+export function alertsNotices(answer: AlertsAnswer): QueryResultMetaNotice[] {
+  const who = evaluatorText(answer);
+  return [
+    ...(who ? [{ severity: answer.evaluator?.holder === null ? ('warning' as const) : ('info' as const), text: who }] : []),
+    ...(answer.history === undefined ? [{ severity: 'info' as const, text: 'This proxy keeps no alert history.' }] : []),
+  ];
+}
 
 export function alertsFrame(answer: AlertsAnswer): DataFrame {
   const a = answer.alerts;
@@ -14,7 +58,7 @@ export function alertsFrame(answer: AlertsAnswer): DataFrame {
     [
       field('state', STRING, a.map((x) => x.state), { displayName: 'State' }),
       field('severity', STRING, a.map((x) => x.severity), { displayName: 'Severity' }),
-      field('name', STRING, a.map((x) => x.name), { displayName: 'Rule', links: [{ title: 'Open the drill-down', url: '${__data.fields.link:raw}' }] }),
+      field('name', STRING, a.map((x) => x.name), { displayName: 'Rule', links: [DRILLDOWN] }),
       field('pod', STRING, a.map((x) => x.pod ?? ''), { displayName: 'Pod' }),
       field('startsAt', TIME, a.map((x) => x.startsAt), { displayName: 'Since' }),
       field('endsAt', TIME, a.map((x) => x.endsAt ?? null), { displayName: 'Until' }),
@@ -22,7 +66,7 @@ export function alertsFrame(answer: AlertsAnswer): DataFrame {
       field('ruleId', STRING, a.map((x) => x.ruleId), { displayName: 'Rule id' }),
       field('link', STRING, a.map((x) => x.link), { custom: { hidden: true } }),
     ],
-    { name: 'alerts', meta: { custom: { evaluatedAt: answer.evaluatedAt } } }
+    { name: 'alerts', meta: { custom: { evaluatedAt: answer.evaluatedAt, evaluator: answer.evaluator, evaluatorText: evaluatorText(answer), rulesVersion: answer.rulesVersion } } }
   );
 }
 

@@ -1,6 +1,10 @@
-/** `alerts`: firing and resolved composite alerts of the window (GET /alerts), each linking to its drill-down; `ruleId` keeps one rule's. */
+/**
+ * `alerts`: firing and resolved composite alerts of the window (GET /alerts), each linking to its drill-down, and the
+ * range's transitions (part `history`); `ruleId` keeps one rule's. Who evaluates is a notice, and on the alerts' frame.
+ */
+import type { AlertsAnswer } from '../../../contract';
 import { api } from '../../api/client';
-import { alertsFrame } from '../frames/alerts';
+import { alertHistoryFrame, alertsFrame, alertsNotices } from '../frames/alerts';
 import { answerFrames, defineKind } from '../kind';
 
 export interface AlertsQuery {
@@ -8,7 +12,10 @@ export interface AlertsQuery {
   ruleId?: string;
 }
 
+const ofRule = (a: AlertsAnswer, ruleId?: string): AlertsAnswer =>
+  ruleId ? { ...a, alerts: a.alerts.filter((x) => x.ruleId === ruleId), history: a.history?.filter((x) => x.alert.ruleId === ruleId) } : a;
+
 export const alerts = defineKind<AlertsQuery>({
   run: (q, ctx) =>
-    answerFrames(ctx, api.alerts({ from: ctx.from, to: ctx.to }), (a) => [alertsFrame(q.ruleId ? { ...a, alerts: a.alerts.filter((x) => x.ruleId === q.ruleId) } : a)]),
+    answerFrames(ctx, api.alerts({ from: ctx.from, to: ctx.to }), (a) => [alertsFrame(ofRule(a, q.ruleId)), alertHistoryFrame(ofRule(a, q.ruleId), ctx.refId)], alertsNotices),
 });
