@@ -6,7 +6,7 @@
 import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import { appPaths } from '../../../contract/app-urls';
-import { EVIDENCE_KINDS, type Candidate, type RcaAnswer, type Span, type TraceDetail, type TraceSummary } from '../../../contract';
+import { EVIDENCE_KINDS, type Candidate, type KernelEvidenceUsed, type RcaAnswer, type SavedRcaAnswerMeta, type Span, type TraceDetail, type TraceSummary } from '../../../contract';
 import { partRefId } from '../query';
 import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { appPathLink, HIDDEN } from './links';
@@ -94,8 +94,63 @@ export function evidenceText(c: Candidate): string {
   return c.evidence.map((e) => `${EVIDENCE_KINDS[e.kind].label}: ${e.summary}`).join('\n');
 }
 
-/** Ranked candidates (table) and the critical path (part `criticalPath`), with what evidence was missing. */
-export function rcaFrames(answer: RcaAnswer, refId: string): DataFrame[] {
+/** What a root-cause answer says about itself beyond its rows (the trace page reads it from the candidates' frame). */
+export interface RcaAbout {
+  traceId?: string;
+  tookMs: number;
+  /** Where the kernel events came from (live answers), and the sentence a reader gets for it. */
+  kernelEvidence?: KernelEvidenceUsed;
+  kernelEvidenceText?: string;
+  /** What the engine could not see (retention, gaps, sources down…), one line each. */
+  missing: string[];
+  /** Some calls were inferred from the trace tree (its spans carry no kind). */
+  inferredCalls: number;
+  /** When the answer shown is a saved one: which, and when it was saved. */
+  savedAnswer?: SavedRcaAnswerMeta;
+}
+
+const clock = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+
+/** Where the kernel events of a root cause came from, as one plain sentence. */
+export function kernelEvidenceText(k: KernelEvidenceUsed | undefined): string | undefined {
+  if (!k) {
+    return undefined;
+  }
+  const rings = k.ringsFromMs !== undefined ? ` (their oldest event: ${clock(k.ringsFromMs)})` : '';
+  switch (k.source) {
+    case 'rings':
+      return "Kernel evidence from the exporters' rings: every event they recorded in this trace's window.";
+    case 'kept':
+      return `Kernel evidence from the notable events the proxy kept in its database: the exporters' rings no longer reach back to this trace${rings}, so routine events (quick connects and handshakes) are not in it.`;
+    case 'rings+kept':
+      return `Kernel evidence from the exporters' rings, and from the notable events the proxy kept for the part of the window the rings no longer reach${rings}.`;
+    case 'none':
+      return `No kernel evidence: neither the exporters' rings nor the events kept in the database cover this trace's window${k.retainedFromMs !== undefined ? ` (evidence is kept from ${clock(k.retainedFromMs)})` : ''}.`;
+  }
+}
+
+/** The answer's own facts (kernel evidence, missing lines, inferred calls, which saved answer), as the trace page shows them. */
+export function rcaAbout(answer: RcaAnswer, savedAnswer?: SavedRcaAnswerMeta): RcaAbout {
+  return {
+    traceId: answer.traceId,
+    tookMs: answer.tookMs,
+    ...(answer.kernelEvidence ? { kernelEvidence: answer.kernelEvidence, kernelEvidenceText: kernelEvidenceText(answer.kernelEvidence) } : {}),
+    missing: answer.missing,
+    inferredCalls: answer.candidates.filter((c) => c.evidence.some((e) => e.kind === 'inferred_call')).length,
+    ...(savedAnswer ? { savedAnswer } : {}),
+  };
+}
+
+/** The facts `rcaFrames` put on the candidates' frame, back (undefined: not a root-cause frame). */
+export function rcaAboutOfFrame(f: DataFrame | undefined): RcaAbout | undefined {
+  return f?.meta?.custom?.rca as RcaAbout | undefined;
+}
+
+/**
+ * Ranked candidates (table) and the critical path (part `criticalPath`), with what evidence was missing; the answer's
+ * own facts (`rcaAbout`) on the candidates' frame (`meta.custom.rca`).
+ */
+export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedRcaAnswerMeta): DataFrame[] {
   const c = answer.candidates;
   const candidates = frame(
     [
@@ -115,7 +170,7 @@ export function rcaFrames(answer: RcaAnswer, refId: string): DataFrame[] {
       field('evidenceKinds', STRING, c.map((x) => x.evidence.map((e) => e.kind).join(',')), HIDDEN),
       field('spanId', STRING, c.map((x) => x.spanId ?? ''), HIDDEN),
     ],
-    { name: 'ranked causes', refId, meta: { custom: { tookMs: answer.tookMs, traceId: answer.traceId } } }
+    { name: 'ranked causes', refId, meta: { custom: { tookMs: answer.tookMs, traceId: answer.traceId, rca: rcaAbout(answer, savedAnswer) } } }
   );
   const p = answer.criticalPath;
   const path = frame(
@@ -140,8 +195,10 @@ export function rcaFrames(answer: RcaAnswer, refId: string): DataFrame[] {
 }
 
 export function rcaNotices(answer: RcaAnswer): QueryResultMetaNotice[] {
+  const kernel = kernelEvidenceText(answer.kernelEvidence);
   return [
     { severity: 'info', text: `Ranked in ${answer.tookMs.toFixed(1)} ms` },
+    ...(kernel ? [{ severity: answer.kernelEvidence?.source === 'rings' ? ('info' as const) : ('warning' as const), text: kernel }] : []),
     ...answer.missing.map((m) => ({ severity: 'warning' as const, text: `Missing evidence: ${m}` })),
   ];
 }

@@ -1,8 +1,10 @@
 /**
  * Traces: a search (trace id, or service / minimum duration / status) whose state lives in the URL, over a table of
  * the matching traces, slowest first; and one trace's root cause as Grafana panels: the ranked candidates with their
- * evidence (a table), the trace as an icicle with the engine's critical path (a runtime panel), the kernel events of
- * the suspect pods on the trace's own timeline, broken propagation flagged, and the selected span (URL key `span`).
+ * evidence (a table), where its kernel evidence came from and what the engine could not see (said on the page), the
+ * trace as an icicle with the engine's critical path (a runtime panel), the kernel events of the suspect pods on the
+ * trace's own timeline, broken propagation flagged, and the selected span (URL key `span`). The answer can be saved
+ * for a postmortem: its link opens this page on the saved answer (URL key `answer`), as it was ranked then.
  */
 import { css } from '@emotion/css';
 import type { DataFrame, GrafanaTheme2 } from '@grafana/data';
@@ -21,11 +23,13 @@ import {
   type SceneQueryRunner,
   type VizPanel,
 } from '@grafana/scenes';
-import { Alert, Button, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
+import { Alert, Button, ClipboardButton, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
 import { appLinks, VIEW_URL_KEYS } from '../../../contract/app-urls';
-import { podOf, spansOfFrame } from '../../datasource/frames/traces';
+import type { SavedRcaAnswerMeta } from '../../../contract';
+import { api } from '../../api/client';
+import { podOf, rcaAboutOfFrame, spansOfFrame } from '../../datasource/frames/traces';
 import { hopscopeQuery, type HopscopeQuery } from '../../datasource/query';
 import { KERNEL_LANES_PANEL, type KernelLanesOptions } from '../../panels/kernelLanes';
 import { TRACE_ICICLE_PANEL, type TraceIcicleOptions } from '../../panels/traceIcicle';
@@ -33,7 +37,7 @@ import { fitToData, hopscopePanel, hopscopeRunner, setPanelOptions } from '../..
 import { testIds } from '../../testIds';
 import { buildTraceTree } from '../../transforms/traceTree';
 import { isTraceId, traceSearchFromUrl, traceSearchToUrl, type TraceSearchState } from '../../transforms/urlState';
-import { currentSearch, navigate } from '../shared/AppLink';
+import { AppLink, currentSearch, navigate } from '../shared/AppLink';
 import { fmtMs } from '../shared/format';
 
 // ---------- Search ----------
@@ -147,8 +151,12 @@ function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {
 interface TraceViewState extends SceneObjectState {
   traceId: string;
   selectedSpanId?: string;
+  /** A saved answer shown instead of the live root cause (URL `answer`). */
+  answerId?: string;
   body: SceneObject;
 }
+
+const rcaQuery = (traceId: string, answer?: string) => hopscopeQuery('rca', { traceId, ...(answer ? { answer } : {}) });
 
 export class TraceScene extends SceneObjectBase<TraceViewState> {
   static Component = TraceRenderer;
@@ -156,11 +164,13 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
   private readonly icicle: VizPanel<TraceIcicleOptions>;
   private readonly lanes: VizPanel<KernelLanesOptions>;
   private readonly findings: TraceFindings;
+  private readonly answers: SavedAnswers;
+  private readonly runners: { trace: SceneQueryRunner; rca: SceneQueryRunner };
 
   constructor(traceId: string) {
     // The trace and its root cause (one call each, shared by the panels that ask in the same refresh).
-    const traceRunner = hopscopeRunner(hopscopeQuery('trace', { traceId }), hopscopeQuery('rca', { traceId }));
-    const rcaRunner = hopscopeRunner(hopscopeQuery('rca', { traceId }));
+    const traceRunner = hopscopeRunner(hopscopeQuery('trace', { traceId }), rcaQuery(traceId));
+    const rcaRunner = hopscopeRunner(rcaQuery(traceId));
     const candidates = hopscopePanel(
       PanelBuilders.table()
         .setTitle('Root cause: the hops that explain the delay, ranked')
@@ -184,11 +194,13 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
       { key: 'trace-kernel' }
     );
     const findings = new TraceFindings({ data: traceRunner.getRef() });
+    const answers = new SavedAnswers({ traceId, data: rcaRunner.getRef() });
     super({
       traceId,
       body: new SceneFlexLayout({
         direction: 'column',
         children: [
+          new SceneFlexItem({ body: answers }),
           // As tall as what they draw: the candidates, the trace's depth.
           fitToData(new SceneFlexItem({ height: 240, body: candidates }), rcaRunner, (d) => {
             const rows = d.series.find((f) => f.refId === 'rca')?.length;
@@ -206,6 +218,8 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     this.icicle = icicle;
     this.lanes = lanes;
     this.findings = findings;
+    this.answers = answers;
+    this.runners = { trace: traceRunner, rca: rcaRunner };
     // A span selected from the URL before the trace arrived: its window is shaded once the spans are known.
     this.addActivationHandler(() => {
       const sub = traceRunner.subscribeToState(() => this.state.selectedSpanId && this.select(this.state.selectedSpanId));
@@ -214,16 +228,36 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
   }
 
   public getUrlState(): SceneObjectUrlValues {
-    return { span: this.state.selectedSpanId };
+    return { span: this.state.selectedSpanId, answer: this.state.answerId };
   }
 
+  /** Scenes passes only the keys that changed. */
   public updateFromUrl(values: SceneObjectUrlValues): void {
-    if (!('span' in values)) {
-      return;
+    if ('answer' in values) {
+      const answer = typeof values.answer === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(values.answer) ? values.answer : undefined;
+      if (answer !== this.state.answerId) {
+        this.showAnswer(answer);
+      }
     }
-    const span = typeof values.span === 'string' && values.span ? values.span : undefined;
-    if (span !== this.state.selectedSpanId) {
-      this.select(span);
+    if ('span' in values) {
+      const span = typeof values.span === 'string' && values.span ? values.span : undefined;
+      if (span !== this.state.selectedSpanId) {
+        this.select(span);
+      }
+    }
+  }
+
+  /** Shows a saved answer (its ranking and critical path as they were saved), or the live root cause (undefined). */
+  public showAnswer(answerId: string | undefined): void {
+    const { traceId } = this.state;
+    this.setState({ answerId });
+    this.answers.setState({ answerId });
+    this.runners.trace.setState({ queries: [hopscopeQuery('trace', { traceId }), rcaQuery(traceId, answerId)] });
+    this.runners.rca.setState({ queries: [rcaQuery(traceId, answerId)] });
+    for (const r of [this.runners.trace, this.runners.rca]) {
+      if (r.isActive) {
+        r.runQueries();
+      }
     }
   }
 
@@ -298,11 +332,33 @@ function TraceFindingsRenderer({ model }: SceneComponentProps<TraceFindings>) {
     return [...fromTree, ...fromEngine];
   }, [spans, series]);
   const selected = selectedSpanId ? spans.find((s) => s.spanId === selectedSpanId) : undefined;
-  if (!broken.length && !selected) {
-    return null;
-  }
+  const about = rcaAboutOfFrame(series?.find((f) => f.meta?.custom?.rca));
   return (
     <div className={styles.findings}>
+      {about && (
+        <div className={styles.evidence} aria-label="What the root cause saw">
+          {about.kernelEvidenceText && (
+            <p className={styles.line} data-testid={testIds.traces.kernelEvidence} data-source={about.kernelEvidence?.source}>
+              {about.kernelEvidenceText}
+            </p>
+          )}
+          {about.inferredCalls > 0 && (
+            <p className={styles.line}>
+              {about.inferredCalls} candidate(s) rest on calls inferred from the trace tree: their spans say no kind, so a child on another service or pod was taken as the server side.
+            </p>
+          )}
+          {about.missing.length > 0 && (
+            <div data-testid={testIds.traces.missing}>
+              <span className={styles.muted}>What the engine could not see:</span>
+              <ul className={styles.list}>
+                {about.missing.map((m, i) => (
+                  <li key={i}>{m}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+      )}
       {broken.length > 0 && (
         <div data-testid={testIds.traces.broken}>
           <Alert severity="warning" title="Broken context propagation">
@@ -336,6 +392,111 @@ function TraceFindingsRenderer({ model }: SceneComponentProps<TraceFindings>) {
   );
 }
 
+// ---------- Saved answers: save this one, its shareable link, the trace's others, and the saved one shown ----------
+
+interface SavedAnswersState extends SceneObjectState {
+  traceId: string;
+  /** The root-cause runner (its candidates' frame says which saved answer is shown). */
+  data: SceneObjectRef<SceneQueryRunner>;
+  answerId?: string;
+  saved?: SavedRcaAnswerMeta[];
+  saving?: boolean;
+  error?: string;
+  /** The answer saved in this visit (its link is shown). */
+  justSaved?: string;
+}
+
+class SavedAnswers extends SceneObjectBase<SavedAnswersState> {
+  static Component = SavedAnswersRenderer;
+
+  constructor(state: SavedAnswersState) {
+    super(state);
+    this.addActivationHandler(() => void this.list());
+  }
+
+  private async list(): Promise<void> {
+    const res = await api.savedRcaOfTrace(this.state.traceId);
+    // The database down or an older proxy: the list is left out, saving still says why it fails.
+    this.setState({ saved: res.ok ? res.data.answers : undefined });
+  }
+
+  public async save(): Promise<void> {
+    this.setState({ saving: true, error: undefined });
+    const res = await api.saveTraceRca(this.state.traceId);
+    if (!res.ok) {
+      this.setState({ saving: false, error: `${res.error.message} (${res.error.code})` });
+      return;
+    }
+    this.setState({ saving: false, justSaved: res.data.id });
+    await this.list();
+  }
+}
+
+/** The app link of a saved answer: this trace's page on it, keeping the carried keys (time range, variables). */
+const answerHref = (traceId: string, id: string): string => appLinks.trace(traceId, currentSearch(), { answer: id });
+
+const when = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+
+function SavedAnswersRenderer({ model }: SceneComponentProps<SavedAnswers>) {
+  const { traceId, data, answerId, saved, saving, error, justSaved } = model.useState();
+  const styles = useStyles2(getStyles);
+  const series = data.resolve().useState().data?.series;
+  const shown = rcaAboutOfFrame(series?.find((f) => f.meta?.custom?.rca))?.savedAnswer;
+  const others = (saved ?? []).filter((a) => a.id !== answerId);
+  const absolute = (id: string): string => new URL(answerHref(traceId, id), window.location.origin).toString();
+  return (
+    <div className={styles.findings}>
+      {answerId && (
+        <div data-testid={testIds.traces.savedBanner}>
+          <Alert severity="info" title={`Saved answer ${answerId}${shown ? `, as ranked on ${when(shown.createdMs)}` : ''}`}>
+            {shown?.traceId && shown.traceId !== traceId ? `It was saved for trace ${shown.traceId}, not this one. ` : ''}
+            The ranking below is the one saved; the engine may rank the trace differently now.{' '}
+            <AppLink href={appLinks.trace(traceId, currentSearch())} testId={testIds.traces.liveLink}>
+              Open the live root cause
+            </AppLink>
+          </Alert>
+        </div>
+      )}
+      <div className={styles.saveRow}>
+        {!answerId && (
+          <Button size="sm" variant="secondary" icon="save" onClick={() => model.save()} disabled={saving} data-testid={testIds.traces.saveAnswer}>
+            {saving ? 'Saving…' : 'Save this answer'}
+          </Button>
+        )}
+        {justSaved && (
+          <span className={styles.line}>
+            Saved as{' '}
+            <AppLink href={answerHref(traceId, justSaved)} testId={testIds.traces.savedLink} title="A link to this answer as saved, for the postmortem">
+              {justSaved}
+            </AppLink>{' '}
+            <ClipboardButton size="sm" variant="secondary" fill="text" icon="copy" getText={() => absolute(justSaved)}>
+              Copy link
+            </ClipboardButton>
+          </span>
+        )}
+        {others.length > 0 && (
+          <span className={styles.line} data-testid={testIds.traces.savedList}>
+            <span className={styles.muted}>{answerId ? 'Other saved answers of this trace:' : 'Saved answers of this trace:'}</span>{' '}
+            {others.slice(0, 5).map((a, i) => (
+              <React.Fragment key={a.id}>
+                {i > 0 && ' · '}
+                <AppLink href={answerHref(traceId, a.id)} title={a.title ?? undefined}>
+                  {when(a.createdMs)}
+                </AppLink>
+              </React.Fragment>
+            ))}
+          </span>
+        )}
+      </div>
+      {error && (
+        <Alert severity="error" title="The answer could not be saved">
+          {error}
+        </Alert>
+      )}
+    </div>
+  );
+}
+
 const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
   form: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'flex-end', flexWrap: 'wrap' }),
@@ -344,4 +505,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   muted: css({ color: theme.colors.text.secondary }),
   details: css({ padding: theme.spacing(1), background: theme.colors.background.secondary, borderRadius: theme.shape.radius.default, fontSize: theme.typography.bodySmall.fontSize }),
   attrs: css({ display: 'flex', flexWrap: 'wrap', gap: theme.spacing(0.5, 2), marginTop: theme.spacing(0.5), fontFamily: theme.typography.fontFamilyMonospace }),
+  evidence: css({ padding: theme.spacing(1), border: `1px solid ${theme.colors.border.weak}`, borderRadius: theme.shape.radius.default, fontSize: theme.typography.bodySmall.fontSize }),
+  line: css({ margin: 0 }),
+  list: css({ margin: theme.spacing(0.5, 0, 0, 2) }),
+  saveRow: css({ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: theme.spacing(2) }),
 });

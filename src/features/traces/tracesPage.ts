@@ -1,10 +1,11 @@
 import type { SceneAppPage } from '@grafana/scenes';
 
 import { appLinks, appPaths } from '../../../contract/app-urls';
+import { withRunSelector } from '../runs/runSelector';
 import { makeViewPage } from '../shared/page';
 import { TraceScene, TraceSearchScene } from './TracesScene';
 
-/** `traces` (search) → `traces/:traceId` (root cause). */
+/** `traces` (search) → `traces/:traceId` (root cause), each with the run selector (a run pins the range to its window). */
 export function tracesPage(): SceneAppPage {
   return makeViewPage({
     name: 'traces',
@@ -12,7 +13,7 @@ export function tracesPage(): SceneAppPage {
     routePath: 'traces/*',
     title: 'Traces',
     subTitle: 'Search traces, or paste a trace id, and get its ranked root cause.',
-    body: () => new TraceSearchScene(),
+    body: withRunSelector(() => new TraceSearchScene()),
     drilldowns: [
       {
         routePath: ':traceId/*',
@@ -27,7 +28,7 @@ export function tracesPage(): SceneAppPage {
             subTitle: 'Critical path, exclusive time, ranked causes with evidence, and what the kernel saw meanwhile.',
             getParentPage: () => parent,
             variables: false,
-            body: () => new TraceScene(traceId),
+            body: withRunSelector(() => new TraceScene(traceId)),
           });
         },
       },

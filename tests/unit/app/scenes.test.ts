@@ -106,7 +106,7 @@ test('drill-downs: services/:service → pods/:pod and traces/:traceId, each a U
   assert.deepEqual(report.trace.panels, ['table:rca', 'hopscope-trace-icicle:trace-tree', 'hopscope-kernel-lanes:trace-kernel']);
   assert.deepEqual(report.services.panels, ['table:services']);
   assert.deepEqual(report.compare.panels, ['table:compare-stats', 'histogram:compare-histogram', 'timeseries:compare-latency', 'state-timeline:compare-hot-zones']);
-  assert.deepEqual(report.alerts.panels, ['table:alerts']);
+  assert.deepEqual(report.alerts.panels, ['table:alerts', 'table:alert-history']);
   assert.deepEqual(report.traces.panels, ['table:trace-list']);
   assert.deepEqual(report.pod.preserveUrlKeys, KEYS);
 });
@@ -119,6 +119,7 @@ test('scene objects declare their URL keys and round-trip their state', { skip }
   assert.deepEqual(u.compareKeys, ['a', 'b']);
   assert.deepEqual(u.compareDefault, { a: 'backend=vllm', b: 'backend=tgi' });
   assert.deepEqual(u.compare, { a: 'backend=vllm,model=v1', b: 'backend=vllm,model=v2' });
-  assert.deepEqual(u.spanKeys, ['span']);
-  assert.deepEqual(u.span, { span: '00f067aa0ba902b7' });
+  assert.deepEqual(u.spanKeys, ['span', 'answer']);
+  assert.deepEqual(u.span, { span: '00f067aa0ba902b7', answer: undefined });
+  assert.deepEqual(u.answer, { span: '00f067aa0ba902b7', answer: 'a1b2c3' }, 'a saved answer is URL state');
 });

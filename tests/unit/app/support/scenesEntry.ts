@@ -84,6 +84,8 @@ function run(): unknown {
   compare.updateFromUrl({ a: 'backend=vllm,model=v1', b: 'backend=vllm,model=v2' });
   const traceScene = new TraceScene('ab'.repeat(16));
   traceScene.updateFromUrl({ span: '00f067aa0ba902b7' });
+  const span = traceScene.getUrlState();
+  traceScene.updateFromUrl({ answer: 'a1b2c3' });
   report.urlState = {
     search: searchState,
     searchBad: bad.getUrlState(),
@@ -91,7 +93,8 @@ function run(): unknown {
     compareDefault,
     compare: compare.getUrlState(),
     compareKeys: compare.urlSync?.getKeys(),
-    span: traceScene.getUrlState(),
+    span,
+    answer: traceScene.getUrlState(),
     spanKeys: traceScene.urlSync?.getKeys(),
   };
   return report;
