@@ -94,9 +94,9 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
   return [histogram, stats, series, hot];
 }
 
-/** How one side's figures were obtained: `counted` (every server span), or `estimated from sampled traces`. */
+/** How one side's figures were obtained: `counted` (every server span was kept), or `estimated from sampled traces`. */
 export function sideProvenance(side: CompareSide): string {
-  return side.exact ? `counted from ${ORIGIN_LABELS[side.origin]}` : `estimated from ${ORIGIN_LABELS[side.origin]}`;
+  return side.exact ? 'counted' : `estimated from ${ORIGIN_LABELS[side.origin]}`;
 }
 
 /** Both sides' provenance in one cell: once when they agree, else `A: … · B: …`. */

@@ -45,8 +45,8 @@ function figureFields(rows: FigureRow[]) {
 
 /** Figure origins as a reader says them. */
 export const ORIGIN_LABELS: Record<FigureOrigin, string> = {
-  'service-metrics': "the services' own metrics",
-  spanmetrics: "Tempo's span metrics",
+  'service-metrics': 'service metrics',
+  spanmetrics: 'span metrics',
   'ingest-counters': 'ingest counters',
   'sampled-traces': 'sampled traces',
 };
@@ -55,28 +55,28 @@ const FIGURE_WORDS: Record<keyof FigureSources, string> = { rate: 'requests', er
 const FIGURE_KEYS = Object.keys(FIGURE_WORDS) as Array<keyof FigureSources>;
 
 /**
- * Where a row's figures come from, in one cell: figures of one origin and kind grouped, estimates said as such —
- * `requests, errors counted from the services' own metrics · latency estimated from sampled traces`.
+ * Where a row's figures come from, in one short cell, estimates said as such: `all estimated from sampled traces`,
+ * `service metrics: requests, errors counted · latency estimated` (one origin), or one part per origin.
  */
 export function figuresCell(figures: FigureSources | undefined): string {
   if (!figures) {
     return 'no requests recorded (kernel probes only)';
   }
-  const groups: Array<{ words: string[]; exact: boolean; origin: FigureOrigin }> = [];
+  const byOrigin = new Map<FigureOrigin, { counted: string[]; estimated: string[] }>();
   for (const key of FIGURE_KEYS) {
     const f = figures[key];
-    const g = groups.find((x) => x.exact === f.exact && x.origin === f.origin);
-    if (g) {
-      g.words.push(FIGURE_WORDS[key]);
-    } else {
-      groups.push({ words: [FIGURE_WORDS[key]], exact: f.exact, origin: f.origin });
-    }
+    const o = byOrigin.get(f.origin) ?? { counted: [], estimated: [] };
+    (f.exact ? o.counted : o.estimated).push(FIGURE_WORDS[key]);
+    byOrigin.set(f.origin, o);
   }
-  if (groups.length === 1) {
-    const g = groups[0];
-    return `all ${g.exact ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[g.origin]}`;
+  const [only] = byOrigin.keys();
+  const one = byOrigin.get(only)!;
+  if (byOrigin.size === 1 && (!one.counted.length || !one.estimated.length)) {
+    return `all ${one.counted.length ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[only]}`;
   }
-  return groups.map((g) => `${g.words.join(', ')} ${g.exact ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[g.origin]}`).join(' · ');
+  const part = (o: { counted: string[]; estimated: string[] }) =>
+    [o.counted.length ? `${o.counted.join(', ')} counted` : '', o.estimated.length ? `${o.estimated.join(', ')} estimated` : ''].filter(Boolean).join(' · ');
+  return [...byOrigin].map(([origin, o]) => `${ORIGIN_LABELS[origin]}: ${part(o)}`).join(' · ');
 }
 
 /** A column's description (its header's tooltip in Grafana): where the figure of its rows comes from, estimates first. */

@@ -56,23 +56,23 @@ describe('services and pods: where each figure comes from', () => {
   });
 
   test('a Source column says which figures are counted and which estimated, and from what', () => {
-    assert.deepEqual(col(f, 'source').values, [
-      "requests, errors counted from the services' own metrics · latency estimated from the services' own metrics",
-      'all estimated from sampled traces',
-    ]);
+    assert.deepEqual(col(f, 'source').values, ['service metrics: requests, errors counted · latency estimated', 'all estimated from sampled traces']);
+    const mixed = { rate: counted('service-metrics', ''), errors: estimated('sampled-traces', ''), latency: estimated('sampled-traces', '') } as const;
+    assert.equal(figuresCell(mixed), 'service metrics: requests counted · sampled traces: errors, latency estimated');
+    assert.equal(figuresCell({ ...mixed, errors: mixed.rate, latency: mixed.rate }), 'all counted from service metrics');
     assert.equal(col(f, 'source').config.displayName, 'Source');
   });
 
   test('each figure column is described with its origin, estimates first, with the proxy note', () => {
-    assert.match(String(col(f, 'p99').config.description), /^Estimated from the services' own metrics: interpolated within the buckets/);
-    assert.match(String(col(f, 'requests').config.description), /^Estimated from sampled traces: a lower bound: from 40 trace\(s\)\. Counted from the services' own metrics/);
+    assert.match(String(col(f, 'p99').config.description), /^Estimated from service metrics: interpolated within the buckets/);
+    assert.match(String(col(f, 'requests').config.description), /^Estimated from sampled traces: a lower bound: from 40 trace\(s\)\. Counted from service metrics/);
     assert.equal(figureDescription('rate', []), '');
   });
 
   test('notices: the answer notes, then each estimated figure once', () => {
     const texts = figureNotices(services, services.services).map((n) => n.text);
     assert.equal(texts[0], services.notes[0]);
-    assert.ok(texts.includes("P50 and P99 are estimated from the services' own metrics: interpolated within the buckets of hopscope_request_duration_seconds over 10m."));
+    assert.ok(texts.includes("P50 and P99 are estimated from service metrics: interpolated within the buckets of hopscope_request_duration_seconds over 10m."));
     assert.ok(texts.includes('Requests and RPS are estimated from sampled traces: a lower bound: from 40 trace(s).'));
     assert.equal(new Set(texts).size, texts.length);
   });
@@ -86,7 +86,7 @@ describe('services and pods: where each figure comes from', () => {
       ],
     });
     const p = podsFrame(pods);
-    assert.deepEqual(col(p, 'source').values, ['requests, errors counted from ingest counters · latency estimated from ingest counters', 'no requests recorded (kernel probes only)']);
+    assert.deepEqual(col(p, 'source').values, ['ingest counters: requests, errors counted · latency estimated', 'no requests recorded (kernel probes only)']);
     assert.deepEqual(col(p, 'errorRate').values, [0, null]);
     assert.equal(figuresCell(undefined), 'no requests recorded (kernel probes only)');
   });
@@ -103,7 +103,7 @@ describe('compare: each side counted or estimated', () => {
     const stats = compareFrames(answer, 'compare')[1];
     assert.deepEqual(col(stats, 'stat').values.slice(0, 2), ['Server spans (kept)', 'Requests (estimated)']);
     assert.deepEqual(col(stats, 'b').values.slice(0, 2), [40, 160]);
-    assert.equal(col(stats, 'source').values[1], 'A counted from sampled traces · B estimated from sampled traces');
+    assert.equal(col(stats, 'source').values[1], 'A counted · B estimated from sampled traces');
     assert.equal(col(stats, 'source').values[3], col(stats, 'source').values[1], 'the percentiles share the side’s provenance');
     assert.deepEqual(compareNotices(answer), [{ severity: 'info', text: 'B: estimated from sampled traces — the spans carry sampling rates (1 in 4 kept)' }]);
   });
@@ -111,7 +111,7 @@ describe('compare: each side counted or estimated', () => {
   test('both sides counted: plain "Requests", said once', () => {
     const both = CompareAnswer.parse({ ...answer, b: side('tgi', true) });
     assert.equal(col(compareFrames(both, 'c')[1], 'stat').values[1], 'Requests');
-    assert.equal(sidesProvenance(both), 'both counted from sampled traces');
+    assert.equal(sidesProvenance(both), 'both counted');
   });
 });
 
