@@ -2,12 +2,13 @@ import './publicPath';
 
 import { AppPlugin, type AppRootProps } from '@grafana/data';
 import { initPluginTranslations } from '@grafana/i18n';
-import { locationService } from '@grafana/runtime';
+import { getTemplateSrv, locationService } from '@grafana/runtime';
 import { LoadingPlaceholder } from '@grafana/ui';
 import React, { Suspense, lazy } from 'react';
 
 import pluginJson from '../plugin.json';
-import { APP_BASE } from '../contract/app-urls';
+import { APP_BASE, appPaths } from '../contract/app-urls';
+import { ROOT_CAUSE_LINK, rootCausePath, type DashboardVariable } from './extensions/links';
 import { prefetchOverview } from './features/overview/prefetch';
 import { isOverviewPath } from './features/overview/queries';
 import type { AppConfigProps, HopscopeJsonData } from './pages/AppConfig/AppConfig';
@@ -64,9 +65,33 @@ function AppConfigRoot(props: AppConfigProps) {
   );
 }
 
-export const plugin = new AppPlugin<HopscopeJsonData>().setRootPage(AppRoot).addConfigPage({
-  title: 'Configuration',
-  icon: 'cog',
-  body: AppConfigRoot,
-  id: 'configuration',
-});
+/** The dashboard's variables where Grafana renders the panel menu (none elsewhere, or when the service is missing). */
+function dashboardVariables(): DashboardVariable[] {
+  try {
+    return getTemplateSrv().getVariables() as unknown as DashboardVariable[];
+  } catch {
+    return [];
+  }
+}
+
+export const plugin = new AppPlugin<HopscopeJsonData>()
+  .setRootPage(AppRoot)
+  .addConfigPage({
+    title: 'Configuration',
+    icon: 'cog',
+    body: AppConfigRoot,
+    id: 'configuration',
+  })
+  // Links in from Grafana (declared in plugin.json `extensions.addedLinks`): Grafana calls `configure` with each trace
+  // view's or panel menu's context, so it stays a few plain functions (src/extensions/links.ts). `path` is required
+  // at registration; `configure` always replaces it, or hides the link (undefined) when the context has no trace or range.
+  .addLink({
+    ...ROOT_CAUSE_LINK,
+    targets: [...ROOT_CAUSE_LINK.targets],
+    icon: 'search',
+    path: appPaths.traces(),
+    configure: (context) => {
+      const path = rootCausePath(context, dashboardVariables());
+      return path ? { path } : undefined;
+    },
+  });

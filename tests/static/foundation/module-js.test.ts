@@ -132,7 +132,8 @@ describe('dist/module.js', () => {
       captured.deps = Array.from(deps);
       captured.factory = factory;
     };
-    vm.runInNewContext(moduleJs, { define, self: {} });
+    // What a browser page gives every script, as far as the plugin object's construction and its link paths need.
+    vm.runInNewContext(moduleJs, { define, self: {}, URLSearchParams });
     // Minimal stand-ins for Grafana's shared modules: enough to construct the plugin object, nothing rendered.
     class AppPlugin {
       root?: unknown;
@@ -145,6 +146,11 @@ describe('dist/module.js', () => {
         this.configPages.push(page);
         return this;
       }
+      addedLinks: Array<{ title: string; targets: string[]; path?: string; configure?: (c: unknown) => { path?: string } | undefined }> = [];
+      addLink(link: AppPlugin['addedLinks'][number]) {
+        this.addedLinks.push(link);
+        return this;
+      }
     }
     const stub = new Proxy({}, { get: (_t, key) => (key === '__esModule' ? false : key === 'AppPlugin' ? AppPlugin : () => null) });
     const i18next = { default: { options: {}, use() { return this; }, init: async () => undefined, getFixedT: () => (k: string) => k, t: (k: string) => k, resolvedLanguage: 'en-US' } };
@@ -153,5 +159,13 @@ describe('dist/module.js', () => {
     assert.ok(exported.plugin instanceof AppPlugin, 'exports.plugin is an AppPlugin');
     assert.ok(exported.plugin.root, 'has a root page');
     assert.deepEqual(exported.plugin.configPages.map((p) => p.id), ['configuration']);
+    // The links declared in plugin.json are the ones module.js registers, and their configure runs without the app's
+    // chunks (Grafana calls it on its own pages): a trace view context gives the trace's page.
+    const declared = JSON.parse(readFileSync(join(dist, 'plugin.json'), 'utf8')).extensions.addedLinks as Array<{ title: string; targets: string[] }>;
+    // (Arrays made inside the vm context are copied into this realm to compare.)
+    assert.deepEqual(exported.plugin.addedLinks.map((l) => ({ title: l.title, targets: Array.from(l.targets) })), declared.map((l) => ({ title: l.title, targets: l.targets })));
+    const trace = { traceID: 'ab'.repeat(16), startTime: 1_760_000_000_000_000, endTime: 1_760_000_001_000_000, datasource: { uid: 't', type: 'tempo' } };
+    assert.match(exported.plugin.addedLinks[0].configure!(trace)?.path ?? '', /^\/a\/hopscope-rca-app\/traces\/(ab){16}\?from=\d+&to=\d+$/);
+    assert.equal(exported.plugin.addedLinks[0].configure!({ traceID: 'nope', startTime: 1 }), undefined);
   });
 });
