@@ -36,6 +36,11 @@ export interface HostOptions {
   pluginBaseUrl?: string;
   /** The signed-in user's org role (default Admin): the page's boot data and the plugin routes' `reqRole` checks. */
   orgRole?: OrgRole;
+  /**
+   * Register the host's STAND-INS for Grafana's exposed components (add-to-dashboard form, create alert from panel;
+   * client/standInExposedComponents.tsx). Off by default: a Grafana without them is what the app must handle first.
+   */
+  standInExposedComponents?: boolean;
 }
 
 export interface RunningHost {
@@ -53,6 +58,7 @@ interface PluginJson {
   includes?: unknown[];
   routes?: PluginRoute[];
   dependencies?: unknown;
+  extensions?: unknown;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'cookie', 'content-length']);
@@ -74,7 +80,14 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, 
       featureToggles: {},
       datasources: {},
       panels: {},
-      apps: { [plugin.id]: { id: plugin.id, path: `${baseUrl}/module.js`, version: plugin.info.version, preload: false, angular: { detected: false } } },
+      // Grafana's boot data carries each app's extensions and dependencies from its plugin.json (AppPluginConfig).
+      apps: {
+        [plugin.id]: {
+          id: plugin.id, path: `${baseUrl}/module.js`, version: plugin.info.version, preload: false, angular: { detected: false },
+          extensions: plugin.extensions ?? { addedLinks: [], addedComponents: [], exposedComponents: [], extensionPoints: [], addedFunctions: [] },
+          dependencies: plugin.dependencies,
+        },
+      },
       minRefreshInterval: '5s',
       namespace: 'default',
       defaultDatasource: '',
@@ -104,7 +117,7 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, 
   };
 }
 
-function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole): string {
+function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole, standIns: boolean): string {
   return `<!DOCTYPE html>
 <html lang="en-US">
 <head>
@@ -120,7 +133,7 @@ function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string
 <div id="reactRoot"></div>
 <script>
 window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl, orgRole))};
-window.hopscopeHost = ${escapeForScript({ pluginId: plugin.id })};
+window.hopscopeHost = ${escapeForScript({ pluginId: plugin.id, standInExposedComponents: standIns })};
 </script>
 <script src="${clientUrl}"></script>
 </body>
@@ -296,9 +309,10 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const page = (req: Request, res: Response) => {
     const theme = req.query.theme === 'light' ? 'light' : 'dark';
-    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole));
+    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole, options.standInExposedComponents === true));
   };
-  app.get(['/a/{*rest}', `/plugins/${plugin.id}`], page);
+  // The app, its config page, and the host's own page of an extension point (client/ExtensionPointPage.tsx).
+  app.get(['/a/{*rest}', `/plugins/${plugin.id}`, '/host/extension-point'], page);
   app.get('/', (req, res) => {
     const query = new URL(req.originalUrl, 'http://host.invalid').search;
     res.redirect(`/a/${plugin.id}/${query}`);

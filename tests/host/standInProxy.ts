@@ -162,6 +162,8 @@ export async function startStandInProxy(options: { delayMs?: number; prometheusD
   app.get('/api/alerts', (_q, r) => r.json(alerts()));
   app.get('/api/alerts/rules', (_q, r) => r.json({ rules: [] }));
   app.get('/api/runs', (_q, r) => r.json({ runs: [], total: 0 }));
+  // No root-cause answer saved yet.
+  app.get('/api/rca/answers', (_q, r) => r.json({ answers: [] }));
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r(undefined))) };

@@ -14,14 +14,17 @@ import { Route, Router, Routes, useLocation } from 'react-router';
 
 import { loadAmdModule } from './amdLoader';
 import { HostChrome, HostPluginPage, navFromMeta } from './chrome';
+import { ExtensionPointPage } from './ExtensionPointPage';
+import { registerAddedLinks, setupPluginExtensions } from './extensions';
 import { interceptLinkClicks } from './interceptLinkClicks';
 import { setupRuntimeServices } from './services';
 import { sharedModules } from './sharedModules';
+import { registerStandInExposedComponents } from './standInExposedComponents';
 
 interface HostWindow {
-  hopscopeHost: { pluginId: string };
+  hopscopeHost: { pluginId: string; standInExposedComponents?: boolean };
 }
-const { pluginId } = (window as unknown as HostWindow).hopscopeHost;
+const { pluginId, standInExposedComponents } = (window as unknown as HostWindow).hopscopeHost;
 
 /** react-router v6 on Grafana's history object, the same copy of react-router the plugin gets. */
 function HostRouter({ children }: { children: ReactNode }) {
@@ -83,6 +86,10 @@ function NotFound() {
 
 async function boot(): Promise<void> {
   setupRuntimeServices();
+  setupPluginExtensions(pluginId);
+  if (standInExposedComponents) {
+    registerStandInExposedComponents();
+  }
   await initializeI18n({ language: 'en-US' });
   const meta = await getBackendSrv().get<AppPluginMeta>(`/api/plugins/${pluginId}/settings`);
   const exported = await loadAmdModule(`/${meta.module}`, sharedModules);
@@ -93,6 +100,7 @@ async function boot(): Promise<void> {
   // What Grafana's importAppPlugin does.
   plugin.init(meta);
   plugin.meta = meta;
+  registerAddedLinks(pluginId, plugin);
 
   document.addEventListener('click', interceptLinkClicks);
   const root = createRoot(document.getElementById('reactRoot')!);
@@ -105,6 +113,7 @@ async function boot(): Promise<void> {
             <Routes>
               <Route path={`/a/${pluginId}/*`} element={<AppRootPage plugin={plugin} />} />
               <Route path={`/plugins/${pluginId}`} element={<PluginConfigPage plugin={plugin} />} />
+              <Route path="/host/extension-point" element={<ExtensionPointPage />} />
               <Route path="*" element={<NotFound />} />
             </Routes>
           </HostChrome>
