@@ -65,12 +65,19 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
     ['TTFT P99', d.a.ttftP99Ms, d.b.ttftP99Ms, figures],
   ];
   const change = (a: number | null, b: number | null) => (a !== null && b !== null && a > 0 ? (b - a) / a : null);
+  // A side whose figures are estimates says so in its column's name, and why in its description.
+  const statColumn = (side: CompareSide, label: string) => ({
+    displayName: side.exact ? label : `${label} (estimated)`,
+    decimals: 1,
+    description: `${sideProvenance(side)}${side.note ? `: ${side.note}` : ''}`,
+    custom: { width: 150 },
+  });
   const stats = frame(
     [
-      field('stat', STRING, rows.map((r) => r[0]), { displayName: 'Statistic' }),
-      field('a', NUMBER, rows.map((r) => r[1]), { displayName: la, decimals: 1 }),
-      field('b', NUMBER, rows.map((r) => r[2]), { displayName: lb, decimals: 1 }),
-      field('change', NUMBER, rows.map((r) => change(r[1], r[2])), { displayName: 'B vs A', unit: 'percentunit', decimals: 1 }),
+      field('stat', STRING, rows.map((r) => r[0]), { displayName: 'Statistic', custom: { width: 200 } }),
+      field('a', NUMBER, rows.map((r) => r[1]), statColumn(d.a, la)),
+      field('b', NUMBER, rows.map((r) => r[2]), statColumn(d.b, lb)),
+      field('change', NUMBER, rows.map((r) => change(r[1], r[2])), { displayName: 'B vs A', unit: 'percentunit', decimals: 1, custom: { width: 100 } }),
       field('source', STRING, rows.map((r) => r[3]), { displayName: 'Source' }),
     ],
     { name: 'statistics', refId: partRefId(refId, 'stats') }

@@ -36,10 +36,10 @@ interface FigureRow {
  */
 function figureFields(rows: FigureRow[]) {
   return [
-    field('requests', NUMBER, rows.map((x) => x.requests), { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows) }),
-    field('rps', NUMBER, rows.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2, description: figureDescription('rate', rows) }),
-    field('errors', NUMBER, rows.map((x) => x.errors), { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows) }),
-    field('errorRate', NUMBER, rows.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1, description: 'Errors / requests' }),
+    field('requests', NUMBER, rows.map((x) => x.requests), { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows), custom: { width: 90 } }),
+    field('rps', NUMBER, rows.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2, description: figureDescription('rate', rows), custom: { width: 100 } }),
+    field('errors', NUMBER, rows.map((x) => x.errors), { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows), custom: { width: 70 } }),
+    field('errorRate', NUMBER, rows.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1, description: 'Errors / requests', custom: { width: 90 } }),
   ];
 }
 
@@ -54,29 +54,34 @@ export const ORIGIN_LABELS: Record<FigureOrigin, string> = {
 const FIGURE_WORDS: Record<keyof FigureSources, string> = { rate: 'requests', errors: 'errors', latency: 'latency' };
 const FIGURE_KEYS = Object.keys(FIGURE_WORDS) as Array<keyof FigureSources>;
 
-/**
- * Where a row's figures come from, in one short cell, estimates said as such: `all estimated from sampled traces`,
- * `service metrics: requests, errors counted · latency estimated` (one origin), or one part per origin.
- */
-export function figuresCell(figures: FigureSources | undefined): string {
+/** Where a row's figures come from: its origins (`service metrics`, `service metrics + sampled traces`). */
+export function originsCell(figures: FigureSources | undefined): string {
+  return figures ? [...new Set(FIGURE_KEYS.map((k) => ORIGIN_LABELS[figures[k].origin]))].join(' + ') : 'kernel probes only';
+}
+
+/** Which of a row's figures are estimates rather than counts: `none`, `all`, or their names (`latency`). */
+export function estimatesCell(figures: FigureSources | undefined): string | null {
   if (!figures) {
-    return 'no requests recorded (kernel probes only)';
+    return null;
   }
-  const byOrigin = new Map<FigureOrigin, { counted: string[]; estimated: string[] }>();
-  for (const key of FIGURE_KEYS) {
-    const f = figures[key];
-    const o = byOrigin.get(f.origin) ?? { counted: [], estimated: [] };
-    (f.exact ? o.counted : o.estimated).push(FIGURE_WORDS[key]);
-    byOrigin.set(f.origin, o);
-  }
-  const [only] = byOrigin.keys();
-  const one = byOrigin.get(only)!;
-  if (byOrigin.size === 1 && (!one.counted.length || !one.estimated.length)) {
-    return `all ${one.counted.length ? 'counted' : 'estimated'} from ${ORIGIN_LABELS[only]}`;
-  }
-  const part = (o: { counted: string[]; estimated: string[] }) =>
-    [o.counted.length ? `${o.counted.join(', ')} counted` : '', o.estimated.length ? `${o.estimated.join(', ')} estimated` : ''].filter(Boolean).join(' · ');
-  return [...byOrigin].map(([origin, o]) => `${ORIGIN_LABELS[origin]}: ${part(o)}`).join(' · ');
+  const estimated = FIGURE_KEYS.filter((k) => !figures[k].exact).map((k) => FIGURE_WORDS[k]);
+  return estimated.length === 0 ? 'none' : estimated.length === FIGURE_KEYS.length ? 'all' : estimated.join(', ');
+}
+
+/** The two provenance columns: the origins, and the estimates in a warning colour (anything but `none`). */
+function provenanceFields(rows: Array<{ figures?: FigureSources }>) {
+  return [
+    field('source', STRING, rows.map((x) => originsCell(x.figures)), { displayName: 'Source', description: 'Where the figures come from (the proxy prefers counts: service metrics, span metrics, ingest counters, then sampled traces)', custom: { width: 130 } }),
+    field('estimated', STRING, rows.map((x) => estimatesCell(x.figures)), {
+      displayName: 'Estimated',
+      description: 'The figures that are estimates, not counts (a sample of traces, interpolated percentiles): the column descriptions and the notices say why',
+      custom: { width: 150, cellOptions: { type: 'color-text' } },
+      mappings: [
+        { type: 'value' as never, options: { none: { color: 'text', index: 0 } } },
+        { type: 'regex' as never, options: { pattern: '.+', result: { color: 'orange', index: 1 } } },
+      ],
+    }),
+  ];
 }
 
 /** A column's description (its header's tooltip in Grafana): where the figure of its rows comes from, estimates first. */
@@ -100,10 +105,10 @@ export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Re
       field('servicePath', STRING, s.map((x) => appPaths.service(x.service)), HIDDEN),
       ...figureFields(s),
       // Each latency on its own scale (a bar of P99 is not drawn against the request counts).
-      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s) }),
-      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), links: [appPathLink('Open service', 'servicePath')] }),
-      field('pods', NUMBER, s.map((x) => x.pods.length), { displayName: 'Pods', decimals: 0 }),
-      field('source', STRING, s.map((x) => figuresCell(x.figures)), { displayName: 'Source' }),
+      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), custom: { width: 90 } }),
+      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), links: [appPathLink('Open service', 'servicePath')], custom: { width: 90 } }),
+      field('pods', NUMBER, s.map((x) => x.pods.length), { displayName: 'Pods', decimals: 0, custom: { width: 60 } }),
+      ...provenanceFields(s),
       ...(kernel ? [field('kernel', STRING, s.map((x) => (kernel[x.service] ? kernelCell(kernel[x.service]) : 'unavailable')), { displayName: 'Kernel signals' })] : []),
     ],
     { name: 'services' }
@@ -118,11 +123,11 @@ export function podsFrame(answer: PodsAnswer): DataFrame {
       field('podPath', STRING, p.map((x) => appPaths.pod(answer.service, x.pod)), HIDDEN),
       field('node', STRING, p.map((x) => x.node ?? ''), { displayName: 'Node' }),
       ...figureFields(p),
-      field('p50', NUMBER, p.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p) }),
-      field('p99', NUMBER, p.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p) }),
-      field('source', STRING, p.map((x) => figuresCell(x.figures)), { displayName: 'Source' }),
+      field('p50', NUMBER, p.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }),
+      field('p99', NUMBER, p.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }),
+      ...provenanceFields(p),
       field('kernel', STRING, p.map((x) => kernelCell(x.kernelEvents)), { displayName: 'Kernel signals' }),
-      field('kernelEvents', NUMBER, p.map((x) => total(x.kernelEvents)), { displayName: 'Kernel events', decimals: 0 }),
+      field('kernelEvents', NUMBER, p.map((x) => total(x.kernelEvents)), { displayName: 'Kernel events', decimals: 0, custom: { width: 110 } }),
     ],
     { name: `pods of ${answer.service}` }
   );

@@ -1,6 +1,7 @@
 /**
  * A/B compare: two selectors (inference backend × model version) over the same window, as Grafana panels on the
- * data source: statistics side by side (B's change against A), the latency distributions overlaid on the proxy's
+ * data source: statistics side by side (B's change against A; a side estimated from sampled traces marked as such),
+ * the latency distributions overlaid on the proxy's
  * shared bins (a histogram), P50/P99 over time, and the jitter hot zones (buckets where P99/P50 jumps) as a state
  * timeline per side. The selectors are URL keys `a` and `b`, so a comparison is a link.
  */
@@ -38,7 +39,14 @@ const DEFAULT_B = 'backend=tgi';
 const COMPARE = 'compare';
 
 function compareBody(runner: SceneQueryRunner): SceneObject {
-  const stats = hopscopePanel(PanelBuilders.table().setTitle('Side by side').setData(partOf(partRefId(COMPARE, 'stats'))), { key: 'compare-stats' });
+  const stats = hopscopePanel(
+    PanelBuilders.table()
+      .setTitle('Side by side')
+      .setDescription('Each side’s statistics and B’s change against A; a side counted from a sample of traces is marked "estimated", the Source column says how each row was obtained.')
+      .setData(partOf(partRefId(COMPARE, 'stats')))
+      .setOption('cellHeight', 'sm' as never),
+    { key: 'compare-stats' }
+  );
   const histogram = hopscopePanel(
     PanelBuilders.histogram()
       .setTitle('Latency distribution')
@@ -71,8 +79,9 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
     direction: 'column',
     $data: runner,
     children: [
-      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '50%', body: stats }), new SceneFlexItem({ body: histogram })] }),
-      new SceneFlexItem({ height: 260, body: latency }),
+      // The statistics full width (six rows and where they come from), then the two distributions side by side.
+      new SceneFlexItem({ height: 320, body: stats }),
+      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '45%', body: histogram }), new SceneFlexItem({ body: latency })] }),
       new SceneFlexItem({ height: 150, body: hot }),
     ],
   });

@@ -11,7 +11,7 @@ import type { DataFrame } from '@grafana/data';
 import { AlertsAnswer, CompareAnswer, PodsAnswer, RcaAnswer, SavedRcaAnswer, ServicesAnswer } from '../../../contract';
 import { alertHistoryFrame, alertsFrame, alertsNotices, evaluatorText } from '../../../src/datasource/frames/alerts';
 import { compareFrames, compareNotices, sidesProvenance } from '../../../src/datasource/frames/compare';
-import { figureDescription, figureNotices, figuresCell, podsFrame, servicesFrame } from '../../../src/datasource/frames/services';
+import { estimatesCell, figureDescription, figureNotices, originsCell, podsFrame, servicesFrame } from '../../../src/datasource/frames/services';
 import { kernelEvidenceText, rcaAboutOfFrame, rcaFrames, rcaNotices } from '../../../src/datasource/frames/traces';
 import { readRulesFile, validateRuleText, EXAMPLE_RULE } from '../../../src/transforms/alertRules';
 
@@ -55,12 +55,15 @@ describe('services and pods: where each figure comes from', () => {
     assert.equal(f.fields.some((x) => x.name === 'spans'), false);
   });
 
-  test('a Source column says which figures are counted and which estimated, and from what', () => {
-    assert.deepEqual(col(f, 'source').values, ['service metrics: requests, errors counted · latency estimated', 'all estimated from sampled traces']);
+  test('Source and Estimated columns: the origins, and which figures are estimates (in a warning colour)', () => {
+    assert.deepEqual(col(f, 'source').values, ['service metrics', 'sampled traces']);
+    assert.deepEqual(col(f, 'estimated').values, ['latency', 'all']);
+    assert.equal(col(f, 'estimated').config.displayName, 'Estimated');
+    assert.equal(col(f, 'estimated').config.custom.cellOptions.type, 'color-text');
     const mixed = { rate: counted('service-metrics', ''), errors: estimated('sampled-traces', ''), latency: estimated('sampled-traces', '') } as const;
-    assert.equal(figuresCell(mixed), 'service metrics: requests counted · sampled traces: errors, latency estimated');
-    assert.equal(figuresCell({ ...mixed, errors: mixed.rate, latency: mixed.rate }), 'all counted from service metrics');
-    assert.equal(col(f, 'source').config.displayName, 'Source');
+    assert.equal(originsCell(mixed), 'service metrics + sampled traces');
+    assert.equal(estimatesCell(mixed), 'errors, latency');
+    assert.equal(estimatesCell({ ...mixed, errors: mixed.rate, latency: mixed.rate }), 'none');
   });
 
   test('each figure column is described with its origin, estimates first, with the proxy note', () => {
@@ -86,9 +89,9 @@ describe('services and pods: where each figure comes from', () => {
       ],
     });
     const p = podsFrame(pods);
-    assert.deepEqual(col(p, 'source').values, ['ingest counters: requests, errors counted · latency estimated', 'no requests recorded (kernel probes only)']);
+    assert.deepEqual(col(p, 'source').values, ['ingest counters', 'kernel probes only']);
+    assert.deepEqual(col(p, 'estimated').values, ['latency', null]);
     assert.deepEqual(col(p, 'errorRate').values, [0, null]);
-    assert.equal(figuresCell(undefined), 'no requests recorded (kernel probes only)');
   });
 });
 
@@ -105,6 +108,8 @@ describe('compare: each side counted or estimated', () => {
     assert.deepEqual(col(stats, 'b').values.slice(0, 2), [40, 160]);
     assert.equal(col(stats, 'source').values[1], 'A counted · B estimated from sampled traces');
     assert.equal(col(stats, 'source').values[3], col(stats, 'source').values[1], 'the percentiles share the side’s provenance');
+    assert.deepEqual([col(stats, 'a').config.displayName, col(stats, 'b').config.displayName], ['A: vllm', 'B: tgi (estimated)']);
+    assert.equal(col(stats, 'b').config.description, 'estimated from sampled traces: the spans carry sampling rates (1 in 4 kept)');
     assert.deepEqual(compareNotices(answer), [{ severity: 'info', text: 'B: estimated from sampled traces — the spans carry sampling rates (1 in 4 kept)' }]);
   });
 
