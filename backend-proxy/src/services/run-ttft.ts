@@ -71,8 +71,11 @@ function plans(runId: string): HistogramPlan[] {
 
 /** Cumulative buckets `[le, count]` (sorted, +Inf last) → the q-quantile, as Prometheus' histogram_quantile. */
 export function bucketQuantile(q: number, buckets: Array<[number, number]>): number | null {
-  const b = [...buckets].sort((x, y) => x[0] - y[0]);
+  const b = buckets.map(([le, c]): [number, number] => [le, c]).sort((x, y) => x[0] - y[0]);
   if (b.length < 2 || b[b.length - 1][0] !== Infinity) return null;
+  // increase() extrapolates each bucket series on its own (towards zero when a series starts in the window), so a
+  // bucket can come out above the next; histogram_quantile raises every bucket to the highest count below it first.
+  for (let i = 1; i < b.length; i++) if (b[i][1] < b[i - 1][1]) b[i][1] = b[i - 1][1];
   const total = b[b.length - 1][1];
   if (!(total > 0)) return null;
   const rank = q * total;
