@@ -79,7 +79,7 @@ const nftSkip = async (): Promise<string | false> => { const ok = await tcpRetra
 describe('nftables tables never outlive the chain', async () => {
   const skip = await nftSkip();
   const tables = (): string => execFileSync('nft', ['list', 'tables']).toString();
-  /** A chain in a child process that makes a tcp_retransmit table, prints it, then does what `then` says. */
+  /** A chain in a child process that makes a tcp_retransmit table, prints it, then does what `then` says (`go()`: a line on its stdin). */
   const childWithTable = async (then: string) => {
     const code = `
       import { startChain } from ${JSON.stringify(join(import.meta.dirname, '../../../loadgen/src/chain/start.ts'))};
@@ -88,18 +88,21 @@ describe('nftables tables never outlive the chain', async () => {
       const f = await r.json();
       console.log('table ' + /nft table (\\S+)/.exec(f.note)[1]);
       ${then}`;
-    const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '', err = '';
     c.stdout.on('data', (d) => { out += d; });
     c.stderr.on('data', (d) => { err += d; });
+    c.stdin.on('error', () => { /* it died first: what the test checks next says so */ });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => c.once('exit', (code, signal) => r({ code, signal })));
     const table = await waitFor('the child\'s table', async () => /table (lg-hopscope-\d+-\d+)/.exec(out)?.[1], 30_000).catch((e) => { c.kill('SIGKILL'); throw new Error(`${(e as Error).message}: ${err.slice(-500)}`); });
-    return { child: c, table, exited, stderr: () => err };
+    return { child: c, table, exited, stderr: () => err, go: () => { c.stdin.end('go\n'); } };
   };
 
   it('an uncaught error: the table goes with the process', { skip }, async () => {
-    const { table, exited } = await childWithTable(`setTimeout(() => { throw new Error('boom'); }, 200);`);
+    // It throws only once told to (not on a timer), so the table is looked at while the chain surely runs.
+    const { table, exited, go } = await childWithTable(`process.stdin.once('data', () => setTimeout(() => { throw new Error('boom'); }, 0));`);
     assert.ok(tables().includes(table), 'the table exists while the chain runs');
+    go();
     const end = await exited;
     assert.equal(end.code, 1, 'it died of the error');
     assert.ok(!tables().includes(table), `${table} removed on exit`);
