@@ -31,16 +31,21 @@ test('a 132,000-rule file is refused at start with a clear log; the proxy is up,
     const p = await startProxyProcess(env);
     procs.push(p);
     assert.equal((await fetch(`${p.url}/api/health`)).status, 200);
-    const line = p.output().split('\n').find((l) => l.includes('HOPSCOPE_ALERT_RULES_FILE refused'));
+    // The rules are loaded in the background from the start (the proxy listens meanwhile); reading them waits for
+    // that load, which logs the refusal before it answers.
+    const rules = AlertRules.parse(await (await fetch(`${p.url}/api/alerts/rules`)).json());
+    assert.deepEqual(rules.rules, []);
+    assert.equal(rules.version, 0, 'nothing stored');
+    assert.match(rules.notice ?? '', /not imported/);
+    // The log line comes through its own pipe, which may be read a moment after the answer's socket.
+    const refused = (): string | undefined => p.output().split('\n').find((l) => l.includes('HOPSCOPE_ALERT_RULES_FILE refused'));
+    for (const t0 = Date.now(); !refused() && Date.now() - t0 < 2000;) await new Promise((r) => setTimeout(r, 20));
+    const line = refused();
     assert.ok(line, `a log line says the file was refused:\n${p.output().slice(-3000)}`);
     const logged = JSON.parse(line) as { level: number; file: string; problem: string };
     assert.equal(logged.level, 50, 'logged as an error');
     assert.equal(logged.file, file);
     assert.match(logged.problem, /bytes, over the \d+-byte limit of a rules file|132000 rules, at most 500/);
-    const rules = AlertRules.parse(await (await fetch(`${p.url}/api/alerts/rules`)).json());
-    assert.deepEqual(rules.rules, []);
-    assert.equal(rules.version, 0, 'nothing stored');
-    assert.match(rules.notice ?? '', /not imported/);
     // Rounds run (every 100 ms) and the proxy stays up.
     await new Promise((r) => setTimeout(r, 500));
     const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts?evaluate=1`)).json());
