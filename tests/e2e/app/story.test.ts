@@ -465,9 +465,16 @@ test('alert rules edited from two pages: the second save is refused (409) with a
     await b.page.getByTestId(testIds.alerts.importFile).setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"rules": [{"id": "x"}]}') });
     await b.page.getByTestId(testIds.alerts.saveError).filter({ hasText: /bad\.json: Not a rules file: rules\[0\]\.name/ }).waitFor();
     assert.equal((await rulesNow()).version, imported.version);
+    // Past the proxy's bounds (500 rules): its 413 says so, nothing is saved.
+    const many = { rules: Array.from({ length: 501 }, (_, i) => ({ ...file.rules[0], id: `bulk-${i}`, name: `Bulk ${i}` })) };
+    await b.page.getByTestId(testIds.alerts.importFile).setInputFiles({ name: 'many.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(many)) });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+    await b.page.getByTestId(testIds.alerts.saveError).filter({ hasText: /501 rules, at most 500; nothing was saved/ }).waitFor();
+    assert.equal((await rulesNow()).version, imported.version);
 
     await expectNoProblems(a.problems, 'alerts (page A)');
-    assert.deepEqual(b.problems.all().filter((x) => !/status of 409/.test(x)), [], 'page B: only the 409');
+    assert.deepEqual(b.problems.all().filter((x) => !/status of (409|413)/.test(x)), [], 'page B: only the 409 and the 413');
     assert.equal(b.problems.all().filter((x) => /status of 409/.test(x)).length, 1, 'page B: the one refused save');
   } finally {
     await a.context.close();
