@@ -4,6 +4,9 @@
  * Plain functions (no Grafana import), unit-tested in Node.
  */
 
+/** The pages' data source variable of the user's Prometheus (`var-prometheus`): Explore and the panel actions use it. */
+export const PROMETHEUS_VARIABLE = 'prometheus';
+
 export interface ExploreTarget {
   /** Data source uid and type, as configured on the app's config page. */
   datasource: { uid: string; type: 'prometheus' | 'tempo' };

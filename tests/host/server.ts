@@ -71,14 +71,14 @@ function escapeForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, orgRole: OrgRole): unknown {
+function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, orgRole: OrgRole, datasources: Record<string, unknown>): unknown {
   return {
     settings: {
       appSubUrl: '',
       appUrl: '/',
       buildInfo: { version: '12.4.10', commit: 'hopscope-host', env: 'production', edition: 'Open Source', latestVersion: '', hasUpdate: false, hideVersion: false },
       featureToggles: {},
-      datasources: {},
+      datasources,
       panels: {},
       // Grafana's boot data carries each app's extensions and dependencies from its plugin.json (AppPluginConfig).
       apps: {
@@ -117,7 +117,27 @@ function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, 
   };
 }
 
-function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole, standIns: boolean): string {
+/**
+ * The data sources the plugin settings name (`prometheusDatasourceUid`, `tempoDatasourceUid`), as Grafana's boot data
+ * lists configured data sources (by name): instance settings only — the host cannot query them — so a data source
+ * variable offers them and links name them as they would in a Grafana that has them.
+ */
+function namedDataSources(jsonData: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const add = (uid: unknown, type: 'prometheus' | 'tempo', name: string) => {
+    if (typeof uid === 'string' && uid) {
+      out[`${name} (${uid})`] = {
+        id: Object.keys(out).length + 10, uid, type, name: `${name} (${uid})`, access: 'proxy', readOnly: true, jsonData: {}, isDefault: type === 'prometheus',
+        meta: { id: type, type: 'datasource', name, metrics: true, info: { logos: { small: '', large: '' } }, module: '', baseUrl: '' },
+      };
+    }
+  };
+  add(jsonData.prometheusDatasourceUid, 'prometheus', 'Prometheus');
+  add(jsonData.tempoDatasourceUid, 'tempo', 'Tempo');
+  return out;
+}
+
+function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole, standIns: boolean, datasources: Record<string, unknown>): string {
   return `<!DOCTYPE html>
 <html lang="en-US">
 <head>
@@ -132,7 +152,7 @@ function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string
 <body class="theme-${theme}" data-host-state="loading">
 <div id="reactRoot"></div>
 <script>
-window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl, orgRole))};
+window.grafanaBootData = ${escapeForScript(bootData(theme, plugin, baseUrl, orgRole, datasources))};
 window.hopscopeHost = ${escapeForScript({ pluginId: plugin.id, standInExposedComponents: standIns })};
 </script>
 <script src="${clientUrl}"></script>
@@ -309,7 +329,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const page = (req: Request, res: Response) => {
     const theme = req.query.theme === 'light' ? 'light' : 'dark';
-    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole, options.standInExposedComponents === true));
+    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole, options.standInExposedComponents === true, namedDataSources(settings.jsonData)));
   };
   // The app, its config page, and the host's own page of an extension point (client/ExtensionPointPage.tsx).
   app.get(['/a/{*rest}', `/plugins/${plugin.id}`, '/host/extension-point'], page);

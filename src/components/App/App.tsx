@@ -6,6 +6,7 @@ import { Navigate, Route, Routes, useLocation } from 'react-router-dom';
 
 import { appPaths } from '../../../contract/app-urls';
 import { registerHopscopeDataSource } from '../../datasource/register';
+import { registerVariableValuesDataSource } from '../../datasource/variables';
 import { isOverviewPath } from '../../features/overview/queries';
 import { overviewPage } from '../../features/overview/overviewPage';
 import { loadOtherPages } from './lazyPages';
@@ -15,6 +16,8 @@ import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 // Every panel queries the proxy through this data source; registered once, before any page's scene runs a query.
 // The other pages' query kinds come with those pages' chunk.
 registerHopscopeDataSource(() => loadOtherPages().then((m) => m.OTHER_KINDS));
+// The values the service and model variables offer (their own small data source: Grafana's variable query API).
+registerVariableValuesDataSource();
 
 /**
  * The Overview, the page the app opens on, as its own SceneApp: this chunk holds only what it draws. The other pages

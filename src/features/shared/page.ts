@@ -1,13 +1,16 @@
 /**
- * One view page of the app: URL-synced time range, refresh, the backend/model/service variables, and the export
+ * One view page of the app: URL-synced time range, refresh, the backend/model/service variables (backend a fixed
+ * list; model and service filled from what exists in the window, by the variable values data source) and the
+ * Prometheus data source variable (the user's Prometheus: where "Explore" opens a panel's PromQL), and the export
  * button in the header; its panels share one crosshair (Scenes' CursorSync), may show the injected faults as
  * annotations (Scenes' annotations layer over the data source), and open in the panel inspector (`?inspect=`).
  * Every page keeps `APP_URL_KEYS` when the user drills down, so a pasted link opens the same view.
  */
-import { DashboardCursorSync } from '@grafana/schema';
+import { DashboardCursorSync, VariableRefresh, VariableSort } from '@grafana/schema';
 import {
   behaviors,
   CustomVariable,
+  DataSourceVariable,
   dataLayers,
   EmbeddedScene,
   SceneAppPage,
@@ -18,7 +21,7 @@ import {
   SceneTimePicker,
   SceneTimeRange,
   SceneVariableSet,
-  TextBoxVariable,
+  QueryVariable,
   VariableValueSelectors,
   type SceneAppDrilldownView,
   type SceneAppPageLike,
@@ -28,7 +31,11 @@ import {
 import { APP_URL_KEYS } from '../../../contract/app-urls';
 import { BACKENDS } from '../../constants';
 import { HOPSCOPE_DATASOURCE, hopscopeQuery } from '../../datasource/query';
+import { VARIABLE_VALUES_DATASOURCE, type VariableValuesQuery } from '../../datasource/variables';
 import { InspectDrawer } from '../../scenes/InspectDrawer';
+import { PanelActions } from '../../scenes/PanelActions';
+import { PROMETHEUS_VARIABLE } from '../../scenes/explore';
+import { getAppSettings } from '../../settings';
 import { ExportButton } from '../export/ExportButton';
 import { PageContainer, type Crumb } from './PageContainer';
 
@@ -54,12 +61,31 @@ export interface ViewPageDefinition {
   to?: string;
 }
 
+/** A variable whose values are what exists in the page's window (values data source), All meaning no filter. */
+function valuesVariable(name: string, label: string, query: VariableValuesQuery): QueryVariable {
+  return new QueryVariable({
+    name,
+    label,
+    datasource: { ...VARIABLE_VALUES_DATASOURCE },
+    query,
+    includeAll: true,
+    defaultToAll: true,
+    value: '$__all',
+    text: 'All',
+    sort: VariableSort.alphabeticalAsc,
+    // Filled when the page opens, not again on every refresh: the panels wait for a variable that is loading.
+    refresh: VariableRefresh.onDashboardLoad,
+  });
+}
+
 function appVariables(): SceneVariableSet {
   return new SceneVariableSet({
     variables: [
       new CustomVariable({ name: 'backend', label: 'Backend', query: BACKENDS.join(','), includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
-      new TextBoxVariable({ name: 'model', label: 'Model', value: '' }),
-      new TextBoxVariable({ name: 'service', label: 'Service', value: '' }),
+      valuesVariable('model', 'Model', 'models'),
+      valuesVariable('service', 'Service', 'services'),
+      // The user's Prometheus data sources; the one chosen on the config page first.
+      new DataSourceVariable({ name: PROMETHEUS_VARIABLE, label: 'Prometheus', pluginId: 'prometheus', value: getAppSettings().prometheusDatasourceUid ?? '' }),
     ],
   });
 }
@@ -90,6 +116,7 @@ export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
           children: [
             new SceneFlexItem({ body: new PageContainer({ name: def.name ?? def.url.split('/').pop()!, crumbs: def.crumbs, body: def.body() }) }),
             new SceneFlexItem({ body: new InspectDrawer() }),
+            new SceneFlexItem({ body: new PanelActions() }),
           ],
         }),
       }),

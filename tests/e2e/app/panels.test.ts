@@ -1,18 +1,20 @@
 /**
  * The Overview's panels through the host, on known data (tests/host/standInProxy.ts): every panel drawn from the
- * data source, the panel menu (Inspect shows the frame, Explore carries the PromQL to the configured Prometheus), the
- * GPU heatmap (tooltip, shared crosshair, a row opens its pod), the services table's links, zoom, back/forward, both
- * themes, and a dead source degrading its panels only.
+ * data source, the panel menu (Inspect shows the frame, Explore carries the PromQL to the configured Prometheus, Add
+ * to dashboard / Create alert rule open Grafana's exposed components with it — host stand-ins — or are absent), the
+ * variables filled from what exists, the GPU heatmap (tooltip, shared crosshair, a row opens its pod), the services
+ * table's links, zoom, back/forward, both themes, and a dead source degrading its panels only.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
-import type { RunningHost } from '../../host/server';
-import { FROM, GOLDEN_METRICS, NOW, promqlOf, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
+import { STAND_IN_IDS } from '../../host/client/hostTestIds';
+import { startHost, type RunningHost } from '../../host/server';
+import { FROM, GOLDEN_METRICS, NOW, promqlOf, SERVICES, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
 import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
-import { appUrl, startTestHost } from '../../support/host';
+import { appUrl, DIST, startTestHost } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
 import { hostPanelIds, inspect, inspectedTable, menuItem, notices, openPanelMenu, panel, SERVICES_PANEL, serviceBar } from './support/panels';
 
@@ -45,6 +47,23 @@ async function overview(theme: 'dark' | 'light' = 'dark', h: RunningHost = host)
   await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
   return { page, problems, close: () => context.close() };
 }
+
+/** A variable's picker among the page's controls, by its label (Grafana's template variable selectors). */
+const variable = (page: Page, label: string) =>
+  page.getByTestId('data-testid template variable').filter({ has: page.getByTestId(`data-testid Dashboard template variables submenu Label ${label}`) });
+
+/** The options a variable's picker offers (opened, read, closed). */
+async function variableOptions(page: Page, label: string): Promise<string[]> {
+  await variable(page, label).getByRole('combobox').click();
+  const options = page.getByRole('option');
+  await options.first().waitFor();
+  const texts = (await options.allInnerTexts()).map((t) => t.trim());
+  await page.keyboard.press('Escape');
+  return texts;
+}
+
+/** Absolute URL times as epoch ms (Scenes writes them as ISO times). */
+const ms = (v: string | null): number => (v && /^\d+$/.test(v) ? Number(v) : Date.parse(v ?? ''));
 
 describe('the Overview is Grafana panels on the data source', { skip }, () => {
   test('every panel is drawn when the page says it is ready: stats, charts, heatmap, services', async () => {
@@ -133,6 +152,84 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       const table = await openPanelMenu(page, SERVICES_PANEL);
       assert.equal(await menuItem(table, 'Explore').count(), 0);
       assert.equal(await menuItem(table, 'Inspect').count(), 1);
+    } finally {
+      await close();
+    }
+  });
+
+  test('panel menu → Add to dashboard / Create alert rule open Grafana\'s exposed components with the PromQL on the Prometheus (host stand-ins); absent without them', async () => {
+    // A Grafana without those components (the plain host): the menu does not offer them.
+    const plain = await overview();
+    try {
+      const menu = await openPanelMenu(plain.page, 'End-to-end P99');
+      await menuItem(menu, 'Explore').waitFor();
+      assert.equal(await menuItem(menu, 'Add to dashboard').count(), 0);
+      assert.equal(await menuItem(menu, 'Create alert rule').count(), 0);
+    } finally {
+      await plain.close();
+    }
+    // The host's stand-ins registered under Grafana's ids.
+    const h = await startHost({ port: 0, proxyUrl: proxy.url, dist: DIST, jsonData: { prometheusDatasourceUid: PROM_UID }, standInExposedComponents: true });
+    try {
+      const { page, problems, close } = await overview('light', h);
+      try {
+        const expected = [promqlOf('e2e_p99_s', 'vllm'), promqlOf('e2e_p99_s', 'tgi')];
+        await menuItem(await openPanelMenu(page, 'End-to-end P99'), 'Add to dashboard').click();
+        const form = page.getByTestId(STAND_IN_IDS.addToDashboard);
+        await form.waitFor();
+        const added = JSON.parse(await form.getByTestId(STAND_IN_IDS.payload).innerText());
+        assert.equal(added.panel.type, 'timeseries');
+        assert.equal(added.panel.title, 'End-to-end P99');
+        assert.deepEqual(added.panel.datasource, { type: 'prometheus', uid: PROM_UID });
+        assert.deepEqual(added.panel.targets.map((t: { expr: string }) => t.expr), expected);
+        assert.deepEqual(added.panel.targets.map((t: { refId: string }) => t.refId), ['A', 'B']);
+        assert.deepEqual([ms(added.range.from), ms(added.range.to)], [FROM, NOW], "the panel's time range");
+        await form.getByRole('button', { name: 'Cancel' }).click();
+        await form.waitFor({ state: 'detached' });
+
+        await menuItem(await openPanelMenu(page, 'End-to-end P99'), 'Create alert rule').click();
+        const alert = page.getByTestId(STAND_IN_IDS.createAlert);
+        await alert.waitFor();
+        const rule = JSON.parse(await alert.getByTestId(STAND_IN_IDS.payload).innerText());
+        assert.equal(rule.panel.title, 'End-to-end P99');
+        assert.deepEqual(rule.panel.targets.map((t: { expr: string; datasource: { uid: string } }) => [t.expr, t.datasource.uid]), expected.map((e) => [e, PROM_UID]));
+        await alert.getByRole('button', { name: 'Cancel' }).click();
+        await alert.waitFor({ state: 'detached' });
+
+        // A panel not computed from PromQL has nothing to add or alert on.
+        const services = await openPanelMenu(page, SERVICES_PANEL);
+        assert.equal(await menuItem(services, 'Add to dashboard').count(), 0);
+        assert.equal(await menuItem(services, 'Create alert rule').count(), 0);
+        await page.keyboard.press('Escape');
+        await screenshot(page, 'panels-actions-light');
+        assert.deepEqual(problems.all(), []);
+      } finally {
+        await close();
+      }
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('the variables offer what exists: services and models from the proxy, the Prometheus data sources; a pick filters the panels, Back undoes it', async () => {
+    const { page, problems, close } = await overview();
+    try {
+      assert.deepEqual(await variableOptions(page, 'Service'), ['All', ...[...SERVICES].sort()]);
+      assert.deepEqual(await variableOptions(page, 'Model'), ['All', 'model-0', 'model-1'], "the golden series' model labels");
+      assert.deepEqual(await variableOptions(page, 'Prometheus'), [`Prometheus (${PROM_UID})`]);
+      const filtered = page.waitForRequest((r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'rag');
+      await variable(page, 'Service').getByRole('combobox').click();
+      await page.getByRole('option', { name: 'rag', exact: true }).click();
+      await filtered;
+      assert.equal(new URL(page.url()).searchParams.get('var-service'), 'rag');
+      await page.goBack();
+      await page.waitForFunction(() => new URL(location.href).searchParams.get('var-service') !== 'rag');
+      // A link's value the window does not list is kept (Grafana's allowCustomValue), and filters the panels.
+      const custom = page.waitForRequest((r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'not-in-window');
+      await page.goto(appUrl(host, 'overview', { query: { ...RANGE, 'var-service': 'not-in-window' } }));
+      await custom;
+      assert.match(await variable(page, 'Service').innerText(), /not-in-window/);
+      assert.deepEqual(problems.all(), []);
     } finally {
       await close();
     }

@@ -18,6 +18,7 @@ import {
   type TransformerRegistryItem,
 } from '@grafana/data';
 import {
+  config,
   FakeEchoSrv,
   setAppEvents,
   setBackendSrv,
@@ -39,7 +40,10 @@ import { HostPluginPage } from './chrome';
 import { getPanelPluginFromCache, importPanelPlugin } from './panels';
 import { registerStandardFieldConfigs } from './panels/standardOptions';
 
-/** Data sources registered at runtime (scenes' RuntimeDataSource); the host has no configured data sources. */
+/**
+ * Data sources registered at runtime (scenes' RuntimeDataSource), and the configured ones Grafana's boot data lists
+ * (the host lists those the plugin settings name: instance settings only, they cannot be queried here).
+ */
 function settingsOf(ds: DataSourceApi): DataSourceInstanceSettings {
   // DataSourceApi keeps its instance settings in a field its type does not declare.
   return (ds as unknown as { instanceSettings: DataSourceInstanceSettings }).instanceSettings;
@@ -61,14 +65,21 @@ class HostDataSourceSrv implements DataSourceSrv {
     return ds;
   }
 
-  getList(): DataSourceInstanceSettings[] {
-    return [...this.runtime.values()].map(settingsOf);
+  private configured(): DataSourceInstanceSettings[] {
+    return Object.values(config.datasources ?? {});
+  }
+
+  /** Grafana's filters that the app's variables use: `pluginId` (the data source type) and `metrics`. */
+  getList(filters: { pluginId?: string; metrics?: boolean } = {}): DataSourceInstanceSettings[] {
+    return [...[...this.runtime.values()].map(settingsOf), ...this.configured()].filter(
+      (s) => (!filters.pluginId || s.meta?.id === filters.pluginId) && (!filters.metrics || s.meta?.metrics)
+    );
   }
 
   getInstanceSettings(ref?: DataSourceRef | string | null): DataSourceInstanceSettings | undefined {
     const uid = this.uidOf(ref);
     const ds = uid ? this.runtime.get(uid) : undefined;
-    return ds ? settingsOf(ds) : undefined;
+    return ds ? settingsOf(ds) : this.configured().find((s) => s.uid === uid || s.name === uid);
   }
 
   reload(): void {}
