@@ -7,6 +7,7 @@
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 
+import { renderPostmortem } from '../../backend-proxy/src/services/postmortem-md';
 import type { AlertsAnswer, AnnotationsAnswer, CompareAnswer, GoldenAnswer, HeatmapAnswer, KernelEvent, PodKernelEventsAnswer, PodsAnswer, RcaAnswer, ServicesAnswer, Span, TraceDetail, TraceList } from '../../contract';
 
 /** The clock of the data: the last hour before the proxy started, one point every 5 s. */
@@ -126,6 +127,9 @@ const alerts = (): AlertsAnswer => ({
   alerts: [{ ruleId: 'tls-slow', name: 'Slow TLS on a pod', state: 'firing', severity: 'critical', startsAt: NOW - 300_000, pod: 'rag-0', summary: '3 TLS handshakes over 500 ms', link: `/a/hopscope-rca-app/services/rag/pods/rag-0?from=${NOW - 600_000}&to=${NOW}` }],
 });
 
+/** Where the stand-in's Markdown says the app is opened (the proxy's HOPSCOPE_APP_URL). */
+export const STAND_IN_APP_URL = 'http://grafana.example:3000';
+
 export interface StandInProxy {
   url: string;
   close(): Promise<void>;
@@ -162,6 +166,20 @@ export async function startStandInProxy(options: { delayMs?: number; prometheusD
   app.get('/api/alerts', (_q, r) => r.json(alerts()));
   app.get('/api/alerts/rules', (_q, r) => r.json({ rules: [] }));
   app.get('/api/runs', (_q, r) => r.json({ runs: [], total: 0 }));
+  // The Markdown export, rendered by the proxy's own renderer on this data (no headless Chromium: format=png is 501).
+  app.get('/api/export/postmortem', (q, r) => {
+    const p = q.query as Record<string, string | undefined>;
+    if (p.format === 'png') {
+      r.status(501).json({ error: { code: 'not_implemented', message: 'the stand-in proxy has no headless Chromium' } });
+      return;
+    }
+    const ids = (p.traceId ?? '').split(',').filter(Boolean);
+    const markdown = renderPostmortem({
+      range: { from: Number(p.from) || FROM, to: Number(p.to) || NOW }, generatedMs: NOW, appUrl: STAND_IN_APP_URL, view: p.view, service: p.service,
+      traces: ids.map((id) => (id === TRACE_ID ? { id, rca: { ...rca, partial: false, sources: [] } as never } : { id, error: 'not found' })), alerts: alerts().alerts,
+    });
+    r.type('text/markdown; charset=utf-8').send(markdown);
+  });
   // No root-cause answer saved yet.
   app.get('/api/rca/answers', (_q, r) => r.json({ answers: [] }));
   const server = app.listen(0, '127.0.0.1');

@@ -1,19 +1,23 @@
 /**
- * "Export for postmortem", in the header of every view: asks the proxy for the PNG of this very view (same URL, time
- * range and variables, as absolute times so the picture matches what the user sees) and its Markdown summary, and
- * downloads both. Errors are shown next to the button; the view keeps working.
+ * "Export for postmortem", in the header of every view: a PNG of this very view, taken in the person's own browser
+ * (their Grafana session, their theme, the panels as drawn: capture.ts), and the proxy's Markdown summary of it (time
+ * range, trace ids, ranked causes, absolute links back), downloaded together — or each on its own (PNG, Markdown).
+ * Errors are shown next to the buttons; the view keeps working.
  */
 import { css } from '@emotion/css';
 import type { GrafanaTheme2 } from '@grafana/data';
-import { locationService } from '@grafana/runtime';
+import { config, locationService } from '@grafana/runtime';
 import { SceneObjectBase, sceneGraph, type SceneComponentProps, type SceneObjectState } from '@grafana/scenes';
-import { Button, useStyles2 } from '@grafana/ui';
-import React from 'react';
+import { Button, ButtonGroup, useStyles2 } from '@grafana/ui';
+import React, { useRef } from 'react';
 
-import { downloadPostmortem } from '../../api/client';
+import { downloadPostmortem, type ApiResult } from '../../api/client';
 import { testIds } from '../../testIds';
 import { exportFileName, exportParams } from '../../transforms/exportParams';
+import { EXPORT_CONTROL_ATTR, captureView, viewRootOf } from './capture';
 import { traceIdsOnPage } from './traceIds';
+
+export type ExportWhat = 'both' | 'png' | 'md';
 
 interface ExportState extends SceneObjectState {
   status: 'idle' | 'working' | 'done' | 'error';
@@ -31,6 +35,15 @@ function saveBlob(blob: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The PNG, taken here: a failed capture is an error result like a failed proxy call. */
+async function pngOf(control: HTMLElement): Promise<ApiResult<Blob>> {
+  try {
+    return { ok: true, data: await captureView(viewRootOf(control), config.theme2) };
+  } catch (err) {
+    return { ok: false, error: { kind: 'invalid', code: 'capture_failed', message: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
 export class ExportButton extends SceneObjectBase<ExportState> {
   static Component = ExportButtonRenderer;
 
@@ -38,7 +51,8 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     super({ status: 'idle', ...state });
   }
 
-  public async run(): Promise<void> {
+  /** @param control an element of this export control: the view captured is the page around it. */
+  public async run(what: ExportWhat, control: HTMLElement): Promise<void> {
     const range = sceneGraph.getTimeRange(this).state.value;
     const loc = locationService.getLocation();
     const params = exportParams(loc.pathname, loc.search, range.from.valueOf(), range.to.valueOf());
@@ -51,21 +65,23 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     }
     this.setState({ status: 'working', message: undefined });
     const [png, md] = await Promise.all([
-      downloadPostmortem({ ...params, format: 'png' }),
-      downloadPostmortem({ ...params, format: 'md' }),
+      what === 'md' ? undefined : pngOf(control),
+      what === 'png' ? undefined : downloadPostmortem({ ...params, format: 'md' }),
     ]);
     const saved: string[] = [];
-    if (png.ok) {
-      const name = exportFileName(params.view, range.from.valueOf(), 'png');
-      saveBlob(png.data, name);
-      saved.push(name);
+    const errors: string[] = [];
+    for (const [result, ext] of [[png, 'png'], [md, 'md']] as const) {
+      if (!result) {
+        continue;
+      }
+      if (result.ok) {
+        const name = exportFileName(params.view, range.from.valueOf(), ext);
+        saveBlob(result.data, name);
+        saved.push(name);
+      } else {
+        errors.push(`${ext === 'png' ? 'PNG' : 'Markdown'}: ${result.error.code}: ${result.error.message}`);
+      }
     }
-    if (md.ok) {
-      const name = exportFileName(params.view, range.from.valueOf(), 'md');
-      saveBlob(md.data, name);
-      saved.push(name);
-    }
-    const errors = [png, md].filter((r) => !r.ok).map((r) => (r.ok ? '' : `${r.error.code}: ${r.error.message}`));
     this.setState(
       errors.length
         ? { status: 'error', message: `${saved.length ? `Saved ${saved.join(', ')}; ` : ''}export failed: ${errors.join('; ')}` }
@@ -77,19 +93,29 @@ export class ExportButton extends SceneObjectBase<ExportState> {
 function ExportButtonRenderer({ model }: SceneComponentProps<ExportButton>) {
   const { status, message } = model.useState();
   const styles = useStyles2(getStyles);
+  const ref = useRef<HTMLDivElement>(null);
+  const working = status === 'working';
+  const run = (what: ExportWhat) => () => ref.current && model.run(what, ref.current);
   return (
-    <div className={styles.wrap}>
-      <Button
-        icon={status === 'working' ? 'spinner' : 'download-alt'}
-        variant="secondary"
-        size="md"
-        disabled={status === 'working'}
-        onClick={() => model.run()}
-        tooltip="Download this view as a PNG and a Markdown summary for the postmortem"
-        data-testid={testIds.export.button}
-      >
-        Export for postmortem
-      </Button>
+    <div className={styles.wrap} ref={ref} {...{ [EXPORT_CONTROL_ATTR]: '' }}>
+      <ButtonGroup>
+        <Button
+          icon={working ? 'spinner' : 'download-alt'}
+          variant="secondary"
+          disabled={working}
+          onClick={run('both')}
+          tooltip="Download this view as a PNG (taken in your browser) and a Markdown summary for the postmortem"
+          data-testid={testIds.export.button}
+        >
+          Export for postmortem
+        </Button>
+        <Button icon="camera" variant="secondary" disabled={working} onClick={run('png')} tooltip="This view as a PNG, as you see it">
+          PNG
+        </Button>
+        <Button icon="file-alt" variant="secondary" disabled={working} onClick={run('md')} tooltip="The Markdown summary: range, traces, ranked causes, links back">
+          Markdown
+        </Button>
+      </ButtonGroup>
       {status === 'done' && (
         <span className={styles.ok} data-testid={testIds.export.done} role="status">
           {message}

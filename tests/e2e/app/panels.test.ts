@@ -6,13 +6,13 @@
  * table's links, zoom, back/forward, both themes, and a dead source degrading its panels only.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
 import { STAND_IN_IDS } from '../../host/client/hostTestIds';
 import { startHost, type RunningHost } from '../../host/server';
-import { FROM, GOLDEN_METRICS, NOW, promqlOf, SERVICES, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
+import { FROM, GOLDEN_METRICS, NOW, promqlOf, SERVICES, STAND_IN_APP_URL, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
 import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
 import { appUrl, DIST, startTestHost } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
@@ -293,6 +293,64 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     } finally {
       await close();
     }
+  });
+
+  test('Export → PNG: the view as drawn, taken in the browser, in both themes (the view\'s size, not blank, themed); Markdown: the proxy\'s summary with absolute links', async () => {
+    const luminance: Record<string, number> = {};
+    for (const theme of ['dark', 'light'] as const) {
+      const { page, problems, close } = await overview(theme);
+      try {
+        // The view's size when the picture is taken (the status line shown after it may make the header taller).
+        const expected = await page.evaluate(() => {
+          let view: HTMLElement | null = document.querySelector('[data-hopscope-export-control]');
+          while (view && !view.querySelector('[data-testid^="data-testid hopscope-page-"]')) view = view.parentElement;
+          const dpr = window.devicePixelRatio || 1;
+          return { width: Math.round(view!.scrollWidth * dpr), height: Math.round(view!.scrollHeight * dpr) };
+        });
+        const download = page.waitForEvent('download');
+        await page.getByRole('button', { name: 'PNG', exact: true }).click();
+        const png = await download;
+        assert.match(png.suggestedFilename(), /^hopscope-overview-\d{4}-\d\d-\d\dT\d\d-\d\d\.png$/, 'the view and its time range name the file');
+        const bytes = readFileSync((await png.path())!);
+        assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
+        // Decoded by the browser: its size is the view's (controls and panels), and it holds a picture, not a blank.
+        const image = await page.evaluate(async (b64) => {
+          const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+          const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+          const ctx = canvas.getContext('2d')!;
+          ctx.drawImage(bitmap, 0, 0);
+          const { data } = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+          const colors = new Set<number>();
+          let sum = 0;
+          let n = 0;
+          for (let i = 0; i < data.length; i += 4 * 97) {
+            colors.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+            sum += 0.2126 * data[i] + 0.7152 * data[i + 1] + 0.0722 * data[i + 2];
+            n++;
+          }
+          return { width: bitmap.width, height: bitmap.height, colors: colors.size, luminance: sum / n };
+        }, bytes.toString('base64'));
+        assert.ok(Math.abs(image.width - expected.width) <= 2 && Math.abs(image.height - expected.height) <= 2, `${theme}: ${image.width}×${image.height} is the view (${expected.width}×${expected.height})`);
+        assert.ok(image.width >= 1000 && image.height >= 600, `${theme}: ${image.width}×${image.height}`);
+        assert.ok(image.colors > 100, `${theme}: ${image.colors} colours — charts, text and the heatmap, not a blank`);
+        luminance[theme] = image.luminance;
+        await page.getByTestId(testIds.export.done).waitFor();
+
+        const mdDownload = page.waitForEvent('download');
+        await page.getByRole('button', { name: 'Markdown', exact: true }).click();
+        const md = readFileSync((await (await mdDownload).path())!, 'utf8');
+        assert.match(md, /^# Postmortem/);
+        const links = [...md.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+        assert.ok(links.length > 0, 'the summary links back');
+        for (const l of links) {
+          assert.ok(l.startsWith(`${STAND_IN_APP_URL}/a/hopscope-rca-app/`), `absolute link into the app: ${l}`);
+        }
+        assert.deepEqual(problems.all(), [], theme);
+      } finally {
+        await close();
+      }
+    }
+    assert.ok(luminance.dark < luminance.light - 40, `the picture has the theme's colours (mean luminance dark ${luminance.dark.toFixed(0)}, light ${luminance.light.toFixed(0)})`);
   });
 
   test('both themes, without a console error', async () => {
