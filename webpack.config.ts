@@ -1,7 +1,7 @@
 /**
  * Builds the Grafana app plugin into dist/ the way Grafana's plugin toolchain does: an AMD `module.js` whose shared
  * modules (React, @grafana/data|ui|runtime, …) are left to Grafana, everything else bundled, plus plugin.json (with
- * version and date filled in), README, CHANGELOG, LICENSE and img/.
+ * version and date filled in), README, CHANGELOG, LICENSE, img/ and the dashboards plugin.json `includes` (src/dashboards/).
  * Run with `npm run build` (scripts/build-plugin.ts); `--mode development` for an unminified build.
  */
 import CopyWebpackPlugin from 'copy-webpack-plugin';
@@ -114,6 +114,9 @@ export function buildConfig(mode: 'production' | 'development' = 'production'): 
           { from: 'CHANGELOG.md', to: '.', noErrorOnMissing: true },
           ...(existsSync(join(root, 'LICENSE')) ? [{ from: 'LICENSE', to: '.' }] : []),
           { from: 'img', to: 'img' },
+          // The golden dashboard, bundled (plugin.json `includes` type dashboard, path `dashboards/…`): Grafana lists it
+          // on the app's Dashboards tab, and the Docker stack provisions it from the installed plugin.
+          { from: 'src/dashboards', to: 'dashboards' },
         ],
       }),
     ],

@@ -1,17 +1,19 @@
 /**
- * The golden dashboard template (provisioning/dashboards/hopscope-golden.json): valid JSON, unique ids, every panel on
- * the Prometheus datasource variable, every PromQL expression parsed by promtool, only metric names that the real
- * vLLM, TGI and DCGM exporters expose (fixture catalogs), and data links that open existing app pages.
+ * The golden dashboard (src/dashboards/hopscope-golden.json, bundled with the plugin and provisioned from it; the
+ * provisioning/dashboards/ entry links to the same file): valid JSON, unique ids, every panel on the Prometheus
+ * datasource variable, every PromQL expression parsed by promtool, only metric names that the real vLLM, TGI and
+ * DCGM exporters expose (fixture catalogs), the simulated chain or — in the kernel row — Hopscope's eBPF exporter
+ * registers, exemplars where the series carry them, and data links that open existing app pages.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { APP_URL_KEYS, VIEW_URL_KEYS } from '../../../contract/app-urls';
 import { goldenQueries, substituteForPrometheus } from './golden-queries';
-import { fixtures, readJson, readText, repo, which, type Doc } from './support';
+import { fixtures, readJson, repo, which, type Doc } from './support';
 import { readdirSync } from 'node:fs';
 
 /** All TypeScript under a folder, concatenated (to look for metric names the code registers). */
@@ -21,8 +23,12 @@ function sourcesUnder(dir: string): string {
     .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8')).join('\n');
 }
 
-const dash = readJson('provisioning', 'dashboards', 'hopscope-golden.json');
+const dash = readJson('src', 'dashboards', 'hopscope-golden.json');
 const panels: Doc[] = dash.panels.flatMap((p: Doc) => [p, ...(p.panels ?? [])]);
+/** The row a panel sits in: the last row above it (rows and panels laid out top to bottom). */
+const rowOf = (panel: Doc): Doc | undefined =>
+  dash.panels.filter((r: Doc) => r.type === 'row' && (r.panels?.includes(panel) || r.gridPos.y < panel.gridPos.y)).sort((a: Doc, b: Doc) => b.gridPos.y - a.gridPos.y)[0];
+const inKernelRow = (panel: Doc): boolean => /^Kernel\b/.test(rowOf(panel)?.title ?? '');
 const dataPanels = panels.filter((p) => p.type !== 'row' && p.type !== 'text');
 const targets: Array<{ panel: Doc; target: Doc }> = dataPanels.flatMap((panel) => (panel.targets ?? []).map((target: Doc) => ({ panel, target })));
 const exprs = targets.map(({ target }) => target.expr as string);
@@ -150,12 +156,58 @@ describe('golden dashboard template', () => {
     }
   });
 
-  it('queries only metric families the simulated chain registers, so the demo fills every panel', () => {
+  it('is one file: bundled from src/dashboards/, named by plugin.json, provisioning links to it; a revision for Grafana\'s re-import', () => {
+    assert.equal(realpathSync(repo('provisioning', 'dashboards', 'hopscope-golden.json')), realpathSync(repo('src', 'dashboards', 'hopscope-golden.json')));
+    const plugin = readJson('plugin.json');
+    assert.deepEqual(plugin.includes.filter((i: Doc) => i.type === 'dashboard').map((i: Doc) => i.path), ['dashboards/hopscope-golden.json']);
+    assert.ok(Number.isInteger(dash.revision) && dash.revision >= 1, 'Grafana updates an imported plugin dashboard when its revision changes');
+  });
+
+  it('queries only metric families the simulated chain registers, so the demo fills every panel (the kernel row: the eBPF exporter)', () => {
     const chainSources = sourcesUnder('loadgen/src');
-    for (const m of new Set(exprs.flatMap(metricNames))) {
+    const chainExprs = targets.filter(({ panel }) => !inKernelRow(panel)).map(({ target }) => target.expr as string);
+    for (const m of new Set(chainExprs.flatMap(metricNames))) {
       const family = m.replace(/_(bucket|sum|count)$/, '');
       assert.ok(chainSources.includes(`'${m}'`) || chainSources.includes(`'${family}'`), `${m} is registered somewhere under loadgen/src`);
     }
+  });
+
+  it("has a kernel row of the eBPF exporter's signals, by pod, each metric one the exporter's code registers", () => {
+    const kernel = dataPanels.filter(inKernelRow);
+    const exporterSources = sourcesUnder('bpf-exporter/src');
+    const registered = (family: string): boolean => exporterSources.includes(`name: '${family}'`);
+    assert.ok(!registered('hopscope_tcp_invented_total'), 'the check can fail');
+    const used = new Set(kernel.flatMap((p) => p.targets.flatMap((t: Doc) => metricNames(t.expr))));
+    for (const m of used) assert.ok(registered(m.replace(/_(bucket|sum|count)$/, '')), `${m} is registered under bpf-exporter/src`);
+    // TCP retransmits, connect latency, TLS handshake latency, GPU allocation failures, events over the budget.
+    for (const family of ['hopscope_tcp_retransmits_total', 'hopscope_tcp_connect_seconds', 'hopscope_tls_handshake_seconds', 'hopscope_gpu_alloc_failures_total', 'hopscope_bpf_events_suppressed_total']) {
+      assert.ok([...used].some((m) => m.startsWith(family)), `the kernel row shows ${family}`);
+    }
+    for (const p of kernel) {
+      for (const t of p.targets.filter((x: Doc) => !/hopscope_bpf_/.test(x.expr))) assert.match(t.expr, /\bby \([^)]*\bpod\b/, `${p.title} ${t.refId}: by pod`);
+    }
+    assert.ok(kernel.every((p) => p.links?.length), 'each kernel panel links into the app');
+  });
+
+  it('asks for exemplars exactly on the latency histograms whose series carry trace ids (the chain registers them with exemplars)', () => {
+    const chainSources = sourcesUnder('loadgen/src');
+    /** Whether the chain's histogram `family` is created with exemplars (`enableExemplars: true`, or vLLM's `h(…, true)`). */
+    const withExemplars = (family: string): boolean => {
+      const at = chainSources.indexOf(`'${family}'`);
+      const call = at < 0 ? '' : chainSources.slice(at, chainSources.indexOf(');', at) + 2);
+      return /enableExemplars: true|,\s*true\);$/.test(call);
+    };
+    assert.equal(withExemplars('vllm:e2e_request_latency_seconds'), true, 'the check sees vLLM\'s h(…, true)');
+    assert.equal(withExemplars('tgi_request_duration'), false, 'TGI has no exemplars');
+    const flagged = targets.filter(({ target }) => target.exemplar === true);
+    assert.ok(flagged.length >= 3);
+    for (const { panel, target } of targets) {
+      const families = metricNames(target.expr).filter((m) => m.endsWith('_bucket')).map((m) => m.replace(/_bucket$/, ''));
+      const carries = families.length > 0 && families.every(withExemplars);
+      assert.equal(target.exemplar === true, carries, `${panel.title} ${target.refId}: exemplar ${target.exemplar === true} (${families.join(', ') || 'no histogram'})`);
+    }
+    // TGI's latency comes with the gateway's client-side time to first chunk, which does carry trace ids.
+    assert.ok(flagged.some(({ target }) => /gen_ai_client_operation_time_to_first_chunk_seconds/.test(target.expr)));
   });
 
   it('covers the golden metrics for vLLM and TGI, and the GPU heatmap with the DCGM fallback chain', () => {

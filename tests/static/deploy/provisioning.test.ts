@@ -1,6 +1,7 @@
 /**
- * provisioning/: the app enabled with its proxy URL and token from the environment, datasources whose uids the
- * dashboard and the cross-links rely on, and the dashboard provider pointing where docker-compose mounts the files.
+ * provisioning/: the app enabled with its proxy URL and token from the environment and the provisioned Prometheus and
+ * Tempo as its Explore targets, datasources whose uids the dashboard and the cross-links rely on, and the dashboard
+ * provider loading the golden dashboard from the installed plugin (where docker-compose mounts dist/).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,6 +36,14 @@ describe('provisioning/plugins', () => {
     assert.match(route.headers[0].content, /\.SecureJsonData\.proxyToken/);
     assert.equal(apps[0].jsonData.proxyUrl, '${HOPSCOPE_PROXY_URL}');
     assert.equal(apps[0].secureJsonData.proxyToken, '${HOPSCOPE_PROXY_TOKEN}');
+  });
+
+  it('names the provisioned Prometheus and Tempo as the app\'s data sources, so Explore works out of the box', () => {
+    const byUid = new Map(yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []).map((d: Doc) => [d.uid, d.type]));
+    assert.equal(apps[0].jsonData.prometheusDatasourceUid, 'hopscope-prometheus');
+    assert.equal(byUid.get(apps[0].jsonData.prometheusDatasourceUid), 'prometheus');
+    assert.equal(apps[0].jsonData.tempoDatasourceUid, 'hopscope-tempo');
+    assert.equal(byUid.get(apps[0].jsonData.tempoDatasourceUid), 'tempo');
   });
 
   it('gets those variables from docker-compose, the URL naming the proxy service and port', () => {
@@ -95,18 +104,23 @@ describe('provisioning/datasources', () => {
 });
 
 describe('provisioning/dashboards', () => {
-  it('loads the directory docker-compose mounts, which holds the golden dashboard', () => {
+  it('loads the dashboards the installed plugin bundles (where docker-compose mounts dist/), built from src/dashboards/', () => {
     const providers = yamlFiles('dashboards').flatMap(({ doc }) => doc.providers ?? []);
     assert.equal(providers.length, 1);
-    const mount = (compose.services.grafana.volumes as string[]).find((v) => v.startsWith('./provisioning:'));
-    const target = mount!.split(':')[1];
-    assert.equal(providers[0].options.path, `${target}/dashboards`);
-    assert.ok(readdirSync(repo('provisioning', 'dashboards')).includes('hopscope-golden.json'));
+    const mount = (compose.services.grafana.volumes as string[]).find((v) => v.startsWith('./dist:'));
+    const pluginDir = mount!.split(':')[1];
+    assert.equal(pluginDir, `/var/lib/grafana/plugins/${plugin.id}`);
+    assert.equal(providers[0].options.path, `${pluginDir}/dashboards`);
+    // plugin.json bundles it from dashboards/, which the build fills from src/dashboards/.
+    const included = plugin.includes.filter((i: Doc) => i.type === 'dashboard').map((i: Doc) => i.path);
+    assert.deepEqual(included, ['dashboards/hopscope-golden.json']);
+    assert.match(readText('webpack.config.ts'), /\{ from: 'src\/dashboards', to: 'dashboards' \}/);
+    assert.ok(readdirSync(repo('src', 'dashboards')).includes('hopscope-golden.json'));
   });
 
   it('preselects the provisioned Prometheus in the golden dashboard\'s datasource variable', () => {
     const uids = new Map(yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []).map((d: Doc) => [d.uid, d.type]));
-    const v = readJson('provisioning', 'dashboards', 'hopscope-golden.json').templating.list.find((x: Doc) => x.type === 'datasource');
+    const v = readJson('src', 'dashboards', 'hopscope-golden.json').templating.list.find((x: Doc) => x.type === 'datasource');
     assert.equal(uids.get(v.current.value), v.query);
   });
 });

@@ -100,6 +100,20 @@ describe('plugin.json', () => {
     }
   });
 
+  it('bundles the golden dashboard it includes: dist/dashboards/, the same JSON as src/dashboards/', () => {
+    const dashboards = built.includes.filter((i) => i.type === 'dashboard');
+    assert.deepEqual(dashboards.map((i) => i.path), ['dashboards/hopscope-golden.json']);
+    for (const d of dashboards) {
+      assert.deepEqual(JSON.parse(readFileSync(join(root, 'dist', d.path!), 'utf8')), JSON.parse(readFileSync(join(root, 'src', d.path!), 'utf8')), d.path);
+    }
+  });
+
+  it('declares its links into Grafana and the exposed components it uses, by Grafana 12.4\'s ids', () => {
+    const b = built as unknown as { extensions: { addedLinks: Array<{ targets: string[]; title: string }> }; dependencies: { extensions: { exposedComponents: string[] } } };
+    assert.deepEqual(b.extensions.addedLinks.flatMap((l) => l.targets), ['grafana/traceview/header/actions', 'grafana/dashboard/panel/menu']);
+    assert.deepEqual(b.dependencies.extensions.exposedComponents, ['grafana/add-to-dashboard-form/v1', 'grafana/alerting/create-alert-from-panel/v1']);
+  });
+
   it('dist/ carries the docs Grafana shows', () => {
     for (const f of ['module.js', 'plugin.json', 'CHANGELOG.md', 'img/logo.svg']) {
       assert.ok(existsSync(join(root, 'dist', f)), `dist/${f}`);
