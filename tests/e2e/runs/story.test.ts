@@ -68,6 +68,14 @@ const rows = async (page: Page, title: string): Promise<string[]> =>
   (await panel(page, title).getByRole('row').allInnerTexts()).slice(1).map((r) => r.replace(/\s*\n\s*/g, ' | '));
 const path = (page: Page): string => new URL(page.url()).pathname;
 const query = (page: Page): URLSearchParams => new URL(page.url()).searchParams;
+/**
+ * A time in the URL as Grafana reads it: epoch ms (how the app's links carry a window) or an ISO date (how the time
+ * range writes itself back once synced, a moment later); a relative 'now-…' or none is NaN.
+ */
+const urlMs = (page: Page, key: 'from' | 'to'): number => {
+  const v = query(page).get(key) ?? '';
+  return /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+};
 
 async function open(url: string): Promise<OpenedPage> {
   const opened = await openPage(browser, undefined, { viewport: { width: 1440, height: 900 } });
@@ -202,8 +210,8 @@ test(
       await panel(page, 'Load-test runs').getByRole('link', { name: 'story-2' }).click();
       await waitFor('the run page', async () => path(page).endsWith('/runs/story-2'), 10_000, 100);
       const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
-      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs, "pinned to the run's start");
-      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs, 'and its end');
+      assert.equal(urlMs(page, 'from'), r2.startMs, `pinned to the run's start (from=${query(page).get('from')})`);
+      assert.equal(urlMs(page, 'to'), r2.endMs, `and its end (to=${query(page).get('to')})`);
       await expectRunPage(page);
 
       // Compare with the first run: the faulted hop ranks first, with its evidence and the per-hop delta.
@@ -228,7 +236,7 @@ test(
       const traceId = slowest[0].split(' | ')[0];
       await panel(page, 'Slowest requests').getByRole('link', { name: traceId }).click();
       await waitFor('the trace page', async () => path(page).endsWith(`/traces/${traceId}`), 10_000, 100);
-      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
+      assert.equal(urlMs(page, 'from'), r2.startMs);
       // The trace's ranked causes are a table panel: rank 1 is the faulted hop.
       await rowsMatching(page, RANKED_CAUSES, /^1 \| rag \|/, 30_000);
 
@@ -273,11 +281,11 @@ test(
       const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
       await waitFor(
         "pinned to the run's window",
-        async () => new Date(query(page).get('from') ?? 0).getTime() === r2.startMs,
+        async () => urlMs(page, 'from') === r2.startMs,
         10_000,
         100
       );
-      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs);
+      assert.equal(urlMs(page, 'to'), r2.endMs);
       // What the page shows is that window, not its default hour.
       await waitFor(
         "the time picker on the run's window",
@@ -316,8 +324,8 @@ test(
         10_000,
         100
       );
-      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
-      assert.equal(new Date(query(page).get('to')!).getTime(), r2.endMs);
+      assert.equal(urlMs(page, 'from'), r2.startMs);
+      assert.equal(urlMs(page, 'to'), r2.endMs);
       // Every time series marks the run's start … end (with the fault it applied).
       const marked = async (text: string) =>
         (
@@ -343,7 +351,7 @@ test(
       await waitFor(
         'pinned to story-1',
         async () =>
-          query(page).get('var-run') === 'story-1' && new Date(query(page).get('from') ?? 0).getTime() === r1.startMs,
+          query(page).get('var-run') === 'story-1' && urlMs(page, 'from') === r1.startMs,
         10_000,
         100
       );
@@ -352,14 +360,14 @@ test(
       await waitFor(
         'back to story-2',
         async () =>
-          query(page).get('var-run') === 'story-2' && new Date(query(page).get('from') ?? 0).getTime() === r2.startMs,
+          query(page).get('var-run') === 'story-2' && urlMs(page, 'from') === r2.startMs,
         10_000,
         100
       );
       // The run's page is one click away, over the same window.
       await page.getByTestId(testIds.runs.selectorLink).click();
       await waitFor('the run page', async () => path(page).endsWith('/runs/story-2'), 10_000, 100);
-      assert.equal(new Date(query(page).get('from')!).getTime(), r2.startMs);
+      assert.equal(urlMs(page, 'from'), r2.startMs);
       assert.deepEqual(problems.all(), []);
     } finally {
       await context.close();
