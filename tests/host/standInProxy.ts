@@ -165,6 +165,8 @@ export async function startStandInProxy(options: { delayMs?: number; prometheusD
   app.get('/api/compare', (_q, r) => r.json(compare()));
   app.get('/api/alerts', (_q, r) => r.json(alerts()));
   app.get('/api/alerts/rules', (_q, r) => r.json({ rules: [] }));
+  // A save is taken as is (the access checks in front of it are what tests look at).
+  app.put('/api/alerts/rules', express.json(), (q, r) => r.json({ rules: (q.body as { rules?: unknown[] }).rules ?? [], version: 1 }));
   app.get('/api/runs', (_q, r) => r.json({ runs: [], total: 0 }));
   // The Markdown export, rendered by the proxy's own renderer on this data (no headless Chromium: format=png is 501).
   app.get('/api/export/postmortem', (q, r) => {
