@@ -15,7 +15,7 @@ export const APP_PAGES = ['overview', 'services', 'traces', 'compare', 'alerts',
 export type AppPage = (typeof APP_PAGES)[number];
 
 /** Keys every drill-down link carries along: the time range, refresh and the scene variables. */
-export const APP_URL_KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service'] as const;
+export const APP_URL_KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service', 'var-prometheus'] as const;
 
 /** Query keys a single view owns (its own URL state, on top of APP_URL_KEYS). */
 export const VIEW_URL_KEYS = {

@@ -228,6 +228,8 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       const custom = page.waitForRequest((r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'not-in-window');
       await page.goto(appUrl(host, 'overview', { query: { ...RANGE, 'var-service': 'not-in-window' } }));
       await custom;
+      // The picker shows it (Grafana's value selector) once the variable has taken it from the URL.
+      await variable(page, 'Service').getByTestId('data-testid Dashboard template variables Variable Value DropDown value link text not-in-window').waitFor({ timeout: 5000 });
       assert.match(await variable(page, 'Service').innerText(), /not-in-window/);
       assert.deepEqual(problems.all(), []);
     } finally {

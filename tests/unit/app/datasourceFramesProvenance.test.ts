@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DataFrame } from '@grafana/data';
 
-import { AlertsAnswer, CompareAnswer, PodsAnswer, RcaAnswer, SavedRcaAnswer, ServicesAnswer } from '../../../contract';
+import { AlertsAnswer, CompareAnswer, type FigureOrigin, PodsAnswer, RcaAnswer, SavedRcaAnswer, ServicesAnswer } from '../../../contract';
 import { alertHistoryFrame, alertsFrame, alertsNotices, evaluatorText } from '../../../src/datasource/frames/alerts';
 import { compareFrames, compareNotices, sidesProvenance } from '../../../src/datasource/frames/compare';
 import { estimatesCell, figureDescription, figureNotices, originsCell, podsFrame, servicesFrame } from '../../../src/datasource/frames/services';
@@ -21,8 +21,8 @@ const col = (f: DataFrame, name: string) => {
   return x;
 };
 
-const counted = (origin: string, note: string) => ({ origin, exact: true, note });
-const estimated = (origin: string, note: string) => ({ origin, exact: false, note });
+const counted = (origin: FigureOrigin, note: string) => ({ origin, exact: true, note });
+const estimated = (origin: FigureOrigin, note: string) => ({ origin, exact: false, note });
 
 describe('services and pods: where each figure comes from', () => {
   const services = ServicesAnswer.parse({

@@ -59,7 +59,7 @@ after(async () => {
   await browser?.close();
 });
 
-const KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service'];
+const KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service', 'var-prometheus'];
 
 test('every page is a SceneAppPage at its route with a URL-synced time range, variables and the export control', { skip }, () => {
   for (const name of ['overview', 'services', 'traces', 'compare', 'alerts']) {
@@ -67,7 +67,7 @@ test('every page is a SceneAppPage at its route with a URL-synced time range, va
     assert.equal(p.url, `/a/hopscope-rca-app/${name}`);
     assert.equal(p.routePath, `${name}/*`);
     assert.deepEqual(p.preserveUrlKeys, KEYS, `${name} keeps the time range and variables`);
-    assert.deepEqual(p.variables, ['backend', 'model', 'service']);
+    assert.deepEqual(p.variables, ['backend', 'model', 'service', 'prometheus']);
     assert.equal(p.timeRange, 'now-1h..now');
     assert.ok(p.controls.includes('ExportButton'), `${name} has the export button`);
   }
