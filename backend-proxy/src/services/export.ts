@@ -66,12 +66,15 @@ export class ExportService {
   async markdown(q: PostmortemQuery): Promise<string> {
     const { range, pod } = q;
     const { rca, alerts, faults, exporters } = this.deps;
-    const [traces, podEvidence, faultAnswer] = await Promise.all([
+    const [traces, podEvidence, faultAnswer, alertsInRange] = await Promise.all([
       Promise.all(q.traceIds.map(async (id): Promise<PostmortemData['traces'][number]> => {
         try { return { id, rca: await rca.forTrace(id) }; } catch (err) { return { id, error: (err as Error).message }; }
       })),
       pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
       faults.configured ? faults.inRange(range) : undefined,
+      // From the database, as the Alerts page reads them (any replica's export agrees); with the database down, this
+      // proxy's latest view of it.
+      alerts.answer(range, false).then((a) => a.alerts, () => alerts.inRange(range)),
     ]);
     // What the Markdown echoes comes from spans, sources and users: one line each (a newline in a span name or a
     // source's error would start a heading or end a table row), the renderer escapes the rest.
@@ -79,7 +82,7 @@ export class ExportService {
       range, generatedMs: Date.now(), appUrl: this.config.appUrl, view: q.view, service: q.service, traces,
       pod: pod && podEvidence ? { name: pod, counts: countByType(podEvidence.events.filter((e) => e.pod === pod)), failed: podEvidence.sources.filter((s) => !s.ok) } : undefined,
       faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
-      alerts: alerts.inRange(range),
+      alerts: alertsInRange,
     }));
   }
 
