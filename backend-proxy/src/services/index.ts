@@ -50,7 +50,7 @@ import { IngestService } from './ingest';
 import { KernelEvidenceService, type KernelEvidenceHealth } from './kernel-evidence';
 import { RcaService } from './rca';
 import { RcaAnswerService } from './rca-answers';
-import { EmbeddedRunTraces, RunCompareService, TempoRunTraces } from './run-compare';
+import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from './run-compare';
 import { RunTtftService } from './run-ttft';
 import { TraceService } from './traces';
 
@@ -154,7 +154,8 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     answers,
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
     runs,
-    runCompare: runs ? new RunCompareService(runLookup, runTraces) : undefined,
+    // The run-vs-run root cause ranks with the operator's engine settings (HOPSCOPE_RCA_CONFIG), as per-trace RCA does.
+    runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig) : undefined,
     runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
     start() {
       for (const b of background) b.start();
