@@ -13,6 +13,12 @@ import { Candidate, CriticalPathItem } from './rca';
 export const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, 'a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)');
 export type RunId = z.infer<typeof RunId>;
 
+/**
+ * A worker's clock reading, epoch ms, within 2000–2100: a run's window bounds every query the run page makes, so an
+ * absurd one (9e15, seconds for ms) is refused at registration instead of breaking those queries later.
+ */
+export const RunEpochMs = z.number().int().min(946_684_800_000, 'an epoch time in ms after 2000-01-01').max(4_102_444_800_000, 'an epoch time in ms before 2100-01-01');
+
 export const RunStatus = z.enum(['running', 'passed', 'failed', 'aborted']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
@@ -146,7 +152,7 @@ export const RunRegistration = z.object({
   workerId: z.string().min(1).max(128),
   /** true: this worker joins a running run (distributed load); false/absent: a reused run id is refused (409). */
   join: z.boolean().optional(),
-  startMs: z.number(),
+  startMs: RunEpochMs,
   target: z.string(),
   /** The resolved scenario and flags (what was run), stored as given. */
   options: z.record(z.string(), z.unknown()),
@@ -171,7 +177,7 @@ export type RunHeartbeat = z.infer<typeof RunHeartbeat>;
 /** POST /api/runs/:runId/finish — a worker's end of run. The run ends when every worker has finished. */
 export const RunFinish = z.object({
   workerId: z.string().min(1).max(128),
-  endMs: z.number(),
+  endMs: RunEpochMs,
   /** passed / failed by this worker's own thresholds and regressions; aborted when interrupted. */
   status: z.enum(['passed', 'failed', 'aborted']),
   summary: ClientSummary,

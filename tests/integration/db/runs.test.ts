@@ -28,7 +28,7 @@ forEachEngine((e) => {
     assert.equal((await runs.register(registration('r-1'))).workers, 1, 'a retried registration is not a second worker');
 
     await assert.rejects(runs.register(registration('r-1', 'w2')), code('conflict', /run id "r-1" is already used .*join: true/));
-    await assert.rejects(runs.register(registration('r-1', 'w1', { startMs: 1 })), code('conflict', /worker "w1" registered it with other settings/));
+    await assert.rejects(runs.register(registration('r-1', 'w1', { startMs: 1_749_000_000_000 })), code('conflict', /worker "w1" registered it with other settings/));
     await assert.rejects(runs.register(registration('r-1', 'w2', { join: true, scenario: 'other' })), code('conflict', /runs scenario "steady-chat", not "other"/));
     const joined = await runs.register(registration('r-1', 'w2', { join: true, startMs: 1_749_999_999_000 }));
     assert.equal(joined.workers, 2);

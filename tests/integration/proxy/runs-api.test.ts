@@ -190,6 +190,13 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
       const bad = await call(proxy, 'POST', '/api/runs', { ...registration('bad-1'), startMs: 'yesterday' });
       assert.equal(bad.status, 400);
       assert.match(bad.body.error.message, /startMs/);
+      // An absurd clock (9e15 ms, or seconds sent as ms) would bound every query of the run page: refused, not stored.
+      for (const startMs of [9e15, Math.floor(Date.now() / 1000)]) {
+        const absurd = await call(proxy, 'POST', '/api/runs', { ...registration('absurd-1'), startMs });
+        assert.equal(absurd.status, 400, String(startMs));
+        assert.match(absurd.body.error.message, /startMs.*epoch time in ms/);
+      }
+      assert.equal((await call(proxy, 'GET', '/api/runs/absurd-1')).status, 404, 'nothing stored');
       const hb = await call(proxy, 'POST', '/api/runs/nope-4/heartbeat', { workerId: 'w1', sent: 1, completed: 1, errors: 0, inFlight: 0 });
       assert.equal(hb.status, 404);
       assert.match(hb.body.error.message, /register it first/);
