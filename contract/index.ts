@@ -15,3 +15,4 @@ export * from './evidence';
 export * from './scenario';
 export * from './sketch';
 export * from './thresholds';
+export * from './otel-env';

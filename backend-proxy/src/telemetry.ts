@@ -27,6 +27,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import express from 'express';
 import { createRequire } from 'node:module';
+import { parseOtelList } from '../../contract/otel-env';
 import { ConfigError } from './config';
 import { SOURCE_CALL } from './sources/http';
 
@@ -53,22 +54,6 @@ export const OTEL_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_OTLP_URL: 'fallback OTLP/HTTP traces URL when no OTEL_EXPORTER_OTLP_* endpoint is set (unset = off)',
 };
 
-/** `key1=value1,key2=value2` with URL-encoded values (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES). */
-export function parseOtelList(name: string, v: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of v.split(',')) {
-    if (!part.trim()) continue;
-    const eq = part.indexOf('=');
-    const key = eq > 0 ? part.slice(0, eq).trim() : '';
-    if (!key) throw new ConfigError(`${name}: "${part.trim().slice(0, 40)}" is not key=value (expected key1=value1,key2=value2)`);
-    try {
-      out[key] = decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      throw new ConfigError(`${name}: the value of ${key} is not URL-encoded correctly`);
-    }
-  }
-  return out;
-}
 
 const first = (env: NodeJS.ProcessEnv, ...names: string[]): [string, string] | undefined => {
   for (const n of names) if (env[n] !== undefined && env[n]!.trim() !== '') return [n, env[n]!.trim()];
@@ -86,12 +71,14 @@ function httpUrl(name: string, raw: string): string {
   return raw;
 }
 
+const configError = (m: string): Error => new ConfigError(m);
+
 /** The proxy's tracing settings from the environment; throws ConfigError naming the variable. */
 export function selfTracingFromEnv(env: NodeJS.ProcessEnv = process.env): SelfTracingConfig {
-  const resource = env.OTEL_RESOURCE_ATTRIBUTES ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES) : {};
+  const resource = env.OTEL_RESOURCE_ATTRIBUTES ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES, configError) : {};
   const headers = {
-    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS) : {}),
-    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS, configError) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, configError) : {}),
   };
   const proto = first(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL');
   if (proto && proto[1] !== 'http/protobuf' && proto[1] !== 'http/json') throw new ConfigError(`${proto[0]}=${proto[1]}: the proxy exports over OTLP/HTTP; use http/protobuf or http/json`);

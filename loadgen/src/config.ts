@@ -4,6 +4,7 @@
  * Tests pass overrides directly (ports 0, a small time scale); the demo uses the defaults.
  */
 import { z } from 'zod';
+import { parseOtelList } from '../../contract/otel-env';
 import { formatZodIssue } from '../../contract/zod-error';
 import { DEFAULT_REPLICAS, HOPS, type HopName } from './chain/topology';
 
@@ -101,22 +102,6 @@ const bool = (name: string, v: string): boolean => {
   throw new Error(`${name}=${v}: expected on|off`);
 };
 
-/** `key1=value1,key2=value2` with URL-encoded values: OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES. */
-export function parseOtelList(name: string, v: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of v.split(',')) {
-    if (!part.trim()) continue;
-    const eq = part.indexOf('=');
-    const key = eq > 0 ? part.slice(0, eq).trim() : '';
-    if (!key) throw new Error(`${name}: "${part.trim()}" is not key=value (expected key1=value1,key2=value2)`);
-    try {
-      out[key] = decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      throw new Error(`${name}: the value of ${key} is not URL-encoded correctly`);
-    }
-  }
-  return out;
-}
 
 export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 

@@ -6,6 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { FaultKind, FaultTarget, KernelEvent, Span } from '../../../contract';
+import { seededRandom } from '../../../loadgen/src/chain/util';
+
+/** mulberry32 (the chain's seeded randomness): identical on every platform, so a case reproduces. */
+export const rng = seededRandom;
 
 export const CHAIN_HOPS: FaultTarget[] = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool'];
 export const FAULT_KINDS: FaultKind[] = ['latency', 'error', 'timeout', 'cpu_hog', 'tls_slow_handshake', 'gpu_oom', 'kv_cache_thrash', 'tcp_retransmit'];
@@ -53,17 +57,6 @@ export interface SyntheticTrace {
   truth?: { service: string; pod: string; kind: FaultKind };
 }
 
-/** mulberry32: tiny, fast, good enough for simulation, and identical on every platform. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const podName = (hop: string, i: number): string => `${hop}-${createHash('sha1').update(hop).digest('hex').slice(0, 5)}-${i}`;
 const REPLICAS: Record<string, number> = { loadgen: 1, gateway: 1, embedding: 1, 'vector-cache': 1, rag: 2, 'llm-vllm': 2, 'llm-tgi': 2, agent: 1, tool: 1 };

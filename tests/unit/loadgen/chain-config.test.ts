@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { controlBindProblem, loadChainConfig, parseOtelList } from '../../../loadgen/src/config';
+import { parseOtelList } from '../../../contract/otel-env';
+import { controlBindProblem, loadChainConfig } from '../../../loadgen/src/config';
 
 const load = (env: Record<string, string>) => loadChainConfig({}, env);
 

@@ -5,19 +5,9 @@ import {
   ClientSummary, LatencySketch, emptySketch, mergeSketches, sketchAdd, sketchQuantile, sketchSummary,
   type ClientSummary as ClientSummaryT, type RunFinish, type RunRequest,
 } from '../../../contract';
+import { seededRandom as rng } from '../../../loadgen/src/chain/util';
 import { listFigures, mergeRun, mergeSummaries, metricValue, runStatus, type WorkerResult } from '../../../backend-proxy/src/runs/merge';
 
-/** Deterministic PRNG (mulberry32), so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Latency-like values: log-normal around `medianMs`. */
 function latencies(n: number, seed: number, medianMs: number): number[] {

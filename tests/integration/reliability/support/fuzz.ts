@@ -9,6 +9,10 @@ import { gzipSync } from 'node:zlib';
 import { encodeOtlpProtobuf } from '../../../support/otlp-encode';
 import { chainTrace, hex, otlp } from '../../../unit/proxy/helpers';
 import { requestBytes } from './raw-http';
+import { seededRandom } from '../../../../loadgen/src/chain/util';
+
+/** mulberry32 (the chain's seeded randomness), so a seed reproduces a fuzz run. */
+export const prng = seededRandom;
 
 export interface FuzzCase {
   /** What the case is, for reports (`GET /api/golden from=9e15`). */
@@ -16,17 +20,6 @@ export interface FuzzCase {
   bytes: Buffer;
 }
 
-/** mulberry32: a small, fast, seedable PRNG. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NOW = Date.now();
 
