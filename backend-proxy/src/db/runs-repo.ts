@@ -4,6 +4,7 @@
  * The list reads only the denormalised columns (never the result document), newest first.
  */
 import type { AppliedFault, RunFinish, RunHeartbeat, RunList, RunListItem, RunRecord, RunRegistration, RunStatus } from '../../../contract';
+import type { ListFigures } from '../runs/merge';
 import type { Queryable } from './types';
 
 /** The merged outcome stored with a run once every worker is done. */
@@ -17,16 +18,8 @@ export interface RunResult {
   failed: RunRecord['failed'];
 }
 
-export interface RunListFigures {
-  durationS: number | null;
-  targetRps: number | null;
-  achievedRps: number | null;
-  ttftP99Ms: number | null;
-  e2eP99Ms: number | null;
-  goodputRatio: number | null;
-  errors: number | null;
-  errorRate: number | null;
-}
+/** The runs list's denormalised columns, as the merge computes them from a run's summary. */
+export type RunListFigures = ListFigures;
 
 export interface RunRow {
   run_id: string;
