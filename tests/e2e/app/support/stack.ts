@@ -19,6 +19,7 @@ import { runLoad } from '../../../../loadgen/src/load/driver';
 import { freePort, startPrometheus, type RealServer } from '../../../integration/proxy/real-servers';
 import { startTestHost } from '../../../support/host';
 import type { RunningHost } from '../../../host/server';
+import { waitFor as pollUntil } from '../../../support/wait';
 
 export interface Stack {
   chain: RunningChain;
@@ -121,22 +122,9 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
   }
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> {
-  const t0 = Date.now();
-  let last: unknown;
-  while (Date.now() - t0 < timeoutMs) {
-    try {
-      const v = await fn();
-      if (v) {
-        return v;
-      }
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
+/** The e2e stacks start slowly: a minute by default, polled every 500 ms. */
+export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> =>
+  pollUntil(what, fn, timeoutMs, everyMs);
 
 /** The replayed kernel events (times are re-based to when the exporter starts; the first event anchors the rest). */
 function kernelRecording(pid: number): KernelEvent[] {

@@ -17,6 +17,7 @@ import { runsScrapeJob } from '../../../../scripts/demo-parts/prometheus';
 import type { RunningHost } from '../../../host/server';
 import { freePort } from '../../../integration/proxy/real-servers';
 import { startTestHost } from '../../../support/host';
+import { waitFor as pollUntil } from '../../../support/wait';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
 
@@ -157,27 +158,9 @@ export async function startRunsStack(opts: { timeScale?: number } = {}): Promise
   }
 }
 
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 60_000,
-  everyMs = 500
-): Promise<T> {
-  const t0 = Date.now();
-  let last: unknown;
-  while (Date.now() - t0 < timeoutMs) {
-    try {
-      const v = await fn();
-      if (v) {
-        return v;
-      }
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
+/** The e2e stacks start slowly: a minute by default, polled every 500 ms. */
+export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> =>
+  pollUntil(what, fn, timeoutMs, everyMs);
 
 /**
  * A scenario file for the story: short, vLLM only (so vLLM's histogram sees every request), chat and RAG, and its
