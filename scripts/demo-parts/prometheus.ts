@@ -22,6 +22,12 @@ export function runsScrapeJob(proxyUrl: string, o: { refresh?: string; token?: s
 ${o.token ? `        authorization: { type: Bearer, credentials: ${JSON.stringify(o.token)} }\n` : ''}`;
 }
 
+/**
+ * The demo's scrape interval, every job. The demo's proxy is told the same (HOPSCOPE_SCRAPE_INTERVAL, ./proxy.ts): its
+ * rate windows are max(step + scrape, 4 × scrape), so a wrong value gives windows with too few samples or too coarse.
+ */
+export const SCRAPE_INTERVAL = '5s';
+
 export function part(ctx: DemoContext): DemoPart {
   const bin = process.env.HOPSCOPE_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
   const port = process.env.HOPSCOPE_PROMETHEUS_PORT ?? '3390';
@@ -33,9 +39,9 @@ export function part(ctx: DemoContext): DemoPart {
   mkdirSync(join(dir, 'data'), { recursive: true });
   writeFileSync(config, `# Written by scripts/demo-parts/prometheus.ts for the Hopscope demo.
 global:
-  scrape_interval: 5s
+  scrape_interval: ${SCRAPE_INTERVAL}
   scrape_timeout: 4s
-  evaluation_interval: 5s
+  evaluation_interval: ${SCRAPE_INTERVAL}
 scrape_configs:
   - job_name: hopscope-chain
     # Every hop replica (labels service, pod, node, namespace) and each node's dcgm-exporter.
@@ -57,7 +63,15 @@ ${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || 
     name: 'prometheus',
     order: 10,
     command: bin,
-    args: [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1d', '--log.level=warn'],
+    args: [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--storage.tsdb.retention.time=1d',
+      '--log.level=warn',
+      // The chain's latency histograms carry exemplars (trace ids): kept, so a latency point links to its trace.
+      '--enable-feature=exemplar-storage',
+    ],
     readyUrl: `http://127.0.0.1:${port}/-/ready`,
     async available() {
       return existsSync(bin) ? true : `${bin} is missing: install the Debian package (apt-get install prometheus) or set HOPSCOPE_PROMETHEUS_BIN`;

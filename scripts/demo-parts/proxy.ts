@@ -6,6 +6,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { SCRAPE_INTERVAL } from './prometheus';
 import type { DemoContext, DemoPart } from './types';
 
 /** The URL without its password, for the banner. */
@@ -37,6 +38,8 @@ export function part(ctx: DemoContext): DemoPart {
       HOPSCOPE_EXPORTER_URLS: process.env.HOPSCOPE_EXPORTER_URLS ?? 'http://127.0.0.1:3302',
       HOPSCOPE_CHAIN_CONTROL_URL: process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? 'http://127.0.0.1:3319',
       HOPSCOPE_DATA_DIR: dataDir(),
+      // The demo's Prometheus scrapes at this interval: the proxy's rate windows follow it.
+      HOPSCOPE_SCRAPE_INTERVAL: SCRAPE_INTERVAL,
     },
     // /metrics needs no token, so readiness works with HOPSCOPE_PROXY_TOKEN set.
     readyUrl: `http://127.0.0.1:${port}/metrics`,
