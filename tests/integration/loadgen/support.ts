@@ -86,8 +86,9 @@ export const PROMETHEUS_BIN = '/usr/bin/prometheus';
  * A real Prometheus (Debian package) scraping the chain through its http_sd /targets, every second, storing exemplars
  * (as the deployed one does: docker-compose's --enable-feature=exemplar-storage).
  * `relabelConfigs`: the chain job's relabel_configs (e.g. the deploy config's, to test what it produces).
+ * `scrapeConfigs`: further scrape jobs, each a Prometheus scrape_config object (e.g. a deploy job aimed at a test's port).
  */
-export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: unknown[] } = {}): Promise<{ url: string; stop(): Promise<void>; query(q: string): Promise<any[]>; api(path: string): Promise<any> }> {
+export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: unknown[]; scrapeConfigs?: unknown[] } = {}): Promise<{ url: string; stop(): Promise<void>; query(q: string): Promise<any[]>; api(path: string): Promise<any> }> {
   const dir = mkdtempSync(join(tmpdir(), 'lg-prom-'));
   const port = await freePort();
   writeFileSync(join(dir, 'prometheus.yml'), [
@@ -97,6 +98,7 @@ export async function startPrometheus(sdUrl: string, opts: { relabelConfigs?: un
     '    http_sd_configs: [{ url: "' + sdUrl + '", refresh_interval: 1s }]',
     // JSON is YAML flow syntax.
     ...(opts.relabelConfigs ? [`    relabel_configs: ${JSON.stringify(opts.relabelConfigs)}`] : []),
+    ...(opts.scrapeConfigs ?? []).map((job) => `  - ${JSON.stringify(job)}`),
   ].join('\n'));
   const child: ChildProcess = spawn(PROMETHEUS_BIN, [
     `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
