@@ -144,18 +144,7 @@ export async function chat(gateway: string, body: Record<string, unknown>, heade
   return { status: res.status, text, ms: performance.now() - t0 };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+export { waitFor } from '../../support/wait';
 
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
