@@ -13,7 +13,15 @@ export default [
   // Other parts may disable a rule that this config already leaves off: not worth a warning.
   { linterOptions: { reportUnusedDisableDirectives: 'off' } },
   {
-    ignores: ['dist/**', '.cache/**', 'artifacts/**', 'node_modules/**', 'coverage/**', '**/*.min.js', 'provisioning/**/*.js'],
+    ignores: [
+      'dist/**',
+      '.cache/**',
+      'artifacts/**',
+      'node_modules/**',
+      'coverage/**',
+      '**/*.min.js',
+      'provisioning/**/*.js',
+    ],
   },
   // Everything outside src/: typescript-eslint recommended.
   ...tseslint.configs.recommended.map((c) => ({ ...c, files: nodeFiles, ignores: srcFiles })),
@@ -23,7 +31,10 @@ export default [
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       '@typescript-eslint/no-empty-function': 'off',
       '@typescript-eslint/no-require-imports': 'off',
       '@typescript-eslint/no-this-alias': 'off',

@@ -47,7 +47,11 @@ export function buildConfig(mode: 'production' | 'development' = 'production'): 
     cache:
       process.env.HOPSCOPE_BUILD_CACHE === '0'
         ? false
-        : { type: 'filesystem', cacheDirectory: join(root, '.cache/webpack'), buildDependencies: { config: [join(root, 'webpack.config.ts')] } },
+        : {
+            type: 'filesystem',
+            cacheDirectory: join(root, '.cache/webpack'),
+            buildDependencies: { config: [join(root, 'webpack.config.ts')] },
+          },
     output: {
       path: join(root, 'dist'),
       filename: '[name].js',

@@ -40,7 +40,8 @@ const COLD_ONLY = process.env.HOPSCOPE_BENCH_ONLY === 'cold';
 /** Latency added to every answer of the stand-in proxy (a real one queries Prometheus and Tempo first). */
 const PROXY_DELAY_MS = Number(process.env.HOPSCOPE_BENCH_PROXY_DELAY_MS ?? 0);
 const spread = (xs: number[]): string => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
-const entries = (name: string): string => `performance.getEntriesByName(${JSON.stringify(name)}).map((e) => e.entryType === 'mark' ? e.startTime : e.duration)`;
+const entries = (name: string): string =>
+  `performance.getEntriesByName(${JSON.stringify(name)}).map((e) => e.entryType === 'mark' ? e.startTime : e.duration)`;
 const heatmapEntries = `[...${entries('hopscope:heatmap')}, ...${entries('host:heatmap')}]`;
 
 /** One cold load's timeline, in ms from navigation start (resource timing of the page). */
@@ -69,7 +70,8 @@ const CHARTS = 6;
 // The heatmap paint: the app's own canvas (older builds) or the host's stand-in for Grafana's heatmap panel (this one).
 const HEATMAP_MEASURES = ['hopscope:heatmap', 'host:heatmap'];
 // The services: the app's own links (older builds) or the links of the services table panel (this one).
-const SERVICE_LINKS = '[data-testid^="data-testid hopscope-overview-service-"], [data-testid^="data-testid Panel header Services"] a[href*="/services/"]';
+const SERVICE_LINKS =
+  '[data-testid^="data-testid hopscope-overview-service-"], [data-testid^="data-testid Panel header Services"] a[href*="/services/"]';
 const WATCH_READY = `(() => {
   const drawn = () => ({
     charts: document.querySelectorAll('.uplot canvas').length,
@@ -99,7 +101,10 @@ async function coldLoad(browser: Browser, url: string): Promise<ColdSample> {
     await context.addInitScript(WATCH_READY);
     const page = await context.newPage();
     await page.goto(url, { waitUntil: 'commit' });
-    await page.waitForFunction('window.__hopscopeDrawnFrame !== undefined', undefined, { timeout: 30_000, polling: 10 });
+    await page.waitForFunction('window.__hopscopeDrawnFrame !== undefined', undefined, {
+      timeout: 30_000,
+      polling: 10,
+    });
     return (await page.evaluate(`(() => {
       const ready = performance.getEntriesByName('hopscope:overview:ready')[0].startTime;
       const res = performance.getEntriesByType('resource').filter((e) => e.startTime < ready);
@@ -133,30 +138,65 @@ function coldRows(label: string, xs: ColdSample[]): Array<Record<string, string 
     rounds: vals.length,
   });
   return [
-    row('Overview ready, cold load (ms)', xs.map((x) => x.ready), 1500),
-    row('  first frame with every chart, the heatmap and the services drawn (ms)', xs.map((x) => x.drawnFrame)),
+    row(
+      'Overview ready, cold load (ms)',
+      xs.map((x) => x.ready),
+      1500
+    ),
+    row(
+      '  first frame with every chart, the heatmap and the services drawn (ms)',
+      xs.map((x) => x.drawnFrame)
+    ),
     {
       measure: `${label}  rounds whose mark came before all data was drawn (charts/heatmap/services)`,
-      median: xs.filter((x) => x.atMark.charts < CHARTS || !x.atMark.heatmap || x.atMark.services < SERVICES.length).length,
+      median: xs.filter((x) => x.atMark.charts < CHARTS || !x.atMark.heatmap || x.atMark.services < SERVICES.length)
+        .length,
       'min–max': '',
       target: 0,
       rounds: xs.length,
     },
-    row('  host boot until module.js requested (Grafana\'s share, ms)', xs.map((x) => x.moduleStart)),
-    row('  plugin: module.js requested → ready (ms)', xs.map((x) => x.ready - x.moduleStart)),
-    row('    module.js requested → plugin JS fetched (ms)', xs.map((x) => x.pluginJsEnd - x.moduleStart)),
-    row('    module.js requested → first data request (ms)', xs.map((x) => x.firstData - x.moduleStart)),
-    row('    first data request → last data answer (ms)', xs.map((x) => x.dataEnd - x.firstData)),
-    row('    last data answer → ready (render, ms)', xs.map((x) => x.ready - x.dataEnd)),
-    row(`  plugin JS before ready (KiB, ${xs[0].jsFiles.length} files: ${xs[0].jsFiles.join(' ')})`, xs.map((x) => x.jsBytes / 1024)),
+    row(
+      "  host boot until module.js requested (Grafana's share, ms)",
+      xs.map((x) => x.moduleStart)
+    ),
+    row(
+      '  plugin: module.js requested → ready (ms)',
+      xs.map((x) => x.ready - x.moduleStart)
+    ),
+    row(
+      '    module.js requested → plugin JS fetched (ms)',
+      xs.map((x) => x.pluginJsEnd - x.moduleStart)
+    ),
+    row(
+      '    module.js requested → first data request (ms)',
+      xs.map((x) => x.firstData - x.moduleStart)
+    ),
+    row(
+      '    first data request → last data answer (ms)',
+      xs.map((x) => x.dataEnd - x.firstData)
+    ),
+    row(
+      '    last data answer → ready (render, ms)',
+      xs.map((x) => x.ready - x.dataEnd)
+    ),
+    row(
+      `  plugin JS before ready (KiB, ${xs[0].jsFiles.length} files: ${xs[0].jsFiles.join(' ')})`,
+      xs.map((x) => x.jsBytes / 1024)
+    ),
   ];
 }
 
 /** An A/B result from values measured elsewhere (same round order as abCompare: round i holds A[i] and B[i]). */
-function pairResult(name: string, unit: string, a: { label: string; values: number[] }, b: { label: string; values: number[] }): AbResult {
+function pairResult(
+  name: string,
+  unit: string,
+  a: { label: string; values: number[] },
+  b: { label: string; values: number[] }
+): AbResult {
   const ratios = a.values.map((v, i) => b.values[i] / v);
   return {
-    name, unit,
+    name,
+    unit,
     a: { ...a, median: median(a.values) },
     b: { ...b, median: median(b.values) },
     ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
@@ -164,7 +204,10 @@ function pairResult(name: string, unit: string, a: { label: string; values: numb
 }
 
 const proxy = await startStandInProxy({ delayMs: PROXY_DELAY_MS });
-const host = await startTestHost({ proxyUrl: proxy.url, ...(process.env.HOPSCOPE_BENCH_DIST ? { dist: process.env.HOPSCOPE_BENCH_DIST } : {}) });
+const host = await startTestHost({
+  proxyUrl: proxy.url,
+  ...(process.env.HOPSCOPE_BENCH_DIST ? { dist: process.env.HOPSCOPE_BENCH_DIST } : {}),
+});
 const baselineHost = BASELINE_DIST ? await startTestHost({ proxyUrl: proxy.url, dist: BASELINE_DIST }) : undefined;
 const browser = await launchBrowser();
 const rows: Array<Record<string, string | number>> = [];
@@ -180,8 +223,22 @@ try {
       name: 'Overview ready, cold load',
       unit: 'ms',
       rounds: COLD_ROUNDS,
-      a: { label: process.env.HOPSCOPE_BENCH_DIST ?? 'dist/', run: async () => { const x = await coldLoad(browser, appUrl(host, 'overview', overviewQuery)); cold.push(x); return x.ready; } },
-      b: { label: BASELINE_DIST!, run: async () => { const x = await coldLoad(browser, appUrl(baselineHost, 'overview', overviewQuery)); coldB.push(x); return x.ready; } },
+      a: {
+        label: process.env.HOPSCOPE_BENCH_DIST ?? 'dist/',
+        run: async () => {
+          const x = await coldLoad(browser, appUrl(host, 'overview', overviewQuery));
+          cold.push(x);
+          return x.ready;
+        },
+      },
+      b: {
+        label: BASELINE_DIST!,
+        run: async () => {
+          const x = await coldLoad(browser, appUrl(baselineHost, 'overview', overviewQuery));
+          coldB.push(x);
+          return x.ready;
+        },
+      },
     });
   } else {
     for (let i = 0; i < COLD_ROUNDS; i++) {
@@ -206,12 +263,24 @@ try {
     for (let i = 0; i < ROUNDS + 1; i++) {
       await page.goto(appUrl(host, 'overview', overviewQuery), { waitUntil: 'commit' });
       await wait(`${entries('hopscope:overview:ready')}.length > 0 && ${heatmapEntries}.length > 0`);
-      ready.push((await page.evaluate(entries('hopscope:overview:ready')) as number[])[0]);
+      ready.push(((await page.evaluate(entries('hopscope:overview:ready'))) as number[])[0]);
       heat.push(Math.max(...((await page.evaluate(heatmapEntries)) as number[])));
     }
     const warm = ready.slice(1);
-    rows.push({ measure: 'Overview ready, warm navigations (HTTP cache filled, ms)', median: Math.round(median(warm)), 'min–max': `${Math.round(Math.min(...warm))}–${Math.round(Math.max(...warm))}`, target: 1500, rounds: warm.length });
-    rows.push({ measure: `Heatmap ${ROWS}×${COLS} paint (ms)`, median: median(heat), 'min–max': `${Math.min(...heat).toFixed(1)}–${Math.max(...heat).toFixed(1)}`, target: 50, rounds: heat.length });
+    rows.push({
+      measure: 'Overview ready, warm navigations (HTTP cache filled, ms)',
+      median: Math.round(median(warm)),
+      'min–max': `${Math.round(Math.min(...warm))}–${Math.round(Math.max(...warm))}`,
+      target: 1500,
+      rounds: warm.length,
+    });
+    rows.push({
+      measure: `Heatmap ${ROWS}×${COLS} paint (ms)`,
+      median: median(heat),
+      'min–max': `${Math.min(...heat).toFixed(1)}–${Math.max(...heat).toFixed(1)}`,
+      target: 50,
+      rounds: heat.length,
+    });
     json.overviewWarmReadyMs = warm;
     json.heatmapMs = heat;
 
@@ -222,14 +291,16 @@ try {
       rounds: ROUNDS,
       a: {
         label: 'ImageData + scaled drawImage (app)',
-        run: () => page.evaluate(`(() => { const W = 1200, H = 480, R = ${ROWS}, C = ${COLS}; const cv = document.createElement('canvas'); cv.width = W; cv.height = H; const ctx = cv.getContext('2d'); const t0 = performance.now();
+        run: () =>
+          page.evaluate(`(() => { const W = 1200, H = 480, R = ${ROWS}, C = ${COLS}; const cv = document.createElement('canvas'); cv.width = W; cv.height = H; const ctx = cv.getContext('2d'); const t0 = performance.now();
           const img = new ImageData(C, R); for (let i = 0; i < R * C; i++) { const v = ((Math.floor(i / C) * 13 + i % C) % 97) / 97; img.data[i*4] = v*255; img.data[i*4+1] = 80; img.data[i*4+2] = 255 - v*255; img.data[i*4+3] = 255; }
           const off = document.createElement('canvas'); off.width = C; off.height = R; off.getContext('2d').putImageData(img, 0, 0); ctx.imageSmoothingEnabled = false; ctx.drawImage(off, 0, 0, W, H); ctx.getImageData(0, 0, 1, 1);
           return performance.now() - t0; })()`) as Promise<number>,
       },
       b: {
         label: 'fillRect per cell',
-        run: () => page.evaluate(`(() => { const W = 1200, H = 480, R = ${ROWS}, C = ${COLS}; const cv = document.createElement('canvas'); cv.width = W; cv.height = H; const ctx = cv.getContext('2d'); const t0 = performance.now();
+        run: () =>
+          page.evaluate(`(() => { const W = 1200, H = 480, R = ${ROWS}, C = ${COLS}; const cv = document.createElement('canvas'); cv.width = W; cv.height = H; const ctx = cv.getContext('2d'); const t0 = performance.now();
           const w = W / C, h = H / R; for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) { const v = ((r * 13 + c) % 97) / 97; ctx.fillStyle = 'rgb(' + Math.round(v*255) + ',80,' + Math.round(255 - v*255) + ')'; ctx.fillRect(c * w, r * h, w, h); } ctx.getImageData(0, 0, 1, 1);
           return performance.now() - t0; })()`) as Promise<number>,
       },
@@ -240,15 +311,35 @@ try {
     const build: number[] = [];
     const draw: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      await page.goto(appUrl(host, `traces/${TRACE_ID}`, { query: { from: String(FROM), to: String(NOW) } }), { waitUntil: 'commit' });
+      await page.goto(appUrl(host, `traces/${TRACE_ID}`, { query: { from: String(FROM), to: String(NOW) } }), {
+        waitUntil: 'commit',
+      });
       await wait(`${entries('hopscope:trace-tree-build')}.length > 0 && ${entries('hopscope:icicle')}.length > 0`);
-      build.push((await page.evaluate(entries('hopscope:trace-tree-build')) as number[])[0]);
+      build.push(((await page.evaluate(entries('hopscope:trace-tree-build'))) as number[])[0]);
       draw.push(Math.max(...((await page.evaluate(entries('hopscope:icicle'))) as number[])));
     }
     const total = build.map((b, i) => b + draw[i]);
-    rows.push({ measure: '5,000-span trace: tree build (ms)', median: median(build), 'min–max': spread(build), target: '', rounds: ROUNDS });
-    rows.push({ measure: '5,000-span trace: icicle draw (ms)', median: median(draw), 'min–max': spread(draw), target: '', rounds: ROUNDS });
-    rows.push({ measure: '5,000-span trace: build + draw (ms)', median: median(total), 'min–max': spread(total), target: 200, rounds: ROUNDS });
+    rows.push({
+      measure: '5,000-span trace: tree build (ms)',
+      median: median(build),
+      'min–max': spread(build),
+      target: '',
+      rounds: ROUNDS,
+    });
+    rows.push({
+      measure: '5,000-span trace: icicle draw (ms)',
+      median: median(draw),
+      'min–max': spread(draw),
+      target: '',
+      rounds: ROUNDS,
+    });
+    rows.push({
+      measure: '5,000-span trace: build + draw (ms)',
+      median: median(total),
+      'min–max': spread(total),
+      target: 200,
+      rounds: ROUNDS,
+    });
     json.traceBuildMs = build;
     json.traceDrawMs = draw;
 
@@ -261,7 +352,9 @@ try {
       const svc = SERVICES[i % SERVICES.length];
       const serviceLink = linkTo(svc, `data-testid hopscope-service-link-${svc}`);
       const podLink = linkTo(`${svc}-1`, `data-testid hopscope-pod-link-${svc}-1`);
-      await page.goto(appUrl(host, 'services', { query: { from: String(FROM), to: String(NOW) } }), { waitUntil: 'commit' });
+      await page.goto(appUrl(host, 'services', { query: { from: String(FROM), to: String(NOW) } }), {
+        waitUntil: 'commit',
+      });
       await wait(`!!${serviceLink}`);
       const ms = (await page.evaluate(`new Promise((resolve) => {
         const t0 = performance.now();
@@ -272,22 +365,42 @@ try {
       })`)) as number;
       clicks.push(ms);
     }
-    rows.push({ measure: 'Drill-down click → pods on screen, warm (ms)', median: median(clicks), 'min–max': spread(clicks), target: 100, rounds: ROUNDS });
+    rows.push({
+      measure: 'Drill-down click → pods on screen, warm (ms)',
+      median: median(clicks),
+      'min–max': spread(clicks),
+      target: 100,
+      rounds: ROUNDS,
+    });
     json.drilldownClickMs = clicks;
     await context.close();
   }
-  report(`App render (Chromium, performance marks${PROXY_DELAY_MS ? `, proxy answers after ${PROXY_DELAY_MS} ms` : ''})`, rows, json);
+  report(
+    `App render (Chromium, performance marks${PROXY_DELAY_MS ? `, proxy answers after ${PROXY_DELAY_MS} ms` : ''})`,
+    rows,
+    json
+  );
   if (heatAb) {
     report('Heatmap paint A/B', [abRow(heatAb)], heatAb);
   }
   if (coldAb) {
-    const plugin = pairResult('plugin: module.js requested → ready', 'ms',
+    const plugin = pairResult(
+      'plugin: module.js requested → ready',
+      'ms',
       { label: coldAb.a.label, values: cold.map((x) => x.ready - x.moduleStart) },
-      { label: coldAb.b.label, values: coldB.map((x) => x.ready - x.moduleStart) });
-    const drawn = pairResult('first frame with all data drawn', 'ms',
+      { label: coldAb.b.label, values: coldB.map((x) => x.ready - x.moduleStart) }
+    );
+    const drawn = pairResult(
+      'first frame with all data drawn',
+      'ms',
       { label: coldAb.a.label, values: cold.map((x) => x.drawnFrame) },
-      { label: coldAb.b.label, values: coldB.map((x) => x.drawnFrame) });
-    report('Cold load A/B (fresh context per round, alternated)', [abRow(coldAb), abRow(plugin), abRow(drawn)], { ready: coldAb, plugin, drawn });
+      { label: coldAb.b.label, values: coldB.map((x) => x.drawnFrame) }
+    );
+    report('Cold load A/B (fresh context per round, alternated)', [abRow(coldAb), abRow(plugin), abRow(drawn)], {
+      ready: coldAb,
+      plugin,
+      drawn,
+    });
   }
 } finally {
   await browser.close();

@@ -40,9 +40,26 @@ type Phase = (typeof PHASES)[number];
 type Variant = 'before' | 'after';
 type Scenario = 'file' | 'reopened' | 'memory';
 
-interface Mem { rss: number; heapUsed: number; external: number; arrayBuffers: number }
-interface ChildResult { start: Mem; phases: Record<Phase, Mem>; hwm: number; openMs: number; listMs: number; settings: Record<string, string> }
-interface ChildArgs { variant: Variant; scenario: Scenario; dataDir?: string; beforeTemplate: string }
+interface Mem {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+interface ChildResult {
+  start: Mem;
+  phases: Record<Phase, Mem>;
+  hwm: number;
+  openMs: number;
+  listMs: number;
+  settings: Record<string, string>;
+}
+interface ChildArgs {
+  variant: Variant;
+  scenario: Scenario;
+  dataDir?: string;
+  beforeTemplate: string;
+}
 
 const MiB = 1048576;
 const mem = (): Mem => {
@@ -60,20 +77,30 @@ const BEFORE_PARAMS = [...PGlite.defaultStartParams, '-c', 'synchronous_commit=o
 async function openBefore(a: ChildArgs, log: pino.Logger, step: () => void): Promise<Database> {
   const pgdata = a.dataDir ? join(a.dataDir, 'pgdata') : undefined;
   const loadDataDir = pgdata ? undefined : new Blob([readFileSync(a.beforeTemplate)]); // the old code kept it in the process
-  const pg = await PGlite.create({ dataDir: pgdata, loadDataDir, relaxedDurability: false, startParams: BEFORE_PARAMS });
+  const pg = await PGlite.create({
+    dataDir: pgdata,
+    loadDataDir,
+    relaxedDurability: false,
+    startParams: BEFORE_PARAMS,
+  });
   step();
   const wrap = (r: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(sql: string, params?: readonly unknown[]) {
       const x = await r.query<R>(sql, params ? [...params] : undefined);
       return { rows: x.rows, rowCount: Math.max(x.affectedRows ?? 0, x.rows.length) };
     },
-    async exec(sql: string) { await r.exec(sql); },
+    async exec(sql: string) {
+      await r.exec(sql);
+    },
   });
   const version = await migrate((fn) => pg.transaction((tx) => fn(wrap(tx))), log);
   const q = wrap(pg);
   (globalThis as { keptTemplate?: Blob }).keptTemplate = loadDataDir;
   return {
-    kind: 'pglite', where: pgdata ?? 'memory', schemaVersion: version, ...q,
+    kind: 'pglite',
+    where: pgdata ?? 'memory',
+    schemaVersion: version,
+    ...q,
     tx: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     health: async () => ({ source: 'database', ok: true }),
     close: () => pg.close(),
@@ -99,10 +126,23 @@ async function workload(db: Database, log: pino.Logger): Promise<void> {
   for (let i = 0; i < RUNS; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => one(i + j)));
   const T = Date.now() - 3600_000;
   for (let b = 0; b < EVENTS / 1000; b++) {
-    await insertKernelEvents(db, Array.from({ length: 1000 }, (_, k) => {
-      const i = b * 1000 + k;
-      return { ts: T + i * 10 + 0.25, type: 'tcp_retransmit', pid: 1000 + (i % 7), comm: 'python', pod: `rag-${i % 13}`, namespace: 'chain', node: 'node-a', detail: { seq: i, saddr: '10.0.0.1:41000', daddr: '10.0.0.2:8000' }, mode: 'live' };
-    }));
+    await insertKernelEvents(
+      db,
+      Array.from({ length: 1000 }, (_, k) => {
+        const i = b * 1000 + k;
+        return {
+          ts: T + i * 10 + 0.25,
+          type: 'tcp_retransmit',
+          pid: 1000 + (i % 7),
+          comm: 'python',
+          pod: `rag-${i % 13}`,
+          namespace: 'chain',
+          node: 'node-a',
+          detail: { seq: i, saddr: '10.0.0.1:41000', daddr: '10.0.0.2:8000' },
+          mode: 'live',
+        };
+      })
+    );
   }
 }
 
@@ -125,7 +165,10 @@ async function child(a: ChildArgs): Promise<void> {
   const phases = {} as Record<Phase, Mem>;
   const t0 = performance.now();
   let openMs = 0;
-  const db = await (a.variant === 'before' ? openBefore : openAfter)(a, log, () => { openMs = performance.now() - t0; phases.open = mem(); });
+  const db = await (a.variant === 'before' ? openBefore : openAfter)(a, log, () => {
+    openMs = performance.now() - t0;
+    phases.open = mem();
+  });
   phases.migrated = mem();
   if (a.scenario !== 'reopened') await workload(db, log);
   const list = await listMs(db, log);
@@ -150,7 +193,13 @@ async function bundleSelf(entry: string, name: string): Promise<string> {
   mkdirSync(dirname(outfile), { recursive: true });
   const { build } = await import('esbuild');
   await build({
-    entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile, logLevel: 'error',
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    outfile,
+    logLevel: 'error',
     external: ['@electric-sql/pglite', 'esbuild'],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
@@ -159,11 +208,18 @@ async function bundleSelf(entry: string, name: string): Promise<string> {
 
 function runChild(bundle: string, a: ChildArgs): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [bundle], { env: { ...process.env, [CHILD_ENV]: JSON.stringify(a) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [bundle], {
+      env: { ...process.env, [CHILD_ENV]: JSON.stringify(a) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    c.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    c.stderr.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
+    c.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    c.stderr.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-4000);
+    });
     c.on('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
       if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as ChildResult);
@@ -177,8 +233,13 @@ async function makeBeforeTemplate(file: string): Promise<void> {
   const log = pino({ level: 'silent' });
   const pg = await PGlite.create({ relaxedDurability: false, startParams: BEFORE_PARAMS });
   const wrap = (r: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<R>(sql: string, params?: readonly unknown[]) { const x = await r.query<R>(sql, params ? [...params] : undefined); return { rows: x.rows, rowCount: x.rows.length }; },
-    async exec(sql: string) { await r.exec(sql); },
+    async query<R>(sql: string, params?: readonly unknown[]) {
+      const x = await r.query<R>(sql, params ? [...params] : undefined);
+      return { rows: x.rows, rowCount: x.rows.length };
+    },
+    async exec(sql: string) {
+      await r.exec(sql);
+    },
   });
   await migrate((fn) => pg.transaction((tx) => fn(wrap(tx))), log);
   writeFileSync(file, new Uint8Array(await (await pg.dumpDataDir('none')).arrayBuffer()));
@@ -193,7 +254,9 @@ async function parent(): Promise<void> {
   const beforeTemplate = join(dir, 'before-template.tar');
   const scenarios: Scenario[] = ['file', 'reopened', 'memory'];
   const results: Record<Scenario, Record<Variant, ChildResult[]>> = {
-    file: { before: [], after: [] }, reopened: { before: [], after: [] }, memory: { before: [], after: [] },
+    file: { before: [], after: [] },
+    reopened: { before: [], after: [] },
+    memory: { before: [], after: [] },
   };
   try {
     await makeBeforeTemplate(beforeTemplate);
@@ -207,7 +270,8 @@ async function parent(): Promise<void> {
         results.reopened[v].push(await runChild(bundle, { variant: v, scenario: 'reopened', dataDir, beforeTemplate }));
         rmSync(dirname(dataDir), { recursive: true, force: true });
       }
-      for (const v of order) results.memory[v].push(await runChild(bundle, { variant: v, scenario: 'memory', beforeTemplate }));
+      for (const v of order)
+        results.memory[v].push(await runChild(bundle, { variant: v, scenario: 'memory', beforeTemplate }));
       console.log(`round ${r + 1}/${rounds} done`);
     }
   } finally {
@@ -220,44 +284,91 @@ async function parent(): Promise<void> {
   for (const s of scenarios) {
     const steps: Array<{ name: string; pick: (c: ChildResult) => Mem }> = [
       { name: 'start', pick: (c) => c.start },
-      ...PHASES.filter((p) => !(s === 'reopened' && p === 'workload')).map((p) => ({ name: p, pick: (c: ChildResult) => c.phases[p] })),
+      ...PHASES.filter((p) => !(s === 'reopened' && p === 'workload')).map((p) => ({
+        name: p,
+        pick: (c: ChildResult) => c.phases[p],
+      })),
     ];
     for (const st of steps) {
       const b = results[s].before.map(st.pick);
       const a = results[s].after.map(st.pick);
       rows.push({
-        db: s, step: st.name,
-        'RSS before (MiB)': stat(b.map((m) => m.rss)), 'RSS after (MiB)': stat(a.map((m) => m.rss)),
+        db: s,
+        step: st.name,
+        'RSS before (MiB)': stat(b.map((m) => m.rss)),
+        'RSS after (MiB)': stat(a.map((m) => m.rss)),
         'heap b/a': `${mib(median(b.map((m) => m.heapUsed)))}/${mib(median(a.map((m) => m.heapUsed)))}`,
         'external b/a': `${mib(median(b.map((m) => m.external)))}/${mib(median(a.map((m) => m.external)))}`,
         'arrayBuffers b/a': `${mib(median(b.map((m) => m.arrayBuffers)))}/${mib(median(a.map((m) => m.arrayBuffers)))}`,
       });
     }
     rows.push({
-      db: s, step: 'peak (VmHWM)',
-      'RSS before (MiB)': stat(results[s].before.map((c) => c.hwm)), 'RSS after (MiB)': stat(results[s].after.map((c) => c.hwm)),
-      'heap b/a': '', 'external b/a': '', 'arrayBuffers b/a': '',
+      db: s,
+      step: 'peak (VmHWM)',
+      'RSS before (MiB)': stat(results[s].before.map((c) => c.hwm)),
+      'RSS after (MiB)': stat(results[s].after.map((c) => c.hwm)),
+      'heap b/a': '',
+      'external b/a': '',
+      'arrayBuffers b/a': '',
     });
   }
-  const ms = (xs: number[]): string => `${Math.round(median(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
-  const ms1 = (xs: number[]): string => `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
+  const ms = (xs: number[]): string =>
+    `${Math.round(median(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
+  const ms1 = (xs: number[]): string =>
+    `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
   const timing = scenarios.map((s) => ({
     db: s,
-    'open ms before': ms(results[s].before.map((c) => c.openMs)), 'open ms after': ms(results[s].after.map((c) => c.openMs)),
-    'list 1,000 runs ms before': ms1(results[s].before.map((c) => c.listMs)), 'list 1,000 runs ms after': ms1(results[s].after.map((c) => c.listMs)),
+    'open ms before': ms(results[s].before.map((c) => c.openMs)),
+    'open ms after': ms(results[s].after.map((c) => c.openMs)),
+    'list 1,000 runs ms before': ms1(results[s].before.map((c) => c.listMs)),
+    'list 1,000 runs ms after': ms1(results[s].after.map((c) => c.listMs)),
   }));
-  report(`PGlite process memory, before/after the settings (median (min–max) of ${rounds} alternated rounds, MiB)`, rows, {
-    rounds, runs: RUNS, events: EVENTS, idleMs: IDLE_MS,
-    settings: { before: results.file.before[0].settings, after: results.file.after[0].settings, afterMemory: results.memory.after[0].settings },
-    rssMiB: Object.fromEntries(scenarios.map((s) => [s, Object.fromEntries((['before', 'after'] as const).map((v) => [v, {
-      start: results[s][v].map((c) => mib(c.start.rss)),
-      ...Object.fromEntries(PHASES.map((p) => [p, results[s][v].map((c) => mib(c.phases[p].rss))])),
-      peak: results[s][v].map((c) => mib(c.hwm)),
-    }]))])),
-  });
+  report(
+    `PGlite process memory, before/after the settings (median (min–max) of ${rounds} alternated rounds, MiB)`,
+    rows,
+    {
+      rounds,
+      runs: RUNS,
+      events: EVENTS,
+      idleMs: IDLE_MS,
+      settings: {
+        before: results.file.before[0].settings,
+        after: results.file.after[0].settings,
+        afterMemory: results.memory.after[0].settings,
+      },
+      rssMiB: Object.fromEntries(
+        scenarios.map((s) => [
+          s,
+          Object.fromEntries(
+            (['before', 'after'] as const).map((v) => [
+              v,
+              {
+                start: results[s][v].map((c) => mib(c.start.rss)),
+                ...Object.fromEntries(PHASES.map((p) => [p, results[s][v].map((c) => mib(c.phases[p].rss))])),
+                peak: results[s][v].map((c) => mib(c.hwm)),
+              },
+            ])
+          ),
+        ])
+      ),
+    }
+  );
   report('open and Runs-list times (median (min–max), ms)', timing, {
-    openMs: Object.fromEntries(scenarios.map((s) => [s, { before: results[s].before.map((c) => Math.round(c.openMs)), after: results[s].after.map((c) => Math.round(c.openMs)) }])),
-    listMs: Object.fromEntries(scenarios.map((s) => [s, { before: results[s].before.map((c) => c.listMs), after: results[s].after.map((c) => c.listMs) }])),
+    openMs: Object.fromEntries(
+      scenarios.map((s) => [
+        s,
+        {
+          before: results[s].before.map((c) => Math.round(c.openMs)),
+          after: results[s].after.map((c) => Math.round(c.openMs)),
+        },
+      ])
+    ),
+    listMs: Object.fromEntries(
+      scenarios.map((s) => [
+        s,
+        { before: results[s].before.map((c) => c.listMs), after: results[s].after.map((c) => c.listMs) },
+      ])
+    ),
   });
 }
 

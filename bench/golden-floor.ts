@@ -18,13 +18,22 @@ const server = createServer(async (req, res) => {
   const from = Number(u.searchParams.get('from'));
   const to = Number(u.searchParams.get('to'));
   const step = String(Number(u.searchParams.get('stepMs') ?? 5000) / 1000);
-  const out = await Promise.all((plans[u.searchParams.get('backend') ?? ''] ?? []).map(async (query) => {
-    const r = await request(`${prom}/api/v1/query_range?${new URLSearchParams({ query, start: String(from / 1000), end: String(to / 1000), step })}`, { dispatcher: agent });
-    const j = (await r.body.json()) as { data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
-    return j.data.result.map((s) => ({ labels: s.metric, points: s.values.map(([t, v]) => [t * 1000, Number(v)]) }));
-  }));
+  const out = await Promise.all(
+    (plans[u.searchParams.get('backend') ?? ''] ?? []).map(async (query) => {
+      const r = await request(
+        `${prom}/api/v1/query_range?${new URLSearchParams({ query, start: String(from / 1000), end: String(to / 1000), step })}`,
+        { dispatcher: agent }
+      );
+      const j = (await r.body.json()) as {
+        data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> };
+      };
+      return j.data.result.map((s) => ({ labels: s.metric, points: s.values.map(([t, v]) => [t * 1000, Number(v)]) }));
+    })
+  );
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify({ series: out.flat() }));
 });
-server.listen(0, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+server.listen(0, '127.0.0.1', () =>
+  console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+);
 process.on('SIGTERM', () => process.exit(0));

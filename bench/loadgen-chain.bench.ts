@@ -18,34 +18,71 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const SPLIT = /^(1|on|true)$/i.test(process.env.BENCH_SPLIT ?? '');
 const root = join(import.meta.dirname, '..');
 
-const freePort = (): Promise<number> => new Promise((resolve) => {
-  const s = net.createServer();
-  s.listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
-});
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
 
 // OTLP sink: accepts and discards (so the exporter does its real work: serialise + POST).
 let exported = 0;
-const sink = http.createServer((req, res) => { req.on('data', (c) => { exported += c.length; }); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{}'); }); });
+const sink = http.createServer((req, res) => {
+  req.on('data', (c) => {
+    exported += c.length;
+  });
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+});
 await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
 const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`;
 
 async function startChainProcess(tracing: boolean): Promise<{ child: ChildProcess; gateway: string; cpuMs(): number }> {
   const control = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'loadgen/src/chain/main.ts'), '--gateway-port', '0', '--control-port', String(control), '--time-scale', '0.05', ...(tracing ? [] : ['--no-tracing']), ...(SPLIT ? ['--split'] : [])], {
-    env: { ...process.env, HOPSCOPE_LOG_LEVEL: 'warn', HOPSCOPE_OTLP_ENDPOINT: sinkUrl, HOPSCOPE_SAMPLER_ADAPTIVE: 'off', HOPSCOPE_SAMPLER_BASE_RATE: '1' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'loadgen/src/chain/main.ts'),
+      '--gateway-port',
+      '0',
+      '--control-port',
+      String(control),
+      '--time-scale',
+      '0.05',
+      ...(tracing ? [] : ['--no-tracing']),
+      ...(SPLIT ? ['--split'] : []),
+    ],
+    {
+      env: {
+        ...process.env,
+        HOPSCOPE_LOG_LEVEL: 'warn',
+        HOPSCOPE_OTLP_ENDPOINT: sinkUrl,
+        HOPSCOPE_SAMPLER_ADAPTIVE: 'off',
+        HOPSCOPE_SAMPLER_BASE_RATE: '1',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    }
+  );
   const deadline = Date.now() + 90_000;
   for (;;) {
     try {
-      const topo = await (await fetch(`http://127.0.0.1:${control}/topology`)).json() as { gateway: string };
-      const topoPids = (await (await fetch(`http://127.0.0.1:${control}/topology`)).json() as { hops: Array<{ pid: number }> }).hops.map((h) => h.pid);
+      const topo = (await (await fetch(`http://127.0.0.1:${control}/topology`)).json()) as { gateway: string };
+      const topoPids = (
+        (await (await fetch(`http://127.0.0.1:${control}/topology`)).json()) as { hops: Array<{ pid: number }> }
+      ).hops.map((h) => h.pid);
       const pids = [...new Set([child.pid!, ...topoPids])];
       // utime + stime (clock ticks, 100/s) of the chain's process(es).
-      const cpuMs = () => pids.reduce((sum, pid) => {
-        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        return sum + ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-      }, 0);
+      const cpuMs = () =>
+        pids.reduce((sum, pid) => {
+          const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+          return sum + ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+        }, 0);
       return { child, gateway: topo.gateway, cpuMs };
     } catch {
       if (Date.now() > deadline) throw new Error('chain did not start');
@@ -61,9 +98,22 @@ const cpu: Record<string, number[]> = { on: [], off: [] };
 const round = (label: 'on' | 'off', c: typeof on) => async () => {
   const cpu0 = c.cpuMs();
   const s = await runLoad({
-    target: c.gateway, path: '/v1/chat/completions', method: 'POST', profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'poisson' },
-    stream: false, models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'], backend: 'mix', agentRatio: 0, maxTokens: 16, seed: 3, runId: `bench-${label}`,
-    timeoutMs: 15_000, connections: 256, maxInFlight: 20_000, slo: { e2eMs: 2000 }, traceparent: false,
+    target: c.gateway,
+    path: '/v1/chat/completions',
+    method: 'POST',
+    profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'poisson' },
+    stream: false,
+    models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'],
+    backend: 'mix',
+    agentRatio: 0,
+    maxTokens: 16,
+    seed: 3,
+    runId: `bench-${label}`,
+    timeoutMs: 15_000,
+    connections: 256,
+    maxInFlight: 20_000,
+    slo: { e2eMs: 2000 },
+    traceparent: false,
   });
   sums[label].push(s);
   cpu[label].push((c.cpuMs() - cpu0) / Math.max(1, s.succeeded));
@@ -74,7 +124,13 @@ try {
   await round('on', on)();
   await round('off', off)();
   sums.on.length = sums.off.length = cpu.on.length = cpu.off.length = 0;
-  const r = await abCompare({ name: `completed req/s at ${RPS} req/s offered`, unit: 'req/s', rounds: 5, a: { label: 'tracing off', run: round('off', off) }, b: { label: 'tracing on', run: round('on', on) } });
+  const r = await abCompare({
+    name: `completed req/s at ${RPS} req/s offered`,
+    unit: 'req/s',
+    rounds: 5,
+    a: { label: 'tracing off', run: round('off', off) },
+    b: { label: 'tracing on', run: round('on', on) },
+  });
   report('chain throughput, tracing on vs off (alternating rounds)', [abRow(r)], { ab: r });
   const row = (label: 'on' | 'off') => ({
     tracing: label,
@@ -86,7 +142,11 @@ try {
     '% sent >10 ms late': median(sums[label].map((s) => s.schedule.lateRatio * 100)),
   });
   const cpuRatio = median(cpu.on) / median(cpu.off);
-  report(`chain details${SPLIT ? ' (split: one process per pod)' : ' (one process)'} (median of rounds); tracing CPU overhead ×${cpuRatio.toFixed(2)} per request`, [row('off'), row('on')], { cpuMsPerRequest: cpu, cpuRatio, otlpBytesExported: exported });
+  report(
+    `chain details${SPLIT ? ' (split: one process per pod)' : ' (one process)'} (median of rounds); tracing CPU overhead ×${cpuRatio.toFixed(2)} per request`,
+    [row('off'), row('on')],
+    { cpuMsPerRequest: cpu, cpuRatio, otlpBytesExported: exported }
+  );
 } finally {
   on.child.kill('SIGTERM');
   off.child.kill('SIGTERM');

@@ -23,18 +23,34 @@ function deployedBundle(): { entry: string; env: Record<string, string> } {
   const out = mkdtempSync(join(tmpdir(), 'hopscope-proxy-bundle-'));
   process.once('exit', () => rmSync(out, { recursive: true, force: true }));
   const cmd = run.split(' && ')[0].replaceAll('/out', out);
-  execFileSync('sh', ['-c', cmd], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` } });
-  bundled = { entry: join(out, 'main.mjs'), env: Object.fromEntries([...(env ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])) };
+  execFileSync('sh', ['-c', cmd], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` },
+  });
+  bundled = {
+    entry: join(out, 'main.mjs'),
+    env: Object.fromEntries([...(env ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])),
+  };
   return bundled;
 }
 
-export async function startProxyProcess(env: Record<string, string>): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+export async function startProxyProcess(
+  env: Record<string, string>
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const fromSource = process.env.HOPSCOPE_BENCH_PROXY === 'source';
   const deployed = fromSource ? undefined : deployedBundle();
   const args = deployed ? [deployed.entry] : ['--import', 'tsx', join(root, 'backend-proxy/src/main.ts')];
   const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, ...deployed?.env, HOPSCOPE_PROXY_PORT: '0', HOPSCOPE_LOG_LEVEL: 'warn', HOPSCOPE_ALERT_INTERVAL_MS: '0', ...env },
+    env: {
+      ...process.env,
+      ...deployed?.env,
+      HOPSCOPE_PROXY_PORT: '0',
+      HOPSCOPE_LOG_LEVEL: 'warn',
+      HOPSCOPE_ALERT_INTERVAL_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -47,7 +63,13 @@ export async function startProxyProcess(env: Record<string, string>): Promise<{ 
     child.once('exit', (code) => reject(new Error(`proxy exited (${code}) before listening`)));
   });
   return {
-    url, pid: child.pid!,
-    stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
   };
 }

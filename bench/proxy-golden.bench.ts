@@ -28,20 +28,39 @@ const json = [];
 /** The bare forwarder (golden-floor.ts) in its own process, as the proxy runs. */
 async function startFloor(promUrl: string, plans: Record<string, string[]>): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'golden-floor.ts')], {
-    env: { ...process.env, HOPSCOPE_PROMETHEUS_URL: promUrl, PLANS: JSON.stringify(plans), NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, HOPSCOPE_PROMETHEUS_URL: promUrl, PLANS: JSON.stringify(plans), NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    child.stdout!.on('data', (d: Buffer) => { buf += d.toString(); const m = /listening on (\S+)/.exec(buf); if (m) resolve(m[1]); });
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const m = /listening on (\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
     child.once('exit', (code) => reject(new Error(`golden-floor exited (${code}) before listening`)));
   });
-  return { url, stop: () => { child.kill('SIGTERM'); } };
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGTERM');
+    },
+  };
 }
 for (const pods of FLEETS) {
   const chain = await startChainMetrics(pods);
   const prom = await startPrometheus([chain.target]);
-  const proxy = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: prom.url, HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none' });
-  const floor = await startFloor(prom.url, Object.fromEntries((['vllm', 'tgi'] as const).map((b) => [b, goldenPlans({ backend: b, stepMs: 5000 }).plans.map((p) => p.query)])));
+  const proxy = await startProxyProcess({
+    HOPSCOPE_PROMETHEUS_URL: prom.url,
+    HOPSCOPE_EXPORTER_URLS: 'none',
+    HOPSCOPE_CHAIN_CONTROL_URL: 'none',
+  });
+  const floor = await startFloor(
+    prom.url,
+    Object.fromEntries(
+      (['vllm', 'tgi'] as const).map((b) => [b, goldenPlans({ backend: b, stepMs: 5000 }).plans.map((p) => p.query)])
+    )
+  );
   try {
     await new Promise((r) => setTimeout(r, 8000)); // a few scrapes
     const to = Math.floor(Date.now() / 5000) * 5000;
@@ -52,28 +71,46 @@ for (const pods of FLEETS) {
       const direct = async (): Promise<number> => {
         const t0 = performance.now();
         for (let i = 0; i < REQUESTS; i++) {
-          await Promise.all(plans.map(async (p) => {
-            const u = `${prom.url}/api/v1/query_range?${new URLSearchParams({ query: p.query, start: String(from / 1000), end: String(to / 1000), step: String(stepMs / 1000) })}`;
-            await (await request(u)).body.json();
-          }));
+          await Promise.all(
+            plans.map(async (p) => {
+              const u = `${prom.url}/api/v1/query_range?${new URLSearchParams({ query: p.query, start: String(from / 1000), end: String(to / 1000), step: String(stepMs / 1000) })}`;
+              await (await request(u)).body.json();
+            })
+          );
         }
         return (performance.now() - t0) / REQUESTS;
       };
       const viaProxy = async (): Promise<number> => {
         const t0 = performance.now();
-        for (let i = 0; i < REQUESTS; i++) await (await request(`${proxy.url}/api/golden?backend=${backend}&from=${from}&to=${to}&step=5s`)).body.json();
+        for (let i = 0; i < REQUESTS; i++)
+          await (await request(`${proxy.url}/api/golden?backend=${backend}&from=${from}&to=${to}&step=5s`)).body.json();
         return (performance.now() - t0) / REQUESTS;
       };
       const viaFloor = async (): Promise<number> => {
         const t0 = performance.now();
-        for (let i = 0; i < REQUESTS; i++) await (await request(`${floor.url}/?backend=${backend}&from=${from}&to=${to}&stepMs=${stepMs}`)).body.json();
+        for (let i = 0; i < REQUESTS; i++)
+          await (await request(`${floor.url}/?backend=${backend}&from=${from}&to=${to}&stepMs=${stepMs}`)).body.json();
         return (performance.now() - t0) / REQUESTS;
       };
-      await direct(); await viaProxy(); await viaFloor(); // warm-up
-      const res = await abCompare({ name: `proxy /api/golden ${backend}, ${pods} pod(s), ${plans.length} queries`, unit: 'ms/request', a: { label: 'Prometheus direct', run: direct }, b: { label: 'via a second process', run: viaProxy }, rounds: 7 });
+      await direct();
+      await viaProxy();
+      await viaFloor(); // warm-up
+      const res = await abCompare({
+        name: `proxy /api/golden ${backend}, ${pods} pod(s), ${plans.length} queries`,
+        unit: 'ms/request',
+        a: { label: 'Prometheus direct', run: direct },
+        b: { label: 'via a second process', run: viaProxy },
+        rounds: 7,
+      });
       rows.push({ ...abRow(res), 'added ms': Math.round((res.b.median - res.a.median) * 100) / 100 });
       json.push(res);
-      const fl = await abCompare({ name: '  floor: bare forwarder, same calls', unit: 'ms/request', a: { label: 'Prometheus direct', run: direct }, b: { label: 'via a second process', run: viaFloor }, rounds: 7 });
+      const fl = await abCompare({
+        name: '  floor: bare forwarder, same calls',
+        unit: 'ms/request',
+        a: { label: 'Prometheus direct', run: direct },
+        b: { label: 'via a second process', run: viaFloor },
+        rounds: 7,
+      });
       rows.push({ ...abRow(fl), 'added ms': Math.round((fl.b.median - fl.a.median) * 100) / 100 });
       json.push(fl);
     }

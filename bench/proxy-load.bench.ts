@@ -15,7 +15,12 @@ const DURATION = Number(process.env.HOPSCOPE_BENCH_DURATION_S ?? 60);
 const CONNECTIONS = Number(process.env.HOPSCOPE_BENCH_CONNECTIONS ?? 200);
 const chain = await startChainMetrics();
 const prom = await startPrometheus([chain.target]);
-const proxy = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: prom.url, HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none', HOPSCOPE_STORE_MAX_SPANS: '50000' });
+const proxy = await startProxyProcess({
+  HOPSCOPE_PROMETHEUS_URL: prom.url,
+  HOPSCOPE_EXPORTER_URLS: 'none',
+  HOPSCOPE_CHAIN_CONTROL_URL: 'none',
+  HOPSCOPE_STORE_MAX_SPANS: '50000',
+});
 
 async function rssMb(): Promise<number> {
   const text = await (await fetch(`${proxy.url}/metrics`)).text();
@@ -28,28 +33,65 @@ try {
   // 5,000 traces × 3 spans, in batches, plus one slow trace to root-cause.
   for (let b = 0; b < 50; b++) {
     const spans = [];
-    for (let i = 0; i < 100; i++) { const k = b * 100 + i; spans.push(...chainTrace(k, now - 600_000 + k * 100, k === 4242 ? 2000 : 100 + (k % 9), k === 4242 ? 2 : 1)); }
-    await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) });
+    for (let i = 0; i < 100; i++) {
+      const k = b * 100 + i;
+      spans.push(...chainTrace(k, now - 600_000 + k * 100, k === 4242 ? 2000 : 100 + (k % 9), k === 4242 ? 2 : 1));
+    }
+    await fetch(`${proxy.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(otlp(spans)),
+    });
   }
   await new Promise((r) => setTimeout(r, 5000));
   const range = 'from=now-15m&to=now';
   const paths = [
-    `/api/golden?${range}`, `/api/gpu/heatmap?${range}`, `/api/services?from=now-5m&to=now`, `/api/traces?${range}&minDurationMs=500`,
-    `/api/traces/${hex(4243, 32)}`, `/api/traces/${hex(4243, 32)}/rca`,
+    `/api/golden?${range}`,
+    `/api/gpu/heatmap?${range}`,
+    `/api/services?from=now-5m&to=now`,
+    `/api/traces?${range}&minDurationMs=500`,
+    `/api/traces/${hex(4243, 32)}`,
+    `/api/traces/${hex(4243, 32)}/rca`,
   ];
   const rss: number[] = [await rssMb()];
-  const sampler = setInterval(() => { void rssMb().then((v) => rss.push(v), () => undefined); }, 1000);
-  const result = await autocannon({ url: proxy.url, connections: CONNECTIONS, duration: DURATION, requests: paths.map((path) => ({ method: 'GET', path })), timeout: 30 });
+  const sampler = setInterval(() => {
+    void rssMb().then(
+      (v) => rss.push(v),
+      () => undefined
+    );
+  }, 1000);
+  const result = await autocannon({
+    url: proxy.url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    requests: paths.map((path) => ({ method: 'GET', path })),
+    timeout: 30,
+  });
   clearInterval(sampler);
   rss.push(await rssMb());
   const l = result.latency;
-  const rows = [{
-    connections: CONNECTIONS, 'duration s': DURATION, requests: result.requests.total, 'req/s': result.requests.average,
-    'p50 ms': l.p50, 'p90 ms': l.p90, 'p99 ms': l.p99, 'max ms': l.max,
-    errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx,
-    'rss start MB': Math.round(rss[0]), 'rss max MB': Math.round(Math.max(...rss.filter(Number.isFinite))), 'rss end MB': Math.round(rss.at(-1)!),
-  }];
-  report(`${CONNECTIONS} concurrent dashboard clients for ${DURATION} s`, rows, { ...rows[0], rssSamplesMb: rss.map(Math.round) });
+  const rows = [
+    {
+      connections: CONNECTIONS,
+      'duration s': DURATION,
+      requests: result.requests.total,
+      'req/s': result.requests.average,
+      'p50 ms': l.p50,
+      'p90 ms': l.p90,
+      'p99 ms': l.p99,
+      'max ms': l.max,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      non2xx: result.non2xx,
+      'rss start MB': Math.round(rss[0]),
+      'rss max MB': Math.round(Math.max(...rss.filter(Number.isFinite))),
+      'rss end MB': Math.round(rss.at(-1)!),
+    },
+  ];
+  report(`${CONNECTIONS} concurrent dashboard clients for ${DURATION} s`, rows, {
+    ...rows[0],
+    rssSamplesMb: rss.map(Math.round),
+  });
   if (result.errors || result.non2xx || result.timeouts) process.exitCode = 1;
 } finally {
   await proxy.stop();

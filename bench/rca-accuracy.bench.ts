@@ -27,11 +27,22 @@ const uniq = (xs: string[]): string[] => [...new Set(xs)];
   const cases = loadNezhaCases(DIR);
   for (const c of cases) {
     const traces = nezhaWindow(DIR, c);
-    const row: Record<string, string | number> = { case: c.id.slice(0, 19), fault: c.injectType, truth: c.rootCauseService, traces: traces.length };
-    for (const [label, baseline] of [['A', baseA], ['B', buildBaseline([...faultFree, ...nezhaBeforeInjection(DIR, c)])]] as const) {
+    const row: Record<string, string | number> = {
+      case: c.id.slice(0, 19),
+      fault: c.injectType,
+      truth: c.rootCauseService,
+      traces: traces.length,
+    };
+    for (const [label, baseline] of [
+      ['A', baseA],
+      ['B', buildBaseline([...faultFree, ...nezhaBeforeInjection(DIR, c)])],
+    ] as const) {
       const a = rankWindow({ traces, baseline });
       const rs = rankOf(uniq(a.candidates.map((x) => x.service)), c.rootCauseService);
-      const rp = rankOf(a.candidates.map((x) => x.pod), c.injectPod);
+      const rp = rankOf(
+        a.candidates.map((x) => x.pod),
+        c.injectPod
+      );
       const k = acc[label];
       if (rs <= 1) k.s1++;
       if (rs <= 3) k.s3++;
@@ -65,30 +76,54 @@ const uniq = (xs: string[]): string[] => [...new Set(xs)];
     t1 += first;
     perCase.push(`${c.injectType}/${c.rootCauseService}: ${first}/${slow.length}`);
   }
-  console.log(`Nezha per-trace RCA (20 slowest traces per case, baseline A): AC@1 ${pct(t1 / tn)} (${t1}/${tn}), AC@3 ${pct(t3 / tn)}\n  ${perCase.join('\n  ')}`);
+  console.log(
+    `Nezha per-trace RCA (20 slowest traces per case, baseline A): AC@1 ${pct(t1 / tn)} (${t1}/${tn}), AC@3 ${pct(t3 / tn)}\n  ${perCase.join('\n  ')}`
+  );
   report('Nezha OB window RCA (A: fault-free minute baseline, B: + pre-injection traffic)', rows, { rows, acc, n });
   for (const label of ['A', 'B'] as const) {
     const k = acc[label];
-    console.log(`Nezha ${label}: service AC@1 ${pct(k.s1 / n)} (${k.s1}/${n}), AC@3 ${pct(k.s3 / n)} (${k.s3}/${n}); pod AC@1 ${pct(k.p1 / n)}, AC@3 ${pct(k.p3 / n)}`);
+    console.log(
+      `Nezha ${label}: service AC@1 ${pct(k.s1 / n)} (${k.s1}/${n}), AC@3 ${pct(k.s3 / n)} (${k.s3}/${n}); pod AC@1 ${pct(k.p1 / n)}, AC@3 ${pct(k.p3 / n)}`
+    );
   }
 }
 
 // 2. Our chain, per trace.
 const baseline = buildBaseline(syntheticHealthy(42, 200));
 const SEEDS = 20;
-for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnitudes', 1 / 3]] as const) {
+for (const [label, scale] of [
+  ['default magnitudes', 1],
+  ['a third of the magnitudes', 1 / 3],
+] as const) {
   const rows: Array<Record<string, string | number>> = [];
   let at1 = 0;
   let at3 = 0;
   let total = 0;
-  const defaults: Record<string, number> = { latency: 300, timeout: 15000, cpu_hog: 3, tls_slow_handshake: 400, kv_cache_thrash: 150, tcp_retransmit: 200 };
+  const defaults: Record<string, number> = {
+    latency: 300,
+    timeout: 15000,
+    cpu_hog: 3,
+    tls_slow_handshake: 400,
+    kv_cache_thrash: 150,
+    tcp_retransmit: 200,
+  };
   for (const kind of FAULT_KINDS) {
     const row: Record<string, string | number> = { fault: kind };
     for (const hop of CHAIN_HOPS) {
       let first = 0;
       for (let seed = 1; seed <= SEEDS; seed++) {
-        const magnitude = defaults[kind] === undefined ? undefined : kind === 'cpu_hog' ? 1 + (defaults[kind] - 1) * scale : kind === 'timeout' ? defaults[kind] : defaults[kind] * scale;
-        const tr = syntheticTrace({ seed: 100_000 + seed * 131 + kind.length * 17 + hop.length, fault: { hop, kind, magnitude } });
+        const magnitude =
+          defaults[kind] === undefined
+            ? undefined
+            : kind === 'cpu_hog'
+              ? 1 + (defaults[kind] - 1) * scale
+              : kind === 'timeout'
+                ? defaults[kind]
+                : defaults[kind] * scale;
+        const tr = syntheticTrace({
+          seed: 100_000 + seed * 131 + kind.length * 17 + hop.length,
+          fault: { hop, kind, magnitude },
+        });
         const a = rankTrace({ spans: tr.spans, baseline, kernelEvents: tr.kernelEvents });
         const r = rankOf(uniq(a.candidates.map((x) => x.service)), hop);
         if (r <= 1) first++;
@@ -100,7 +135,12 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
     }
     rows.push(row);
   }
-  report(`Our chain, per-trace RCA, ${label}: fault × hop → runs ranked first (of ${SEEDS} seeds)`, rows, { rows, at1, at3, total });
+  report(`Our chain, per-trace RCA, ${label}: fault × hop → runs ranked first (of ${SEEDS} seeds)`, rows, {
+    rows,
+    at1,
+    at3,
+    total,
+  });
   console.log(`Our chain (${label}): AC@1 ${pct(at1 / total)} (${at1}/${total}), AC@3 ${pct(at3 / total)}`);
 }
 
@@ -115,7 +155,10 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
       const traces: Span[][] = [];
       const events: KernelEvent[] = [];
       for (let i = 0; i < 30; i++) {
-        const tr = syntheticTrace({ seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50, fault: i % 10 < 3 ? { hop, kind } : undefined });
+        const tr = syntheticTrace({
+          seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50,
+          fault: i % 10 < 3 ? { hop, kind } : undefined,
+        });
         traces.push(tr.spans);
         events.push(...tr.kernelEvents);
       }
@@ -127,7 +170,11 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
       total++;
     }
   }
-  report('Our chain, window RCA (30 traces, 30% faulted)', [{ windows: total, 'AC@1': pct(at1 / total), 'AC@3': pct(at3 / total), misses: misses.join(' ') || '-' }], { at1, at3, total, misses });
+  report(
+    'Our chain, window RCA (30 traces, 30% faulted)',
+    [{ windows: total, 'AC@1': pct(at1 / total), 'AC@3': pct(at3 / total), misses: misses.join(' ') || '-' }],
+    { at1, at3, total, misses }
+  );
 }
 
 // 4. Our chain without span kinds (every kind `unspecified`, as a Zipkin- or Jaeger-converted feed can arrive; roles
@@ -137,7 +184,14 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
   const healthy = syntheticHealthy(42, 200);
   const bases = { 'with kinds': buildBaseline(healthy), 'without kinds': buildBaseline(healthy.map(strip)) };
   const shape = { 'with kinds': (tr: Span[]) => tr, 'without kinds': strip };
-  const defaults: Record<string, number> = { latency: 300, timeout: 15000, cpu_hog: 3, tls_slow_handshake: 400, kv_cache_thrash: 150, tcp_retransmit: 200 };
+  const defaults: Record<string, number> = {
+    latency: 300,
+    timeout: 15000,
+    cpu_hog: 3,
+    tls_slow_handshake: 400,
+    kv_cache_thrash: 150,
+    tcp_retransmit: 200,
+  };
   const rows: Array<Record<string, string | number>> = [];
   for (const mode of ['with kinds', 'without kinds'] as const) {
     let p1 = 0;
@@ -145,7 +199,10 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
     for (const kind of FAULT_KINDS) {
       for (const hop of CHAIN_HOPS) {
         for (let seed = 1; seed <= SEEDS; seed++) {
-          const tr = syntheticTrace({ seed: 100_000 + seed * 131 + kind.length * 17 + hop.length, fault: { hop, kind, magnitude: defaults[kind] } });
+          const tr = syntheticTrace({
+            seed: 100_000 + seed * 131 + kind.length * 17 + hop.length,
+            fault: { hop, kind, magnitude: defaults[kind] },
+          });
           const a = rankTrace({ spans: shape[mode](tr.spans), baseline: bases[mode], kernelEvents: tr.kernelEvents });
           if (a.candidates[0]?.service === hop) p1++;
           pn++;
@@ -159,7 +216,10 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
         const traces: Span[][] = [];
         const events: KernelEvent[] = [];
         for (let i = 0; i < 30; i++) {
-          const tr = syntheticTrace({ seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50, fault: i % 10 < 3 ? { hop, kind } : undefined });
+          const tr = syntheticTrace({
+            seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50,
+            fault: i % 10 < 3 ? { hop, kind } : undefined,
+          });
           traces.push(shape[mode](tr.spans));
           events.push(...tr.kernelEvents);
         }
@@ -168,7 +228,15 @@ for (const [label, scale] of [['default magnitudes', 1], ['a third of the magnit
         wn++;
       }
     }
-    rows.push({ spans: mode, 'per-trace AC@1 (default magnitudes)': `${pct(p1 / pn)} (${p1}/${pn})`, 'window AC@1': `${pct(w1 / wn)} (${w1}/${wn})` });
+    rows.push({
+      spans: mode,
+      'per-trace AC@1 (default magnitudes)': `${pct(p1 / pn)} (${p1}/${pn})`,
+      'window AC@1': `${pct(w1 / wn)} (${w1}/${wn})`,
+    });
   }
-  report('Our chain with and without span kinds (per-trace: fault × hop × 20 seeds; window: 30 traces, 30% faulted)', rows, rows);
+  report(
+    'Our chain with and without span kinds (per-trace: fault × hop × 20 seeds; window: 30 traces, 30% faulted)',
+    rows,
+    rows
+  );
 }

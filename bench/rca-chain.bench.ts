@@ -25,13 +25,30 @@ import { otlpToSpans } from '../backend-proxy/src/otlp/normalize';
 import { buildBaseline, rankTrace } from '../backend-proxy/src/rca';
 import { CHAIN_HOPS, FAULT_KINDS } from '../tests/support/rca/synthetic';
 import type { KernelEvent, Span } from '../contract';
-import { exporterEvents, kernelSkipReason, removeChainNftTables, startKernelChain, unattachedProbes } from '../tests/integration/fullstack/support';
+import {
+  exporterEvents,
+  kernelSkipReason,
+  removeChainNftTables,
+  startKernelChain,
+  unattachedProbes,
+} from '../tests/integration/fullstack/support';
 
 const RUNS = Number(process.env.RCA_CHAIN_RUNS ?? 5);
 const HEALTHY = Number(process.env.RCA_CHAIN_HEALTHY ?? 24);
-const KINDS = process.env.RCA_CHAIN_KINDS ? FAULT_KINDS.filter((k) => process.env.RCA_CHAIN_KINDS!.split(',').includes(k)) : FAULT_KINDS;
-const HOPS = process.env.RCA_CHAIN_HOPS ? CHAIN_HOPS.filter((h) => process.env.RCA_CHAIN_HOPS!.split(',').includes(h)) : CHAIN_HOPS;
-const CHAIN = { timeScale: 0.05, logLevel: 'silent' as const, vectorCacheHitRate: 0, samplerAdaptive: false, hopTimeoutMs: 1500, tlsHops: [...CHAIN_HOPS] };
+const KINDS = process.env.RCA_CHAIN_KINDS
+  ? FAULT_KINDS.filter((k) => process.env.RCA_CHAIN_KINDS!.split(',').includes(k))
+  : FAULT_KINDS;
+const HOPS = process.env.RCA_CHAIN_HOPS
+  ? CHAIN_HOPS.filter((h) => process.env.RCA_CHAIN_HOPS!.split(',').includes(h))
+  : CHAIN_HOPS;
+const CHAIN = {
+  timeScale: 0.05,
+  logLevel: 'silent' as const,
+  vectorCacheHitRate: 0,
+  samplerAdaptive: false,
+  hopTimeoutMs: 1500,
+  tlsHops: [...CHAIN_HOPS],
+};
 
 // gpu_oom fails an allocation with probability 0.6 by default: at 1 every request is faulted (one that was not has no
 // root cause to find). Other kinds keep their defaults (tcp_retransmit drops 15% of the packets to the hop).
@@ -59,13 +76,26 @@ const routeFor = (hop: string, i: number): Route => {
 };
 
 /** What the client saw (latency, success) and the way to the request's trace. */
-interface Sent { ms: number; ok: boolean; trace: () => Span[] }
+interface Sent {
+  ms: number;
+  ok: boolean;
+  trace: () => Span[];
+}
 
-const post = (gatewayUrl: string, r: Route, i: number): Promise<boolean> => fetch(`${gatewayUrl}/v1/chat/completions`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', 'x-hopscope-route': r.route, 'x-hopscope-backend': r.backend },
-  body: JSON.stringify({ messages: [{ role: 'user', content: `question ${i}: what changed in the release ${i % 7}?` }], max_tokens: 16 }),
-}).then(async (x) => { await x.arrayBuffer(); return x.ok; }).catch(() => false);
+const post = (gatewayUrl: string, r: Route, i: number): Promise<boolean> =>
+  fetch(`${gatewayUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-hopscope-route': r.route, 'x-hopscope-backend': r.backend },
+    body: JSON.stringify({
+      messages: [{ role: 'user', content: `question ${i}: what changed in the release ${i % 7}?` }],
+      max_tokens: 16,
+    }),
+  })
+    .then(async (x) => {
+      await x.arrayBuffer();
+      return x.ok;
+    })
+    .catch(() => false);
 
 /** This request's trace among `spans`: the gateway root that started after we sent it (requests go one at a time). */
 const traceOf = (spans: Span[], t0: number, t1: number): Span[] => {
@@ -80,19 +110,35 @@ async function otlpSink(keep: boolean): Promise<{ url: string; spans: Span[]; cl
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (keep) { try { spans.push(...otlpToSpans(JSON.parse(Buffer.concat(chunks).toString('utf8')))); } catch { /* not JSON */ } }
+      if (keep) {
+        try {
+          spans.push(...otlpToSpans(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+        } catch {
+          /* not JSON */
+        }
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
     });
   });
   await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(sink.address() as { port: number }).port}/v1/traces`, spans, close: () => sink.close() };
+  return {
+    url: `http://127.0.0.1:${(sink.address() as { port: number }).port}/v1/traces`,
+    spans,
+    close: () => sink.close(),
+  };
 }
 
 async function inProcessRig(): Promise<Rig> {
   const sink = await otlpSink(false);
   const exporter = new InMemorySpanExporter();
-  const chain = await startChain({ gatewayPort: 0, controlPort: 0, ...CHAIN, otlpEndpoint: sink.url, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const chain = await startChain({
+    gatewayPort: 0,
+    controlPort: 0,
+    ...CHAIN,
+    otlpEndpoint: sink.url,
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
   return {
     gatewayUrl: chain.gatewayUrl,
     controlUrl: chain.controlUrl,
@@ -105,12 +151,17 @@ async function inProcessRig(): Promise<Rig> {
       // Server spans of a hung callee end a little after the caller gave up.
       await new Promise((res) => setTimeout(res, 300));
       await chain.forceFlush();
-      const body = JSON.parse(Buffer.from(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans())!).toString('utf8'));
+      const body = JSON.parse(
+        Buffer.from(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans())!).toString('utf8')
+      );
       const spans = traceOf(otlpToSpans(body), t0, t1);
       return { ms: t1 - t0, ok, trace: () => spans };
     },
     async settle() {},
-    async stop() { await chain.stop(); sink.close(); },
+    async stop() {
+      await chain.stop();
+      sink.close();
+    },
   };
 }
 
@@ -120,9 +171,17 @@ async function kernelRig(): Promise<Rig | string> {
   if (why) return why;
   const sink = await otlpSink(true);
   const { exp, chain } = await startKernelChain({ ...CHAIN, otlpEndpoint: sink.url, otlpProtocol: 'http/json' });
-  const stop = async (): Promise<void> => { await chain.stop().catch(() => {}); await exp.stop().catch(() => {}); sink.close(); removeChainNftTables(); };
+  const stop = async (): Promise<void> => {
+    await chain.stop().catch(() => {});
+    await exp.stop().catch(() => {});
+    sink.close();
+    removeChainNftTables();
+  };
   const bad = await unattachedProbes(exp);
-  if (bad.length) { await stop(); return `probes not attached: ${bad.join('; ')}`; }
+  if (bad.length) {
+    await stop();
+    return `probes not attached: ${bad.join('; ')}`;
+  }
   return {
     gatewayUrl: chain.gatewayUrl,
     controlUrl: chain.controlUrl,
@@ -133,7 +192,9 @@ async function kernelRig(): Promise<Rig | string> {
       return { ms: t1 - t0, ok, trace: () => traceOf(sink.spans, t0, t1) };
     },
     // Every replica exports in batches every 500 ms; a hung callee's server span ends after its caller gave up.
-    async settle() { await new Promise((res) => setTimeout(res, 1500)); },
+    async settle() {
+      await new Promise((res) => setTimeout(res, 1500));
+    },
     // The window the proxy asks the exporters for when it ranks one trace (routes/rca.ts).
     async kernelEvents(spans) {
       const start = Math.min(...spans.map((s) => s.startMs));
@@ -156,7 +217,10 @@ async function run(mode: Mode, rig: Rig): Promise<string> {
   // The median healthy request per route: what "usual" means to the client (the first requests pay for warm-up).
   const usual: Record<string, number> = {};
   for (const route of new Set(pending.map((p) => p.route))) {
-    const ms = pending.filter((p) => p.route === route).map((p) => p.sent.ms).sort((a, b) => a - b);
+    const ms = pending
+      .filter((p) => p.route === route)
+      .map((p) => p.sent.ms)
+      .sort((a, b) => a - b);
     usual[route] = ms[Math.floor(ms.length / 2)];
   }
   const hitRows: Array<Record<string, string | number>> = [];
@@ -174,12 +238,26 @@ async function run(mode: Mode, rig: Rig): Promise<string> {
     const row: Record<string, string | number> = { fault: kind };
     const hitRow: Record<string, string | number> = { fault: kind };
     for (const hop of HOPS) {
-      if (kind === 'tcp_retransmit' && retransmitOk !== true) { row[hop] = 'n/a'; continue; }
+      if (kind === 'tcp_retransmit' && retransmitOk !== true) {
+        row[hop] = 'n/a';
+        continue;
+      }
       // The driver reaches the gateway over plain HTTP here: a gateway TLS fault has nothing to slow down.
-      if (kind === 'tls_slow_handshake' && hop === 'gateway') { row[hop] = 'n/a'; continue; }
-      const r = await fetch(`${rig.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: hop, kind, durationS: 600, ...MAGNITUDE[kind] }) });
+      if (kind === 'tls_slow_handshake' && hop === 'gateway') {
+        row[hop] = 'n/a';
+        continue;
+      }
+      const r = await fetch(`${rig.controlUrl}/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ target: hop, kind, durationS: 600, ...MAGNITUDE[kind] }),
+      });
       const f = (await r.json()) as { id?: string; error?: { message: string } };
-      if (!r.ok || !f.id) { row[hop] = '-'; skipped.push(`${kind}@${hop}: ${f.error?.message ?? r.status}`); continue; }
+      if (!r.ok || !f.id) {
+        row[hop] = '-';
+        skipped.push(`${kind}@${hop}: ${f.error?.message ?? r.status}`);
+        continue;
+      }
       // In split mode the fault reaches the replica processes over IPC.
       if (mode === 'kernel') await new Promise((res) => setTimeout(res, 200));
       const sent: Sent[] = [];
@@ -197,20 +275,36 @@ async function run(mode: Mode, rig: Rig): Promise<string> {
       const ranks: number[] = [];
       for (const x of sent) {
         const spans = x.trace();
-        if (!spans.length) { misses.push(`${kind}@${hop}: no trace collected`); ranks.push(99); continue; }
+        if (!spans.length) {
+          misses.push(`${kind}@${hop}: no trace collected`);
+          ranks.push(99);
+          continue;
+        }
         const kernelEvents = rig.kernelEvents ? await rig.kernelEvents(spans) : undefined;
         const a = rankTrace({ spans, baseline, kernelEvents });
         const services = [...new Set(a.candidates.map((c) => c.service))];
         const rank = services.indexOf(hop) + 1 || 99;
         ranks.push(rank);
-        if (a.candidates.find((c) => c.service === hop)?.evidence.some((e) => e.kind.startsWith('kernel'))) withKernel++;
+        if (a.candidates.find((c) => c.service === hop)?.evidence.some((e) => e.kind.startsWith('kernel')))
+          withKernel++;
         if (rank !== 1) {
-          misses.push(`${kind}@${hop}: top ${a.candidates.slice(0, 2).map((c) => `${c.service}=${c.score}(${c.evidence.map((e) => e.kind).join('|')})`).join(', ')}`);
+          misses.push(
+            `${kind}@${hop}: top ${a.candidates
+              .slice(0, 2)
+              .map((c) => `${c.service}=${c.score}(${c.evidence.map((e) => e.kind).join('|')})`)
+              .join(', ')}`
+          );
           if (process.env.RCA_CHAIN_DUMP && !dumped) {
             dumped = true;
-            (await import('node:fs')).writeFileSync(process.env.RCA_CHAIN_DUMP, JSON.stringify({ spans, healthy, kernelEvents }));
+            (await import('node:fs')).writeFileSync(
+              process.env.RCA_CHAIN_DUMP,
+              JSON.stringify({ spans, healthy, kernelEvents })
+            );
           }
-          if (process.env.RCA_CHAIN_VERBOSE) misses.push(`    ${spans.map((s) => `${s.service}:${s.kind}:${s.name}:${(s.endMs - s.startMs).toFixed(1)}:${s.status}`).join(' | ')}`);
+          if (process.env.RCA_CHAIN_VERBOSE)
+            misses.push(
+              `    ${spans.map((s) => `${s.service}:${s.kind}:${s.name}:${(s.endMs - s.startMs).toFixed(1)}:${s.status}`).join(' | ')}`
+            );
         }
       }
       at1 += ranks.filter((x) => x === 1).length;
@@ -222,10 +316,24 @@ async function run(mode: Mode, rig: Rig): Promise<string> {
     if (Object.keys(hitRow).length > 1) hitRows.push(hitRow);
   }
   const title = mode === 'kernel' ? 'split mode, live bpf-exporter, kernel events' : 'in-process, no kernel events';
-  report(`Our chain (real, ${title}): fault × hop → rank of the faulted hop per request (${RUNS} requests each)`, rows, { mode, rows, hitRows, at1, at3, total, withKernel, skipped, misses });
-  if (hitRows.length) report(`Requests the fault hit / requests sent (hit: client saw ≥ 150 ms over the median healthy request, or an error; median healthy: ${Object.entries(usual).map(([k, v]) => `${k} ${v} ms`).join(', ')})`, hitRows, { hitRows });
-  const summary = `real chain [${mode}]: AC@1 ${((100 * at1) / Math.max(1, total)).toFixed(1)}% (${at1}/${total}), AC@3 ${((100 * at3) / Math.max(1, total)).toFixed(1)}% (${at3}/${total})`
-    + (mode === 'kernel' ? `; faulted hop with kernel evidence in ${withKernel}/${total}` : '');
+  report(
+    `Our chain (real, ${title}): fault × hop → rank of the faulted hop per request (${RUNS} requests each)`,
+    rows,
+    { mode, rows, hitRows, at1, at3, total, withKernel, skipped, misses }
+  );
+  if (hitRows.length)
+    report(
+      `Requests the fault hit / requests sent (hit: client saw ≥ 150 ms over the median healthy request, or an error; median healthy: ${Object.entries(
+        usual
+      )
+        .map(([k, v]) => `${k} ${v} ms`)
+        .join(', ')})`,
+      hitRows,
+      { hitRows }
+    );
+  const summary =
+    `real chain [${mode}]: AC@1 ${((100 * at1) / Math.max(1, total)).toFixed(1)}% (${at1}/${total}), AC@3 ${((100 * at3) / Math.max(1, total)).toFixed(1)}% (${at3}/${total})` +
+    (mode === 'kernel' ? `; faulted hop with kernel evidence in ${withKernel}/${total}` : '');
   console.log(summary);
   if (retransmitOk !== true) console.log(`tcp_retransmit not injected: ${retransmitOk}`);
   if (skipped.length) console.log(`not applicable: ${skipped.join('; ')}`);
@@ -234,12 +342,17 @@ async function run(mode: Mode, rig: Rig): Promise<string> {
 }
 
 const want = (process.env.RCA_CHAIN_KERNEL ?? 'auto').toLowerCase();
-if (!['auto', '0', '1', 'both'].includes(want)) throw new Error(`RCA_CHAIN_KERNEL=${want}: expected 0, 1 or both (unset: kernel when available)`);
+if (!['auto', '0', '1', 'both'].includes(want))
+  throw new Error(`RCA_CHAIN_KERNEL=${want}: expected 0, 1 or both (unset: kernel when available)`);
 const summaries: string[] = [];
 if (want === '0' || want === 'both') {
   console.log('mode: no-kernel (chain in-process, no bpf-exporter)');
   const rig = await inProcessRig();
-  try { summaries.push(await run('no-kernel', rig)); } finally { await rig.stop(); }
+  try {
+    summaries.push(await run('no-kernel', rig));
+  } finally {
+    await rig.stop();
+  }
 }
 if (want !== '0') {
   const rig = await kernelRig();
@@ -247,10 +360,18 @@ if (want !== '0') {
     if (want !== 'auto') throw new Error(`kernel mode unavailable: ${rig}`);
     console.log(`mode: no-kernel (kernel mode unavailable: ${rig})`);
     const plain = await inProcessRig();
-    try { summaries.push(await run('no-kernel', plain)); } finally { await plain.stop(); }
+    try {
+      summaries.push(await run('no-kernel', plain));
+    } finally {
+      await plain.stop();
+    }
   } else {
     console.log('mode: kernel (split chain, live bpf-exporter with real bpftrace probes)');
-    try { summaries.push(await run('kernel', rig)); } finally { await rig.stop(); }
+    try {
+      summaries.push(await run('kernel', rig));
+    } finally {
+      await rig.stop();
+    }
   }
 }
 if (summaries.length > 1) console.log(`\n${summaries.join('\n')}`);

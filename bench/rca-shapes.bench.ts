@@ -25,13 +25,30 @@ import type { Span } from '../contract';
 import { fixture } from '../tests/support/fixtures';
 import { loadNezhaCases, nezhaFaultFree, nezhaWindow } from '../tests/support/rca/nezha';
 import {
-  findNezhaRepo, isLatencyFault, loadTrainTicketCases, trainTicketFaultFree, trainTicketWindow, withJavaAgentKinds,
+  findNezhaRepo,
+  isLatencyFault,
+  loadTrainTicketCases,
+  trainTicketFaultFree,
+  trainTicketWindow,
+  withJavaAgentKinds,
 } from '../tests/support/rca/nezha-tt';
 
 type Engine = Pick<typeof current, 'buildBaseline' | 'rankWindow'>;
 
-interface Case { id: string; fault: string; truth: string; latency: boolean; traces: Span[][]; healthy: Span[][] }
-interface Benchmark { name: string; cases: () => Iterable<Case>; withKinds: (tr: Span[]) => Span[]; withoutKinds: (tr: Span[]) => Span[] }
+interface Case {
+  id: string;
+  fault: string;
+  truth: string;
+  latency: boolean;
+  traces: Span[][];
+  healthy: Span[][];
+}
+interface Benchmark {
+  name: string;
+  cases: () => Iterable<Case>;
+  withKinds: (tr: Span[]) => Span[];
+  withoutKinds: (tr: Span[]) => Span[];
+}
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const uniq = (xs: string[]): string[] => [...new Set(xs)];
@@ -78,7 +95,10 @@ async function loadBefore(): Promise<{ engine?: Engine; why: string }> {
   if (!existsSync(join(dir, 'backend-proxy/src/rca/index.ts')) || !existsSync(join(dir, 'node_modules'))) {
     return { why: `${dir} has no backend-proxy/src/rca/index.ts or no node_modules` };
   }
-  return { engine: (await import(pathToFileURL(join(dir, 'backend-proxy/src/rca/index.ts')).href)) as Engine, why: dir };
+  return {
+    engine: (await import(pathToFileURL(join(dir, 'backend-proxy/src/rca/index.ts')).href)) as Engine,
+    why: dir,
+  };
 }
 
 const before = await loadBefore();
@@ -101,11 +121,20 @@ function run(b: Benchmark): void {
     };
     ranks.push(r);
     const show = (x: number): string | number => (Number.isNaN(x) ? 'skipped' : Number.isFinite(x) ? x : '-');
-    rows.push({ case: c.id, fault: c.fault, truth: c.truth, traces: c.traces.length, ...Object.fromEntries(COLUMNS.map((k) => [k, show(r[k])])) });
+    rows.push({
+      case: c.id,
+      fault: c.fault,
+      truth: c.truth,
+      traces: c.traces.length,
+      ...Object.fromEntries(COLUMNS.map((k) => [k, show(r[k])])),
+    });
   }
   report(`${b.name}: service rank of the faulted service per case (window RCA)`, rows, rows);
   const summary: Array<Record<string, string | number>> = [];
-  for (const [subset, pick] of [['latency-visible faults', (x: { latency: boolean }) => x.latency], ['all faults', () => true]] as const) {
+  for (const [subset, pick] of [
+    ['latency-visible faults', (x: { latency: boolean }) => x.latency],
+    ['all faults', () => true],
+  ] as const) {
     const sel = ranks.filter(pick);
     if (!sel.length) continue;
     const row: Record<string, string | number> = { faults: `${subset} (${sel.length})` };
@@ -115,12 +144,17 @@ function run(b: Benchmark): void {
         row[`${k} AC@3`] = 'skipped';
         continue;
       }
-      row[`${k} AC@1`] = `${pct(sel.filter((x) => x[k] <= 1).length / sel.length)} (${sel.filter((x) => x[k] <= 1).length})`;
+      row[`${k} AC@1`] =
+        `${pct(sel.filter((x) => x[k] <= 1).length / sel.length)} (${sel.filter((x) => x[k] <= 1).length})`;
       row[`${k} AC@3`] = pct(sel.filter((x) => x[k] <= 3).length / sel.length);
     }
     summary.push(row);
   }
-  report(`${b.name}: AC@1 / AC@3 with kinds, without (engine before / this one), naive z-score — ${((performance.now() - t0) / 1000).toFixed(1)} s`, summary, summary);
+  report(
+    `${b.name}: AC@1 / AC@3 with kinds, without (engine before / this one), naive z-score — ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    summary,
+    summary
+  );
 }
 
 // 1. TrainTicket (held out).
@@ -134,7 +168,14 @@ if (!source) {
     cases: function* () {
       for (const c of loadTrainTicketCases(source)) {
         if (!healthyByDay.has(c.day)) healthyByDay.set(c.day, trainTicketFaultFree(source, c.day));
-        yield { id: c.id.slice(0, 19), fault: c.injectType, truth: c.rootCauseService, latency: isLatencyFault(c), traces: trainTicketWindow(source, c), healthy: healthyByDay.get(c.day)! };
+        yield {
+          id: c.id.slice(0, 19),
+          fault: c.injectType,
+          truth: c.rootCauseService,
+          latency: isLatencyFault(c),
+          traces: trainTicketWindow(source, c),
+          healthy: healthyByDay.get(c.day)!,
+        };
       }
     },
     withKinds: withJavaAgentKinds,
@@ -146,15 +187,23 @@ if (!source) {
 {
   const dir = process.env.NEZHA_DIR ?? fixture('rca', 'nezha-ob');
   const healthy = nezhaFaultFree(dir);
-  const strip = (tr: Span[]): Span[] => tr.map((s) => {
-    const { 'peer.service': _peer, ...attributes } = s.attributes;
-    return { ...s, kind: 'unspecified', attributes };
-  });
+  const strip = (tr: Span[]): Span[] =>
+    tr.map((s) => {
+      const { 'peer.service': _peer, ...attributes } = s.attributes;
+      return { ...s, kind: 'unspecified', attributes };
+    });
   run({
     name: 'Nezha Online Boutique (fixture rca/nezha-ob)',
     cases: function* () {
       for (const c of loadNezhaCases(dir)) {
-        yield { id: c.id.slice(0, 19), fault: c.injectType, truth: c.rootCauseService, latency: !['return', 'exception'].includes(c.injectType), traces: nezhaWindow(dir, c), healthy };
+        yield {
+          id: c.id.slice(0, 19),
+          fault: c.injectType,
+          truth: c.rootCauseService,
+          latency: !['return', 'exception'].includes(c.injectType),
+          traces: nezhaWindow(dir, c),
+          healthy,
+        };
       }
     },
     withKinds: (tr) => tr,

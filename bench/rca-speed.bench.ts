@@ -27,16 +27,31 @@ process.once('exit', () => rmSync(out, { recursive: true, force: true }));
 
 /** The engine of checkout `dir` as one ES module bundle, loaded in this process. */
 async function loadEngine(dir: string, name: string): Promise<EngineApi> {
-  if (process.env.HOPSCOPE_BENCH_RCA === 'source') return (await import(pathToFileURL(join(dir, 'backend-proxy/src/rca/index.ts')).href)) as EngineApi;
+  if (process.env.HOPSCOPE_BENCH_RCA === 'source')
+    return (await import(pathToFileURL(join(dir, 'backend-proxy/src/rca/index.ts')).href)) as EngineApi;
   const outfile = join(out, `${name}.mjs`);
-  await build({ entryPoints: [join(dir, 'backend-proxy/src/rca/index.ts')], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile, logLevel: 'warning' });
+  await build({
+    entryPoints: [join(dir, 'backend-proxy/src/rca/index.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    outfile,
+    logLevel: 'warning',
+  });
   return (await import(pathToFileURL(outfile).href)) as EngineApi;
 }
 
 function makeTrace(targetSpans: number) {
   // ~20 spans for the chain + 4 per agent step (an LLM call and a tool call, client + server each).
   const steps = Math.max(1, Math.round((targetSpans - 20) / 4));
-  return syntheticTrace({ seed: 11, agentSteps: steps, deadlinesMs: {}, kernelNoise: KERNEL_EVENTS, fault: { hop: 'tool', kind: 'latency' } });
+  return syntheticTrace({
+    seed: 11,
+    agentSteps: steps,
+    deadlinesMs: {},
+    kernelNoise: KERNEL_EVENTS,
+    fault: { hop: 'tool', kind: 'latency' },
+  });
 }
 
 const engine = await loadEngine(root, 'current');
@@ -61,19 +76,44 @@ for (const size of [500, 5_000, 50_000]) {
     top = `${a.candidates[0]?.service} (${a.candidates[0]?.score})`;
   }
   const s = [...took].sort((x, y) => x - y);
-  const row = { spans: tr.spans.length, kernelEvents: tr.kernelEvents.length, runs, 'median ms': median(took), 'min ms': s[0], 'max ms': s[s.length - 1], 'per 1k spans ms': median(took) / (tr.spans.length / 1000), 'median CPU ms': median(cpu), top };
+  const row = {
+    spans: tr.spans.length,
+    kernelEvents: tr.kernelEvents.length,
+    runs,
+    'median ms': median(took),
+    'min ms': s[0],
+    'max ms': s[s.length - 1],
+    'per 1k spans ms': median(took) / (tr.spans.length / 1000),
+    'median CPU ms': median(cpu),
+    top,
+  };
   rows.push(row);
   json[String(size)] = row;
 }
-report('rankTrace: scaling (tookMs, measured inside the engine; CPU ms = process CPU time incl. GC threads, less sensitive to other load)', rows, json);
-console.log(`load average during the run: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+report(
+  'rankTrace: scaling (tookMs, measured inside the engine; CPU ms = process CPU time incl. GC threads, less sensitive to other load)',
+  rows,
+  json
+);
+console.log(
+  `load average during the run: ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} on ${cpus().length} cores`
+);
 const at5k = rows[1]['median ms'] as number;
-console.log(`5,000 spans + ${KERNEL_EVENTS} kernel events: median ${at5k.toFixed(2)} ms — target ≤ ${TARGET_MS} ms: ${at5k <= TARGET_MS ? 'MET' : 'MISSED'}`);
+console.log(
+  `5,000 spans + ${KERNEL_EVENTS} kernel events: median ${at5k.toFixed(2)} ms — target ≤ ${TARGET_MS} ms: ${at5k <= TARGET_MS ? 'MET' : 'MISSED'}`
+);
 
 const tr = makeTrace(5_000);
 /** One round: the median tookMs of 11 calls (one call is ~5 ms: a single one is at the mercy of the scheduler). */
 const round = (e: EngineApi, b: unknown, kernelEvents: unknown): number =>
-  median(Array.from({ length: 11 }, () => e.rankTrace({ spans: tr.spans, baseline: b as never, kernelEvents: kernelEvents as never }).tookMs));
+  median(
+    Array.from(
+      { length: 11 },
+      () => e.rankTrace({ spans: tr.spans, baseline: b as never, kernelEvents: kernelEvents as never }).tookMs
+    )
+  );
 
 const index = engine.indexKernelEvents(tr.kernelEvents);
 const ab = await abCompare({
@@ -87,14 +127,21 @@ report('A/B: kernel events raw vs pre-indexed', [abRow(ab)], ab);
 
 const before = process.env.HOPSCOPE_BENCH_BASELINE_DIR;
 if (!before) {
-  console.log('\nA/B against an earlier engine: skipped (set HOPSCOPE_BENCH_BASELINE_DIR to a checkout of the earlier commit)');
+  console.log(
+    '\nA/B against an earlier engine: skipped (set HOPSCOPE_BENCH_BASELINE_DIR to a checkout of the earlier commit)'
+  );
 } else if (!existsSync(join(before, 'backend-proxy/src/rca/index.ts')) || !existsSync(join(before, 'node_modules'))) {
-  console.log(`\nA/B against an earlier engine: skipped (${before} has no backend-proxy/src/rca/index.ts or no node_modules)`);
+  console.log(
+    `\nA/B against an earlier engine: skipped (${before} has no backend-proxy/src/rca/index.ts or no node_modules)`
+  );
 } else {
   const old = await loadEngine(before, 'before');
   // Each engine computes its own baseline from the same healthy traces (the format may have changed between them).
   const oldBaseline = old.buildBaseline(healthy);
-  for (let w = 0; w < 5; w++) { round(old, oldBaseline, tr.kernelEvents); round(engine, baseline, tr.kernelEvents); }
+  for (let w = 0; w < 5; w++) {
+    round(old, oldBaseline, tr.kernelEvents);
+    round(engine, baseline, tr.kernelEvents);
+  }
   const vs = await abCompare({
     name: `rankTrace 5k spans, 10k kernel events: ${before} → this checkout`,
     unit: 'ms',

@@ -8,13 +8,23 @@ import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 if (args.includes('--help')) {
-  console.log('Usage: npm run bench [-- word ...]\nRuns bench/*.bench.ts (those whose name contains a word, if given).');
+  console.log(
+    'Usage: npm run bench [-- word ...]\nRuns bench/*.bench.ts (those whose name contains a word, if given).'
+  );
   process.exit(0);
 }
 const dir = import.meta.dirname;
-const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!args.length || args.some((a) => f.includes(a)))).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts') && (!args.length || args.some((a) => f.includes(a))))
+  .sort();
 if (!files.length) {
-  console.error(`No benchmark matches ${args.join(' ') || '(any)'}; available: ${readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).join(', ') || 'none yet'}`);
+  console.error(
+    `No benchmark matches ${args.join(' ') || '(any)'}; available: ${
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.bench.ts'))
+        .join(', ') || 'none yet'
+    }`
+  );
   process.exit(2);
 }
 let failed = 0;

@@ -69,18 +69,30 @@ try {
   ];
   const results = [];
   for (const m of measures) {
-    results.push(await abCompare({
-      name: m.name, unit: 'ms', rounds: 6,
-      a: { label: 'PGlite', run: () => timed(() => m.call(a)) },
-      b: { label: 'PostgreSQL', run: () => timed(() => m.call(b)) },
-    }));
+    results.push(
+      await abCompare({
+        name: m.name,
+        unit: 'ms',
+        rounds: 6,
+        a: { label: 'PGlite', run: () => timed(() => m.call(a)) },
+        b: { label: 'PostgreSQL', run: () => timed(() => m.call(b)) },
+      })
+    );
   }
   const rows = results.map(abRow);
-  report(`runs list with ${RUNS} stored runs, warm (median of ${CALLS} calls per round; budget for the page: 300 ms)`, rows, {
-    runs: RUNS, seedMs: { pglite: Math.round(seedA), postgres: Math.round(seedB) }, results,
-  });
+  report(
+    `runs list with ${RUNS} stored runs, warm (median of ${CALLS} calls per round; budget for the page: 300 ms)`,
+    rows,
+    {
+      runs: RUNS,
+      seedMs: { pglite: Math.round(seedA), postgres: Math.round(seedB) },
+      results,
+    }
+  );
   const worst = Math.max(...results.map((r) => Math.max(r.a.median, r.b.median)));
-  console.log(`\nseeding ${RUNS} runs (register + finish): PGlite ${(seedA / 1000).toFixed(1)} s, PostgreSQL ${(seedB / 1000).toFixed(1)} s`);
+  console.log(
+    `\nseeding ${RUNS} runs (register + finish): PGlite ${(seedA / 1000).toFixed(1)} s, PostgreSQL ${(seedB / 1000).toFixed(1)} s`
+  );
   console.log(`slowest median: ${worst.toFixed(1)} ms ${worst <= 300 ? '≤' : '>'} 300 ms budget`);
 } finally {
   for (const d of dbs) await d.close().catch(() => {});

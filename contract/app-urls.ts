@@ -15,7 +15,16 @@ export const APP_PAGES = ['overview', 'services', 'traces', 'compare', 'alerts',
 export type AppPage = (typeof APP_PAGES)[number];
 
 /** Keys every drill-down link carries along: the time range, refresh and the scene variables. */
-export const APP_URL_KEYS = ['from', 'to', 'timezone', 'refresh', 'var-backend', 'var-model', 'var-service', 'var-prometheus'] as const;
+export const APP_URL_KEYS = [
+  'from',
+  'to',
+  'timezone',
+  'refresh',
+  'var-backend',
+  'var-model',
+  'var-service',
+  'var-prometheus',
+] as const;
 
 /** Query keys a single view owns (its own URL state, on top of APP_URL_KEYS). */
 export const VIEW_URL_KEYS = {
@@ -99,12 +108,14 @@ export const appLinks = {
   service: (service: string, search = ''): string => withQuery(appPaths.service(service), carried(search)),
   pod: (service: string, pod: string, search = ''): string => withQuery(appPaths.pod(service, pod), carried(search)),
   traces: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.traces(), carried(search, extra)),
-  trace: (traceId: string, search = '', extra: AppQuery = {}): string => withQuery(appPaths.trace(traceId), carried(search, extra)),
+  trace: (traceId: string, search = '', extra: AppQuery = {}): string =>
+    withQuery(appPaths.trace(traceId), carried(search, extra)),
   compare: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.compare(), carried(search, extra)),
   alerts: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.alerts(), carried(search, extra)),
   runs: (search = '', extra: AppQuery = {}): string => withQuery(appPaths.runs(), carried(search, extra)),
   /** A run's page; give `from`/`to` in `extra` to pin it to the run's window. */
-  run: (runId: string, search = '', extra: AppQuery = {}): string => withQuery(appPaths.run(runId), carried(search, extra)),
+  run: (runId: string, search = '', extra: AppQuery = {}): string =>
+    withQuery(appPaths.run(runId), carried(search, extra)),
   /** A path with an absolute window around an instant (alerts, heatmap rows): ±`padMs`, epoch ms. */
   at: (path: string, centerMs: number, padMs = 5 * 60_000, search = ''): string =>
     withQuery(path, carried(search, windowAround(centerMs, padMs))),

@@ -25,7 +25,13 @@ export const ChainAnswerInfo = z.object({
   documents: z.array(z.string()).default([]),
   /** Agent route: how the multi-step task ended (failed: a tool call failed, so the plan could not finish), how many
    *  tool calls it made and how many steps it took (plan + tool calls + answer). */
-  agent: z.object({ task: z.enum(['completed', 'failed']), toolCalls: z.number().int().nonnegative(), steps: z.number().int().nonnegative() }).optional(),
+  agent: z
+    .object({
+      task: z.enum(['completed', 'failed']),
+      toolCalls: z.number().int().nonnegative(),
+      steps: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type ChainAnswerInfo = z.infer<typeof ChainAnswerInfo>;
 

@@ -45,18 +45,31 @@ const kernelKind = (type: KernelEventType): EvidenceKindInfo => ({
 
 export const EVIDENCE_KINDS: Record<EvidenceKind, EvidenceKindInfo> = {
   self_time: { label: 'Own time', description: 'own (exclusive) time above its baseline' },
-  client_server_gap: { label: 'Client→server gap', description: 'client→server gap above its baseline (network, TLS, queueing)' },
+  client_server_gap: {
+    label: 'Client→server gap',
+    description: 'client→server gap above its baseline (network, TLS, queueing)',
+  },
   unanswered_call: { label: 'Unanswered call', description: 'calls into it with no server span, slower than baseline' },
-  client_side_delay: { label: 'Client-side delay', description: 'its calls to several services all slow to leave it (CPU, client pool, egress)' },
+  client_side_delay: {
+    label: 'Client-side delay',
+    description: 'its calls to several services all slow to leave it (CPU, client pool, egress)',
+  },
   kv_cache_drop: { label: 'KV-cache drop', description: 'KV-cache hit rate collapsed against its baseline' },
   error: { label: 'Error origin', description: 'the first failing span' },
   timeout: { label: 'Timeout', description: 'calls into it timed out' },
-  model_fallback: { label: 'Model fallback', description: 'requests answered by a fallback model instead of the one asked for' },
+  model_fallback: {
+    label: 'Model fallback',
+    description: 'requests answered by a fallback model instead of the one asked for',
+  },
   gpu_oom: { label: 'GPU out of memory', description: 'the span reports a GPU out-of-memory' },
   broken_propagation: { label: 'Broken propagation', description: 'broken context propagation' },
   chronic: { label: 'Chronic', description: 'excess that healthy traffic already shows here (discounted)' },
   critical_path_share: { label: 'On the critical path', description: 'time on the critical path, within its baseline' },
-  inferred_call: { label: 'Inferred call', description: 'calls into it inferred from the trace tree, the spans saying no kind (a child on another service or pod is the server side)' },
+  inferred_call: {
+    label: 'Inferred call',
+    description:
+      'calls into it inferred from the trace tree, the spans saying no kind (a child on another service or pod is the server side)',
+  },
   'kernel:tcp_retransmit': kernelKind('tcp_retransmit'),
   'kernel:tcp_connect': kernelKind('tcp_connect'),
   'kernel:tcp_connect_fail': kernelKind('tcp_connect_fail'),

@@ -6,7 +6,14 @@ export const FaultTarget = z.enum(HOPS);
 export type FaultTarget = z.infer<typeof FaultTarget>;
 
 export const FaultKind = z.enum([
-  'latency', 'error', 'timeout', 'cpu_hog', 'tls_slow_handshake', 'gpu_oom', 'kv_cache_thrash', 'tcp_retransmit',
+  'latency',
+  'error',
+  'timeout',
+  'cpu_hog',
+  'tls_slow_handshake',
+  'gpu_oom',
+  'kv_cache_thrash',
+  'tcp_retransmit',
 ]);
 export type FaultKind = z.infer<typeof FaultKind>;
 

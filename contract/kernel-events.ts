@@ -28,27 +28,51 @@ export interface KernelEventTypeInfo {
 /** One catalogue of kernel event types: the app's lanes and cells, the engine's wording. */
 export const KERNEL_EVENT_TYPES: Record<KernelEventType, KernelEventTypeInfo> = {
   tcp_retransmit: {
-    label: 'TCP retransmits', short: 'retrans', noun: { one: 'TCP retransmit', many: 'TCP retransmits' }, unit: 'count', notable: 'always',
+    label: 'TCP retransmits',
+    short: 'retrans',
+    noun: { one: 'TCP retransmit', many: 'TCP retransmits' },
+    unit: 'count',
+    notable: 'always',
     description: 'A TCP segment (SYN or data) sent again: loss or congestion on the link.',
   },
   tcp_connect: {
-    label: 'TCP connect latency', short: 'connect', noun: { one: 'slow TCP connect', many: 'slow TCP connects' }, unit: 'ms', notable: 'slow',
+    label: 'TCP connect latency',
+    short: 'connect',
+    noun: { one: 'slow TCP connect', many: 'slow TCP connects' },
+    unit: 'ms',
+    notable: 'slow',
     description: 'An outgoing TCP connect and how long it took (notable when slow or its SYN was resent).',
   },
   tcp_connect_fail: {
-    label: 'TCP connect failures', short: 'connect fail', noun: { one: 'failed TCP connect', many: 'failed TCP connects' }, unit: 'count', notable: 'always',
+    label: 'TCP connect failures',
+    short: 'connect fail',
+    noun: { one: 'failed TCP connect', many: 'failed TCP connects' },
+    unit: 'count',
+    notable: 'always',
     description: 'An outgoing TCP connect that failed (refused, reset or timed out).',
   },
   tls_handshake: {
-    label: 'TLS handshakes', short: 'TLS', noun: { one: 'slow TLS handshake', many: 'slow TLS handshakes' }, unit: 'ms', notable: 'slow',
+    label: 'TLS handshakes',
+    short: 'TLS',
+    noun: { one: 'slow TLS handshake', many: 'slow TLS handshakes' },
+    unit: 'ms',
+    notable: 'slow',
     description: 'A TLS handshake and how long it took (notable when slow or failed).',
   },
   gpu_alloc_fail: {
-    label: 'GPU allocation failures', short: 'GPU alloc fail', noun: { one: 'GPU memory allocation failure', many: 'GPU memory allocation failures' }, unit: 'count', notable: 'always',
+    label: 'GPU allocation failures',
+    short: 'GPU alloc fail',
+    noun: { one: 'GPU memory allocation failure', many: 'GPU memory allocation failures' },
+    unit: 'count',
+    notable: 'always',
     description: 'A GPU memory allocation that failed (out of device memory).',
   },
   http_traceparent: {
-    label: 'Traced HTTP requests', short: 'traced', noun: { one: 'traced HTTP request', many: 'traced HTTP requests' }, unit: 'count', notable: 'never',
+    label: 'Traced HTTP requests',
+    short: 'traced',
+    noun: { one: 'traced HTTP request', many: 'traced HTTP requests' },
+    unit: 'count',
+    notable: 'never',
     description: 'An HTTP request whose traceparent header the probe read: joins kernel events to a trace.',
   },
 };
@@ -64,7 +88,10 @@ export const KernelEvent = z.object({
   namespace: z.string().optional(),
   node: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),
-  traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
   detail: z.record(z.string(), z.unknown()),
   mode: z.enum(['live', 'replay']),
   /** The exporter's sequence number of this event: increasing, never reused (across restarts too); `after=<seq>` and

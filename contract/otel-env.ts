@@ -3,7 +3,11 @@
  * and OTEL_RESOURCE_ATTRIBUTES: `key1=value1,key2=value2`, values URL-encoded. The proxy and the chain read it the
  * same way; `fail` builds each part's own configuration error, naming the variable.
  */
-export function parseOtelList(name: string, v: string, fail: (message: string) => Error = (m) => new Error(m)): Record<string, string> {
+export function parseOtelList(
+  name: string,
+  v: string,
+  fail: (message: string) => Error = (m) => new Error(m)
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of v.split(',')) {
     if (!part.trim()) continue;

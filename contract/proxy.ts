@@ -11,7 +11,14 @@ export type Point = z.infer<typeof Point>;
 export const InferenceBackend = z.enum(['vllm', 'tgi']);
 export type InferenceBackend = z.infer<typeof InferenceBackend>;
 
-export const GoldenMetric = z.enum(['rps', 'output_tokens_per_s', 'e2e_p99_s', 'ttft_p99_s', 'kv_cache_hit_rate', 'error_rate']);
+export const GoldenMetric = z.enum([
+  'rps',
+  'output_tokens_per_s',
+  'e2e_p99_s',
+  'ttft_p99_s',
+  'kv_cache_hit_rate',
+  'error_rate',
+]);
 export type GoldenMetric = z.infer<typeof GoldenMetric>;
 
 /** One golden series. `origin` says where the numbers come from: server metrics (Prometheus) or OTel/client spans. */
@@ -52,7 +59,17 @@ export const HeatmapAnswer = z.object({
   granularity: z.literal('gpu'),
   note: z.string().optional(),
   times: z.array(z.number()),
-  rows: z.array(z.object({ gpu: z.string(), uuid: z.string().optional(), mig: z.string().optional(), host: z.string().optional(), pod: z.string().optional(), namespace: z.string().optional(), values: z.array(z.number().nullable()) })),
+  rows: z.array(
+    z.object({
+      gpu: z.string(),
+      uuid: z.string().optional(),
+      mig: z.string().optional(),
+      host: z.string().optional(),
+      pod: z.string().optional(),
+      namespace: z.string().optional(),
+      values: z.array(z.number().nullable()),
+    })
+  ),
   sources: z.array(SourceStatus),
 });
 export type HeatmapAnswer = z.infer<typeof HeatmapAnswer>;
@@ -124,7 +141,14 @@ export const PodSummary = z.object({
 });
 export type PodSummary = z.infer<typeof PodSummary>;
 
-export const PodsAnswer = z.object({ service: z.string(), from: z.number(), to: z.number(), pods: z.array(PodSummary), notes: z.array(z.string()), sources: z.array(SourceStatus) });
+export const PodsAnswer = z.object({
+  service: z.string(),
+  from: z.number(),
+  to: z.number(),
+  pods: z.array(PodSummary),
+  notes: z.array(z.string()),
+  sources: z.array(SourceStatus),
+});
 export type PodsAnswer = z.infer<typeof PodsAnswer>;
 
 export const PodKernelEventsAnswer = z.object({
@@ -144,7 +168,11 @@ export type AnnotationsAnswer = z.infer<typeof AnnotationsAnswer>;
 
 /** A/B selector: `backend=vllm,model=llama-3-8b` (either part optional). */
 export const CompareSide = z.object({
-  selector: z.object({ backend: InferenceBackend.optional(), model: z.string().optional(), service: z.string().optional() }),
+  selector: z.object({
+    backend: InferenceBackend.optional(),
+    model: z.string().optional(),
+    service: z.string().optional(),
+  }),
   count: z.number().int().nonnegative(),
   p50Ms: z.number().nullable(),
   p99Ms: z.number().nullable(),
@@ -155,7 +183,9 @@ export const CompareSide = z.object({
   /** Per time bucket P50/P99 (shared `times`). */
   p50Series: z.array(z.number().nullable()),
   p99Series: z.array(z.number().nullable()),
-  hotZones: z.array(z.object({ startMs: z.number(), endMs: z.number(), ratio: z.number(), p50Ms: z.number(), p99Ms: z.number() })),
+  hotZones: z.array(
+    z.object({ startMs: z.number(), endMs: z.number(), ratio: z.number(), p50Ms: z.number(), p99Ms: z.number() })
+  ),
   /**
    * What was counted: the inference servers' own server spans only (not the callers' client spans, nor agent runs).
    * `origin` is `sampled-traces` (the spans the trace source kept); `exact` false when those are a sample.
@@ -210,7 +240,11 @@ export const AlertRule = z.object({
   conditions: z.array(AlertCondition).min(1).max(10),
   withinMs: z.number().positive().max(3600_000).default(5000),
   /** How far back each evaluation looks. */
-  lookbackMs: z.number().positive().max(24 * 3600_000).default(60_000),
+  lookbackMs: z
+    .number()
+    .positive()
+    .max(24 * 3600_000)
+    .default(60_000),
   severity: z.enum(['info', 'warning', 'critical']).default('warning'),
   enabled: z.boolean().default(true),
 });
@@ -311,7 +345,13 @@ export const RcaRangeAnswer = RcaAnswer.extend({
   from: z.number(),
   to: z.number(),
   service: z.string().optional(),
-  window: z.object({ traces: z.number().int().nonnegative(), spans: z.number().int().nonnegative(), fromMs: z.number().optional(), toMs: z.number().optional(), anomalousTraces: z.number().int().nonnegative() }),
+  window: z.object({
+    traces: z.number().int().nonnegative(),
+    spans: z.number().int().nonnegative(),
+    fromMs: z.number().optional(),
+    toMs: z.number().optional(),
+    anomalousTraces: z.number().int().nonnegative(),
+  }),
   sample: RcaRangeSample,
   sources: z.array(SourceStatus),
 });

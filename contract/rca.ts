@@ -65,7 +65,17 @@ export const KernelEvidenceUsed = z.object({
   /** Evidence has been kept since then (the proxy's first read of an exporter). */
   keptSinceMs: z.number().optional(),
   /** Windows of the range for which evidence is known to be missing. */
-  gaps: z.array(z.object({ node: z.string().nullable(), fromMs: z.number(), toMs: z.number(), reason: z.string(), missed: z.number().nullable() })).optional(),
+  gaps: z
+    .array(
+      z.object({
+        node: z.string().nullable(),
+        fromMs: z.number(),
+        toMs: z.number(),
+        reason: z.string(),
+        missed: z.number().nullable(),
+      })
+    )
+    .optional(),
 });
 export type KernelEvidenceUsed = z.infer<typeof KernelEvidenceUsed>;
 
@@ -101,7 +111,10 @@ export type SavedRcaAnswer = z.infer<typeof SavedRcaAnswer>;
  * `to`, optional `service`), computed now; or an `answer` given as is (e.g. a POST /api/rca window answer).
  */
 export const SaveRcaAnswerRequest = z.object({
-  traceId: z.string().regex(/^[0-9a-f]{32}$/, 'a trace id: 32 lowercase hex digits').optional(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, 'a trace id: 32 lowercase hex digits')
+    .optional(),
   from: z.number().optional(),
   to: z.number().optional(),
   service: z.string().max(200).optional(),

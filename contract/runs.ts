@@ -10,14 +10,23 @@ import { Candidate, CriticalPathItem } from './rca';
  */
 
 /** Run ids travel in W3C baggage (`hopscope.run_id`), Prometheus labels (`run_id`) and URLs: keep them plain. */
-export const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, 'a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)');
+export const RunId = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
+    'a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)'
+  );
 export type RunId = z.infer<typeof RunId>;
 
 /**
  * A worker's clock reading, epoch ms, within 2000–2100: a run's window bounds every query the run page makes, so an
  * absurd one (9e15, seconds for ms) is refused at registration instead of breaking those queries later.
  */
-export const RunEpochMs = z.number().int().min(946_684_800_000, 'an epoch time in ms after 2000-01-01').max(4_102_444_800_000, 'an epoch time in ms before 2100-01-01');
+export const RunEpochMs = z
+  .number()
+  .int()
+  .min(946_684_800_000, 'an epoch time in ms after 2000-01-01')
+  .max(4_102_444_800_000, 'an epoch time in ms before 2100-01-01');
 
 export const RunStatus = z.enum(['running', 'passed', 'failed', 'aborted']);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -59,18 +68,34 @@ export const ClientSummary = z.object({
   succeeded: z.number().int().nonnegative(),
   /** Served, but by a fallback model (`gen_ai.request.model` ≠ the model that answered): not a healthy request. */
   degraded: z.number().int().nonnegative().default(0),
-  errors: z.object({ total: z.number().int().nonnegative(), byKind: z.record(z.string(), z.number().int().nonnegative()) }),
+  errors: z.object({
+    total: z.number().int().nonnegative(),
+    byKind: z.record(z.string(), z.number().int().nonnegative()),
+  }),
   timeouts: z.number().int().nonnegative(),
   droppedClientSide: z.number().int().nonnegative(),
-  rps: z.object({ targetMean: z.number().nonnegative(), sent: z.number().nonnegative(), completed: z.number().nonnegative() }),
+  rps: z.object({
+    targetMean: z.number().nonnegative(),
+    sent: z.number().nonnegative(),
+    completed: z.number().nonnegative(),
+  }),
   latencyMs: LatencySummary,
   ttftMs: LatencySummary,
   itlMs: LatencySummary,
   tpotMs: LatencySummary,
   outputTokens: z.number().int().nonnegative(),
   outputTokensPerS: z.number().nonnegative(),
-  goodput: z.object({ good: z.number().int().nonnegative(), rps: z.number().nonnegative(), ratio: z.number().min(0).max(1) }),
-  schedule: z.object({ lateOver10ms: z.number().int().nonnegative(), lateRatio: z.number().min(0).max(1), lateP99Ms: z.number().nullable(), lateMaxMs: z.number().nullable() }),
+  goodput: z.object({
+    good: z.number().int().nonnegative(),
+    rps: z.number().nonnegative(),
+    ratio: z.number().min(0).max(1),
+  }),
+  schedule: z.object({
+    lateOver10ms: z.number().int().nonnegative(),
+    lateRatio: z.number().min(0).max(1),
+    lateP99Ms: z.number().nullable(),
+    lateMaxMs: z.number().nullable(),
+  }),
   /** The seed's baseline table: RAG recall (retrieved ∩ expected document ids) and agent task completion, when known. */
   quality: z
     .object({
@@ -91,7 +116,10 @@ export type RequestOutcome = z.infer<typeof RequestOutcome>;
 /** One request of a run, as kept in the record (the slowest and the failed ones), one click from its root cause. */
 export const RunRequest = z.object({
   /** 32 hex digits, or null: "no trace id from the server". */
-  traceId: z.string().regex(/^[0-9a-f]{32}$/).nullable(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .nullable(),
   /** Where the id came from: the `traceparent` the client sent, the server's `traceresponse`, or nowhere. */
   traceIdSource: z.enum(['sent', 'traceresponse', 'none']),
   startMs: z.number(),
@@ -207,7 +235,15 @@ export const RunListItem = z.object({
   errorRate: z.number().nullable(),
   workers: z.number().int().nonnegative(),
   /** While running: the latest heartbeat totals over all workers. */
-  live: z.object({ sent: z.number(), completed: z.number(), errors: z.number(), inFlight: z.number(), lastHeartbeatMs: z.number() }).nullable(),
+  live: z
+    .object({
+      sent: z.number(),
+      completed: z.number(),
+      errors: z.number(),
+      inFlight: z.number(),
+      lastHeartbeatMs: z.number(),
+    })
+    .nullable(),
 });
 export type RunListItem = z.infer<typeof RunListItem>;
 
@@ -223,7 +259,9 @@ export const RunRecord = RunListItem.extend({
   regressions: z.array(RegressionVerdict),
   summary: ClientSummary.nullable(),
   /** When several workers reported: how their summaries were merged (counts exact, percentiles from sketches). */
-  merge: z.object({ workers: z.number().int().positive(), percentiles: z.enum(['exact', 'bucketed']), note: z.string() }).nullable(),
+  merge: z
+    .object({ workers: z.number().int().positive(), percentiles: z.enum(['exact', 'bucketed']), note: z.string() })
+    .nullable(),
   faults: z.array(AppliedFault),
   slowest: z.array(RunRequest),
   failed: z.array(RunRequest),
@@ -255,11 +293,24 @@ export const RunCompareAnswer = z.object({
   candidates: z.array(Candidate),
   missing: z.array(z.string()),
   hops: z.array(HopDelta),
-  traces: z.object({ run: z.number().int().nonnegative(), baseline: z.number().int().nonnegative(), source: z.enum(['embedded', 'tempo']), sampled: z.boolean() }),
+  traces: z.object({
+    run: z.number().int().nonnegative(),
+    baseline: z.number().int().nonnegative(),
+    source: z.enum(['embedded', 'tempo']),
+    sampled: z.boolean(),
+  }),
   /** Client-side figures side by side (from the run records: counts every request). */
   client: z.object({
-    run: z.object({ e2eP99Ms: z.number().nullable(), ttftP99Ms: z.number().nullable(), errorRate: z.number().nullable() }),
-    baseline: z.object({ e2eP99Ms: z.number().nullable(), ttftP99Ms: z.number().nullable(), errorRate: z.number().nullable() }),
+    run: z.object({
+      e2eP99Ms: z.number().nullable(),
+      ttftP99Ms: z.number().nullable(),
+      errorRate: z.number().nullable(),
+    }),
+    baseline: z.object({
+      e2eP99Ms: z.number().nullable(),
+      ttftP99Ms: z.number().nullable(),
+      errorRate: z.number().nullable(),
+    }),
   }),
 });
 export type RunCompareAnswer = z.infer<typeof RunCompareAnswer>;
@@ -300,7 +351,14 @@ export type TtftLayer = z.infer<typeof TtftLayer>;
  * those two clocks.
  */
 export const TtftGapPart = z.object({
-  part: z.enum(['before_caller', 'caller_to_server', 'before_server', 'server_queue', 'server_prefill', 'server_other']),
+  part: z.enum([
+    'before_caller',
+    'caller_to_server',
+    'before_server',
+    'server_queue',
+    'server_prefill',
+    'server_other',
+  ]),
   label: z.string(),
   meanMs: z.number().nullable(),
   measured: z.boolean(),
@@ -331,12 +389,14 @@ export const RunTtftAnswer = z.object({
     parts: z.array(TtftGapPart),
   }),
   /** P50 and P99 over time, per layer (client and server), in ms. */
-  series: z.array(z.object({
-    layer: TtftLayerName,
-    stat: z.enum(['p50', 'p99']),
-    query: z.string(),
-    points: z.array(z.tuple([z.number(), z.number().nullable()])),
-  })),
+  series: z.array(
+    z.object({
+      layer: TtftLayerName,
+      stat: z.enum(['p50', 'p99']),
+      query: z.string(),
+      points: z.array(z.tuple([z.number(), z.number().nullable()])),
+    })
+  ),
   /** What a reader must know to weigh the comparison (populations, estimation). */
   notes: z.array(z.string()),
   missing: z.array(z.string()),

@@ -22,7 +22,10 @@ export const Duration = z
   .transform((v, ctx) => {
     const s = typeof v === 'number' ? v : durationSeconds(v);
     if (s === undefined || !Number.isFinite(s) || s < 0) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s, 2m or a number of seconds ≥ 0 (got ${JSON.stringify(v)})` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration like 500ms, 30s, 2m or a number of seconds ≥ 0 (got ${JSON.stringify(v)})`,
+      });
       return z.NEVER;
     }
     return s;
@@ -30,12 +33,21 @@ export const Duration = z
 
 /** Threshold and regression metrics, read from a ClientSummary (`--threshold 'p99_ms<2000'`). */
 export const THRESHOLD_METRICS = {
-  p50_ms: 'end-to-end latency P50 (ms)', p90_ms: 'end-to-end latency P90 (ms)', p95_ms: 'end-to-end latency P95 (ms)', p99_ms: 'end-to-end latency P99 (ms)',
-  ttft_p50_ms: 'time to first token P50 (ms)', ttft_p99_ms: 'time to first token P99 (ms)', itl_p99_ms: 'inter-token latency P99 (ms)',
-  tpot_p50_ms: 'time per output token P50 (ms)', tpot_p99_ms: 'time per output token P99 (ms)',
-  error_rate: 'failed / sent (0..1)', timeout_rate: 'timed out / sent (0..1)', degraded_rate: 'served by a fallback model / sent (0..1)',
+  p50_ms: 'end-to-end latency P50 (ms)',
+  p90_ms: 'end-to-end latency P90 (ms)',
+  p95_ms: 'end-to-end latency P95 (ms)',
+  p99_ms: 'end-to-end latency P99 (ms)',
+  ttft_p50_ms: 'time to first token P50 (ms)',
+  ttft_p99_ms: 'time to first token P99 (ms)',
+  itl_p99_ms: 'inter-token latency P99 (ms)',
+  tpot_p50_ms: 'time per output token P50 (ms)',
+  tpot_p99_ms: 'time per output token P99 (ms)',
+  error_rate: 'failed / sent (0..1)',
+  timeout_rate: 'timed out / sent (0..1)',
+  degraded_rate: 'served by a fallback model / sent (0..1)',
   rps: 'completed requests per second',
-  goodput_rps: 'requests per second meeting every SLO', goodput_ratio: 'share of sent requests meeting every SLO (0..1)',
+  goodput_rps: 'requests per second meeting every SLO',
+  goodput_ratio: 'share of sent requests meeting every SLO (0..1)',
   late_ratio: 'share of requests sent more than 10 ms after their scheduled time',
   rag_recall: 'mean RAG recall: retrieved ∩ expected document ids / expected (0..1)',
   agent_task_completion: 'share of agent tasks completed (0..1)',
@@ -49,22 +61,37 @@ export const THRESHOLD_RE = /^\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*(-?[0-9]+(?:\.[0-9
 export const REGRESSION_RULE_RE = /^\s*([a-z0-9_]+)\s*:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*(%?)\s*$/;
 
 const knownMetric = (m: string, ctx: z.RefinementCtx): void => {
-  if (!(m in THRESHOLD_METRICS)) ctx.addIssue({ code: 'custom', message: `unknown metric ${m}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}` });
+  if (!(m in THRESHOLD_METRICS))
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown metric ${m}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}`,
+    });
 };
 
 export const ThresholdText = z.string().superRefine((t, ctx) => {
   const m = THRESHOLD_RE.exec(t);
-  if (!m) ctx.addIssue({ code: 'custom', message: `bad threshold ${JSON.stringify(t)}: expected <metric><op><number>, e.g. 'p99_ms<2000'` });
+  if (!m)
+    ctx.addIssue({
+      code: 'custom',
+      message: `bad threshold ${JSON.stringify(t)}: expected <metric><op><number>, e.g. 'p99_ms<2000'`,
+    });
   else knownMetric(m[1], ctx);
 });
 
 /** `p99_ms:+10%,ttft_p99_ms:+15%,error_rate:+0.01`. */
 export const MaxRegressionText = z.string().superRefine((t, ctx) => {
-  const rules = t.split(',').map((s) => s.trim()).filter(Boolean);
+  const rules = t
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!rules.length) ctx.addIssue({ code: 'custom', message: 'expected at least one rule, e.g. p99_ms:+10%' });
   for (const r of rules) {
     const m = REGRESSION_RULE_RE.exec(r);
-    if (!m) ctx.addIssue({ code: 'custom', message: `bad regression rule ${JSON.stringify(r)}: expected <metric>:+<n>% or <metric>:+<n>, e.g. p99_ms:+10%` });
+    if (!m)
+      ctx.addIssue({
+        code: 'custom',
+        message: `bad regression rule ${JSON.stringify(r)}: expected <metric>:+<n>% or <metric>:+<n>, e.g. p99_ms:+10%`,
+      });
     else knownMetric(m[1], ctx);
   }
 });
@@ -78,7 +105,9 @@ export const ScenarioTarget = z.strictObject({
   path: z.string().startsWith('/', 'a path starts with /').default('/v1/chat/completions'),
   backend: z.enum(['vllm', 'tgi', 'mix', 'none']).default('mix'),
   /** The chain's control API, for the fault schedule; `none` when the target has none. */
-  control: z.union([z.literal('none'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or none' })]).default('http://127.0.0.1:3319'),
+  control: z
+    .union([z.literal('none'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or none' })])
+    .default('http://127.0.0.1:3319'),
 });
 export type ScenarioTarget = z.infer<typeof ScenarioTarget>;
 
@@ -108,7 +137,9 @@ export const DatasetPrompts = z.strictObject({
   order: z.enum(['sequential', 'shuffle']).default('sequential'),
 });
 
-export const ScenarioPrompts = z.discriminatedUnion('kind', [SynthPrompts, DatasetPrompts], { error: 'prompts.kind must be synth or dataset' });
+export const ScenarioPrompts = z.discriminatedUnion('kind', [SynthPrompts, DatasetPrompts], {
+  error: 'prompts.kind must be synth or dataset',
+});
 export type ScenarioPrompts = z.infer<typeof ScenarioPrompts>;
 
 export const ScenarioRequest = z.strictObject({
@@ -140,13 +171,25 @@ export const ScenarioLoad = z
   })
   .superRefine((l, ctx) => {
     const need = (field: 'startRps' | 'stepRps' | 'stepEvery' | 'spikeRps' | 'spikeAt' | 'spikeFor'): void => {
-      if (l[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `${field} is required for the ${l.profile} profile` });
+      if (l[field] === undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `${field} is required for the ${l.profile} profile` });
     };
     if (l.profile === 'ramp') need('startRps');
-    if (l.profile === 'step') { need('startRps'); need('stepRps'); need('stepEvery'); }
+    if (l.profile === 'step') {
+      need('startRps');
+      need('stepRps');
+      need('stepEvery');
+    }
     if (l.profile === 'spike') {
-      need('spikeRps'); need('spikeAt'); need('spikeFor');
-      if (l.spikeAt !== undefined && l.spikeAt >= l.duration) ctx.addIssue({ code: 'custom', path: ['spikeAt'], message: `the spike (at ${l.spikeAt} s) must start inside the run (${l.duration} s)` });
+      need('spikeRps');
+      need('spikeAt');
+      need('spikeFor');
+      if (l.spikeAt !== undefined && l.spikeAt >= l.duration)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['spikeAt'],
+          message: `the spike (at ${l.spikeAt} s) must start inside the run (${l.duration} s)`,
+        });
     }
   });
 export type ScenarioLoad = z.infer<typeof ScenarioLoad>;
@@ -175,13 +218,19 @@ export const SCENARIO_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const Scenario = z
   .strictObject({
     /** Defaults to the file name without its extension. */
-    name: z.string().regex(SCENARIO_NAME_RE, 'a scenario name is 1–128 letters, digits, _ . : - (starting with a letter or digit)').optional(),
+    name: z
+      .string()
+      .regex(SCENARIO_NAME_RE, 'a scenario name is 1–128 letters, digits, _ . : - (starting with a letter or digit)')
+      .optional(),
     description: z.string().optional(),
     target: ScenarioTarget.prefault({}),
     /** Model → weight. */
     models: z
       .record(z.string().min(1), weight)
-      .refine((m) => Object.keys(m).length > 0 && Object.values(m).some((w) => w > 0), 'at least one model needs a weight > 0')
+      .refine(
+        (m) => Object.keys(m).length > 0 && Object.values(m).some((w) => w > 0),
+        'at least one model needs a weight > 0'
+      )
       .default({ 'hopscope-llama-8b-v1': 1, 'hopscope-llama-8b-v2': 1 }),
     routes: RouteMix.prefault({ rag: 0.9, agent: 0.1 }),
     prompts: ScenarioPrompts.prefault({ kind: 'synth' }),
@@ -197,7 +246,12 @@ export const Scenario = z
   })
   .superRefine((s, ctx) => {
     s.faults.forEach((f, i) => {
-      if (f.at >= s.load.duration) ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: `at ${f.at} s is not inside the run (duration ${s.load.duration} s)` });
+      if (f.at >= s.load.duration)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'at'],
+          message: `at ${f.at} s is not inside the run (duration ${s.load.duration} s)`,
+        });
     });
   });
 export type Scenario = z.infer<typeof Scenario>;
@@ -218,8 +272,16 @@ export const PromptLine = z
     prompt: z.string().min(1).optional(),
     route: z.enum(['chat', 'rag', 'agent']).optional(),
     model: z.string().min(1).optional(),
-    expected: z.strictObject({ documents: z.array(z.string().min(1)).optional(), task: z.literal('completed').optional() }).optional(),
+    expected: z
+      .strictObject({ documents: z.array(z.string().min(1)).optional(), task: z.literal('completed').optional() })
+      .optional(),
   })
-  .refine((l) => (l.messages === undefined) !== (l.prompt === undefined), 'a line has either messages or prompt (exactly one)')
-  .refine((l) => !l.messages?.length || l.messages[l.messages.length - 1].role === 'user', { message: 'the last message must be the user\'s', path: ['messages'] });
+  .refine(
+    (l) => (l.messages === undefined) !== (l.prompt === undefined),
+    'a line has either messages or prompt (exactly one)'
+  )
+  .refine((l) => !l.messages?.length || l.messages[l.messages.length - 1].role === 'user', {
+    message: "the last message must be the user's",
+    path: ['messages'],
+  });
 export type PromptLine = z.infer<typeof PromptLine>;

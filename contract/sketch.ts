@@ -62,7 +62,9 @@ export function mergeSketches(a: LatencySketch, b: LatencySketch): LatencySketch
     // b's "zero" values are below b.minMs; below a.minMs too when a.minMs is larger, else they land in a's lowest bucket.
     if (b.zeroCount) {
       if (b.minMs <= a.minMs) out.zeroCount += b.zeroCount;
-      else out.buckets[String(sketchIndex(a, b.minMs))] = (out.buckets[String(sketchIndex(a, b.minMs))] ?? 0) + b.zeroCount;
+      else
+        out.buckets[String(sketchIndex(a, b.minMs))] =
+          (out.buckets[String(sketchIndex(a, b.minMs))] ?? 0) + b.zeroCount;
     }
   }
   for (const [k, c] of Object.entries(b.buckets)) {
@@ -90,7 +92,9 @@ export function sketchQuantile(s: LatencySketch, q: number): number | null {
   const rank = Math.min(total, Math.max(1, Math.ceil(Math.min(1, Math.max(0, q)) * total)));
   if (rank <= s.zeroCount) return 0;
   let seen = s.zeroCount;
-  const keys = Object.keys(s.buckets).map(Number).sort((x, y) => x - y);
+  const keys = Object.keys(s.buckets)
+    .map(Number)
+    .sort((x, y) => x - y);
   for (const k of keys) {
     seen += s.buckets[String(k)];
     if (seen >= rank) return Math.min(sketchBucketValue(s, k), s.max);

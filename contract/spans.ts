@@ -10,7 +10,11 @@ type Attrs = Span['attributes'];
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 const num = (v: unknown): number | undefined =>
-  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
+  typeof v === 'number'
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 const firstString = (a: Attrs, keys: readonly string[]): string | undefined => {
   for (const k of keys) {
     const v = str(a[k]);
@@ -54,7 +58,10 @@ export function spanKindOf(v: unknown): Span['kind'] | undefined {
   if (typeof v !== 'string') return undefined;
   const t = v.trim();
   if (/^\d$/.test(t)) return spanKindOf(Number(t));
-  const k = t.replace(/^SPAN_KIND_/i, '').replace(/^rpc\./i, '').toLowerCase();
+  const k = t
+    .replace(/^SPAN_KIND_/i, '')
+    .replace(/^rpc\./i, '')
+    .toLowerCase();
   return (SPAN_KINDS as readonly string[]).includes(k) ? (k as Span['kind']) : undefined;
 }
 
@@ -69,7 +76,8 @@ export function declaredKindOfSpan(span: Pick<Span, 'kind' | 'attributes'>): Spa
 }
 
 /** A span that failed: status error or timeout (`unset` and `ok` are both healthy). */
-export const isFailedSpan = (span: Pick<Span, 'status'>): boolean => span.status === 'error' || span.status === 'timeout';
+export const isFailedSpan = (span: Pick<Span, 'status'>): boolean =>
+  span.status === 'error' || span.status === 'timeout';
 
 const PEER_SERVICE_KEYS = ['peer.service', 'service.peer.name'] as const;
 const PEER_KEYS = ['peer.service', 'service.peer.name', 'server.address', 'net.peer.name', 'hopscope.peer'] as const;
@@ -98,14 +106,18 @@ export function endpointKey(address: unknown, port: unknown): string | undefined
 }
 
 /** The `server.address`:`server.port` a span names (a server span: where it listened; a client span: what it called). */
-export const serverEndpointOfSpan = (span: Span): string | undefined => endpointKey(span.attributes['server.address'], span.attributes['server.port']);
+export const serverEndpointOfSpan = (span: Span): string | undefined =>
+  endpointKey(span.attributes['server.address'], span.attributes['server.port']);
 
 /** Time to first token in ms, whichever attribute the instrumentation used (ms attributes first, then seconds). */
 export function ttftMsOfSpan(span: Span): number | undefined {
   const a = span.attributes;
   const ms = a['hopscope.ttft_ms'] ?? a['gen_ai.response.time_to_first_token_ms'];
   if (typeof ms === 'number') return ms;
-  const sec = a['gen_ai.client.operation.time_to_first_chunk'] ?? a['gen_ai.server.time_to_first_token'] ?? a['gen_ai.response.time_to_first_chunk'];
+  const sec =
+    a['gen_ai.client.operation.time_to_first_chunk'] ??
+    a['gen_ai.server.time_to_first_token'] ??
+    a['gen_ai.response.time_to_first_chunk'];
   return typeof sec === 'number' ? sec * 1000 : undefined;
 }
 
@@ -142,7 +154,13 @@ export function modelFallbackOfSpan(span: Span): ModelFallback | undefined {
   const requested = str(a['hopscope.fallback.from_model']) ?? str(a['gen_ai.request.model']);
   const reason = str(a['hopscope.fallback.reason']);
   const explicitServed = str(a['hopscope.fallback.model']);
-  if (explicitServed) return { requested: requested ?? 'the requested model', served: explicitServed, explicit: true, ...(reason ? { reason } : {}) };
+  if (explicitServed)
+    return {
+      requested: requested ?? 'the requested model',
+      served: explicitServed,
+      explicit: true,
+      ...(reason ? { reason } : {}),
+    };
   const served = str(a['gen_ai.response.model']);
   if (!requested || !served || served === requested) return undefined;
   if (served.startsWith(requested) && VERSION_SUFFIX.test(served.slice(requested.length))) return undefined;
@@ -153,7 +171,10 @@ export function modelFallbackOfSpan(span: Span): ModelFallback | undefined {
 export const gpuOomOfSpan = (span: Span): boolean =>
   span.attributes['hopscope.gpu.oom'] === true || span.attributes['hopscope.fallback.reason'] === 'gpu_oom';
 
-const INFERENCE_BACKEND_NAMES: ReadonlyArray<readonly [RegExp, InferenceBackend]> = [[/vllm/i, 'vllm'], [/tgi|text-generation-inference/i, 'tgi']];
+const INFERENCE_BACKEND_NAMES: ReadonlyArray<readonly [RegExp, InferenceBackend]> = [
+  [/vllm/i, 'vllm'],
+  [/tgi|text-generation-inference/i, 'tgi'],
+];
 
 /** The inference backend a service name says it is (`llm-vllm`, `text-generation-inference`), if any. */
 export function inferenceBackendOfName(name: string): InferenceBackend | undefined {

@@ -7,8 +7,11 @@ import type { ClientSummary } from './runs';
 import { THRESHOLD_METRICS, type ThresholdMetric } from './scenario';
 
 /** The figures a metric is read from: a run's summary, or an older baseline's (which may lack `degraded`, `quality`). */
-export type ThresholdFigures = Pick<ClientSummary, 'sent' | 'errors' | 'timeouts' | 'latencyMs' | 'ttftMs' | 'itlMs' | 'tpotMs' | 'rps' | 'goodput' | 'schedule'>
-  & Partial<Pick<ClientSummary, 'degraded' | 'quality'>>;
+export type ThresholdFigures = Pick<
+  ClientSummary,
+  'sent' | 'errors' | 'timeouts' | 'latencyMs' | 'ttftMs' | 'itlMs' | 'tpotMs' | 'rps' | 'goodput' | 'schedule'
+> &
+  Partial<Pick<ClientSummary, 'degraded' | 'quality'>>;
 
 const per = (s: ThresholdFigures, n: number): number => (s.sent ? n / s.sent : 0);
 

@@ -8,7 +8,10 @@ function issuePath(path: readonly PropertyKey[], root: string): string {
 }
 
 /** One issue as `path: message` (the piece `formatZodError` joins), for callers that put each issue on its own line. */
-export function formatZodIssue(issue: { readonly path: readonly PropertyKey[]; readonly message: string }, root = '(top)'): string {
+export function formatZodIssue(
+  issue: { readonly path: readonly PropertyKey[]; readonly message: string },
+  root = '(top)'
+): string {
   return `${issuePath(issue.path, root)}: ${issue.message}`;
 }
 
@@ -16,7 +19,10 @@ export function formatZodIssue(issue: { readonly path: readonly PropertyKey[]; r
  * One readable message per issue, `path: message`, joined by `; ` (the first `max`, then how many more), for the
  * `{error: {message}}` of a 400 or a configuration error. Every part formats zod errors with this one function.
  */
-export function formatZodError(error: Pick<z.ZodError, 'issues'>, options: { root?: string; max?: number } = {}): string {
+export function formatZodError(
+  error: Pick<z.ZodError, 'issues'>,
+  options: { root?: string; max?: number } = {}
+): string {
   const { root = '(top)', max = 5 } = options;
   const lines = error.issues.slice(0, max).map((i) => formatZodIssue(i, root));
   const more = error.issues.length - lines.length;

@@ -8,7 +8,9 @@ import { buildConfig } from '../webpack.config';
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('Usage: npm run build [-- --mode development]\nBuilds the Grafana app plugin into dist/ (AMD module.js, plugin.json, img/, docs).');
+  console.log(
+    'Usage: npm run build [-- --mode development]\nBuilds the Grafana app plugin into dist/ (AMD module.js, plugin.json, img/, docs).'
+  );
   process.exit(0);
 }
 const modeIdx = argv.indexOf('--mode');

@@ -36,7 +36,9 @@ const notesOf = new Map<string, () => string[]>();
 async function loadParts(): Promise<DemoPart[]> {
   const dir = join(import.meta.dirname, 'demo-parts');
   const parts: DemoPart[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'types.ts').sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && f !== 'types.ts')
+    .sort()) {
     const mod = (await import(join(dir, file))) as { part: (ctx: DemoContext) => DemoPart; notes?: () => string[] };
     const p = mod.part(ctx);
     if (only && !only.has(p.name)) continue;
@@ -58,7 +60,12 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream | null, out: No
 
 function start(part: DemoPart): ChildProcess {
   // detached → own process group, so stopping kills the whole tree (tsx, bpftrace children…).
-  const child = spawn(part.command, part.args, { cwd: root, env: { ...process.env, ...part.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(part.command, part.args, {
+    cwd: root,
+    env: { ...process.env, ...part.env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   prefixLines(part.name, child.stdout, process.stdout);
   prefixLines(part.name, child.stderr, process.stderr);
   child.on('exit', (code, signal) => {
@@ -76,7 +83,9 @@ async function waitReady(part: DemoPart, timeoutMs = 60_000): Promise<void> {
     try {
       const res = await fetch(part.readyUrl, { signal: AbortSignal.timeout(1000) });
       if (res.ok) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${part.name} did not answer ${part.readyUrl} within ${timeoutMs / 1000} s`);
@@ -92,14 +101,24 @@ async function stopAll(code: number): Promise<never> {
   for (const order of [...new Set(children.map((c) => c.order))].sort((a, b) => b - a)) {
     const group = children.filter((c) => c.order === order);
     for (const { child } of group) {
-      if (running(child) && child.pid) try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+      if (running(child) && child.pid)
+        try {
+          process.kill(-child.pid, 'SIGTERM');
+        } catch {
+          /* gone */
+        }
     }
     const deadline = Date.now() + 8000;
-    while (group.some(({ child }) => running(child)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (group.some(({ child }) => running(child)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     for (const { name, child } of group) {
       if (running(child) && child.pid) {
         console.error(`[demo] ${name} did not stop within 8 s; killing it`);
-        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
     }
   }
@@ -132,4 +151,6 @@ try {
   console.error(`[demo] ${(err as Error).message}`);
   await stopAll(1);
 }
-console.log(`\n  Hopscope is running. Open: ${openUrls[0] ?? '(no UI part started)'}\n${notes.map((n) => `  ${n}\n`).join('')}  Stop with Ctrl-C.\n`);
+console.log(
+  `\n  Hopscope is running. Open: ${openUrls[0] ?? '(no UI part started)'}\n${notes.map((n) => `  ${n}\n`).join('')}  Stop with Ctrl-C.\n`
+);

@@ -4,4 +4,6 @@
 import amdModule from 'amd-module';
 
 __webpack_public_path__ =
-  amdModule && amdModule.uri ? amdModule.uri.slice(0, amdModule.uri.lastIndexOf('/') + 1) : 'public/plugins/hopscope-rca-app/';
+  amdModule && amdModule.uri
+    ? amdModule.uri.slice(0, amdModule.uri.lastIndexOf('/') + 1)
+    : 'public/plugins/hopscope-rca-app/';

@@ -8,8 +8,18 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
-interface Stage { name: string; dir: string; concurrency: number; timeoutMs: number }
-interface Counts { passed: number; failed: number; skipped: number; failures: string[] }
+interface Stage {
+  name: string;
+  dir: string;
+  concurrency: number;
+  timeoutMs: number;
+}
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+  failures: string[];
+}
 
 const root = join(import.meta.dirname, '..');
 const STAGES: Stage[] = [
@@ -24,7 +34,11 @@ function testFiles(dir: string, only?: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
     let entries: string[];
-    try { entries = readdirSync(d); } catch { return; }
+    try {
+      entries = readdirSync(d);
+    } catch {
+      return;
+    }
     for (const e of entries.sort()) {
       const p = join(d, e);
       if (statSync(p).isDirectory()) walk(p);
@@ -38,17 +52,34 @@ function testFiles(dir: string, only?: string): string[] {
 function runStage(stage: Stage, files: string[]): Promise<Counts> {
   const countFile = join(mkdtempSync(join(tmpdir(), 'hopscope-tests-')), 'counts.json');
   const args = [
-    '--import', 'tsx', '--test', `--test-concurrency=${stage.concurrency}`, `--test-timeout=${stage.timeoutMs}`,
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./tests/support/count-reporter.mjs', `--test-reporter-destination=${countFile}`,
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${stage.concurrency}`,
+    `--test-timeout=${stage.timeoutMs}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./tests/support/count-reporter.mjs',
+    `--test-reporter-destination=${countFile}`,
     ...files,
   ];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, HOPSCOPE_TEST_STAGE: stage.name } });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, HOPSCOPE_TEST_STAGE: stage.name },
+    });
     child.on('exit', (code) => {
       let counts: Counts;
-      try { counts = JSON.parse(readFileSync(countFile, 'utf8')); } catch {
-        counts = { passed: 0, failed: 1, skipped: 0, failures: [`${stage.name}: test runner exited ${code} without a report`] };
+      try {
+        counts = JSON.parse(readFileSync(countFile, 'utf8'));
+      } catch {
+        counts = {
+          passed: 0,
+          failed: 1,
+          skipped: 0,
+          failures: [`${stage.name}: test runner exited ${code} without a report`],
+        };
       }
       if (code !== 0 && counts.failed === 0) {
         counts.failed = 1;
@@ -72,7 +103,10 @@ for (const stage of STAGES) {
   console.log(`\n=== ${stage.name}: ${files.length} file(s) ===`);
   const c = await runStage(stage, files);
   console.log(`--- ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
-  total.passed += c.passed; total.failed += c.failed; total.skipped += c.skipped; total.failures.push(...c.failures);
+  total.passed += c.passed;
+  total.failed += c.failed;
+  total.skipped += c.skipped;
+  total.failures.push(...c.failures);
 }
 if (total.failures.length) console.log(`\nFailures:\n${total.failures.map((f) => `  ✖ ${f}`).join('\n')}`);
 console.log(`\n(wall time ${((Date.now() - started) / 1000).toFixed(0)} s)`);

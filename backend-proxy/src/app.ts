@@ -43,7 +43,11 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
       const route = routeLabel(req);
       httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       httpDuration.observe({ route }, (performance.now() - t0) / 1000);
-      if (log.isLevelEnabled('debug')) log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'request');
+      if (log.isLevelEnabled('debug'))
+        log.debug(
+          { method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round(performance.now() - t0) },
+          'request'
+        );
     });
     next();
   });
@@ -57,7 +61,10 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
   const budget = bodyBudget(BODY_BUDGET_BODIES * config.bodyLimitBytes, config.bodyLimitBytes);
   app.use('/v1', otlpRoutes(config, services.ingest, budget.handler));
   // A JSON body deeper than MAX_JSON_DEPTH is refused before it is parsed (the code walking it would overflow the stack).
-  const json = express.json({ limit: config.bodyLimitBytes, verify: (_req, _res, buf) => assertJsonDepth(buf, 'the JSON body') });
+  const json = express.json({
+    limit: config.bodyLimitBytes,
+    verify: (_req, _res, buf) => assertJsonDepth(buf, 'the JSON body'),
+  });
   app.use('/api', bearerAuth(config.token), budget.handler, json, apiRoutes(services));
   app.use(notFoundHandler);
   app.use(errorHandler);

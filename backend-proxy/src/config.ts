@@ -111,13 +111,17 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_TOKEN: 'bearer token required on /api when set',
   HOPSCOPE_PROMETHEUS_URL: 'Prometheus base URL (default http://127.0.0.1:9090; "none" disables)',
   HOPSCOPE_TEMPO_URL: 'Tempo base URL (unset = embedded OTLP store at POST /v1/traces)',
-  HOPSCOPE_EXPORTER_URLS: 'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables); dns+http://name:port = every address the name resolves to (a DaemonSet behind a headless Service)',
+  HOPSCOPE_EXPORTER_URLS:
+    'comma list of bpf-exporter URLs (default http://127.0.0.1:3302; "none" disables); dns+http://name:port = every address the name resolves to (a DaemonSet behind a headless Service)',
   HOPSCOPE_EXPORTER_DNS_REFRESH_MS: 'how often dns+ exporter names are looked up again, in ms (default 30000)',
-  HOPSCOPE_EXPORTER_TOKEN: 'bearer token sent to every bpf-exporter (their HOPSCOPE_BPF_TOKEN; required by exporters bound beyond loopback)',
-  HOPSCOPE_CHAIN_CONTROL_URL: 'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
-  HOPSCOPE_CHAIN_CONTROL_TOKEN: 'bearer token sent to the chain control API (the chain\'s HOPSCOPE_CHAIN_TOKEN)',
+  HOPSCOPE_EXPORTER_TOKEN:
+    'bearer token sent to every bpf-exporter (their HOPSCOPE_BPF_TOKEN; required by exporters bound beyond loopback)',
+  HOPSCOPE_CHAIN_CONTROL_URL:
+    'chain control URL for fault annotations (default http://127.0.0.1:3319; "none" disables)',
+  HOPSCOPE_CHAIN_CONTROL_TOKEN: "bearer token sent to the chain control API (the chain's HOPSCOPE_CHAIN_TOKEN)",
   HOPSCOPE_ALERTMANAGER_URL: 'Alertmanager base URL; firing/resolved alerts are pushed to its v2 API when set',
-  HOPSCOPE_APP_URL: 'base URL of the app (Grafana or the host; default http://127.0.0.1:3300) for export links and PNG rendering',
+  HOPSCOPE_APP_URL:
+    'base URL of the app (Grafana or the host; default http://127.0.0.1:3300) for export links and PNG rendering',
   HOPSCOPE_CHROMIUM: 'Chromium binary for PNG export (default /usr/bin/chromium)',
   HOPSCOPE_PROXY_CORS_ORIGINS: 'comma list of allowed CORS origins (default none: CORS closed)',
   HOPSCOPE_PROXY_BODY_LIMIT: 'max request body in bytes (default 10485760)',
@@ -126,15 +130,24 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_STORE_MAX_AGE_MS: 'embedded store: max span age in ms (default 3600000)',
   HOPSCOPE_STORE_MAX_BYTES: 'embedded store: approximate max bytes of span data (default 268435456)',
   HOPSCOPE_ALERT_INTERVAL_MS: 'alert evaluation period in ms (default 5000; 0 disables)',
-  HOPSCOPE_ALERT_RULES_FILE: 'JSON file of composite alert rules ({"rules": [...]}) imported at start when the database holds none; the database is the store (export: GET /api/alerts/rules/export)',
-  HOPSCOPE_LEASE_TTL_MS: 'how long the alert evaluator\'s and the kernel-evidence keeper\'s leases last unrenewed, in ms (default 15000): another proxy takes over within it',
-  HOPSCOPE_KERNEL_EVIDENCE_RETENTION: 'how long notable kernel events are kept in the database, e.g. 7d, 36h, 90m (default 7d)',
-  HOPSCOPE_DATABASE_URL: 'PostgreSQL URL (postgres://user:pass@host:5432/db) for the proxy\'s state, shared by several proxies; wins over HOPSCOPE_DATA_DIR',
-  HOPSCOPE_DATA_DIR: 'directory of the embedded database (PGlite; one proxy per dir); unset with no HOPSCOPE_DATABASE_URL: in memory, lost at exit',
-  HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS: 'PostgreSQL: how long to keep trying to connect at start, in ms (default 30000)',
-  HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS: 'a load-test worker without a heartbeat for this long is marked aborted, in ms (default 30000)',
-  HOPSCOPE_SCRAPE_INTERVAL: 'Prometheus scrape interval (default 15s; e.g. 5s, 1m): rate windows are max(step + scrape, 4 × scrape), Grafana\'s $__rate_interval rule',
-  HOPSCOPE_PROMETHEUS_BASIC_AUTH: 'user:password for Prometheus/Mimir/Thanos (basic auth; or HOPSCOPE_PROMETHEUS_BEARER_TOKEN, not both)',
+  HOPSCOPE_ALERT_RULES_FILE:
+    'JSON file of composite alert rules ({"rules": [...]}) imported at start when the database holds none; the database is the store (export: GET /api/alerts/rules/export)',
+  HOPSCOPE_LEASE_TTL_MS:
+    "how long the alert evaluator's and the kernel-evidence keeper's leases last unrenewed, in ms (default 15000): another proxy takes over within it",
+  HOPSCOPE_KERNEL_EVIDENCE_RETENTION:
+    'how long notable kernel events are kept in the database, e.g. 7d, 36h, 90m (default 7d)',
+  HOPSCOPE_DATABASE_URL:
+    "PostgreSQL URL (postgres://user:pass@host:5432/db) for the proxy's state, shared by several proxies; wins over HOPSCOPE_DATA_DIR",
+  HOPSCOPE_DATA_DIR:
+    'directory of the embedded database (PGlite; one proxy per dir); unset with no HOPSCOPE_DATABASE_URL: in memory, lost at exit',
+  HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS:
+    'PostgreSQL: how long to keep trying to connect at start, in ms (default 30000)',
+  HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS:
+    'a load-test worker without a heartbeat for this long is marked aborted, in ms (default 30000)',
+  HOPSCOPE_SCRAPE_INTERVAL:
+    "Prometheus scrape interval (default 15s; e.g. 5s, 1m): rate windows are max(step + scrape, 4 × scrape), Grafana's $__rate_interval rule",
+  HOPSCOPE_PROMETHEUS_BASIC_AUTH:
+    'user:password for Prometheus/Mimir/Thanos (basic auth; or HOPSCOPE_PROMETHEUS_BEARER_TOKEN, not both)',
   HOPSCOPE_PROMETHEUS_BEARER_TOKEN: 'bearer token for Prometheus/Mimir/Thanos',
   HOPSCOPE_PROMETHEUS_ORG_ID: 'tenant sent as X-Scope-OrgID to Prometheus (Mimir, Cortex)',
   HOPSCOPE_TEMPO_BASIC_AUTH: 'user:password for Tempo (or HOPSCOPE_TEMPO_BEARER_TOKEN)',
@@ -142,8 +155,9 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_TEMPO_ORG_ID: 'tenant sent as X-Scope-OrgID to Tempo (multi-tenant Tempo)',
   HOPSCOPE_ALERTMANAGER_BASIC_AUTH: 'user:password for Alertmanager (or HOPSCOPE_ALERTMANAGER_BEARER_TOKEN)',
   HOPSCOPE_ALERTMANAGER_BEARER_TOKEN: 'bearer token for Alertmanager',
-  HOPSCOPE_ALERTMANAGER_ORG_ID: 'tenant sent as X-Scope-OrgID to Alertmanager (Mimir\'s Alertmanager)',
-  HOPSCOPE_RCA_CONFIG: 'JSON or YAML file of root-cause settings (sloMs, lambda, expectedEdges, ...: the POST /api/rca `config` fields) for every live root cause; checked at start',
+  HOPSCOPE_ALERTMANAGER_ORG_ID: "tenant sent as X-Scope-OrgID to Alertmanager (Mimir's Alertmanager)",
+  HOPSCOPE_RCA_CONFIG:
+    'JSON or YAML file of root-cause settings (sloMs, lambda, expectedEdges, ...: the POST /api/rca `config` fields) for every live root cause; checked at start',
   HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
 };
 
@@ -181,9 +195,12 @@ function parseDatabaseUrl(raw: string): string {
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError('HOPSCOPE_DATABASE_URL: not a URL (expected e.g. postgres://hopscope:PASSWORD@127.0.0.1:5432/hopscope)');
+    throw new ConfigError(
+      'HOPSCOPE_DATABASE_URL: not a URL (expected e.g. postgres://hopscope:PASSWORD@127.0.0.1:5432/hopscope)'
+    );
   }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new ConfigError(`HOPSCOPE_DATABASE_URL: must be a postgres:// or postgresql:// URL, not ${u.protocol}`);
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
+    throw new ConfigError(`HOPSCOPE_DATABASE_URL: must be a postgres:// or postgresql:// URL, not ${u.protocol}`);
   if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError('HOPSCOPE_DATABASE_URL: names no host');
   return raw;
 }
@@ -203,13 +220,17 @@ function readRcaConfig(file: string): RcaConfigInput {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`HOPSCOPE_RCA_CONFIG: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new ConfigError(
+      `HOPSCOPE_RCA_CONFIG: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+    );
   }
   let data: unknown;
   try {
     data = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`HOPSCOPE_RCA_CONFIG: ${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+    throw new ConfigError(
+      `HOPSCOPE_RCA_CONFIG: ${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`
+    );
   }
   if (data === null || data === undefined) data = {};
   const r = RcaConfigSchema.safeParse(data);
@@ -221,7 +242,10 @@ function readRcaConfig(file: string): RcaConfigInput {
 function refuseUserinfo(name: string, url: string | undefined, prefix: string): void {
   if (!url) return;
   const u = new URL(url);
-  if (u.username || u.password) throw new ConfigError(`${name}: credentials in the URL are not accepted (they would be logged); set ${prefix}_BASIC_AUTH=user:password instead`);
+  if (u.username || u.password)
+    throw new ConfigError(
+      `${name}: credentials in the URL are not accepted (they would be logged); set ${prefix}_BASIC_AUTH=user:password instead`
+    );
 }
 
 /** A bearer token handed to a source: empty = none; the message never repeats it. */
@@ -240,10 +264,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   const c: ProxyConfig = { ...DEFAULTS, exporterUrls: [...DEFAULTS.exporterUrls] };
   if (env.HOPSCOPE_PROXY_HOST !== undefined) {
     const h = env.HOPSCOPE_PROXY_HOST.trim();
-    if (!h || /[\s/]/.test(h)) throw new ConfigError(`HOPSCOPE_PROXY_HOST: "${env.HOPSCOPE_PROXY_HOST}" is not a host name or address`);
+    if (!h || /[\s/]/.test(h))
+      throw new ConfigError(`HOPSCOPE_PROXY_HOST: "${env.HOPSCOPE_PROXY_HOST}" is not a host name or address`);
     c.host = h;
   }
-  if (env.HOPSCOPE_PROXY_PORT !== undefined) c.port = parseInt0('HOPSCOPE_PROXY_PORT', env.HOPSCOPE_PROXY_PORT, 0, 65535);
+  if (env.HOPSCOPE_PROXY_PORT !== undefined)
+    c.port = parseInt0('HOPSCOPE_PROXY_PORT', env.HOPSCOPE_PROXY_PORT, 0, 65535);
   if (env.HOPSCOPE_PROXY_TOKEN !== undefined) {
     const t = env.HOPSCOPE_PROXY_TOKEN;
     if (t === '') c.token = undefined;
@@ -258,47 +284,88 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   c.alertmanagerUrl = optionalUrl('HOPSCOPE_ALERTMANAGER_URL', env.HOPSCOPE_ALERTMANAGER_URL, undefined);
   if (env.HOPSCOPE_APP_URL !== undefined) c.appUrl = parseUrl('HOPSCOPE_APP_URL', env.HOPSCOPE_APP_URL.trim());
   if (env.HOPSCOPE_CHROMIUM !== undefined) {
-    if (!env.HOPSCOPE_CHROMIUM.startsWith('/')) throw new ConfigError(`HOPSCOPE_CHROMIUM: "${env.HOPSCOPE_CHROMIUM}" must be an absolute path`);
+    if (!env.HOPSCOPE_CHROMIUM.startsWith('/'))
+      throw new ConfigError(`HOPSCOPE_CHROMIUM: "${env.HOPSCOPE_CHROMIUM}" must be an absolute path`);
     c.chromiumPath = env.HOPSCOPE_CHROMIUM;
   }
   if (env.HOPSCOPE_EXPORTER_URLS !== undefined) {
     const raw = env.HOPSCOPE_EXPORTER_URLS.trim();
-    c.exporterUrls = raw === '' || raw === 'none'
-      ? []
-      : raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
-        if (!s.startsWith(DNS_PREFIX)) return parseUrl('HOPSCOPE_EXPORTER_URLS', s);
-        try {
-          return parseDnsSpec(s).spec;
-        } catch (err) {
-          throw new ConfigError(`HOPSCOPE_EXPORTER_URLS: ${(err as Error).message}`);
-        }
-      });
+    c.exporterUrls =
+      raw === '' || raw === 'none'
+        ? []
+        : raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+            .map((s) => {
+              if (!s.startsWith(DNS_PREFIX)) return parseUrl('HOPSCOPE_EXPORTER_URLS', s);
+              try {
+                return parseDnsSpec(s).spec;
+              } catch (err) {
+                throw new ConfigError(`HOPSCOPE_EXPORTER_URLS: ${(err as Error).message}`);
+              }
+            });
   }
-  if (env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS !== undefined) c.exporterDnsRefreshMs = parseInt0('HOPSCOPE_EXPORTER_DNS_REFRESH_MS', env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS, 1000, 3600_000);
+  if (env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS !== undefined)
+    c.exporterDnsRefreshMs = parseInt0(
+      'HOPSCOPE_EXPORTER_DNS_REFRESH_MS',
+      env.HOPSCOPE_EXPORTER_DNS_REFRESH_MS,
+      1000,
+      3600_000
+    );
   if (env.HOPSCOPE_PROXY_CORS_ORIGINS !== undefined) {
-    c.corsOrigins = env.HOPSCOPE_PROXY_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean)
+    c.corsOrigins = env.HOPSCOPE_PROXY_CORS_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
       .map((s) => (s === '*' ? s : parseUrl('HOPSCOPE_PROXY_CORS_ORIGINS', s)));
   }
-  if (env.HOPSCOPE_PROXY_BODY_LIMIT !== undefined) c.bodyLimitBytes = parseInt0('HOPSCOPE_PROXY_BODY_LIMIT', env.HOPSCOPE_PROXY_BODY_LIMIT, 1024, 1024 ** 3);
-  if (env.HOPSCOPE_SOURCE_TIMEOUT_MS !== undefined) c.sourceTimeoutMs = parseInt0('HOPSCOPE_SOURCE_TIMEOUT_MS', env.HOPSCOPE_SOURCE_TIMEOUT_MS, 50, 600_000);
-  if (env.HOPSCOPE_STORE_MAX_SPANS !== undefined) c.storeMaxSpans = parseInt0('HOPSCOPE_STORE_MAX_SPANS', env.HOPSCOPE_STORE_MAX_SPANS, 100, 100_000_000);
-  if (env.HOPSCOPE_STORE_MAX_AGE_MS !== undefined) c.storeMaxAgeMs = parseInt0('HOPSCOPE_STORE_MAX_AGE_MS', env.HOPSCOPE_STORE_MAX_AGE_MS, 1000, 30 * 24 * 3600_000);
-  if (env.HOPSCOPE_STORE_MAX_BYTES !== undefined) c.storeMaxBytes = parseInt0('HOPSCOPE_STORE_MAX_BYTES', env.HOPSCOPE_STORE_MAX_BYTES, 65536, 64 * 1024 ** 3);
-  if (env.HOPSCOPE_ALERT_INTERVAL_MS !== undefined) c.alertIntervalMs = parseInt0('HOPSCOPE_ALERT_INTERVAL_MS', env.HOPSCOPE_ALERT_INTERVAL_MS, 0, 3600_000);
+  if (env.HOPSCOPE_PROXY_BODY_LIMIT !== undefined)
+    c.bodyLimitBytes = parseInt0('HOPSCOPE_PROXY_BODY_LIMIT', env.HOPSCOPE_PROXY_BODY_LIMIT, 1024, 1024 ** 3);
+  if (env.HOPSCOPE_SOURCE_TIMEOUT_MS !== undefined)
+    c.sourceTimeoutMs = parseInt0('HOPSCOPE_SOURCE_TIMEOUT_MS', env.HOPSCOPE_SOURCE_TIMEOUT_MS, 50, 600_000);
+  if (env.HOPSCOPE_STORE_MAX_SPANS !== undefined)
+    c.storeMaxSpans = parseInt0('HOPSCOPE_STORE_MAX_SPANS', env.HOPSCOPE_STORE_MAX_SPANS, 100, 100_000_000);
+  if (env.HOPSCOPE_STORE_MAX_AGE_MS !== undefined)
+    c.storeMaxAgeMs = parseInt0('HOPSCOPE_STORE_MAX_AGE_MS', env.HOPSCOPE_STORE_MAX_AGE_MS, 1000, 30 * 24 * 3600_000);
+  if (env.HOPSCOPE_STORE_MAX_BYTES !== undefined)
+    c.storeMaxBytes = parseInt0('HOPSCOPE_STORE_MAX_BYTES', env.HOPSCOPE_STORE_MAX_BYTES, 65536, 64 * 1024 ** 3);
+  if (env.HOPSCOPE_ALERT_INTERVAL_MS !== undefined)
+    c.alertIntervalMs = parseInt0('HOPSCOPE_ALERT_INTERVAL_MS', env.HOPSCOPE_ALERT_INTERVAL_MS, 0, 3600_000);
   if (env.HOPSCOPE_ALERT_RULES_FILE !== undefined && env.HOPSCOPE_ALERT_RULES_FILE.trim() !== '') {
     const f = env.HOPSCOPE_ALERT_RULES_FILE.trim();
     if (!f.startsWith('/')) throw new ConfigError(`HOPSCOPE_ALERT_RULES_FILE: "${f}" must be an absolute path`);
     c.alertRulesFile = f;
   }
-  if (env.HOPSCOPE_LEASE_TTL_MS !== undefined) c.leaseTtlMs = parseInt0('HOPSCOPE_LEASE_TTL_MS', env.HOPSCOPE_LEASE_TTL_MS, 1000, 3600_000);
+  if (env.HOPSCOPE_LEASE_TTL_MS !== undefined)
+    c.leaseTtlMs = parseInt0('HOPSCOPE_LEASE_TTL_MS', env.HOPSCOPE_LEASE_TTL_MS, 1000, 3600_000);
   if (env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION !== undefined && env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION.trim() !== '') {
-    c.kernelEvidenceRetentionMs = parseDuration('HOPSCOPE_KERNEL_EVIDENCE_RETENTION', env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION, 60_000, 3650 * 86_400_000);
+    c.kernelEvidenceRetentionMs = parseDuration(
+      'HOPSCOPE_KERNEL_EVIDENCE_RETENTION',
+      env.HOPSCOPE_KERNEL_EVIDENCE_RETENTION,
+      60_000,
+      3650 * 86_400_000
+    );
   }
-  if (env.HOPSCOPE_DATABASE_URL !== undefined && env.HOPSCOPE_DATABASE_URL.trim() !== '') c.databaseUrl = parseDatabaseUrl(env.HOPSCOPE_DATABASE_URL.trim());
-  if (env.HOPSCOPE_DATA_DIR !== undefined && env.HOPSCOPE_DATA_DIR.trim() !== '') c.dataDir = resolve(env.HOPSCOPE_DATA_DIR.trim());
-  if (env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS !== undefined) c.databaseConnectTimeoutMs = parseInt0('HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS', env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS, 0, 3600_000);
-  if (env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS !== undefined) c.runHeartbeatTimeoutMs = parseInt0('HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS', env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS, 1000, 86_400_000);
-  if (env.HOPSCOPE_SCRAPE_INTERVAL !== undefined && env.HOPSCOPE_SCRAPE_INTERVAL.trim() !== '') c.scrapeIntervalMs = parseScrapeInterval(env.HOPSCOPE_SCRAPE_INTERVAL);
+  if (env.HOPSCOPE_DATABASE_URL !== undefined && env.HOPSCOPE_DATABASE_URL.trim() !== '')
+    c.databaseUrl = parseDatabaseUrl(env.HOPSCOPE_DATABASE_URL.trim());
+  if (env.HOPSCOPE_DATA_DIR !== undefined && env.HOPSCOPE_DATA_DIR.trim() !== '')
+    c.dataDir = resolve(env.HOPSCOPE_DATA_DIR.trim());
+  if (env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS !== undefined)
+    c.databaseConnectTimeoutMs = parseInt0(
+      'HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS',
+      env.HOPSCOPE_DATABASE_CONNECT_TIMEOUT_MS,
+      0,
+      3600_000
+    );
+  if (env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS !== undefined)
+    c.runHeartbeatTimeoutMs = parseInt0(
+      'HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS',
+      env.HOPSCOPE_RUN_HEARTBEAT_TIMEOUT_MS,
+      1000,
+      86_400_000
+    );
+  if (env.HOPSCOPE_SCRAPE_INTERVAL !== undefined && env.HOPSCOPE_SCRAPE_INTERVAL.trim() !== '')
+    c.scrapeIntervalMs = parseScrapeInterval(env.HOPSCOPE_SCRAPE_INTERVAL);
   c.sourceAuth = {};
   for (const [source, name] of Object.entries(AUTH_SOURCES) as Array<[AuthSource, string]>) {
     const prefix = `HOPSCOPE_${name}`;
@@ -317,7 +384,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     c.rcaConfig = readRcaConfig(c.rcaConfigFile);
   }
   if (env.HOPSCOPE_LOG_LEVEL !== undefined) {
-    if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL)) throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
+    if (!LOG_LEVELS.includes(env.HOPSCOPE_LOG_LEVEL))
+      throw new ConfigError(`HOPSCOPE_LOG_LEVEL: "${env.HOPSCOPE_LOG_LEVEL}" is not one of ${LOG_LEVELS.join('|')}`);
     c.logLevel = env.HOPSCOPE_LOG_LEVEL;
   }
   return c;
@@ -325,11 +393,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
 
 /** Rules that involve more than one value; run on the final config (env + overrides). */
 function validateConfig(c: ProxyConfig): ProxyConfig {
-  if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) throw new ConfigError(`port: ${c.port} is out of range 0..65535`);
+  if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535)
+    throw new ConfigError(`port: ${c.port} is out of range 0..65535`);
   if (!isLoopback(c.host) && !c.token) {
     throw new ConfigError(
       `refusing to bind ${c.host} without a token: a non-loopback address exposes traces and metrics to the network. ` +
-        'Set HOPSCOPE_PROXY_TOKEN, or bind 127.0.0.1.',
+        'Set HOPSCOPE_PROXY_TOKEN, or bind 127.0.0.1.'
     );
   }
   return c;

@@ -26,7 +26,9 @@ ${otel.join('\n')}`);
 }
 const unknown = process.argv.slice(2).filter((a) => a !== '--help' && a !== '-h');
 if (unknown.length) {
-  console.error(`hopscope-proxy: unknown argument(s) ${unknown.join(' ')}; configuration is by environment, see --help`);
+  console.error(
+    `hopscope-proxy: unknown argument(s) ${unknown.join(' ')}; configuration is by environment, see --help`
+  );
   process.exit(2);
 }
 
@@ -36,10 +38,17 @@ if (unknown.length) {
  */
 function guardProcess(): void {
   let log: ReturnType<typeof makeLogger>;
-  try { log = makeLogger(process.env.HOPSCOPE_LOG_LEVEL?.trim() || 'info'); } catch { log = makeLogger('info'); }
+  try {
+    log = makeLogger(process.env.HOPSCOPE_LOG_LEVEL?.trim() || 'info');
+  } catch {
+    log = makeLogger('info');
+  }
   process.on('unhandledRejection', (reason) => {
     uncaughtErrors.inc({ kind: 'rejection' });
-    log.error({ err: reason instanceof Error ? reason : new Error(String(reason)) }, 'unhandled promise rejection (survived)');
+    log.error(
+      { err: reason instanceof Error ? reason : new Error(String(reason)) },
+      'unhandled promise rejection (survived)'
+    );
   });
   process.on('uncaughtException', (err, origin) => {
     uncaughtErrors.inc({ kind: 'exception' });
@@ -62,7 +71,13 @@ try {
     console.log(`hopscope-proxy: ${sig}, shutting down`);
     const force = setTimeout(() => process.exit(1), 5000);
     force.unref();
-    proxy.close().then(stopTracing).then(() => process.exit(0), () => process.exit(1));
+    proxy
+      .close()
+      .then(stopTracing)
+      .then(
+        () => process.exit(0),
+        () => process.exit(1)
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -35,9 +35,18 @@ export interface RunningProxy {
 }
 
 async function openConfiguredDatabase(config: ProxyConfig, log: ReturnType<typeof makeLogger>): Promise<Database> {
-  const where = config.databaseUrl ? `PostgreSQL at ${redactUrl(config.databaseUrl)} (HOPSCOPE_DATABASE_URL)` : config.dataDir ? `the embedded database in ${config.dataDir} (HOPSCOPE_DATA_DIR)` : 'the in-memory database';
+  const where = config.databaseUrl
+    ? `PostgreSQL at ${redactUrl(config.databaseUrl)} (HOPSCOPE_DATABASE_URL)`
+    : config.dataDir
+      ? `the embedded database in ${config.dataDir} (HOPSCOPE_DATA_DIR)`
+      : 'the in-memory database';
   try {
-    return await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, connectTimeoutMs: config.databaseConnectTimeoutMs, log });
+    return await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      log,
+    });
   } catch (err) {
     throw new DatabaseStartError(`cannot open ${where}: ${(err as Error).message}`);
   }
@@ -45,7 +54,12 @@ async function openConfiguredDatabase(config: ProxyConfig, log: ReturnType<typeo
 
 export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
   const config = loadConfig(overrides);
-  if (overrides.logLevel === undefined && process.env.HOPSCOPE_LOG_LEVEL === undefined && process.env.HOPSCOPE_TEST_STAGE) config.logLevel = 'silent';
+  if (
+    overrides.logLevel === undefined &&
+    process.env.HOPSCOPE_LOG_LEVEL === undefined &&
+    process.env.HOPSCOPE_TEST_STAGE
+  )
+    config.logLevel = 'silent';
   const log = makeLogger(config.logLevel);
   const db = await openConfiguredDatabase(config, log);
   const sources = createSources(config, log);
@@ -53,14 +67,20 @@ export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<
   const app = buildApp(config, services, log);
   // Slow clients cannot hold connections: headers must arrive within HEADERS_TIMEOUT_MS and the whole request within
   // REQUEST_TIMEOUT_MS (node answers 408 and closes), checked every second (node's default check is every 30 s).
-  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app);
+  const server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    app
+  );
   // Keep-alive sockets must not hold close() hostage.
   server.keepAliveTimeout = 5000;
   try {
     await sources.init();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, config.host, () => { server.off('error', reject); resolve(); });
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
   } catch (err) {
     await sources.stop();
@@ -72,7 +92,16 @@ export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<
   const url = `http://${host}:${addr.port}`;
   sources.start();
   services.start();
-  log.info({ url, traces: config.tempoUrl ? 'tempo' : 'embedded', prometheus: config.prometheusUrl ?? 'none', exporters: config.exporterUrls.length, database: `${db.kind} ${db.where}` }, 'proxy listening');
+  log.info(
+    {
+      url,
+      traces: config.tempoUrl ? 'tempo' : 'embedded',
+      prometheus: config.prometheusUrl ?? 'none',
+      exporters: config.exporterUrls.length,
+      database: `${db.kind} ${db.where}`,
+    },
+    'proxy listening'
+  );
   let closing: Promise<void> | undefined;
   return {
     url,

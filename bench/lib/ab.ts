@@ -52,7 +52,8 @@ export function report(title: string, rows: Array<Record<string, string | number
   console.log(`\n## ${title}`);
   if (rows.length) {
     const cols = Object.keys(rows[0]);
-    const fmt = (v: string | number): string => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : v);
+    const fmt = (v: string | number): string =>
+      typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : v;
     const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c] ?? '').length)));
     console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));

@@ -73,7 +73,8 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const v = Number(raw);
-  if (!Number.isInteger(v) || v < min || v > max) throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
   return v;
 }
 
@@ -82,7 +83,11 @@ function pow2(v: number, name: string): number {
   return v;
 }
 
-const list = (v: string | undefined): string[] => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** 127.0.0.0/8, ::1, localhost: the only binds allowed without a token. */
 export function isLoopback(host: string): boolean {
@@ -100,36 +105,63 @@ function scanMs(env: NodeJS.ProcessEnv): number {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExporterConfig {
-  const probes = env.HOPSCOPE_BPF_PROBES ? env.HOPSCOPE_BPF_PROBES.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_PROBES;
+  const probes = env.HOPSCOPE_BPF_PROBES
+    ? env.HOPSCOPE_BPF_PROBES.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : DEFAULT_PROBES;
   const known = new Set(ALL_PROBES.map((p) => p.name));
   const unknown = probes.filter((p) => !known.has(p));
-  if (unknown.length) throw new ConfigError(`HOPSCOPE_BPF_PROBES: unknown probe(s) ${unknown.join(', ')}; available: ${[...known].join(', ')}`);
+  if (unknown.length)
+    throw new ConfigError(
+      `HOPSCOPE_BPF_PROBES: unknown probe(s) ${unknown.join(', ')}; available: ${[...known].join(', ')}`
+    );
   const timing = env.HOPSCOPE_BPF_REPLAY_TIMING ?? 'original';
-  if (timing !== 'original' && timing !== 'fast') throw new ConfigError(`HOPSCOPE_BPF_REPLAY_TIMING must be "original" or "fast", got "${timing}"`);
+  if (timing !== 'original' && timing !== 'fast')
+    throw new ConfigError(`HOPSCOPE_BPF_REPLAY_TIMING must be "original" or "fast", got "${timing}"`);
   const host = env.HOPSCOPE_BPF_HOST ?? '127.0.0.1';
   if (!host) throw new ConfigError('HOPSCOPE_BPF_HOST must not be empty');
   const token = env.HOPSCOPE_BPF_TOKEN || undefined;
-  if (token !== undefined && (token.length < 16 || /\s/.test(token))) throw new ConfigError('HOPSCOPE_BPF_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24)');
+  if (token !== undefined && (token.length < 16 || /\s/.test(token)))
+    throw new ConfigError(
+      'HOPSCOPE_BPF_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24)'
+    );
   if (!token && !isLoopback(host)) {
-    throw new ConfigError(`HOPSCOPE_BPF_HOST=${host} is not a loopback address and HOPSCOPE_BPF_TOKEN is not set: /register and the event API would be open to the network. Set HOPSCOPE_BPF_TOKEN (e.g. openssl rand -hex 24), or bind 127.0.0.1`);
+    throw new ConfigError(
+      `HOPSCOPE_BPF_HOST=${host} is not a loopback address and HOPSCOPE_BPF_TOKEN is not set: /register and the event API would be open to the network. Set HOPSCOPE_BPF_TOKEN (e.g. openssl rand -hex 24), or bind 127.0.0.1`
+    );
   }
-  const podLabels = env.HOPSCOPE_BPF_POD_LABELS === undefined ? ['app.kubernetes.io/name'] : list(env.HOPSCOPE_BPF_POD_LABELS);
-  for (const k of podLabels) if (!LABEL_KEY.test(k)) throw new ConfigError(`HOPSCOPE_BPF_POD_LABELS: "${k}" is not a Kubernetes label key`);
-  if (podLabels.length > 8) throw new ConfigError(`HOPSCOPE_BPF_POD_LABELS: at most 8 labels (each multiplies the series), got ${podLabels.length}`);
+  const podLabels =
+    env.HOPSCOPE_BPF_POD_LABELS === undefined ? ['app.kubernetes.io/name'] : list(env.HOPSCOPE_BPF_POD_LABELS);
+  for (const k of podLabels)
+    if (!LABEL_KEY.test(k)) throw new ConfigError(`HOPSCOPE_BPF_POD_LABELS: "${k}" is not a Kubernetes label key`);
+  if (podLabels.length > 8)
+    throw new ConfigError(
+      `HOPSCOPE_BPF_POD_LABELS: at most 8 labels (each multiplies the series), got ${podLabels.length}`
+    );
   const kubeconfig = env.HOPSCOPE_BPF_KUBECONFIG || undefined;
   const headersTimeoutMs = int(env, 'HOPSCOPE_BPF_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const requestTimeoutMs = int(env, 'HOPSCOPE_BPF_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
-  if (requestTimeoutMs < headersTimeoutMs) throw new ConfigError('HOPSCOPE_BPF_REQUEST_TIMEOUT_MS must not be below HOPSCOPE_BPF_HEADERS_TIMEOUT_MS');
+  if (requestTimeoutMs < headersTimeoutMs)
+    throw new ConfigError('HOPSCOPE_BPF_REQUEST_TIMEOUT_MS must not be below HOPSCOPE_BPF_HEADERS_TIMEOUT_MS');
   return {
     host,
     port: int(env, 'HOPSCOPE_BPF_PORT', 3302, 0, 65535),
     node: env.HOPSCOPE_BPF_NODE || hostname(),
     probes,
     bpftrace: env.HOPSCOPE_BPFTRACE || 'bpftrace',
-    uprobeFiles: { node: list(env.HOPSCOPE_BPF_NODE_BINARY), libssl: list(env.HOPSCOPE_BPF_LIBSSL), libcuda: list(env.HOPSCOPE_BPF_LIBCUDA) },
+    uprobeFiles: {
+      node: list(env.HOPSCOPE_BPF_NODE_BINARY),
+      libssl: list(env.HOPSCOPE_BPF_LIBSSL),
+      libcuda: list(env.HOPSCOPE_BPF_LIBCUDA),
+    },
     scanMs: scanMs(env),
     token,
-    kubernetes: kubeconfig ? { mode: 'kubeconfig', kubeconfig } : env.KUBERNETES_SERVICE_HOST ? { mode: 'in-cluster' } : { mode: 'off' },
+    kubernetes: kubeconfig
+      ? { mode: 'kubeconfig', kubeconfig }
+      : env.KUBERNETES_SERVICE_HOST
+        ? { mode: 'in-cluster' }
+        : { mode: 'off' },
     podLabels,
     sseMaxClients: int(env, 'HOPSCOPE_BPF_SSE_MAX_CLIENTS', 16, 1, 1000),
     headersTimeoutMs,

@@ -23,8 +23,13 @@ ${ENV_HELP}`);
 }
 
 let cfg;
-try { cfg = loadConfig(); } catch (err) {
-  if (err instanceof ConfigError) { console.error(`bpf-exporter: ${err.message}`); process.exit(2); }
+try {
+  cfg = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`bpf-exporter: ${err.message}`);
+    process.exit(2);
+  }
   throw err;
 }
 const log = pino({ level: cfg.logLevel });
@@ -35,6 +40,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     log.info({ signal: sig }, 'stopping: detaching probes');
-    exporter.stop().then(() => process.exit(0), () => process.exit(1));
+    exporter.stop().then(
+      () => process.exit(0),
+      () => process.exit(1)
+    );
   });
 }

@@ -18,15 +18,20 @@ import { parseEventQuery } from './http/params';
 import { ALL_PROBES } from './probes';
 import { formatZodError } from '../../contract/zod-error';
 
-const Registration = z.object({
-  pid: z.number().int().positive(),
-  pod: z.string().min(1).max(253),
-  namespace: z.string().min(1).max(253).optional(),
-  node: z.string().min(1).max(253).optional(),
-  service: z.string().min(1).max(253).optional(),
-  /** Workload labels, as the pod would carry them; only the configured ones (HOPSCOPE_BPF_POD_LABELS) are kept. */
-  labels: z.record(z.string().min(1).max(316), z.string().max(63)).refine((l) => Object.keys(l).length <= 32, 'at most 32 labels').optional(),
-}).strict();
+const Registration = z
+  .object({
+    pid: z.number().int().positive(),
+    pod: z.string().min(1).max(253),
+    namespace: z.string().min(1).max(253).optional(),
+    node: z.string().min(1).max(253).optional(),
+    service: z.string().min(1).max(253).optional(),
+    /** Workload labels, as the pod would carry them; only the configured ones (HOPSCOPE_BPF_POD_LABELS) are kept. */
+    labels: z
+      .record(z.string().min(1).max(316), z.string().max(63))
+      .refine((l) => Object.keys(l).length <= 32, 'at most 32 labels')
+      .optional(),
+  })
+  .strict();
 
 function fail(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: { code, message } });
@@ -63,7 +68,8 @@ function resumeFrom(req: Request, after: number | undefined): number | undefined
   if (after !== undefined) return after;
   const h = req.headers['last-event-id'];
   if (h === undefined || h === '') return undefined;
-  if (typeof h !== 'string' || !/^\d{1,16}$/.test(h)) return { error: 'Last-Event-ID must be an event sequence number' };
+  if (typeof h !== 'string' || !/^\d{1,16}$/.test(h))
+    return { error: 'Last-Event-ID must be an event sequence number' };
   return Number(h);
 }
 
@@ -73,7 +79,9 @@ export function createApp(pipeline: Pipeline, cfg: AppConfig): express.Express {
   const auth = requireToken(cfg.token);
   const keepLabels = new Set(cfg.podLabels);
 
-  app.get('/health', (_req, res) => { res.json(pipeline.health()); });
+  app.get('/health', (_req, res) => {
+    res.json(pipeline.health());
+  });
 
   app.get('/metrics', async (_req, res) => {
     res.set('content-type', pipeline.registry.contentType);
@@ -104,19 +112,28 @@ export function createApp(pipeline: Pipeline, cfg: AppConfig): express.Express {
     if (pipeline.sse.full) {
       pipeline.sse.refused++;
       res.set('retry-after', '5');
-      return fail(res, 503, 'too_many_subscribers', `${pipeline.sse.maxClients} stream subscribers already (HOPSCOPE_BPF_SSE_MAX_CLIENTS); retry later or poll /events?after=`);
+      return fail(
+        res,
+        503,
+        'too_many_subscribers',
+        `${pipeline.sse.maxClients} stream subscribers already (HOPSCOPE_BPF_SSE_MAX_CLIENTS); retry later or poll /events?after=`
+      );
     }
     pipeline.sse.add(res, q.filter, after, { mode: pipeline.mode, node: pipeline.node, filter: q.filter });
   });
 
   const json = express.json({ limit: '16kb' });
 
-  app.get('/register', auth, (_req, res) => { res.json({ registrations: pipeline.pids.list() }); });
+  app.get('/register', auth, (_req, res) => {
+    res.json({ registrations: pipeline.pids.list() });
+  });
 
   app.post('/register', auth, json, (req, res) => {
     const r = Registration.safeParse(req.body);
     if (!r.success) return fail(res, 400, 'bad_request', formatZodError(r.error, { root: 'body' }));
-    const labels = r.data.labels ? Object.fromEntries(Object.entries(r.data.labels).filter(([k]) => keepLabels.has(k))) : undefined;
+    const labels = r.data.labels
+      ? Object.fromEntries(Object.entries(r.data.labels).filter(([k]) => keepLabels.has(k)))
+      : undefined;
     const reg = pipeline.pids.set({ ...r.data, labels: labels && Object.keys(labels).length ? labels : undefined });
     pipeline.attributor.forget(r.data.pid);
     // The process may run files the uprobes should be on (a libcuda): look at its maps now.
@@ -132,7 +149,9 @@ export function createApp(pipeline: Pipeline, cfg: AppConfig): express.Express {
     res.status(204).end();
   });
 
-  app.use((_req, res) => fail(res, 404, 'not_found', 'no such route; see /health, /metrics, /events, /events/stream, /register'));
+  app.use((_req, res) =>
+    fail(res, 404, 'not_found', 'no such route; see /health, /metrics, /events, /events/stream, /register')
+  );
   app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
     fail(res, status, status === 500 ? 'internal' : 'bad_request', err.message);
@@ -145,7 +164,9 @@ function kubernetesOf(cfg: ExporterConfig, log: Logger): { connection?: KubeConn
   const k = cfg.kubernetes;
   if (k.mode === 'off') return undefined;
   try {
-    return { connection: k.mode === 'kubeconfig' ? kubeconfigConnection(k.kubeconfig!) : inClusterConnection(process.env) };
+    return {
+      connection: k.mode === 'kubeconfig' ? kubeconfigConnection(k.kubeconfig!) : inClusterConnection(process.env),
+    };
   } catch (err) {
     log.error({ err: (err as Error).message }, 'kubernetes connection unusable; pods attributed from /proc only');
     return { error: (err as Error).message };
@@ -153,7 +174,10 @@ function kubernetesOf(cfg: ExporterConfig, log: Logger): { connection?: KubeConn
 }
 
 /** Builds the pipeline from config, starts probes (or the replay) and the HTTP server. */
-export async function startExporter(cfg: ExporterConfig, log: Logger = pino({ level: cfg.logLevel })): Promise<Exporter> {
+export async function startExporter(
+  cfg: ExporterConfig,
+  log: Logger = pino({ level: cfg.logLevel })
+): Promise<Exporter> {
   const pipeline = new Pipeline({
     probes: ALL_PROBES.filter((p) => cfg.probes.includes(p.name)),
     probeOptions: { traceparentSampleEvery: cfg.traceparentSampleEvery, selfPid: process.pid },
@@ -174,21 +198,39 @@ export async function startExporter(cfg: ExporterConfig, log: Logger = pino({ le
   });
   const app = createApp(pipeline, cfg);
   // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough to honour them.
-  const server = createServer({
-    headersTimeout: cfg.headersTimeoutMs,
-    requestTimeout: cfg.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, Math.floor(cfg.headersTimeoutMs / 2)),
-  }, app);
+  const server = createServer(
+    {
+      headersTimeout: cfg.headersTimeoutMs,
+      requestTimeout: cfg.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.floor(cfg.headersTimeoutMs / 2)),
+    },
+    app
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(cfg.port, cfg.host, () => { server.off('error', reject); resolve(); });
+    server.listen(cfg.port, cfg.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
   await pipeline.start();
   const url = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
-  log.info({ url, mode: pipeline.mode, probes: cfg.probes, token: Boolean(cfg.token), attribution: pipeline.pods ? 'kubernetes' : 'proc' }, 'bpf-exporter listening');
+  log.info(
+    {
+      url,
+      mode: pipeline.mode,
+      probes: cfg.probes,
+      token: Boolean(cfg.token),
+      attribution: pipeline.pods ? 'kubernetes' : 'proc',
+    },
+    'bpf-exporter listening'
+  );
   return {
-    pipeline, server, url, port,
+    pipeline,
+    server,
+    url,
+    port,
     async stop() {
       await pipeline.stop();
       server.closeAllConnections();

@@ -128,7 +128,11 @@ export function parseDuration(name: string, v: string | undefined): number | und
   return n * ({ ms: 0.001, s: 1, m: 60, h: 3600 } as Record<string, number>)[m[2] ?? 's'];
 }
 
-function parseNum(name: string, v: string | undefined, opts: { int?: boolean; min?: number; max?: number } = {}): number | undefined {
+function parseNum(
+  name: string,
+  v: string | undefined,
+  opts: { int?: boolean; min?: number; max?: number } = {}
+): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (v.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} ${JSON.stringify(v)}: expected a number`);
@@ -141,34 +145,81 @@ function parseNum(name: string, v: string | undefined, opts: { int?: boolean; mi
 /** `a,b` (equal weights) or `a=3,b=1`. */
 function parseWeights(name: string, v: string, allowed?: string[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const part of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const part of v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const [k, w = '1'] = part.split('=').map((x) => x.trim());
     const n = Number(w);
-    if (!k || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} ${JSON.stringify(part)}: expected name or name=weight (weight ≥ 0)`);
-    if (allowed && !allowed.includes(k)) throw new UsageError(`--${name}: unknown ${JSON.stringify(k)}; allowed: ${allowed.join(', ')}`);
+    if (!k || !Number.isFinite(n) || n < 0)
+      throw new UsageError(`--${name} ${JSON.stringify(part)}: expected name or name=weight (weight ≥ 0)`);
+    if (allowed && !allowed.includes(k))
+      throw new UsageError(`--${name}: unknown ${JSON.stringify(k)}; allowed: ${allowed.join(', ')}`);
     out[k] = n;
   }
-  if (!Object.values(out).some((x) => x > 0)) throw new UsageError(`--${name} needs at least one entry with a weight > 0`);
+  if (!Object.values(out).some((x) => x > 0))
+    throw new UsageError(`--${name} needs at least one entry with a weight > 0`);
   return out;
 }
 
 export type CliPlan = SessionPlan;
-export interface ResendPlan { resend: string; proxyUrl?: string; token?: string; retryForMs: number }
+export interface ResendPlan {
+  resend: string;
+  proxyUrl?: string;
+  token?: string;
+  retryForMs: number;
+}
 
 const OPTIONS = {
-  help: { type: 'boolean', short: 'h' }, scenario: { type: 'string' }, 'list-scenarios': { type: 'boolean' },
-  target: { type: 'string' }, path: { type: 'string' }, method: { type: 'string' }, 'api-key': { type: 'string' },
-  model: { type: 'string' }, backend: { type: 'string' }, routes: { type: 'string' }, 'agent-ratio': { type: 'string' }, prompts: { type: 'string' },
-  'max-tokens': { type: 'string' }, 'no-stream': { type: 'boolean' }, control: { type: 'string' }, 'no-faults': { type: 'boolean' },
-  profile: { type: 'string' }, rps: { type: 'string' }, duration: { type: 'string' }, 'start-rps': { type: 'string' }, 'step-rps': { type: 'string' },
-  'step-every': { type: 'string' }, 'spike-rps': { type: 'string' }, 'spike-at': { type: 'string' }, 'spike-for': { type: 'string' }, arrivals: { type: 'string' },
-  seed: { type: 'string' }, timeout: { type: 'string' }, slo: { type: 'string' }, threshold: { type: 'string', multiple: true }, connections: { type: 'string' },
-  'max-in-flight': { type: 'string' }, traceparent: { type: 'boolean' }, 'raw-body': { type: 'string' },
-  report: { type: 'string' }, 'run-id': { type: 'string' }, join: { type: 'boolean' }, 'worker-id': { type: 'string' }, 'report-retry': { type: 'string' },
-  'spool-dir': { type: 'string' }, resend: { type: 'string' },
-  metrics: { type: 'string' }, 'metrics-host': { type: 'string' }, 'metrics-port': { type: 'string' }, 'metrics-wait': { type: 'string' },
-  'baseline-run': { type: 'string' }, 'max-regression': { type: 'string' },
-  json: { type: 'string' }, quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  scenario: { type: 'string' },
+  'list-scenarios': { type: 'boolean' },
+  target: { type: 'string' },
+  path: { type: 'string' },
+  method: { type: 'string' },
+  'api-key': { type: 'string' },
+  model: { type: 'string' },
+  backend: { type: 'string' },
+  routes: { type: 'string' },
+  'agent-ratio': { type: 'string' },
+  prompts: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'no-stream': { type: 'boolean' },
+  control: { type: 'string' },
+  'no-faults': { type: 'boolean' },
+  profile: { type: 'string' },
+  rps: { type: 'string' },
+  duration: { type: 'string' },
+  'start-rps': { type: 'string' },
+  'step-rps': { type: 'string' },
+  'step-every': { type: 'string' },
+  'spike-rps': { type: 'string' },
+  'spike-at': { type: 'string' },
+  'spike-for': { type: 'string' },
+  arrivals: { type: 'string' },
+  seed: { type: 'string' },
+  timeout: { type: 'string' },
+  slo: { type: 'string' },
+  threshold: { type: 'string', multiple: true },
+  connections: { type: 'string' },
+  'max-in-flight': { type: 'string' },
+  traceparent: { type: 'boolean' },
+  'raw-body': { type: 'string' },
+  report: { type: 'string' },
+  'run-id': { type: 'string' },
+  join: { type: 'boolean' },
+  'worker-id': { type: 'string' },
+  'report-retry': { type: 'string' },
+  'spool-dir': { type: 'string' },
+  resend: { type: 'string' },
+  metrics: { type: 'string' },
+  'metrics-host': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-wait': { type: 'string' },
+  'baseline-run': { type: 'string' },
+  'max-regression': { type: 'string' },
+  json: { type: 'string' },
+  quiet: { type: 'boolean' },
 } as const;
 
 /** Every option the parser accepts (the help must name each). */
@@ -178,14 +229,26 @@ function proxyUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | nu
   const v = flag ?? env.HOPSCOPE_PROXY_URL ?? DEFAULT_PROXY_URL;
   if (v === 'none') return null;
   let u: URL;
-  try { u = new URL(v); } catch { throw new UsageError(`--report ${JSON.stringify(v)}: not a URL (or none)`); }
+  try {
+    u = new URL(v);
+  } catch {
+    throw new UsageError(`--report ${JSON.stringify(v)}: not a URL (or none)`);
+  }
   if (!/^https?:$/.test(u.protocol)) throw new UsageError('--report must be an http:// or https:// URL, or none');
   return u.toString().replace(/\/+$/, '');
 }
 
-const safeId = (s: string): string => s.replace(/[^A-Za-z0-9_.:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128) || 'worker';
+const safeId = (s: string): string =>
+  s
+    .replace(/[^A-Za-z0-9_.:-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128) || 'worker';
 
-export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): CliPlan | ResendPlan | 'help' | 'list' {
+export function parseCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd()
+): CliPlan | ResendPlan | 'help' | 'list' {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: OPTIONS }));
@@ -195,7 +258,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   if (values.help) return 'help';
   if (values['list-scenarios']) return 'list';
   const s = (k: string) => values[k] as string | undefined;
-  const retryForMs = Math.round(1000 * (parseDuration('report-retry', s('report-retry') ?? '30s')!));
+  const retryForMs = Math.round(1000 * parseDuration('report-retry', s('report-retry') ?? '30s')!);
   if (retryForMs < 0 || retryForMs > 24 * 3600_000) throw new UsageError('--report-retry must be between 0 and 24h');
   if (s('resend') !== undefined) {
     const url = s('report') !== undefined ? proxyUrl(s('report'), env) : undefined;
@@ -210,7 +273,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   const name = loaded?.name ?? 'ad-hoc';
   if (s('target') !== undefined) {
     let target: URL;
-    try { target = new URL(s('target')!); } catch { throw new UsageError(`--target ${JSON.stringify(s('target'))}: not a URL`); }
+    try {
+      target = new URL(s('target')!);
+    } catch {
+      throw new UsageError(`--target ${JSON.stringify(s('target'))}: not a URL`);
+    }
     if (!/^https?:$/.test(target.protocol)) throw new UsageError('--target must be an http:// or https:// URL');
     sc.target.url = target.toString();
   }
@@ -218,20 +285,28 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   const method = (s('method') ?? 'POST').toUpperCase();
   if (method !== 'POST' && method !== 'GET') throw new UsageError('--method must be POST or GET');
   if (s('backend') !== undefined) {
-    if (!['vllm', 'tgi', 'mix', 'none'].includes(s('backend')!)) throw new UsageError('--backend must be vllm, tgi, mix or none');
+    if (!['vllm', 'tgi', 'mix', 'none'].includes(s('backend')!))
+      throw new UsageError('--backend must be vllm, tgi, mix or none');
     sc.target.backend = s('backend') as Scenario['target']['backend'];
   }
   if (s('control') !== undefined) sc.target.control = s('control')!;
   if (s('model') !== undefined) sc.models = parseWeights('model', s('model')!);
-  if (s('routes') !== undefined) sc.routes = { chat: 0, rag: 0, agent: 0, ...parseWeights('routes', s('routes')!, ['chat', 'rag', 'agent']) };
+  if (s('routes') !== undefined)
+    sc.routes = { chat: 0, rag: 0, agent: 0, ...parseWeights('routes', s('routes')!, ['chat', 'rag', 'agent']) };
   const agentRatio = parseNum('agent-ratio', s('agent-ratio'), { min: 0, max: 1 });
   if (agentRatio !== undefined) {
     const rest = sc.routes.chat + sc.routes.rag;
-    sc.routes = rest > 0
-      ? { chat: ((1 - agentRatio) * sc.routes.chat) / rest, rag: ((1 - agentRatio) * sc.routes.rag) / rest, agent: agentRatio }
-      : { chat: 0, rag: 1 - agentRatio, agent: agentRatio };
+    sc.routes =
+      rest > 0
+        ? {
+            chat: ((1 - agentRatio) * sc.routes.chat) / rest,
+            rag: ((1 - agentRatio) * sc.routes.rag) / rest,
+            agent: agentRatio,
+          }
+        : { chat: 0, rag: 1 - agentRatio, agent: agentRatio };
   }
-  if (s('prompts') !== undefined) sc.prompts = { kind: 'dataset', file: resolve(cwd, s('prompts')!), order: 'sequential' };
+  if (s('prompts') !== undefined)
+    sc.prompts = { kind: 'dataset', file: resolve(cwd, s('prompts')!), order: 'sequential' };
   const maxTokens = parseNum('max-tokens', s('max-tokens'), { int: true, min: 1, max: 32768 });
   if (maxTokens !== undefined) sc.request.maxTokens = maxTokens;
   if (values['no-stream']) sc.request.stream = false;
@@ -256,69 +331,148 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env, c
   l.connections = parseNum('connections', s('connections'), { int: true, min: 1, max: 10000 }) ?? l.connections;
   l.maxInFlight = parseNum('max-in-flight', s('max-in-flight'), { int: true, min: 1, max: 1_000_000 }) ?? l.maxInFlight;
   const profile: Profile = {
-    kind: l.profile, rps: l.rps, durationS: l.duration, startRps: l.startRps, stepRps: l.stepRps, stepEveryS: l.stepEvery,
-    spikeRps: l.spikeRps, spikeAtS: l.spikeAt, spikeForS: l.spikeFor, arrivals: l.arrivals,
+    kind: l.profile,
+    rps: l.rps,
+    durationS: l.duration,
+    startRps: l.startRps,
+    stepRps: l.stepRps,
+    stepEveryS: l.stepEvery,
+    spikeRps: l.spikeRps,
+    spikeAtS: l.spikeAt,
+    spikeForS: l.spikeFor,
+    arrivals: l.arrivals,
   };
-  try { validateProfile(profile); } catch (err) { throw new UsageError((err as Error).message); }
-  if (expectedArrivals(profile) > 50_000_000) throw new UsageError(`this profile would send about ${expectedArrivals(profile)} requests; refusing (more than 50 million)`);
+  try {
+    validateProfile(profile);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (expectedArrivals(profile) > 50_000_000)
+    throw new UsageError(
+      `this profile would send about ${expectedArrivals(profile)} requests; refusing (more than 50 million)`
+    );
   if (s('slo') !== undefined) {
-    try { sc.slo = parseSlo(s('slo')!); } catch (err) { throw new UsageError((err as Error).message); }
+    try {
+      sc.slo = parseSlo(s('slo')!);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
   }
   for (const t of (values.threshold as string[] | undefined) ?? []) {
-    try { parseThreshold(t); } catch (err) { throw new UsageError((err as Error).message); }
+    try {
+      parseThreshold(t);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     sc.thresholds.push(t);
   }
   if (s('max-regression') !== undefined) {
-    try { parseMaxRegression(s('max-regression')!); } catch (err) { throw new UsageError((err as Error).message); }
+    try {
+      parseMaxRegression(s('max-regression')!);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     sc.maxRegression = s('max-regression');
   }
   if (values['no-faults']) sc.faults = [];
   // One schema decides what a run is, whether its fields came from a file or from flags.
-  const final = revalidate(sc, loaded ? `scenario ${loaded.name} with the command-line flags is not valid` : 'the command-line flags do not make a valid run');
+  const final = revalidate(
+    sc,
+    loaded
+      ? `scenario ${loaded.name} with the command-line flags is not valid`
+      : 'the command-line flags do not make a valid run'
+  );
   const thresholds: Threshold[] = final.thresholds.map((t) => parseThreshold(t));
-  if (final.faults.length && final.target.control === 'none') throw new UsageError(`the scenario has ${final.faults.length} fault(s) but no fault API (--control none): give --control URL or --no-faults`);
+  if (final.faults.length && final.target.control === 'none')
+    throw new UsageError(
+      `the scenario has ${final.faults.length} fault(s) but no fault API (--control none): give --control URL or --no-faults`
+    );
 
   const report = proxyUrl(s('report'), env);
   const runId = s('run-id') ?? `${name === 'ad-hoc' ? 'run' : name.slice(0, 110)}-${randomBytes(4).toString('hex')}`;
-  if (!RunId.safeParse(runId).success) throw new UsageError(`--run-id ${JSON.stringify(runId)}: a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)`);
+  if (!RunId.safeParse(runId).success)
+    throw new UsageError(
+      `--run-id ${JSON.stringify(runId)}: a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)`
+    );
   const workerId = s('worker-id') ?? safeId(`${hostname()}-${process.pid}`);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(workerId)) throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: 1–128 letters, digits, _ . : -`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(workerId))
+    throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: 1–128 letters, digits, _ . : -`);
   if (values.join && !report) throw new UsageError('--join adds a worker to a run on the proxy: it needs --report URL');
 
   const metricsFlag = s('metrics');
-  if (metricsFlag !== undefined && !['none', 'otlp', 'prometheus'].includes(metricsFlag)) throw new UsageError('--metrics must be none, otlp or prometheus');
+  if (metricsFlag !== undefined && !['none', 'otlp', 'prometheus'].includes(metricsFlag))
+    throw new UsageError('--metrics must be none, otlp or prometheus');
   const mode = chooseMetricsMode(metricsFlag, env);
-  if (mode === 'otlp' && !otlpMetricsEndpoint(env)) throw new UsageError('--metrics otlp needs OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)');
+  if (mode === 'otlp' && !otlpMetricsEndpoint(env))
+    throw new UsageError('--metrics otlp needs OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)');
   const metricsPort = parseNum('metrics-port', s('metrics-port'), { int: true, min: 0, max: 65535 });
   const waitS = parseDuration('metrics-wait', s('metrics-wait') ?? '10s')!;
   if (waitS < 0 || waitS > 600) throw new UsageError('--metrics-wait must be between 0 and 10m');
 
   const rules = final.maxRegression ? parseMaxRegression(final.maxRegression) : undefined;
   const baselineRef = s('baseline-run');
-  if (baselineRef !== undefined && !rules) throw new UsageError('--baseline-run needs --max-regression (or the scenario\'s maxRegression), e.g. --max-regression \'p99_ms:+10%\'');
-  if (s('max-regression') !== undefined && baselineRef === undefined) throw new UsageError('--max-regression needs --baseline-run ID|FILE');
+  if (baselineRef !== undefined && !rules)
+    throw new UsageError(
+      "--baseline-run needs --max-regression (or the scenario's maxRegression), e.g. --max-regression 'p99_ms:+10%'"
+    );
+  if (s('max-regression') !== undefined && baselineRef === undefined)
+    throw new UsageError('--max-regression needs --baseline-run ID|FILE');
 
-  const prompts = final.prompts.kind === 'dataset'
-    ? { kind: 'dataset' as const, lines: loadDataset(scenarioRelative(loaded, final.prompts.file, cwd)), order: final.prompts.order }
-    : { kind: 'synth' as const, options: final.prompts };
+  const prompts =
+    final.prompts.kind === 'dataset'
+      ? {
+          kind: 'dataset' as const,
+          lines: loadDataset(scenarioRelative(loaded, final.prompts.file, cwd)),
+          order: final.prompts.order,
+        }
+      : { kind: 'synth' as const, options: final.prompts };
   const models = Object.keys(final.models).filter((m) => final.models[m] > 0);
   return {
     load: {
-      target: final.target.url, path: final.target.path, method: method as 'POST' | 'GET', profile, stream: final.request.stream,
-      models, modelWeights: final.models, backend: final.target.backend, agentRatio: final.routes.agent / (final.routes.chat + final.routes.rag + final.routes.agent),
-      routes: final.routes, prompts, maxTokens: final.request.maxTokens, seed: final.load.seed, runId, scenario: name,
-      timeoutMs: Math.round(final.request.timeout * 1000), connections: final.load.connections, maxInFlight: final.load.maxInFlight,
-      slo: final.slo, traceparent: final.request.traceparent, apiKey: s('api-key') ?? env.OPENAI_API_KEY, rawBody: s('raw-body'),
+      target: final.target.url,
+      path: final.target.path,
+      method: method as 'POST' | 'GET',
+      profile,
+      stream: final.request.stream,
+      models,
+      modelWeights: final.models,
+      backend: final.target.backend,
+      agentRatio: final.routes.agent / (final.routes.chat + final.routes.rag + final.routes.agent),
+      routes: final.routes,
+      prompts,
+      maxTokens: final.request.maxTokens,
+      seed: final.load.seed,
+      runId,
+      scenario: name,
+      timeoutMs: Math.round(final.request.timeout * 1000),
+      connections: final.load.connections,
+      maxInFlight: final.load.maxInFlight,
+      slo: final.slo,
+      traceparent: final.request.traceparent,
+      apiKey: s('api-key') ?? env.OPENAI_API_KEY,
+      rawBody: s('raw-body'),
     },
     scenario: { name, ...(loaded ? { file: loaded.file } : {}), resolved: final },
     thresholds,
     faults: final.faults,
     control: final.target.control.replace(/\/+$/, ''),
     report: report
-      ? { url: report, token: env.HOPSCOPE_PROXY_TOKEN, join: Boolean(values.join), spoolDir: s('spool-dir') ?? defaultSpoolDir(env), retryForMs }
+      ? {
+          url: report,
+          token: env.HOPSCOPE_PROXY_TOKEN,
+          join: Boolean(values.join),
+          spoolDir: s('spool-dir') ?? defaultSpoolDir(env),
+          retryForMs,
+        }
       : null,
     workerId,
-    metrics: { mode, host: s('metrics-host') ?? '127.0.0.1', port: metricsPort ?? 0, waitMaxMs: Math.round(waitS * 1000), portGiven: metricsPort !== undefined },
+    metrics: {
+      mode,
+      host: s('metrics-host') ?? '127.0.0.1',
+      port: metricsPort ?? 0,
+      waitMaxMs: Math.round(waitS * 1000),
+      portGiven: metricsPort !== undefined,
+    },
     ...(baselineRef !== undefined && rules ? { baseline: { ref: baselineRef, rules } } : {}),
     jsonOut: s('json') ?? '-',
     quiet: Boolean(values.quiet),
@@ -337,9 +491,18 @@ function listing(env: NodeJS.ProcessEnv): string {
   return lines.length ? lines.join('\n') : '(no scenarios found)';
 }
 
-export interface MainOptions { env?: NodeJS.ProcessEnv; signal?: AbortSignal; cwd?: string }
+export interface MainOptions {
+  env?: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  cwd?: string;
+}
 
-export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s), opts: MainOptions = {}): Promise<number> {
+export async function main(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  err: (s: string) => void = (s) => process.stderr.write(s),
+  opts: MainOptions = {}
+): Promise<number> {
   const env = opts.env ?? process.env;
   let plan: ReturnType<typeof parseCli>;
   try {
@@ -349,12 +512,26 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     err(`hopscope-load: ${e.message}\nRun hopscope-load --help for usage.\n`);
     return EXIT.usage;
   }
-  if (plan === 'help') { out(`${HELP}\n`); return EXIT.pass; }
-  if (plan === 'list') { out(`${listing(env)}\n`); return EXIT.pass; }
+  if (plan === 'help') {
+    out(`${HELP}\n`);
+    return EXIT.pass;
+  }
+  if (plan === 'list') {
+    out(`${listing(env)}\n`);
+    return EXIT.pass;
+  }
   if ('resend' in plan) {
     try {
-      const r = await resendSpool(plan.resend, { proxyUrl: plan.proxyUrl, token: plan.token, retryForMs: plan.retryForMs, warn: (m) => err(`hopscope-load: ${m}\n`) });
-      if (r.delivered) { out(`delivered ${plan.resend}\n`); return EXIT.pass; }
+      const r = await resendSpool(plan.resend, {
+        proxyUrl: plan.proxyUrl,
+        token: plan.token,
+        retryForMs: plan.retryForMs,
+        warn: (m) => err(`hopscope-load: ${m}\n`),
+      });
+      if (r.delivered) {
+        out(`delivered ${plan.resend}\n`);
+        return EXIT.pass;
+      }
       err(`hopscope-load: not delivered (${r.message}); ${plan.resend} is kept\n`);
       return EXIT.failed;
     } catch (e) {
@@ -368,11 +545,17 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
   opts.signal?.addEventListener('abort', onSig, { once: true });
   // Only the real CLI listens to signals; a caller passing its own signal keeps its process's handlers.
   const own = !opts.signal;
-  if (own) { process.once('SIGINT', onSig); process.once('SIGTERM', onSig); }
+  if (own) {
+    process.once('SIGINT', onSig);
+    process.once('SIGTERM', onSig);
+  }
   try {
     return await runSession(plan, { out, err, signal: ac.signal, tty: Boolean(process.stderr.isTTY), env });
   } finally {
-    if (own) { process.off('SIGINT', onSig); process.off('SIGTERM', onSig); }
+    if (own) {
+      process.off('SIGINT', onSig);
+      process.off('SIGTERM', onSig);
+    }
   }
 }
 

@@ -102,8 +102,8 @@ const bool = (name: string, v: string): boolean => {
   throw new Error(`${name}=${v}: expected on|off`);
 };
 
-
-export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 const first = (env: NodeJS.ProcessEnv, ...names: string[]): [string, string] | undefined => {
   for (const n of names) if (env[n] !== undefined && env[n]!.trim() !== '') return [n, env[n]!.trim()];
@@ -120,15 +120,22 @@ function otelFromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
   else if (base) out.otlpEndpoint = `${base[1].replace(/\/+$/, '')}/v1/traces`;
   const proto = first(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL');
   if (proto) {
-    if (proto[1] !== 'http/protobuf' && proto[1] !== 'http/json') throw new Error(`${proto[0]}=${proto[1]}: the chain exports over OTLP/HTTP; use http/protobuf or http/json`);
+    if (proto[1] !== 'http/protobuf' && proto[1] !== 'http/json')
+      throw new Error(`${proto[0]}=${proto[1]}: the chain exports over OTLP/HTTP; use http/protobuf or http/json`);
     out.otlpProtocol = proto[1];
   }
   const headers = {
-    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS) : {}),
-    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS
+      ? parseOtelList('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS)
+      : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS
+      ? parseOtelList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS)
+      : {}),
   };
   if (Object.keys(headers).length) out.otlpHeaders = headers;
-  const resource = env.OTEL_RESOURCE_ATTRIBUTES ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES) : {};
+  const resource = env.OTEL_RESOURCE_ATTRIBUTES
+    ? parseOtelList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES)
+    : {};
   // service.name is each hop's own; the chain's name (OTEL_SERVICE_NAME, which wins over the attribute) is its namespace.
   const ns = env.OTEL_SERVICE_NAME?.trim() || resource['service.namespace'];
   if (ns) out.serviceNamespace = ns;
@@ -136,7 +143,8 @@ function otelFromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
   if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? '')) out.tracing = false;
   const exporter = env.OTEL_TRACES_EXPORTER?.trim();
   if (exporter === 'none') out.tracing = false;
-  else if (exporter && exporter !== 'otlp') throw new Error(`OTEL_TRACES_EXPORTER=${exporter}: the chain exports traces with otlp (or none)`);
+  else if (exporter && exporter !== 'otlp')
+    throw new Error(`OTEL_TRACES_EXPORTER=${exporter}: the chain exports traces with otlp (or none)`);
   return out;
 }
 
@@ -159,7 +167,15 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_NAMESPACE', 'namespace', (v) => v],
     ['HOPSCOPE_VECTOR_CACHE_HIT_RATE', 'vectorCacheHitRate', num],
     ['HOPSCOPE_RAG_TOP_K', 'ragTopK', num],
-    ['HOPSCOPE_TLS_HOPS', 'tlsHops', (v) => v.split(',').map((s) => s.trim()).filter(Boolean)],
+    [
+      'HOPSCOPE_TLS_HOPS',
+      'tlsHops',
+      (v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+    ],
     ['HOPSCOPE_HOP_TIMEOUT_MS', 'hopTimeoutMs', num],
     ['HOPSCOPE_GPU_NODES', 'gpuNodes', num],
     ['HOPSCOPE_GPUS_PER_NODE', 'gpusPerNode', num],
@@ -202,13 +218,19 @@ export function controlBindProblem(cfg: ChainConfig): string | undefined {
 }
 
 /** Defaults ← env ← overrides, validated; throws one Error listing every bad value. */
-export function loadChainConfig(overrides: Partial<ChainConfig> = {}, env: NodeJS.ProcessEnv = process.env): ChainConfig {
+export function loadChainConfig(
+  overrides: Partial<ChainConfig> = {},
+  env: NodeJS.ProcessEnv = process.env
+): ChainConfig {
   const fromE = fromEnv(env);
   const merged = {
     ...DEFAULTS,
     ...fromE,
     ...overrides,
-    replicas: { ...DEFAULTS.replicas, ...(fromE.replicas ?? {}), ...(overrides.replicas ?? {}) } as Record<HopName, number>,
+    replicas: { ...DEFAULTS.replicas, ...(fromE.replicas ?? {}), ...(overrides.replicas ?? {}) } as Record<
+      HopName,
+      number
+    >,
   };
   const parsed = ChainConfig.safeParse(merged);
   if (!parsed.success) {

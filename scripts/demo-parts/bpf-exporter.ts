@@ -10,11 +10,18 @@ export function part(ctx: DemoContext): DemoPart {
     order: 20,
     command: process.execPath,
     args: ['--import', 'tsx', 'bpf-exporter/src/main.ts'],
-    env: { HOPSCOPE_BPF_PORT: port, HOPSCOPE_BPF_HOST: '127.0.0.1', HOPSCOPE_BPF_NODE: process.env.HOPSCOPE_BPF_NODE ?? 'demo-node' },
+    env: {
+      HOPSCOPE_BPF_PORT: port,
+      HOPSCOPE_BPF_HOST: '127.0.0.1',
+      HOPSCOPE_BPF_NODE: process.env.HOPSCOPE_BPF_NODE ?? 'demo-node',
+    },
     readyUrl: `http://127.0.0.1:${port}/health`,
     async available() {
       const m = machinePreflight(process.env.HOPSCOPE_BPFTRACE || 'bpftrace');
-      if (!m.ok) console.log(`[bpf-exporter] probes will not attach: ${m.reason} (serving /health and empty /events; set HOPSCOPE_BPF_REPLAY=<file.jsonl> to replay a recording, marked mode "replay")`);
+      if (!m.ok)
+        console.log(
+          `[bpf-exporter] probes will not attach: ${m.reason} (serving /health and empty /events; set HOPSCOPE_BPF_REPLAY=<file.jsonl> to replay a recording, marked mode "replay")`
+        );
       void ctx;
       return true;
     },

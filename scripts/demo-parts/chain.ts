@@ -17,8 +17,10 @@ export function part(ctx: DemoContext): DemoPart {
     env: {
       HOPSCOPE_GATEWAY_PORT: process.env.HOPSCOPE_GATEWAY_PORT ?? '3310',
       HOPSCOPE_CONTROL_PORT: control,
-      HOPSCOPE_OTLP_ENDPOINT: process.env.HOPSCOPE_OTLP_ENDPOINT ?? `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}/v1/traces`,
-      HOPSCOPE_EXPORTER_URL: process.env.HOPSCOPE_EXPORTER_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`,
+      HOPSCOPE_OTLP_ENDPOINT:
+        process.env.HOPSCOPE_OTLP_ENDPOINT ?? `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}/v1/traces`,
+      HOPSCOPE_EXPORTER_URL:
+        process.env.HOPSCOPE_EXPORTER_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`,
     },
     readyUrl: `http://127.0.0.1:${control}/healthz`,
   };

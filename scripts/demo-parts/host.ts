@@ -9,7 +9,8 @@ import type { DemoContext, DemoPart } from './types';
 
 export function part(ctx: DemoContext): DemoPart {
   const port = process.env.HOPSCOPE_HOST_PORT ?? '3300';
-  const proxyUrl = process.env.HOPSCOPE_HOST_PROXY_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}`;
+  const proxyUrl =
+    process.env.HOPSCOPE_HOST_PROXY_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}`;
   return {
     name: 'host',
     order: 50,
@@ -19,7 +20,9 @@ export function part(ctx: DemoContext): DemoPart {
     readyUrl: `http://127.0.0.1:${port}/api/health`,
     openUrl: `http://127.0.0.1:${port}/a/hopscope-rca-app/`,
     async available() {
-      return existsSync(join(ctx.root, 'dist', 'module.js')) ? true : 'dist/module.js is missing: run `npm run build` first';
+      return existsSync(join(ctx.root, 'dist', 'module.js'))
+        ? true
+        : 'dist/module.js is missing: run `npm run build` first';
     },
   };
 }

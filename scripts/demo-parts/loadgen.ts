@@ -9,22 +9,44 @@ import { join } from 'node:path';
 import type { DemoContext, DemoPart } from './types';
 
 const pad = (n: number): string => String(n).padStart(2, '0');
-const stamp = (d: Date): string => `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}`;
+const stamp = (d: Date): string =>
+  `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}`;
 const runId = `demo-steady-${stamp(new Date())}`;
 const proxy = `http://127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}`;
 
 export function part(ctx: DemoContext): DemoPart {
   const gateway = `http://127.0.0.1:${process.env.HOPSCOPE_GATEWAY_PORT ?? '3310'}`;
-  const control = process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_CONTROL_PORT ?? '3319'}`;
+  const control =
+    process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_CONTROL_PORT ?? '3319'}`;
   const rps = process.env.HOPSCOPE_DEMO_RPS;
   return {
     name: 'loadgen',
     order: 40,
     command: process.execPath,
     args: [
-      '--import', 'tsx', join(ctx.root, 'loadgen/src/cli.ts'), '--scenario', 'demo-steady', '--run-id', runId, '--worker-id', 'demo',
-      '--target', gateway, '--control', control, '--report', proxy, '--metrics', 'prometheus', '--metrics-host', '127.0.0.1',
-      '--quiet', '--json', join(ctx.dataDir, `${runId}.json`), ...(rps ? ['--rps', rps] : []),
+      '--import',
+      'tsx',
+      join(ctx.root, 'loadgen/src/cli.ts'),
+      '--scenario',
+      'demo-steady',
+      '--run-id',
+      runId,
+      '--worker-id',
+      'demo',
+      '--target',
+      gateway,
+      '--control',
+      control,
+      '--report',
+      proxy,
+      '--metrics',
+      'prometheus',
+      '--metrics-host',
+      '127.0.0.1',
+      '--quiet',
+      '--json',
+      join(ctx.dataDir, `${runId}.json`),
+      ...(rps ? ['--rps', rps] : []),
     ],
     // Ready once the proxy has the run (the readiness probe carries no token: with one, the demo does not wait for it).
     ...(process.env.HOPSCOPE_PROXY_TOKEN ? {} : { readyUrl: `${proxy}/api/runs/${runId}` }),

@@ -31,13 +31,16 @@ export const SCRAPE_INTERVAL = '5s';
 export function part(ctx: DemoContext): DemoPart {
   const bin = process.env.HOPSCOPE_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
   const port = process.env.HOPSCOPE_PROMETHEUS_PORT ?? '3390';
-  const control = process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_CONTROL_PORT ?? '3319'}`;
+  const control =
+    process.env.HOPSCOPE_CHAIN_CONTROL_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_CONTROL_PORT ?? '3319'}`;
   const exporter = `127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`;
   const proxy = `127.0.0.1:${process.env.HOPSCOPE_PROXY_PORT ?? '3301'}`;
   const dir = join(ctx.dataDir, 'prometheus');
   const config = join(dir, 'prometheus.yml');
   mkdirSync(join(dir, 'data'), { recursive: true });
-  writeFileSync(config, `# Written by scripts/demo-parts/prometheus.ts for the Hopscope demo.
+  writeFileSync(
+    config,
+    `# Written by scripts/demo-parts/prometheus.ts for the Hopscope demo.
 global:
   scrape_interval: ${SCRAPE_INTERVAL}
   scrape_timeout: 4s
@@ -58,7 +61,8 @@ scrape_configs:
 ${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || undefined })}  - job_name: prometheus
     static_configs:
       - targets: ['127.0.0.1:${port}']
-`);
+`
+  );
   return {
     name: 'prometheus',
     order: 10,
@@ -74,7 +78,9 @@ ${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || 
     ],
     readyUrl: `http://127.0.0.1:${port}/-/ready`,
     async available() {
-      return existsSync(bin) ? true : `${bin} is missing: install the Debian package (apt-get install prometheus) or set HOPSCOPE_PROMETHEUS_BIN`;
+      return existsSync(bin)
+        ? true
+        : `${bin} is missing: install the Debian package (apt-get install prometheus) or set HOPSCOPE_PROMETHEUS_BIN`;
     },
   };
 }

@@ -49,5 +49,9 @@ export function part(ctx: DemoContext): DemoPart {
 /** For the demo's banner: where the runs are kept. */
 export function notes(): string[] {
   const url = process.env.HOPSCOPE_DATABASE_URL;
-  return [url ? `Runs and alert state are kept in PostgreSQL at ${redactUrl(url)} (HOPSCOPE_DATABASE_URL)` : `Runs and alert state are kept in ${dataDir()} (HOPSCOPE_DATA_DIR); they survive a restart`];
+  return [
+    url
+      ? `Runs and alert state are kept in PostgreSQL at ${redactUrl(url)} (HOPSCOPE_DATABASE_URL)`
+      : `Runs and alert state are kept in ${dataDir()} (HOPSCOPE_DATA_DIR); they survive a restart`,
+  ];
 }

@@ -8,9 +8,29 @@ import { lastValueFrom } from 'rxjs';
 import { z } from 'zod';
 
 import {
-  ErrorBody, AlertRules, AlertRulesExport, AlertsAnswer, AnnotationsAnswer, CompareAnswer, formatZodError, GoldenAnswer, HeatmapAnswer,
-  PodKernelEventsAnswer, PodsAnswer, RcaAnswer, RunCompareAnswer, RunList, RunRecord, RunTtftAnswer, SavedRcaAnswer, SavedRcaAnswerMeta,
-  ServicesAnswer, SourceStatus, TraceDetail, TraceList, type AlertRule,
+  ErrorBody,
+  AlertRules,
+  AlertRulesExport,
+  AlertsAnswer,
+  AnnotationsAnswer,
+  CompareAnswer,
+  formatZodError,
+  GoldenAnswer,
+  HeatmapAnswer,
+  PodKernelEventsAnswer,
+  PodsAnswer,
+  RcaAnswer,
+  RunCompareAnswer,
+  RunList,
+  RunRecord,
+  RunTtftAnswer,
+  SavedRcaAnswer,
+  SavedRcaAnswerMeta,
+  ServicesAnswer,
+  SourceStatus,
+  TraceDetail,
+  TraceList,
+  type AlertRule,
 } from '../../contract';
 import { ENDPOINTS } from './endpoints';
 import { cleanParams, proxyUrl, rawFetch, type QueryParams } from './http';
@@ -64,8 +84,10 @@ export async function request<S extends z.ZodType>(
 ): Promise<ApiResult<z.infer<S>>> {
   const params = cleanParams(options.params);
   // A GET the page's module started early (prefetch.ts) is taken instead of asking again; validated the same way.
-  const early = (options.method ?? 'GET') === 'GET' && options.body === undefined ? takePrefetched(path, params) : undefined;
-  const outcome = await (early ?? rawFetch(path, { method: options.method, params, body: options.body, requestId: options.requestId }));
+  const early =
+    (options.method ?? 'GET') === 'GET' && options.body === undefined ? takePrefetched(path, params) : undefined;
+  const outcome = await (early ??
+    rawFetch(path, { method: options.method, params, body: options.body, requestId: options.requestId }));
   if (!outcome.ok) {
     return { ok: false, error: toApiError(outcome.error) };
   }
@@ -74,14 +96,17 @@ export async function request<S extends z.ZodType>(
   if (!parsed.success) {
     return {
       ok: false,
-      error: { kind: 'invalid', code: 'invalid_response', message: `Unexpected answer from ${path}: ${formatZodError(parsed.error, { root: 'answer', max: 3 })}` },
+      error: {
+        kind: 'invalid',
+        code: 'invalid_response',
+        message: `Unexpected answer from ${path}: ${formatZodError(parsed.error, { root: 'answer', max: 3 })}`,
+      },
     };
   }
   return { ok: true, data: parsed.data };
 }
 
 // ---- The app views' endpoints (issue 6). Times are epoch ms; optional filters are dropped when undefined. ----
-
 
 export interface TimeWindow {
   from: number;
@@ -99,10 +124,16 @@ export interface GoldenFilter extends TimeWindow {
 const seg = (s: string): string => encodeURIComponent(s);
 
 /** A trace's root cause as the proxy answers it: the engine's answer, and the answers saved of this trace (newest first). */
-export const TraceRootCause = RcaAnswer.extend({ saved: z.array(SavedRcaAnswerMeta).optional(), partial: z.boolean().optional(), sources: z.array(SourceStatus).optional() });
+export const TraceRootCause = RcaAnswer.extend({
+  saved: z.array(SavedRcaAnswerMeta).optional(),
+  partial: z.boolean().optional(),
+  sources: z.array(SourceStatus).optional(),
+});
 
 /** POST /rca/answers: the saved answer's id and trace, and its links (the JSON through Grafana, the app's view). */
-export const SavedRcaAnswerCreated = SavedRcaAnswerMeta.extend({ links: z.object({ api: z.string(), app: z.string() }).partial().optional() });
+export const SavedRcaAnswerCreated = SavedRcaAnswerMeta.extend({
+  links: z.object({ api: z.string(), app: z.string() }).partial().optional(),
+});
 
 export const SavedRcaAnswerList = z.object({ answers: z.array(SavedRcaAnswerMeta) });
 
@@ -117,35 +148,56 @@ export interface RulesChange {
  * one id shared by two panels would cancel the other's call; pass `requestId` to cancel an older call on purpose.
  */
 export const api = {
-  golden: (f: GoldenFilter, requestId?: string) => request(ENDPOINTS.golden, GoldenAnswer, { params: { ...f }, requestId }),
-  heatmap: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.heatmap, HeatmapAnswer, { params: { ...w }, requestId }),
-  annotations: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.annotations, AnnotationsAnswer, { params: { ...w }, requestId }),
-  services: (w: TimeWindow, requestId?: string) => request(ENDPOINTS.services, ServicesAnswer, { params: { ...w }, requestId }),
-  pods: (service: string, w: TimeWindow, requestId?: string) => request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
+  golden: (f: GoldenFilter, requestId?: string) =>
+    request(ENDPOINTS.golden, GoldenAnswer, { params: { ...f }, requestId }),
+  heatmap: (w: TimeWindow, requestId?: string) =>
+    request(ENDPOINTS.heatmap, HeatmapAnswer, { params: { ...w }, requestId }),
+  annotations: (w: TimeWindow, requestId?: string) =>
+    request(ENDPOINTS.annotations, AnnotationsAnswer, { params: { ...w }, requestId }),
+  services: (w: TimeWindow, requestId?: string) =>
+    request(ENDPOINTS.services, ServicesAnswer, { params: { ...w }, requestId }),
+  pods: (service: string, w: TimeWindow, requestId?: string) =>
+    request(`/services/${seg(service)}/pods`, PodsAnswer, { params: { ...w }, requestId }),
   kernelEvents: (pod: string, w: TimeWindow & { type?: string }, requestId?: string) =>
     request(`/pods/${seg(pod)}/kernel-events`, PodKernelEventsAnswer, { params: { ...w }, requestId }),
   /** `sort: 'duration'`: the slowest traces of the whole range (the default is the newest). */
-  traces: (f: TimeWindow & { service?: string; minDurationMs?: number; status?: string; limit?: number; sort?: 'recent' | 'duration' }, requestId?: string) =>
-    request('/traces', TraceList, { params: { ...f }, requestId }),
+  traces: (
+    f: TimeWindow & {
+      service?: string;
+      minDurationMs?: number;
+      status?: string;
+      limit?: number;
+      sort?: 'recent' | 'duration';
+    },
+    requestId?: string
+  ) => request('/traces', TraceList, { params: { ...f }, requestId }),
   trace: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId }),
-  traceRca: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}/rca`, TraceRootCause, { requestId }),
+  traceRca: (traceId: string, requestId?: string) =>
+    request(`/traces/${seg(traceId)}/rca`, TraceRootCause, { requestId }),
   /** Saves a trace's root cause as the proxy computes it now, for a postmortem to link to. */
-  saveTraceRca: (traceId: string) => request('/rca/answers', SavedRcaAnswerCreated, { method: 'POST', body: { traceId } }),
+  saveTraceRca: (traceId: string) =>
+    request('/rca/answers', SavedRcaAnswerCreated, { method: 'POST', body: { traceId } }),
   savedRca: (id: string, requestId?: string) => request(`/rca/answers/${seg(id)}`, SavedRcaAnswer, { requestId }),
   /** The answers saved of a trace, newest first (without the answers). */
-  savedRcaOfTrace: (traceId: string, requestId?: string) => request('/rca/answers', SavedRcaAnswerList, { params: { traceId, limit: 20 }, requestId }),
-  compare: (a: string, b: string, w: TimeWindow, requestId?: string) => request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId }),
+  savedRcaOfTrace: (traceId: string, requestId?: string) =>
+    request('/rca/answers', SavedRcaAnswerList, { params: { traceId, limit: 20 }, requestId }),
+  compare: (a: string, b: string, w: TimeWindow, requestId?: string) =>
+    request('/compare', CompareAnswer, { params: { a, b, ...w }, requestId }),
   alertRules: () => request('/alerts/rules', AlertRules),
   putAlertRules: (change: RulesChange) => request('/alerts/rules', AlertRules, { method: 'PUT', body: change }),
   /** The rule set as a file (the format HOPSCOPE_ALERT_RULES_FILE and the import read). */
   exportAlertRules: () => request('/alerts/rules/export', AlertRulesExport),
-  importAlertRules: (change: RulesChange) => request('/alerts/rules/import', AlertRules, { method: 'POST', body: change }),
+  importAlertRules: (change: RulesChange) =>
+    request('/alerts/rules/import', AlertRules, { method: 'POST', body: change }),
   alerts: (w: TimeWindow, requestId?: string) => request('/alerts', AlertsAnswer, { params: { ...w }, requestId }),
   /** Load-test runs overlapping the window, newest first. */
-  runs: (f: Partial<TimeWindow> & { scenario?: string; status?: string; limit?: number; offset?: number }, requestId?: string) =>
-    request('/runs', RunList, { params: { ...f }, requestId }),
+  runs: (
+    f: Partial<TimeWindow> & { scenario?: string; status?: string; limit?: number; offset?: number },
+    requestId?: string
+  ) => request('/runs', RunList, { params: { ...f }, requestId }),
   run: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}`, RunRecord, { requestId }),
-  runCompare: (runId: string, baselineRunId: string, requestId?: string) => request(`/runs/${seg(runId)}/compare/${seg(baselineRunId)}`, RunCompareAnswer, { requestId }),
+  runCompare: (runId: string, baselineRunId: string, requestId?: string) =>
+    request(`/runs/${seg(runId)}/compare/${seg(baselineRunId)}`, RunCompareAnswer, { requestId }),
   runTtft: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}/ttft`, RunTtftAnswer, { requestId }),
 };
 

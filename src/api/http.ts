@@ -18,7 +18,12 @@ export function proxyUrl(path: string): string {
 /** One call through Grafana's backendSrv (data proxy), never throwing. */
 export async function rawFetch(
   path: string,
-  options: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; params?: Record<string, string>; body?: unknown; requestId?: string } = {}
+  options: {
+    method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    params?: Record<string, string>;
+    body?: unknown;
+    requestId?: string;
+  } = {}
 ): Promise<RawOutcome> {
   try {
     const response = await lastValueFrom(

@@ -46,12 +46,21 @@ export function answers(early: EarlyRequest, path: string, params: Record<string
       return true;
     }
     const tol = early.tolerance[k];
-    return tol !== undefined && /^\d+$/.test(params[k]) && /^\d+$/.test(early.params[k]) && Math.abs(Number(params[k]) - Number(early.params[k])) <= tol;
+    return (
+      tol !== undefined &&
+      /^\d+$/.test(params[k]) &&
+      /^\d+$/.test(early.params[k]) &&
+      Math.abs(Number(params[k]) - Number(early.params[k])) <= tol
+    );
   });
 }
 
 /** The early answer for this GET, taken (each serves a single call); undefined when there is none. */
-export function takePrefetched(path: string, params: Record<string, string> | undefined, now = Date.now()): Promise<RawOutcome> | undefined {
+export function takePrefetched(
+  path: string,
+  params: Record<string, string> | undefined,
+  now = Date.now()
+): Promise<RawOutcome> | undefined {
   for (let i = pending.length - 1; i >= 0; i--) {
     if (now - pending[i].startedAt > MAX_AGE_MS) {
       pending.splice(i, 1);

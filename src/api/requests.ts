@@ -17,5 +17,12 @@ export interface GoldenFilters {
 
 /** `GET /golden`'s parameters for a window and the variables' filters (undefined = All). */
 export function goldenParams(from: number, to: number, f: GoldenFilters = {}) {
-  return { from, to, step: `${goldenStepMs(from, to) / 1000}s`, service: f.service, backend: f.backend, model: f.model };
+  return {
+    from,
+    to,
+    step: `${goldenStepMs(from, to) / 1000}s`,
+    service: f.service,
+    backend: f.backend,
+    model: f.model,
+  };
 }

@@ -33,18 +33,20 @@ export class HopscopeDataSource extends RuntimeDataSource<HopscopeQuery> {
     const from = request.range.from.valueOf();
     const to = request.range.to.valueOf();
     const results = await Promise.all(
-      request.targets.filter((t) => !t.hide).map(async (target): Promise<KindResult> => {
-        const { refId, kind, datasource: _ds, hide: _hide, key: _key, queryType: _qt, ...params } = target;
-        try {
-          const definition = await this.kind(kind);
-          if (!definition) {
-            return { error: { refId, message: `Unknown query kind "${kind}"` } };
+      request.targets
+        .filter((t) => !t.hide)
+        .map(async (target): Promise<KindResult> => {
+          const { refId, kind, datasource: _ds, hide: _hide, key: _key, queryType: _qt, ...params } = target;
+          try {
+            const definition = await this.kind(kind);
+            if (!definition) {
+              return { error: { refId, message: `Unknown query kind "${kind}"` } };
+            }
+            return await definition.run(resolveParams(params, request.scopedVars), { from, to, refId });
+          } catch (err) {
+            return { error: { refId, message: err instanceof Error ? err.message : String(err) } };
           }
-          return await definition.run(resolveParams(params, request.scopedVars), { from, to, refId });
-        } catch (err) {
-          return { error: { refId, message: err instanceof Error ? err.message : String(err) } };
-        }
-      })
+        })
     );
     const errors: DataQueryError[] = results.flatMap((r) => (r.error ? [r.error] : []));
     return {

@@ -25,7 +25,11 @@ export type QueryParams<K extends QueryKindName> = Kinds[K] extends QueryKind<in
 export type HopscopeQuery<K extends QueryKindName = QueryKindName> = DataQuery & { kind: K } & QueryParams<K>;
 
 /** Builds a query of one kind: `hopscopeQuery('pods', { service: 'rag' })`; the refId defaults to the kind. */
-export function hopscopeQuery<K extends QueryKindName>(kind: K, params: QueryParams<K>, refId: string = kind): HopscopeQuery<K> {
+export function hopscopeQuery<K extends QueryKindName>(
+  kind: K,
+  params: QueryParams<K>,
+  refId: string = kind
+): HopscopeQuery<K> {
   return { refId, datasource: { ...HOPSCOPE_DATASOURCE }, kind, ...(params as object) } as HopscopeQuery<K>;
 }
 

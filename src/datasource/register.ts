@@ -11,6 +11,8 @@ export function registerHopscopeDataSource(loadOtherKinds: OtherKindsLoader): vo
     return;
   }
   // Typed queries narrow DataSourceApi's generic (its query editor's props): the registry takes the general type.
-  sceneUtils.registerRuntimeDataSource({ dataSource: new HopscopeDataSource(loadOtherKinds) as unknown as RuntimeDataSource });
+  sceneUtils.registerRuntimeDataSource({
+    dataSource: new HopscopeDataSource(loadOtherKinds) as unknown as RuntimeDataSource,
+  });
   registered = true;
 }

@@ -61,7 +61,10 @@ export function resolveParams<P extends object>(params: P, scopedVars: ScopedVar
  * API (`metricFindQuery`), so the variables are QueryVariables as on any dashboard; registered next to the panels'
  * data source (components/App/App.tsx).
  */
-export const VARIABLE_VALUES_DATASOURCE = { uid: 'hopscope-variable-values', type: 'hopscope-variable-values' } as const;
+export const VARIABLE_VALUES_DATASOURCE = {
+  uid: 'hopscope-variable-values',
+  type: 'hopscope-variable-values',
+} as const;
 
 /** The queries of the values data source: one per variable. */
 export type VariableValuesQuery = 'services' | 'models';

@@ -67,7 +67,10 @@ export function traceViewPath(c: TraceViewContext): string | undefined {
   const startMs = c.startTime / 1000;
   const endUs = Number.isFinite(c.endTime) ? c.endTime! : c.startTime + (Number.isFinite(c.duration) ? c.duration! : 0);
   const endMs = Math.max(startMs, endUs / 1000);
-  return withQuery(appPaths.trace(c.traceID.toLowerCase()), { from: Math.floor(startMs - TRACE_PAD_MS), to: Math.ceil(endMs + TRACE_PAD_MS) });
+  return withQuery(appPaths.trace(c.traceID.toLowerCase()), {
+    from: Math.floor(startMs - TRACE_PAD_MS),
+    to: Math.ceil(endMs + TRACE_PAD_MS),
+  });
 }
 
 /** A raw time as the app's `from`/`to` key: relative strings kept, a DateTime as epoch ms. */
@@ -93,7 +96,9 @@ function traceIdOfPanel(c: PanelContext): string | undefined {
   if (c.pluginId !== 'traces') {
     return undefined;
   }
-  const ids = (c.targets ?? []).map((t) => (typeof t.query === 'string' ? t.query.trim() : '')).filter((q) => TRACE_ID.test(q));
+  const ids = (c.targets ?? [])
+    .map((t) => (typeof t.query === 'string' ? t.query.trim() : ''))
+    .filter((q) => TRACE_ID.test(q));
   return ids.length === 1 ? ids[0].toLowerCase() : undefined;
 }
 

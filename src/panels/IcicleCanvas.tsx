@@ -24,7 +24,18 @@ export interface IcicleCanvasProps {
   rowHeight?: number;
 }
 
-const PALETTE = ['blue', 'green', 'purple', 'orange', 'yellow', 'red', 'super-light-blue', 'dark-green', 'dark-purple', 'dark-orange'];
+const PALETTE = [
+  'blue',
+  'green',
+  'purple',
+  'orange',
+  'yellow',
+  'red',
+  'super-light-blue',
+  'dark-green',
+  'dark-purple',
+  'dark-orange',
+];
 
 function serviceColor(theme: GrafanaTheme2, service: string): string {
   let h = 0;
@@ -34,7 +45,8 @@ function serviceColor(theme: GrafanaTheme2, service: string): string {
   return theme.visualization.getColorByName(PALETTE[Math.abs(h) % PALETTE.length]);
 }
 
-const fmtMs = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 1 : 0)} ms`);
+const fmtMs = (ms: number): string =>
+  ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
 
 export function IcicleCanvas({ tree, width, selectedSpanId, onSelect, ranks, rowHeight = 20 }: IcicleCanvasProps) {
   const theme = useTheme2();
@@ -97,21 +109,35 @@ export function IcicleCanvas({ tree, width, selectedSpanId, onSelect, ranks, row
           const label = `${rank ? `#${rank} ` : ''}${span.service} ${span.name} · ${fmtMs(span.endMs - span.startMs)} (self ${fmtMs(cell.node.data.selfMs)})`;
           const maxChars = Math.floor((w - 6) / 6.5);
           ctx.fillStyle = solid ? theme.colors.getContrastText(color) : theme.colors.text.primary;
-          ctx.fillText(label.length > maxChars ? `${label.slice(0, Math.max(0, maxChars - 1))}…` : label, x + 4, y + rowHeight / 2);
+          ctx.fillText(
+            label.length > maxChars ? `${label.slice(0, Math.max(0, maxChars - 1))}…` : label,
+            x + 4,
+            y + rowHeight / 2
+          );
         }
       }
       const sel = selectedSpanId ? byId.get(selectedSpanId) : undefined;
       if (sel) {
         ctx.strokeStyle = theme.colors.primary.main;
         ctx.lineWidth = 2;
-        ctx.strokeRect(sel.x0 * width + 1, sel.depth * rowHeight + 1, Math.max(2, (sel.x1 - sel.x0) * width - 2), rowHeight - 2);
+        ctx.strokeRect(
+          sel.x0 * width + 1,
+          sel.depth * rowHeight + 1,
+          Math.max(2, (sel.x1 - sel.x0) * width - 2),
+          rowHeight - 2
+        );
         ctx.lineWidth = 1;
       }
       const foc = focusId && focusId !== selectedSpanId ? byId.get(focusId) : undefined;
       if (foc) {
         ctx.strokeStyle = theme.colors.text.primary;
         ctx.setLineDash([2, 2]);
-        ctx.strokeRect(foc.x0 * width + 1, foc.depth * rowHeight + 1, Math.max(2, (foc.x1 - foc.x0) * width - 2), rowHeight - 2);
+        ctx.strokeRect(
+          foc.x0 * width + 1,
+          foc.depth * rowHeight + 1,
+          Math.max(2, (foc.x1 - foc.x0) * width - 2),
+          rowHeight - 2
+        );
         ctx.setLineDash([]);
       }
     });
@@ -177,16 +203,25 @@ export function IcicleCanvas({ tree, width, selectedSpanId, onSelect, ranks, row
         data-testid={testIds.viz.icicleCanvas}
       />
       {hover && hs && (
-        <div className={styles.tooltip} style={{ left: Math.min(hover.x + 12, Math.max(0, width - 300)), top: hover.y + 14 }}>
+        <div
+          className={styles.tooltip}
+          style={{ left: Math.min(hover.x + 12, Math.max(0, width - 300)), top: hover.y + 14 }}
+        >
           <div className={styles.ttTitle}>
             {hs.service} · {hs.name}
           </div>
-          <div>Duration {fmtMs(hs.endMs - hs.startMs)}, self {fmtMs(hover.node.data.selfMs)}</div>
-          <div>Pod {podOf(hs) ?? '—'} · {hs.kind} · {hs.status}</div>
+          <div>
+            Duration {fmtMs(hs.endMs - hs.startMs)}, self {fmtMs(hover.node.data.selfMs)}
+          </div>
+          <div>
+            Pod {podOf(hs) ?? '—'} · {hs.kind} · {hs.status}
+          </div>
           {hover.node.data.critical && (
             <div>
               On the critical path: {fmtMs(hover.node.data.critical.onPathMs)}
-              {hover.node.data.critical.skewCorrectedMs ? ` (clock skew corrected by ${fmtMs(Math.abs(hover.node.data.critical.skewCorrectedMs))})` : ''}
+              {hover.node.data.critical.skewCorrectedMs
+                ? ` (clock skew corrected by ${fmtMs(Math.abs(hover.node.data.critical.skewCorrectedMs))})`
+                : ''}
             </div>
           )}
           {hover.node.data.orphan && <div>Parent missing: broken propagation</div>}
@@ -198,7 +233,11 @@ export function IcicleCanvas({ tree, width, selectedSpanId, onSelect, ranks, row
 
 const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ position: 'relative', width: '100%' }),
-  canvas: css({ display: 'block', cursor: 'pointer', '&:focus-visible': { outline: `2px solid ${theme.colors.primary.main}` } }),
+  canvas: css({
+    display: 'block',
+    cursor: 'pointer',
+    '&:focus-visible': { outline: `2px solid ${theme.colors.primary.main}` },
+  }),
   tooltip: css({ ...vizTooltipStyle(theme), maxWidth: 300 }),
   ttTitle: css({ fontWeight: theme.typography.fontWeightMedium }),
 });

@@ -6,7 +6,14 @@
  * event that carries a trace id follows its field's data link (its root cause).
  */
 import { css } from '@emotion/css';
-import { dateTimeFormat, PanelPlugin, type DataFrame, type Field, type GrafanaTheme2, type PanelProps } from '@grafana/data';
+import {
+  dateTimeFormat,
+  PanelPlugin,
+  type DataFrame,
+  type Field,
+  type GrafanaTheme2,
+  type PanelProps,
+} from '@grafana/data';
 import { locationService } from '@grafana/runtime';
 import { useStyles2, useTheme2 } from '@grafana/ui';
 import React, { useMemo } from 'react';
@@ -24,7 +31,13 @@ export interface KernelLanesOptions {
 }
 
 /** The signals shown as lanes, in reading order; labels from the catalogue. */
-const LANES: KernelEventType[] = ['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail', 'tls_handshake', 'gpu_alloc_fail'];
+const LANES: KernelEventType[] = [
+  'tcp_retransmit',
+  'tcp_connect',
+  'tcp_connect_fail',
+  'tls_handshake',
+  'gpu_alloc_fail',
+];
 const LANE_H = 24;
 const LABEL_W = 170;
 
@@ -43,12 +56,28 @@ function lanesOf(frame: DataFrame | undefined): Map<string, LaneEvent[]> {
     return out;
   }
   const col = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
-  const [time, type, duration, process, detail, traceId, mode, pod] = ['time', 'type', 'duration', 'process', 'detail', 'traceId', 'mode', 'pod'].map(col);
+  const [time, type, duration, process, detail, traceId, mode, pod] = [
+    'time',
+    'type',
+    'duration',
+    'process',
+    'detail',
+    'traceId',
+    'mode',
+    'pod',
+  ].map(col);
   for (let i = 0; i < frame.length; i++) {
     const t = String(type?.values[i]);
     const d = duration?.values[i] as number | null | undefined;
     const title = `${dateTimeFormat(time?.values[i], { format: 'HH:mm:ss.SSS' })} ${t}${d !== null && d !== undefined ? ` ${d.toFixed(1)} ms` : ''} ${process?.values[i] ?? ''}${pod?.values[i] ? ` pod ${pod.values[i]}` : ''} ${detail?.values[i] ?? ''}${traceId?.values[i] ? ` trace ${traceId.values[i]}` : ''}${mode?.values[i] === 'replay' ? ' [replay]' : ''}`;
-    out.get(t)?.push({ row: i, ts: time?.values[i], durationMs: d ?? null, replay: mode?.values[i] === 'replay', title, traceId: String(traceId?.values[i] ?? '') });
+    out.get(t)?.push({
+      row: i,
+      ts: time?.values[i],
+      durationMs: d ?? null,
+      replay: mode?.values[i] === 'replay',
+      title,
+      traceId: String(traceId?.values[i] ?? ''),
+    });
   }
   return out;
 }
@@ -89,12 +118,28 @@ function KernelLanesPanel({ data, width, timeRange, options }: PanelProps<Kernel
         return (
           <div key={type} className={styles.lane} style={{ height: LANE_H }}>
             <div className={styles.label} style={{ width: LABEL_W }}>
-              {label} <span className={styles.count}>({events.length}{hidden ? `, ${hidden} not drawn` : ''})</span>
+              {label}{' '}
+              <span className={styles.count}>
+                ({events.length}
+                {hidden ? `, ${hidden} not drawn` : ''})
+              </span>
             </div>
-            <svg width={plotW} height={LANE_H} className={styles.svg} role="img" aria-label={`${label}: ${events.length} events`}>
+            <svg
+              width={plotW}
+              height={LANE_H}
+              className={styles.svg}
+              role="img"
+              aria-label={`${label}: ${events.length} events`}
+            >
               <line x1={0} x2={plotW} y1={LANE_H / 2} y2={LANE_H / 2} stroke={theme.colors.border.weak} />
               {options.highlight && (
-                <rect x={x(options.highlight.fromMs)} width={Math.max(1, x(options.highlight.toMs) - x(options.highlight.fromMs))} y={0} height={LANE_H} fill={theme.colors.primary.transparent} />
+                <rect
+                  x={x(options.highlight.fromMs)}
+                  width={Math.max(1, x(options.highlight.toMs) - x(options.highlight.fromMs))}
+                  y={0}
+                  height={LANE_H}
+                  fill={theme.colors.primary.transparent}
+                />
               )}
               {shown.map((e) => (
                 <rect
@@ -122,11 +167,19 @@ function KernelLanesPanel({ data, width, timeRange, options }: PanelProps<Kernel
 const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ width: '100%' }),
   lane: css({ display: 'flex', alignItems: 'center', borderBottom: `1px solid ${theme.colors.border.weak}` }),
-  label: css({ flexShrink: 0, fontSize: theme.typography.bodySmall.fontSize, color: theme.colors.text.secondary, paddingRight: theme.spacing(1), whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' }),
+  label: css({
+    flexShrink: 0,
+    fontSize: theme.typography.bodySmall.fontSize,
+    color: theme.colors.text.secondary,
+    paddingRight: theme.spacing(1),
+    whiteSpace: 'nowrap',
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+  }),
   count: css({ color: theme.colors.text.disabled }),
   svg: css({ display: 'block' }),
   clickable: css({ cursor: 'pointer' }),
 });
 
-export const kernelLanesPlugin = (): PanelPlugin<KernelLanesOptions> => new PanelPlugin<KernelLanesOptions>(KernelLanesPanel);
-
+export const kernelLanesPlugin = (): PanelPlugin<KernelLanesOptions> =>
+  new PanelPlugin<KernelLanesOptions>(KernelLanesPanel);

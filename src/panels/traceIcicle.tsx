@@ -22,7 +22,9 @@ export interface TraceIcicleOptions {
 function TraceIciclePanel({ data, width, height, options }: PanelProps<TraceIcicleOptions>) {
   const traceFrame = data.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
   const pathFrame = data.series.find((f) => f.refId?.endsWith(':criticalPath'));
-  const rankFrame = data.series.find((f) => f.fields.some((x) => x.name === 'rank') && f.fields.some((x) => x.name === 'spanId'));
+  const rankFrame = data.series.find(
+    (f) => f.fields.some((x) => x.name === 'rank') && f.fields.some((x) => x.name === 'spanId')
+  );
   const criticalPath = useMemo(() => criticalPathOfFrame(pathFrame), [pathFrame]);
   const tree = useMemo(() => {
     const spans = traceFrame ? spansOfFrame(traceFrame) : [];
@@ -31,7 +33,9 @@ function TraceIciclePanel({ data, width, height, options }: PanelProps<TraceIcic
   const ranks = useMemo(() => {
     const rank = rankFrame?.fields.find((x) => x.name === 'rank')?.values ?? [];
     const span = rankFrame?.fields.find((x) => x.name === 'spanId')?.values ?? [];
-    return new Map<string, number>(span.map((s: string, i: number) => [s, rank[i]] as [string, number]).filter(([s]) => s));
+    return new Map<string, number>(
+      span.map((s: string, i: number) => [s, rank[i]] as [string, number]).filter(([s]) => s)
+    );
   }, [rankFrame]);
   if (!tree) {
     return <div>No spans</div>;
@@ -49,4 +53,5 @@ function TraceIciclePanel({ data, width, height, options }: PanelProps<TraceIcic
   );
 }
 
-export const traceIciclePlugin = (): PanelPlugin<TraceIcicleOptions> => new PanelPlugin<TraceIcicleOptions>(TraceIciclePanel);
+export const traceIciclePlugin = (): PanelPlugin<TraceIcicleOptions> =>
+  new PanelPlugin<TraceIcicleOptions>(TraceIciclePanel);

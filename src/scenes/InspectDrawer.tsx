@@ -7,7 +7,15 @@
 import { css } from '@emotion/css';
 import { dataFrameToJSON, formattedValueToString, toCSV, type DataFrame, type GrafanaTheme2 } from '@grafana/data';
 import { locationService } from '@grafana/runtime';
-import { SceneObjectBase, SceneObjectUrlSyncConfig, VizPanel, sceneGraph, type SceneComponentProps, type SceneObjectState, type SceneObjectUrlValues } from '@grafana/scenes';
+import {
+  SceneObjectBase,
+  SceneObjectUrlSyncConfig,
+  VizPanel,
+  sceneGraph,
+  type SceneComponentProps,
+  type SceneObjectState,
+  type SceneObjectUrlValues,
+} from '@grafana/scenes';
 import { Button, Drawer, Select, Tab, TabsBar, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
@@ -30,7 +38,10 @@ export class InspectDrawer extends SceneObjectBase<InspectDrawerState> {
   }
 
   getUrlState(): SceneObjectUrlValues {
-    return { [INSPECT_KEYS.panel]: this.state.panelKey, [INSPECT_KEYS.tab]: this.state.panelKey ? this.state.tab : undefined };
+    return {
+      [INSPECT_KEYS.panel]: this.state.panelKey,
+      [INSPECT_KEYS.tab]: this.state.panelKey ? this.state.tab : undefined,
+    };
   }
 
   /** Scenes passes only the keys whose value changed: a key absent from `values` keeps its state. */
@@ -42,7 +53,8 @@ export class InspectDrawer extends SceneObjectBase<InspectDrawerState> {
     }
     if (INSPECT_KEYS.tab in values) {
       const tab = values[INSPECT_KEYS.tab];
-      patch.tab = typeof tab === 'string' && (INSPECT_TABS as readonly string[]).includes(tab) ? (tab as InspectTab) : 'data';
+      patch.tab =
+        typeof tab === 'string' && (INSPECT_TABS as readonly string[]).includes(tab) ? (tab as InspectTab) : 'data';
     }
     if (Object.entries(patch).some(([k, v]) => this.state[k as keyof InspectDrawerState] !== v)) {
       this.setState(patch);
@@ -79,7 +91,13 @@ function InspectDrawerRenderer({ model }: SceneComponentProps<InspectDrawer>) {
       <div data-testid={testIds.inspect.drawer}>
         <TabsBar>
           {INSPECT_TABS.map((t) => (
-            <Tab key={t} label={TAB_LABELS[t]} active={tab === t} onChangeTab={() => model.onTab(t)} data-testid={testIds.inspect.tab(t)} />
+            <Tab
+              key={t}
+              label={TAB_LABELS[t]}
+              active={tab === t}
+              onChangeTab={() => model.onTab(t)}
+              data-testid={testIds.inspect.tab(t)}
+            />
           ))}
         </TabsBar>
         {panel ? <PanelInspection panel={panel} tab={tab} /> : <p>No panel with the key “{panelKey}” on this page.</p>}
@@ -123,7 +141,11 @@ function PanelInspection({ panel, tab }: { panel: VizPanel; tab: InspectTab }) {
   if (tab === 'json') {
     return (
       <pre className={styles.pre} data-testid={testIds.inspect.json}>
-        {JSON.stringify(frames.map((f) => dataFrameToJSON(f)), null, 2)}
+        {JSON.stringify(
+          frames.map((f) => dataFrameToJSON(f)),
+          null,
+          2
+        )}
       </pre>
     );
   }
@@ -140,7 +162,12 @@ function PanelInspection({ panel, tab }: { panel: VizPanel; tab: InspectTab }) {
           />
         )}
         {frame && (
-          <Button variant="secondary" size="sm" icon="download-alt" onClick={() => downloadCsv(frame, panel.state.title)}>
+          <Button
+            variant="secondary"
+            size="sm"
+            icon="download-alt"
+            onClick={() => downloadCsv(frame, panel.state.title)}
+          >
             Download CSV
           </Button>
         )}
@@ -156,7 +183,13 @@ function FrameTable({ frame }: { frame: DataFrame }) {
   const cell = (fi: number, r: number): string => {
     const f = frame.fields[fi];
     const v = f.values[r];
-    return f.display ? formattedValueToString(f.display(v)) : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    return f.display
+      ? formattedValueToString(f.display(v))
+      : v === null || v === undefined
+        ? ''
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
   };
   return (
     <div className={styles.scroll}>
@@ -178,7 +211,11 @@ function FrameTable({ frame }: { frame: DataFrame }) {
           ))}
         </tbody>
       </table>
-      {frame.length > rows && <p>First {rows} of {frame.length} rows (Download CSV has them all).</p>}
+      {frame.length > rows && (
+        <p>
+          First {rows} of {frame.length} rows (Download CSV has them all).
+        </p>
+      )}
     </div>
   );
 }
@@ -195,14 +232,24 @@ function downloadCsv(frame: DataFrame, title: string): void {
 const getStyles = (theme: GrafanaTheme2) => ({
   body: css({ paddingTop: theme.spacing(1) }),
   toolbar: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'center', margin: theme.spacing(1, 0) }),
-  pre: css({ fontFamily: theme.typography.fontFamilyMonospace, fontSize: theme.typography.bodySmall.fontSize, whiteSpace: 'pre-wrap', marginTop: theme.spacing(1) }),
+  pre: css({
+    fontFamily: theme.typography.fontFamilyMonospace,
+    fontSize: theme.typography.bodySmall.fontSize,
+    whiteSpace: 'pre-wrap',
+    marginTop: theme.spacing(1),
+  }),
   error: css({ color: theme.colors.error.text }),
   scroll: css({ overflow: 'auto' }),
   table: css({
     width: '100%',
     borderCollapse: 'collapse',
     fontSize: theme.typography.bodySmall.fontSize,
-    'th, td': { padding: theme.spacing(0.5, 1), borderBottom: `1px solid ${theme.colors.border.weak}`, textAlign: 'left', whiteSpace: 'nowrap' },
+    'th, td': {
+      padding: theme.spacing(0.5, 1),
+      borderBottom: `1px solid ${theme.colors.border.weak}`,
+      textAlign: 'left',
+      whiteSpace: 'nowrap',
+    },
     th: { color: theme.colors.text.secondary, fontWeight: theme.typography.fontWeightMedium },
   }),
 });

@@ -10,7 +10,14 @@
  */
 import type { DataFrame, TimeRange } from '@grafana/data';
 import { usePluginComponent } from '@grafana/runtime';
-import { SceneObjectBase, VizPanel, sceneGraph, type SceneComponentProps, type SceneObject, type SceneObjectState } from '@grafana/scenes';
+import {
+  SceneObjectBase,
+  VizPanel,
+  sceneGraph,
+  type SceneComponentProps,
+  type SceneObject,
+  type SceneObjectState,
+} from '@grafana/scenes';
 import type { DataQuery, DataSourceRef, Panel } from '@grafana/schema';
 import { Modal } from '@grafana/ui';
 import React, { useEffect } from 'react';
@@ -45,7 +52,16 @@ export function isPanelActionAvailable(kind: PanelActionKind): boolean {
 }
 
 /** The panels Grafana's core draws: anything else (the app's runtime panels) is added as a time series. */
-const CORE_PANELS = new Set(['timeseries', 'stat', 'table', 'heatmap', 'histogram', 'state-timeline', 'bargauge', 'gauge']);
+const CORE_PANELS = new Set([
+  'timeseries',
+  'stat',
+  'table',
+  'heatmap',
+  'histogram',
+  'state-timeline',
+  'bargauge',
+  'gauge',
+]);
 
 /**
  * The panel as a dashboard panel on the user's Prometheus: one target per PromQL expression its frames were computed
@@ -62,7 +78,11 @@ export function dashboardPanelOf(panel: VizPanel, frames: DataFrame[], prometheu
     title,
     description,
     datasource: prometheus,
-    targets: exprs.map((expr, i) => ({ refId: String.fromCharCode(65 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ''), datasource: prometheus, expr })),
+    targets: exprs.map((expr, i) => ({
+      refId: String.fromCharCode(65 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ''),
+      datasource: prometheus,
+      expr,
+    })),
     // The app's field config names fields its own frames carry; units, decimals and thresholds carry over.
     fieldConfig: { defaults: { ...fieldConfig.defaults, links: [] }, overrides: [] },
     options: options as Record<string, unknown>,
@@ -109,13 +129,24 @@ function PanelActionsRenderer({ model }: SceneComponentProps<PanelActions>) {
   if (open?.kind === 'add-to-dashboard' && AddToDashboardForm) {
     return (
       <Modal title="Add panel to dashboard" isOpen onDismiss={model.close}>
-        <AddToDashboardForm onClose={model.close} buildPanel={() => open.panel} timeRange={open.range} options={{ useAbsolutePath: true }} />
+        <AddToDashboardForm
+          onClose={model.close}
+          buildPanel={() => open.panel}
+          timeRange={open.range}
+          options={{ useAbsolutePath: true }}
+        />
       </Modal>
     );
   }
   if (open?.kind === 'create-alert' && CreateAlert) {
     const { title, targets = [], datasource, maxDataPoints } = open.panel;
-    return <CreateAlert panel={{ title, targets: targets as unknown as DataQuery[], datasource, maxDataPoints }} range={{ raw: open.range.raw }} onDismiss={model.close} />;
+    return (
+      <CreateAlert
+        panel={{ title, targets: targets as unknown as DataQuery[], datasource, maxDataPoints }}
+        range={{ raw: open.range.raw }}
+        onDismiss={model.close}
+      />
+    );
   }
   return null;
 }

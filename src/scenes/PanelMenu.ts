@@ -22,12 +22,15 @@ export class PanelMenu extends VizPanelMenu {
   constructor(options: { traceId?: string } = {}) {
     super({});
     // A menu renders (activates) when opened: its items come from the panel's data at that moment.
-    this.addActivationHandler(() => this.setItems(this.parent instanceof VizPanel ? menuItems(this.parent, options.traceId) : []));
+    this.addActivationHandler(() =>
+      this.setItems(this.parent instanceof VizPanel ? menuItems(this.parent, options.traceId) : [])
+    );
   }
 }
 
 function menuItems(panel: VizPanel, traceId: string | undefined): PanelMenuItem[] {
-  const inspect = (tab: InspectTab) => () => locationService.partial({ [INSPECT_KEYS.panel]: panel.state.key, [INSPECT_KEYS.tab]: tab });
+  const inspect = (tab: InspectTab) => () =>
+    locationService.partial({ [INSPECT_KEYS.panel]: panel.state.key, [INSPECT_KEYS.tab]: tab });
   const items: PanelMenuItem[] = [
     {
       text: 'Inspect',
@@ -61,13 +64,26 @@ function prometheusUid(panel: VizPanel): string | undefined {
 function actionItems(panel: VizPanel): PanelMenuItem[] {
   const uid = prometheusUid(panel);
   const actions = PanelActions.of(panel);
-  const dashboardPanel = uid ? dashboardPanelOf(panel, sceneGraph.getData(panel).state.data?.series ?? [], { type: 'prometheus', uid }) : undefined;
+  const dashboardPanel = uid
+    ? dashboardPanelOf(panel, sceneGraph.getData(panel).state.data?.series ?? [], { type: 'prometheus', uid })
+    : undefined;
   if (!actions || !dashboardPanel) {
     return [];
   }
   const item = (kind: PanelActionKind, text: string, iconClassName: IconName): PanelMenuItem[] =>
-    isPanelActionAvailable(kind) ? [{ text, iconClassName, onClick: () => actions.open(kind, dashboardPanel, sceneGraph.getTimeRange(panel).state.value) }] : [];
-  return [...item('add-to-dashboard', 'Add to dashboard', 'apps'), ...item('create-alert', 'Create alert rule', 'bell')];
+    isPanelActionAvailable(kind)
+      ? [
+          {
+            text,
+            iconClassName,
+            onClick: () => actions.open(kind, dashboardPanel, sceneGraph.getTimeRange(panel).state.value),
+          },
+        ]
+      : [];
+  return [
+    ...item('add-to-dashboard', 'Add to dashboard', 'apps'),
+    ...item('create-alert', 'Create alert rule', 'bell'),
+  ];
 }
 
 /** Explore on the configured data source: the panel's PromQL, or its trace; a pointer to the config page when unset. */
@@ -84,7 +100,11 @@ function exploreItem(panel: VizPanel, traceId: string | undefined): PanelMenuIte
   if (traceId) {
     const uid = settings.tempoDatasourceUid;
     return uid
-      ? { text: 'Explore', iconClassName: 'compass', href: exploreUrl(appSubUrl, { datasource: { uid, type: 'tempo' }, queries: [traceId], range }) }
+      ? {
+          text: 'Explore',
+          iconClassName: 'compass',
+          href: exploreUrl(appSubUrl, { datasource: { uid, type: 'tempo' }, queries: [traceId], range }),
+        }
       : notConfigured('Tempo');
   }
   const queries = promqlOf(sceneGraph.getData(panel).state.data?.series ?? []);
@@ -93,6 +113,10 @@ function exploreItem(panel: VizPanel, traceId: string | undefined): PanelMenuIte
   }
   const uid = prometheusUid(panel);
   return uid
-    ? { text: 'Explore', iconClassName: 'compass', href: exploreUrl(appSubUrl, { datasource: { uid, type: 'prometheus' }, queries, range }) }
+    ? {
+        text: 'Explore',
+        iconClassName: 'compass',
+        href: exploreUrl(appSubUrl, { datasource: { uid, type: 'prometheus' }, queries, range }),
+      }
     : notConfigured('Prometheus');
 }

@@ -40,7 +40,16 @@ function PanelNoticesRenderer({ model }: SceneComponentProps<PanelNotices>) {
   return (
     <>
       {bySeverity.map(({ severity, texts }) => (
-        <Tooltip key={severity} content={<div>{texts.map((t) => <div key={t}>{t}</div>)}</div>}>
+        <Tooltip
+          key={severity}
+          content={
+            <div>
+              {texts.map((t) => (
+                <div key={t}>{t}</div>
+              ))}
+            </div>
+          }
+        >
           <PanelChrome.TitleItem aria-label={texts.join(' · ')} data-testid={testIds.panel.notices(severity)}>
             <Icon name={severity === 'info' ? 'info-circle' : 'exclamation-triangle'} size="sm" />
           </PanelChrome.TitleItem>

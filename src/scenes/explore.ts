@@ -38,7 +38,9 @@ export function exploreUrl(appSubUrl: string, target: ExploreTarget): string {
  * The distinct PromQL expressions a panel's frames were computed from, in order: a frame's `executedQueryString`,
  * or for a frame combined from several series the `meta.custom.queries` it was combined from.
  */
-export function promqlOf(frames: Array<{ meta?: { executedQueryString?: string; custom?: Record<string, unknown> } }>): string[] {
+export function promqlOf(
+  frames: Array<{ meta?: { executedQueryString?: string; custom?: Record<string, unknown> } }>
+): string[] {
   const all = frames.flatMap((f) => {
     const combined = f.meta?.custom?.queries;
     return [f.meta?.executedQueryString, ...(Array.isArray(combined) ? combined : [])];

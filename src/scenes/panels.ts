@@ -4,7 +4,13 @@
  * links), the panel menu and the notices next to the title. See docs/DEVELOPING.md, "A new page".
  */
 import type { PanelData } from '@grafana/data';
-import { SceneDataTransformer, SceneQueryRunner, type SceneFlexItem, type VizPanel, type VizPanelBuilder } from '@grafana/scenes';
+import {
+  SceneDataTransformer,
+  SceneQueryRunner,
+  type SceneFlexItem,
+  type VizPanel,
+  type VizPanelBuilder,
+} from '@grafana/scenes';
 
 import { HOPSCOPE_DATASOURCE, type HopscopeQuery } from '../datasource/query';
 import { PanelMenu } from './PanelMenu';
@@ -31,7 +37,10 @@ export interface PanelChromeOptions {
 }
 
 /** Builds the panel with the app's chrome: key, menu (Inspect, Explore), notices. */
-export function hopscopePanel<O extends {}, F extends {}>(builder: VizPanelBuilder<O, F>, { key, traceId }: PanelChromeOptions): VizPanel<O, F> {
+export function hopscopePanel<O extends {}, F extends {}>(
+  builder: VizPanelBuilder<O, F>,
+  { key, traceId }: PanelChromeOptions
+): VizPanel<O, F> {
   const panel = builder.setMenu(new PanelMenu({ traceId })).build();
   panel.setState({ key, titleItems: [new PanelNotices()] });
   return panel;
@@ -53,7 +62,11 @@ export function setPanelOptions<O extends object>(panel: VizPanel<O>, patch: Par
  * Sizes a layout item to its answer once it is known (rows of a heatmap, depth of a trace, candidates of a root
  * cause), so a panel is as tall as what it draws; `heightOf` returns undefined to keep the current height.
  */
-export function fitToData(item: SceneFlexItem, runner: SceneQueryRunner, heightOf: (data: PanelData) => number | undefined): SceneFlexItem {
+export function fitToData(
+  item: SceneFlexItem,
+  runner: SceneQueryRunner,
+  heightOf: (data: PanelData) => number | undefined
+): SceneFlexItem {
   item.addActivationHandler(() => {
     const apply = (data: PanelData | undefined) => {
       const height = data ? heightOf(data) : undefined;

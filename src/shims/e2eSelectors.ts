@@ -21,7 +21,8 @@ const parse = (v: string): number[] => {
 /** A versioned selector is an object whose first key is a version (the package's own test). */
 const isVersioned = (value: object): boolean => VERSION.test(Object.keys(value)[0] ?? '');
 
-const newer = (a: number[], b: number[]): boolean => (a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2]);
+const newer = (a: number[], b: number[]): boolean =>
+  a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2];
 
 function newest(versioned: Record<string, unknown>): unknown {
   let best: number[] | undefined;
@@ -45,11 +46,21 @@ function resolvedOnUse<T extends object>(group: T): T {
       }
       if (!cache.has(key)) {
         const value = (target as Record<string, unknown>)[key];
-        cache.set(key, value && typeof value === 'object' ? (isVersioned(value) ? newest(value as Record<string, unknown>) : resolvedOnUse(value)) : value);
+        cache.set(
+          key,
+          value && typeof value === 'object'
+            ? isVersioned(value)
+              ? newest(value as Record<string, unknown>)
+              : resolvedOnUse(value)
+            : value
+        );
       }
       return cache.get(key);
     },
   });
 }
 
-export const selectors = { pages: resolvedOnUse(versionedPages), components: resolvedOnUse(versionedComponents) } as unknown as typeof Selectors;
+export const selectors = {
+  pages: resolvedOnUse(versionedPages),
+  components: resolvedOnUse(versionedComponents),
+} as unknown as typeof Selectors;

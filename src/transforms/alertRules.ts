@@ -54,7 +54,8 @@ export function validateRuleText(text: string, otherIds: string[] = []): RuleVal
       if (issue.path.length === 1 && issue.path[0] === 'id') {
         message = 'The id must be 1–80 letters, digits, "_", "." or "-" (it names the rule in links and Alertmanager).';
       } else if (issue.code === 'invalid_union' || /discriminator/i.test(issue.message)) {
-        message = 'Each condition needs "kind": "metric" (expr, op, threshold) or "kind": "kernel" (type, and consecutive or atLeast).';
+        message =
+          'Each condition needs "kind": "metric" (expr, op, threshold) or "kind": "kernel" (type, and consecutive or atLeast).';
       }
       problems.push(problem(issue.path, message));
     }
@@ -63,7 +64,12 @@ export function validateRuleText(text: string, otherIds: string[] = []): RuleVal
   const rule = parsed.data;
   rule.conditions.forEach((c: AlertCondition, i) => {
     if (c.kind === 'kernel' && c.consecutive === undefined && c.atLeast === undefined) {
-      problems.push(problem(['conditions', i], `Kernel condition on ${c.type} needs "consecutive" (N in a row on one pod) or "atLeast" (N in the window).`));
+      problems.push(
+        problem(
+          ['conditions', i],
+          `Kernel condition on ${c.type} needs "consecutive" (N in a row on one pod) or "atLeast" (N in the window).`
+        )
+      );
     }
     if (c.kind === 'kernel' && c.consecutive !== undefined && c.atLeast !== undefined) {
       problems.push(problem(['conditions', i], 'Use either "consecutive" or "atLeast", not both.'));
@@ -73,7 +79,12 @@ export function validateRuleText(text: string, otherIds: string[] = []): RuleVal
     problems.push(problem(['id'], `Another rule already has the id "${rule.id}".`));
   }
   if (rule.withinMs > rule.lookbackMs) {
-    problems.push(problem(['withinMs'], `The co-occurrence window (${rule.withinMs} ms) cannot be longer than the lookback (${rule.lookbackMs} ms).`));
+    problems.push(
+      problem(
+        ['withinMs'],
+        `The co-occurrence window (${rule.withinMs} ms) cannot be longer than the lookback (${rule.lookbackMs} ms).`
+      )
+    );
   }
   return problems.length ? { ok: false, problems } : { ok: true, rule };
 }
@@ -102,5 +113,7 @@ export function readRulesFile(text: string): RulesFileRead {
     return { ok: false, message: `Not a JSON file: ${(e as Error).message}` };
   }
   const parsed = RulesFile.safeParse(json);
-  return parsed.success ? { ok: true, rules: parsed.data.rules } : { ok: false, message: `Not a rules file: ${formatZodError(parsed.error, { root: 'file' })}` };
+  return parsed.success
+    ? { ok: true, rules: parsed.data.rules }
+    : { ok: false, message: `Not a rules file: ${formatZodError(parsed.error, { root: 'file' })}` };
 }

@@ -37,8 +37,15 @@ export function exportParams(pathname: string, search: string, fromMs: number, t
 
 /** `hopscope-services-rag-2026-11-30T03-20.png`: says which view and when, sorts by time. */
 export function exportFileName(view: string, fromMs: number, ext: 'png' | 'md'): string {
-  const path = view.split('?')[0].slice(view.startsWith(APP_BASE) ? APP_BASE.length : 0).replace(/^\//, '');
-  const slug = path.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'overview';
+  const path = view
+    .split('?')[0]
+    .slice(view.startsWith(APP_BASE) ? APP_BASE.length : 0)
+    .replace(/^\//, '');
+  const slug =
+    path
+      .replace(/[^A-Za-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60) || 'overview';
   const when = new Date(fromMs).toISOString().slice(0, 16).replace(/:/g, '-');
   return `hopscope-${slug}-${when}.${ext}`;
 }

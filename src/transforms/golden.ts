@@ -11,7 +11,10 @@ export interface TimesValues {
 }
 
 /** Series of one metric combined per timestamp (sum, max or mean of the non-null values; null if none). */
-export function combineSeries(series: Array<Pick<GoldenSeries, 'points'>>, combine: 'sum' | 'max' | 'mean'): TimesValues {
+export function combineSeries(
+  series: Array<Pick<GoldenSeries, 'points'>>,
+  combine: 'sum' | 'max' | 'mean'
+): TimesValues {
   // One accumulator per timestamp (no list of values): the Overview combines 720-point series on every load.
   const acc = new Map<number, { sum: number; max: number; n: number }>();
   for (const s of series) {
@@ -62,7 +65,11 @@ export function meanAcross(times: number[], rows: Array<ArrayLike<number | null>
  * other, and a scan per instant made that quadratic (≈ 2 M steps, tens of ms on every Overview load); other orders
  * fall back to the scan.
  */
-export function sampleAt(series: { times: number[]; values: Array<number | null> }, t: number, toleranceMs: number): number | null {
+export function sampleAt(
+  series: { times: number[]; values: Array<number | null> },
+  t: number,
+  toleranceMs: number
+): number | null {
   const { times, values } = series;
   if (!isAscending(times)) {
     let best: number | null = null;
@@ -111,7 +118,10 @@ function isAscending(times: number[]): boolean {
 }
 
 /** Aligns the four series the insights need on the requests' time grid (or the P99's when there are none). */
-export function insightInput(s: { rps?: TimesValues; tokens?: TimesValues; p99?: TimesValues; gpu?: TimesValues }, stepMs: number): InsightInput {
+export function insightInput(
+  s: { rps?: TimesValues; tokens?: TimesValues; p99?: TimesValues; gpu?: TimesValues },
+  stepMs: number
+): InsightInput {
   const empty: TimesValues = { times: [], values: [] };
   const rps = s.rps ?? empty;
   const p99 = s.p99 ?? empty;

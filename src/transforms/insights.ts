@@ -36,7 +36,10 @@ const ok = (v: number | null | undefined): v is number => v !== null && v !== un
 
 /** Median of the finite values of the first half of the window: the "before" that a drop is measured against. */
 function baseline(xs: Array<number | null>): number | undefined {
-  const half = xs.slice(0, Math.max(1, Math.floor(xs.length / 2))).filter(ok).sort((a, b) => a - b);
+  const half = xs
+    .slice(0, Math.max(1, Math.floor(xs.length / 2)))
+    .filter(ok)
+    .sort((a, b) => a - b);
   if (!half.length) {
     return undefined;
   }

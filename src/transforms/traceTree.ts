@@ -101,16 +101,30 @@ export function buildTraceTree(spans: Span[], criticalPath: PathItem[] = []): Tr
   for (const node of byId.values()) {
     node.children.sort((a, b) => start(a) - start(b));
     const s = node.span!;
-    node.selfMs = Math.max(0, s.endMs - s.startMs - coveredMs(node.children.map((c) => [c.span!.startMs, c.span!.endMs]), s.startMs, s.endMs));
+    node.selfMs = Math.max(
+      0,
+      s.endMs -
+        s.startMs -
+        coveredMs(
+          node.children.map((c) => [c.span!.startMs, c.span!.endMs]),
+          s.startMs,
+          s.endMs
+        )
+    );
   }
   roots.sort((a, b) => start(a) - start(b));
   const realRoots = roots.filter((r) => !r.orphan);
   if (realRoots.length > 1) {
     for (const r of realRoots.slice(1)) {
-      broken.push({ spanId: r.id, service: r.span!.service, summary: `${r.span!.service} "${r.span!.name}" starts a second root in the same trace (split trace)` });
+      broken.push({
+        spanId: r.id,
+        service: r.span!.service,
+        summary: `${r.span!.service} "${r.span!.name}" starts a second root in the same trace (split trace)`,
+      });
     }
   }
-  const top: SpanNode = roots.length === 1 ? roots[0] : { id: SYNTHETIC_ROOT, children: roots, selfMs: 0, orphan: false };
+  const top: SpanNode =
+    roots.length === 1 ? roots[0] : { id: SYNTHETIC_ROOT, children: roots, selfMs: 0, orphan: false };
   for (const item of criticalPath) {
     const node = byId.get(item.spanId);
     if (node) {
@@ -169,7 +183,10 @@ export function cellAt(
 
 /** Spans sorted by self time, longest first: where the time went. */
 export function topSelfTime(tree: TraceTree, n = 10): SpanNode[] {
-  const all = tree.root.descendants().map((d) => d.data).filter((d) => d.span);
+  const all = tree.root
+    .descendants()
+    .map((d) => d.data)
+    .filter((d) => d.span);
   return all.sort((a, b) => b.selfMs - a.selfMs).slice(0, n);
 }
 

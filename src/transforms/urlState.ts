@@ -16,7 +16,10 @@ const TRACE_STATUSES = new Set(['ok', 'error', 'timeout']);
 export function traceSearchToUrl(state: TraceSearchState): Record<string, string | undefined> {
   return {
     service: state.service || undefined,
-    minDurationMs: state.minDurationMs !== undefined && Number.isFinite(state.minDurationMs) ? String(state.minDurationMs) : undefined,
+    minDurationMs:
+      state.minDurationMs !== undefined && Number.isFinite(state.minDurationMs)
+        ? String(state.minDurationMs)
+        : undefined,
     status: state.status,
     traceId: state.traceId || undefined,
   };

@@ -12,7 +12,27 @@ const clientDir = join(import.meta.dirname, 'client');
 const cacheDir = join(root, '.cache', 'host-client');
 
 /** The libraries the client bundles; their versions are part of the cache key. */
-const BUNDLED = ['react', 'react-dom', 'react-router', 'react-router-dom', '@grafana/data', '@grafana/ui', '@grafana/runtime', '@grafana/i18n', 'rxjs', 'lodash', 'moment', 'jquery', 'redux', 'd3', 'i18next', '@emotion/css', '@emotion/react', 'uplot', 'esbuild'];
+const BUNDLED = [
+  'react',
+  'react-dom',
+  'react-router',
+  'react-router-dom',
+  '@grafana/data',
+  '@grafana/ui',
+  '@grafana/runtime',
+  '@grafana/i18n',
+  'rxjs',
+  'lodash',
+  'moment',
+  'jquery',
+  'redux',
+  'd3',
+  'i18next',
+  '@emotion/css',
+  '@emotion/react',
+  'uplot',
+  'esbuild',
+];
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -30,7 +50,9 @@ function cacheKey(): string {
   }
   for (const name of BUNDLED) {
     try {
-      hash.update(name).update(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version);
+      hash
+        .update(name)
+        .update(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version);
     } catch {
       hash.update(`${name}:missing`);
     }
@@ -42,7 +64,10 @@ function cacheKey(): string {
 export async function ensureClientBundle(): Promise<string> {
   // HOPSCOPE_HOST_DEV=1: React's development build, unminified (readable errors while working on the host).
   const dev = process.env.HOPSCOPE_HOST_DEV === '1';
-  const out = join(cacheDir, `client-${cacheKey()}${dev ? '-dev' : ''}${process.env.HOPSCOPE_HOST_NOMINIFY === '1' ? '-nomin' : ''}.js`);
+  const out = join(
+    cacheDir,
+    `client-${cacheKey()}${dev ? '-dev' : ''}${process.env.HOPSCOPE_HOST_NOMINIFY === '1' ? '-nomin' : ''}.js`
+  );
   if (existsSync(out)) {
     return out;
   }
@@ -66,7 +91,10 @@ export async function ensureClientBundle(): Promise<string> {
     mainFields: ['browser', 'module', 'main'],
     plugins: [cjsDefaultInterop],
     alias: {
-      'grafana-runtime-internal/plugin-page': join(root, 'node_modules/@grafana/runtime/dist/esm/components/PluginPage.mjs'),
+      'grafana-runtime-internal/plugin-page': join(
+        root,
+        'node_modules/@grafana/runtime/dist/esm/components/PluginPage.mjs'
+      ),
       'grafana-i18n-internal': join(root, 'node_modules/@grafana/i18n/dist/esm/i18n.mjs'),
     },
   });
@@ -89,7 +117,11 @@ const cjsDefaultInterop: import('esbuild').Plugin = {
       if (!args.importer.endsWith('.mjs') || args.pluginData === 'interop') {
         return undefined;
       }
-      const resolved = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'interop' });
+      const resolved = await b.resolve(args.path, {
+        resolveDir: args.resolveDir,
+        kind: args.kind,
+        pluginData: 'interop',
+      });
       return { path: resolved.path, namespace: 'cjs-default-interop' };
     });
     b.onLoad({ filter: /.*/, namespace: 'cjs-default-interop' }, (args) => ({

@@ -86,7 +86,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const portText = str('port', 'HOPSCOPE_HOST_PORT', '3300')!;
   const role = str('role', 'HOPSCOPE_HOST_ROLE', 'Admin')!;
   if (!isValidRole(role)) {
-    throw new ConfigError(`${values.role !== undefined ? '--role' : 'HOPSCOPE_HOST_ROLE'} must be Admin, Editor, Viewer or None, got "${role}"`);
+    throw new ConfigError(
+      `${values.role !== undefined ? '--role' : 'HOPSCOPE_HOST_ROLE'} must be Admin, Editor, Viewer or None, got "${role}"`
+    );
   }
   return {
     port: parsePort(portText, values.port !== undefined ? '--port' : 'HOPSCOPE_HOST_PORT'),

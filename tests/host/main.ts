@@ -36,7 +36,10 @@ const host = await startHost({
   orgRole: config.orgRole,
   log: config.log,
 });
-log.info({ url: host.url, proxyUrl: config.proxyUrl, dist: resolve(config.dist) }, `host listening on ${host.url}/a/hopscope-rca-app/`);
+log.info(
+  { url: host.url, proxyUrl: config.proxyUrl, dist: resolve(config.dist) },
+  `host listening on ${host.url}/a/hopscope-rca-app/`
+);
 
 let stopping = false;
 const stop = (signal: string) => {

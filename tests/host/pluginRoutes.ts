@@ -129,7 +129,9 @@ export function decide(routes: PluginRoute[], method: string, proxyPath: string,
   if (!match) {
     return { status: 404, message: 'plugin route match not found' };
   }
-  return hasAccessToRoute(match.route, user) ? { status: 200, match } : { status: 403, message: 'plugin proxy route access denied' };
+  return hasAccessToRoute(match.route, user)
+    ? { status: 200, match }
+    : { status: 403, message: 'plugin proxy route access denied' };
 }
 
 /**

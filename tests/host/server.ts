@@ -12,7 +12,15 @@ import { pipeline } from 'node:stream/promises';
 import { request as undiciRequest } from 'undici';
 
 import { ensureClientBundle } from './clientBundle';
-import { decide, extractProxyPath, routeHeaders, targetUrl, type OrgRole, type PluginRoute, type TemplateData } from './pluginRoutes';
+import {
+  decide,
+  extractProxyPath,
+  routeHeaders,
+  targetUrl,
+  type OrgRole,
+  type PluginRoute,
+  type TemplateData,
+} from './pluginRoutes';
 import { PluginSettingsStore } from './settings';
 
 export interface HostOptions {
@@ -61,7 +69,19 @@ interface PluginJson {
   extensions?: unknown;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'cookie', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'cookie',
+  'content-length',
+]);
 
 function sendError(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: { code, message } });
@@ -71,20 +91,44 @@ function escapeForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-function bootData(theme: 'dark' | 'light', plugin: PluginJson, baseUrl: string, orgRole: OrgRole, datasources: Record<string, unknown>): unknown {
+function bootData(
+  theme: 'dark' | 'light',
+  plugin: PluginJson,
+  baseUrl: string,
+  orgRole: OrgRole,
+  datasources: Record<string, unknown>
+): unknown {
   return {
     settings: {
       appSubUrl: '',
       appUrl: '/',
-      buildInfo: { version: '12.4.10', commit: 'hopscope-host', env: 'production', edition: 'Open Source', latestVersion: '', hasUpdate: false, hideVersion: false },
+      buildInfo: {
+        version: '12.4.10',
+        commit: 'hopscope-host',
+        env: 'production',
+        edition: 'Open Source',
+        latestVersion: '',
+        hasUpdate: false,
+        hideVersion: false,
+      },
       featureToggles: {},
       datasources,
       panels: {},
       // Grafana's boot data carries each app's extensions and dependencies from its plugin.json (AppPluginConfig).
       apps: {
         [plugin.id]: {
-          id: plugin.id, path: `${baseUrl}/module.js`, version: plugin.info.version, preload: false, angular: { detected: false },
-          extensions: plugin.extensions ?? { addedLinks: [], addedComponents: [], exposedComponents: [], extensionPoints: [], addedFunctions: [] },
+          id: plugin.id,
+          path: `${baseUrl}/module.js`,
+          version: plugin.info.version,
+          preload: false,
+          angular: { detected: false },
+          extensions: plugin.extensions ?? {
+            addedLinks: [],
+            addedComponents: [],
+            exposedComponents: [],
+            extensionPoints: [],
+            addedFunctions: [],
+          },
           dependencies: plugin.dependencies,
         },
       },
@@ -127,8 +171,23 @@ function namedDataSources(jsonData: Record<string, unknown>): Record<string, unk
   const add = (uid: unknown, type: 'prometheus' | 'tempo', name: string) => {
     if (typeof uid === 'string' && uid) {
       out[`${name} (${uid})`] = {
-        id: Object.keys(out).length + 10, uid, type, name: `${name} (${uid})`, access: 'proxy', readOnly: true, jsonData: {}, isDefault: type === 'prometheus',
-        meta: { id: type, type: 'datasource', name, metrics: true, info: { logos: { small: '', large: '' } }, module: '', baseUrl: '' },
+        id: Object.keys(out).length + 10,
+        uid,
+        type,
+        name: `${name} (${uid})`,
+        access: 'proxy',
+        readOnly: true,
+        jsonData: {},
+        isDefault: type === 'prometheus',
+        meta: {
+          id: type,
+          type: 'datasource',
+          name,
+          metrics: true,
+          info: { logos: { small: '', large: '' } },
+          module: '',
+          baseUrl: '',
+        },
       };
     }
   };
@@ -137,7 +196,15 @@ function namedDataSources(jsonData: Record<string, unknown>): Record<string, unk
   return out;
 }
 
-function hostPage(theme: 'dark' | 'light', plugin: PluginJson, clientUrl: string, baseUrl: string, orgRole: OrgRole, standIns: boolean, datasources: Record<string, unknown>): string {
+function hostPage(
+  theme: 'dark' | 'light',
+  plugin: PluginJson,
+  clientUrl: string,
+  baseUrl: string,
+  orgRole: OrgRole,
+  standIns: boolean,
+  datasources: Record<string, unknown>
+): string {
   return `<!DOCTYPE html>
 <html lang="en-US">
 <head>
@@ -269,7 +336,12 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     } catch (err) {
       if (!res.headersSent) {
         const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code ?? '';
-        sendError(res, 502, 'proxy_unreachable', `The Hopscope proxy at ${target.origin} did not answer (${cause || (err as Error).message})`);
+        sendError(
+          res,
+          502,
+          'proxy_unreachable',
+          `The Hopscope proxy at ${target.origin} did not answer (${cause || (err as Error).message})`
+        );
       } else {
         res.destroy(err as Error);
       }
@@ -286,7 +358,9 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   };
   app.get('/public/fonts/{*font}', (req, res) => {
     const name = req.path.slice('/public/fonts/'.length);
-    const file = fontFiles[name] ?? (name.startsWith('roboto/') ? '@fontsource/roboto-mono/files/roboto-mono-latin-400-normal.woff2' : undefined);
+    const file =
+      fontFiles[name] ??
+      (name.startsWith('roboto/') ? '@fontsource/roboto-mono/files/roboto-mono-latin-400-normal.woff2' : undefined);
     if (!file) {
       sendError(res, 404, 'not_found', `No font ${name}`);
       return;
@@ -319,7 +393,13 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     res.send(svg);
   });
   // @grafana/ui's <Icon> fetches SVGs from public/build/img/icons/: the same files ship in the package.
-  app.use('/public/build/img/icons', express.static(join(import.meta.dirname, '..', '..', 'node_modules/@grafana/ui/dist/public/img/icons'), { fallthrough: false, maxAge: '1d' }));
+  app.use(
+    '/public/build/img/icons',
+    express.static(join(import.meta.dirname, '..', '..', 'node_modules/@grafana/ui/dist/public/img/icons'), {
+      fallthrough: false,
+      maxAge: '1d',
+    })
+  );
 
   app.use(`/${baseUrl}`, express.static(dist, { fallthrough: false, index: false }));
   app.get(clientUrl, (_req, res) => {
@@ -329,7 +409,19 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const page = (req: Request, res: Response) => {
     const theme = req.query.theme === 'light' ? 'light' : 'dark';
-    res.type('html').send(hostPage(theme, readPluginJson(), clientUrl, baseUrl, orgRole, options.standInExposedComponents === true, namedDataSources(settings.jsonData)));
+    res
+      .type('html')
+      .send(
+        hostPage(
+          theme,
+          readPluginJson(),
+          clientUrl,
+          baseUrl,
+          orgRole,
+          options.standInExposedComponents === true,
+          namedDataSources(settings.jsonData)
+        )
+      );
   };
   // The app, its config page, and the host's own page of an extension point (client/ExtensionPointPage.tsx).
   app.get(['/a/{*rest}', `/plugins/${plugin.id}`, '/host/extension-point'], page);

@@ -6,7 +6,7 @@ export default async function* countReporter(source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { data } = event;
     if (data.details?.type === 'suite') continue;
-    if (data.skip !== undefined && data.skip !== false || data.todo !== undefined && data.todo !== false) {
+    if ((data.skip !== undefined && data.skip !== false) || (data.todo !== undefined && data.todo !== false)) {
       counts.skipped++;
     } else if (event.type === 'test:pass') {
       counts.passed++;

@@ -15,7 +15,10 @@ export const PLUGIN_ID = 'hopscope-rca-app';
 /** Builds the plugin when dist/ has no module.js (e.g. a suite run on its own). Never rebuilds an existing dist/. */
 export function ensurePluginBuilt(): void {
   if (!existsSync(join(DIST, 'module.js')) || !existsSync(join(DIST, 'plugin.json'))) {
-    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/build-plugin.ts')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/build-plugin.ts')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
   }
 }
 
@@ -43,7 +46,11 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Runn
 }
 
 /** URL of an app page in the host, e.g. appUrl(host, 'traces', { theme: 'light', query: { from: 'now-6h' } }). */
-export function appUrl(host: RunningHost, page = '', options: { theme?: 'dark' | 'light'; query?: Record<string, string> } = {}): string {
+export function appUrl(
+  host: RunningHost,
+  page = '',
+  options: { theme?: 'dark' | 'light'; query?: Record<string, string> } = {}
+): string {
   const url = new URL(`/a/${PLUGIN_ID}/${page.replace(/^\/+/, '')}`, host.url);
   if (options.theme) {
     url.searchParams.set('theme', options.theme);

@@ -7,7 +7,14 @@ import type { Span } from '../../contract';
 import { ExportTraceServiceRequest } from '../../backend-proxy/src/store/otlp-protobuf';
 
 type AnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
-const KIND: Record<Span['kind'], number> = { unspecified: 0, internal: 1, server: 2, client: 3, producer: 4, consumer: 5 };
+const KIND: Record<Span['kind'], number> = {
+  unspecified: 0,
+  internal: 1,
+  server: 2,
+  client: 3,
+  producer: 4,
+  consumer: 5,
+};
 const STATUS: Record<Span['status'], number> = { unset: 0, ok: 1, error: 2, timeout: 2 };
 
 function value(v: string | number | boolean): AnyValue {
@@ -31,27 +38,35 @@ export function spansToOtlp(spans: Span[]): { resourceSpans: unknown[] } {
   return {
     resourceSpans: [...byResource.values()].map((g) => ({
       resource: { attributes: attrs(g.resource) },
-      scopeSpans: [{
-        scope: { name: 'hopscope' },
-        spans: g.spans.map((s) => ({
-          traceId: s.traceId,
-          spanId: s.spanId,
-          ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-          name: s.name,
-          kind: KIND[s.kind],
-          startTimeUnixNano: nanos(s.startMs),
-          endTimeUnixNano: nanos(s.endMs),
-          attributes: attrs(s.status === 'timeout' && s.attributes['error.type'] === undefined ? { ...s.attributes, 'error.type': 'timeout' } : s.attributes),
-          status: { code: STATUS[s.status], ...(s.statusMessage ? { message: s.statusMessage } : {}) },
-        })),
-      }],
+      scopeSpans: [
+        {
+          scope: { name: 'hopscope' },
+          spans: g.spans.map((s) => ({
+            traceId: s.traceId,
+            spanId: s.spanId,
+            ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+            name: s.name,
+            kind: KIND[s.kind],
+            startTimeUnixNano: nanos(s.startMs),
+            endTimeUnixNano: nanos(s.endMs),
+            attributes: attrs(
+              s.status === 'timeout' && s.attributes['error.type'] === undefined
+                ? { ...s.attributes, 'error.type': 'timeout' }
+                : s.attributes
+            ),
+            status: { code: STATUS[s.status], ...(s.statusMessage ? { message: s.statusMessage } : {}) },
+          })),
+        },
+      ],
     })),
   };
 }
 
 /** OTLP JSON-shaped input → protobuf bytes (hex ids become bytes), as an OTLP/HTTP protobuf exporter sends them. */
 export function encodeOtlpProtobuf(json: unknown): Uint8Array {
-  const clone = JSON.parse(JSON.stringify(json)) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
+  const clone = JSON.parse(JSON.stringify(json)) as {
+    resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>;
+  };
   for (const rs of clone.resourceSpans ?? []) {
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {

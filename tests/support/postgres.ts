@@ -31,7 +31,9 @@ function binDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (process.env.HOPSCOPE_PG_BIN) return process.env.HOPSCOPE_PG_BIN;
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
@@ -40,7 +42,8 @@ const isRoot = (): boolean => process.getuid?.() === 0;
 /** Undefined when a PostgreSQL server can be started here; otherwise why not. */
 export function postgresSkipReason(): string | undefined {
   if (!binDir()) return 'PostgreSQL is not installed (apt-get install postgresql; scripts/setup.sh does it)';
-  if (isRoot() && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root but there is no postgres OS user to run PostgreSQL as';
+  if (isRoot() && spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return 'running as root but there is no postgres OS user to run PostgreSQL as';
   return undefined;
 }
 
@@ -75,7 +78,9 @@ function childrenOf(pid: number): number[] {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === pid) out.push(Number(p));
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return out;
 }
@@ -124,14 +129,23 @@ export async function startPostgres(): Promise<PostgresServer> {
       const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
       const kids = childrenOf(pid);
       for (const p of [pid, ...kids]) {
-        try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ }
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
       // pg_ctl start refuses while the old postmaster.pid names a live process; wait for the kills to land.
       const t0 = Date.now();
-      while ([pid, ...kids].some((p) => existsSync(`/proc/${p}`)) && Date.now() - t0 < 5000) spawnSync('sleep', ['0.05']);
+      while ([pid, ...kids].some((p) => existsSync(`/proc/${p}`)) && Date.now() - t0 < 5000)
+        spawnSync('sleep', ['0.05']);
     },
     async close() {
-      try { await stop(); } finally { rmSync(dir, { recursive: true, force: true }); }
+      try {
+        await stop();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

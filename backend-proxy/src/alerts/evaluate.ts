@@ -6,7 +6,13 @@
 import type { AlertCondition, AlertRule, KernelEvent } from '../../../contract';
 import type { PromSeries } from '../sources/prometheus';
 
-interface Verdict { firing: boolean; atMs?: number; pod?: string; summary: string; unknown?: string }
+interface Verdict {
+  firing: boolean;
+  atMs?: number;
+  pod?: string;
+  summary: string;
+  unknown?: string;
+}
 
 type KernelCond = Extract<AlertCondition, { kind: 'kernel' }>;
 type MetricCond = Extract<AlertCondition, { kind: 'metric' }>;
@@ -19,7 +25,8 @@ export function kernelMatches(c: KernelCond, events: KernelEvent[]): Array<{ ts:
     if (c.pod && e.pod !== c.pod) continue;
     const k = e.pod ?? '';
     const l = byPod.get(k);
-    if (l) l.push(e); else byPod.set(k, [e]);
+    if (l) l.push(e);
+    else byPod.set(k, [e]);
   }
   const out: Array<{ ts: number; pod?: string }> = [];
   const ok = (e: KernelEvent): boolean => c.minDurationMs === undefined || (e.durationMs ?? 0) > c.minDurationMs;
@@ -55,19 +62,34 @@ export function describeCondition(c: AlertCondition): string {
  * All conditions must hold. Kernel matches must co-occur: some instant of the first kernel condition has, for every
  * other kernel condition, a match within `withinMs`. Metric conditions hold "now" (latest instant-query value).
  */
-export function evaluateRule(rule: AlertRule, input: { events: KernelEvent[]; metrics: Map<string, PromSeries[] | Error> }): Verdict {
+export function evaluateRule(
+  rule: AlertRule,
+  input: { events: KernelEvent[]; metrics: Map<string, PromSeries[] | Error> }
+): Verdict {
   const parts: string[] = [];
   for (const c of rule.conditions.filter((x): x is MetricCond => x.kind === 'metric')) {
     const r = input.metrics.get(c.expr);
-    if (r === undefined || r instanceof Error) return { firing: false, summary: `${rule.name}: cannot evaluate`, unknown: r instanceof Error ? r.message : `no result for ${c.expr}` };
-    const hit = r.find((s) => { const v = s.points.at(-1)?.[1]; return v !== null && v !== undefined && compare(v, c.op, c.threshold); });
+    if (r === undefined || r instanceof Error)
+      return {
+        firing: false,
+        summary: `${rule.name}: cannot evaluate`,
+        unknown: r instanceof Error ? r.message : `no result for ${c.expr}`,
+      };
+    const hit = r.find((s) => {
+      const v = s.points.at(-1)?.[1];
+      return v !== null && v !== undefined && compare(v, c.op, c.threshold);
+    });
     if (!hit) return { firing: false, summary: `${rule.name}: ${describeCondition(c)} does not hold` };
     parts.push(`${describeCondition(c)} (value ${hit.points.at(-1)?.[1]})`);
   }
   const kernel = rule.conditions.filter((x): x is KernelCond => x.kind === 'kernel');
   if (!kernel.length) return { firing: true, summary: `${rule.name}: ${parts.join(' and ')}` };
   const matches = kernel.map((c) => kernelMatches(c, input.events));
-  if (matches.some((m) => !m.length)) return { firing: false, summary: `${rule.name}: ${describeCondition(kernel[matches.findIndex((m) => !m.length)])} not seen` };
+  if (matches.some((m) => !m.length))
+    return {
+      firing: false,
+      summary: `${rule.name}: ${describeCondition(kernel[matches.findIndex((m) => !m.length)])} not seen`,
+    };
   // Latest co-occurrence wins, so the alert points at the freshest evidence.
   for (let i = matches[0].length - 1; i >= 0; i--) {
     const anchor = matches[0][i];
@@ -79,7 +101,10 @@ export function evaluateRule(rule: AlertRule, input: { events: KernelEvent[]; me
       return { firing: true, atMs, pod: anchor.pod ?? others.find((o) => o?.pod)?.pod, summary };
     }
   }
-  return { firing: false, summary: `${rule.name}: conditions seen, but not within ${rule.withinMs / 1000} s of each other` };
+  return {
+    firing: false,
+    summary: `${rule.name}: conditions seen, but not within ${rule.withinMs / 1000} s of each other`,
+  };
 }
 
 /** Kernel events one round reads at most (so a count above this can never be met). */
@@ -102,11 +127,14 @@ export function acceptRules(rules: AlertRule[]): string | undefined {
         exprs.add(c.expr);
         continue;
       }
-      if (c.consecutive !== undefined && c.atLeast !== undefined) return `${at}: a kernel condition takes consecutive or atLeast, not both`;
+      if (c.consecutive !== undefined && c.atLeast !== undefined)
+        return `${at}: a kernel condition takes consecutive or atLeast, not both`;
       const n = c.consecutive ?? c.atLeast ?? 1;
-      if (n > ROUND_MAX_EVENTS) return `${at}: ${n} events can never be met (a round reads at most ${ROUND_MAX_EVENTS})`;
+      if (n > ROUND_MAX_EVENTS)
+        return `${at}: ${n} events can never be met (a round reads at most ${ROUND_MAX_EVENTS})`;
     }
-    if (exprs.size > MAX_METRIC_EXPRS) return `more than ${MAX_METRIC_EXPRS} distinct metric expressions (each is a Prometheus query every round)`;
+    if (exprs.size > MAX_METRIC_EXPRS)
+      return `more than ${MAX_METRIC_EXPRS} distinct metric expressions (each is a Prometheus query every round)`;
     const metrics = new Map<string, PromSeries[] | Error>();
     for (const c of r.conditions) if (c.kind === 'metric') metrics.set(c.expr, []);
     try {

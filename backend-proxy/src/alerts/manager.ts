@@ -12,7 +12,16 @@
  */
 import client from 'prom-client';
 import type pino from 'pino';
-import { type Alert, type AlertRule, appLink, appPaths, type KernelEvent, podOfSpan, type SourceStatus, withQuery } from '../../../contract';
+import {
+  type Alert,
+  type AlertRule,
+  appLink,
+  appPaths,
+  type KernelEvent,
+  podOfSpan,
+  type SourceStatus,
+  withQuery,
+} from '../../../contract';
 import type { Database } from '../db/database';
 import * as repo from '../db/alerts-repo';
 import { LeaseKeeper } from '../db/lease';
@@ -24,15 +33,20 @@ import type { TraceStore } from '../store/trace-store';
 import { evaluateRule, ROUND_MAX_EVENTS } from './evaluate';
 import { checkRuleSet, readRulesFile, RuleSetError } from './rules';
 
-export const DEFAULT_RULES: AlertRule[] = [{
-  id: 'tls-slow-and-gpu-oom',
-  name: 'Slow TLS handshakes with a GPU allocation failure',
-  conditions: [
-    { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
-    { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
-  ],
-  withinMs: 5000, lookbackMs: 60_000, severity: 'critical', enabled: true,
-}];
+export const DEFAULT_RULES: AlertRule[] = [
+  {
+    id: 'tls-slow-and-gpu-oom',
+    name: 'Slow TLS handshakes with a GPU allocation failure',
+    conditions: [
+      { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
+      { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
+    ],
+    withinMs: 5000,
+    lookbackMs: 60_000,
+    severity: 'critical',
+    enabled: true,
+  },
+];
 
 export const EVALUATOR_LEASE = 'alerts-evaluator';
 /** Alert history older than this is deleted (by the evaluator, hourly). */
@@ -41,7 +55,10 @@ const HISTORY_RETENTION_MS = 90 * 86_400_000;
 const RECENT = 1000;
 
 const alertsPushed = new client.Counter({
-  name: 'hopscope_proxy_alerts_pushed_total', help: 'Composite alerts sent to Alertmanager by this proxy, by state', labelNames: ['state'], registers: [registry],
+  name: 'hopscope_proxy_alerts_pushed_total',
+  help: 'Composite alerts sent to Alertmanager by this proxy, by state',
+  labelNames: ['state'],
+  registers: [registry],
 });
 
 export interface AlertManagerOptions {
@@ -84,13 +101,25 @@ export class AlertManager {
   lastSources: SourceStatus[] = [];
 
   constructor(private o: AlertManagerOptions) {
-    this.lease = new LeaseKeeper({ db: o.db, name: EVALUATOR_LEASE, holder: o.holder, ttlMs: o.leaseTtlMs, log: o.log, onChange: (held) => { if (!held) this.loadedActive = false; } });
+    this.lease = new LeaseKeeper({
+      db: o.db,
+      name: EVALUATOR_LEASE,
+      holder: o.holder,
+      ttlMs: o.leaseTtlMs,
+      log: o.log,
+      onChange: (held) => {
+        if (!held) this.loadedActive = false;
+      },
+    });
   }
 
   /** Loads (seeding or importing once) the rules. Resolves even when the database is down (retried each round). */
   init(): Promise<void> {
     this.ready ??= this.loadRules().catch((err: unknown) => {
-      this.o.log.warn({ err: (err as Error).message }, 'alerts: cannot load the rules from the database yet; retrying every round');
+      this.o.log.warn(
+        { err: (err as Error).message },
+        'alerts: cannot load the rules from the database yet; retrying every round'
+      );
       this.ready = undefined;
     });
     return this.ready;
@@ -100,7 +129,9 @@ export class AlertManager {
     void this.init();
     if (this.o.intervalMs <= 0) return;
     this.lease.start();
-    this.timer = setInterval(() => { void this.evaluate(); }, this.o.intervalMs);
+    this.timer = setInterval(() => {
+      void this.evaluate();
+    }, this.o.intervalMs);
     this.timer.unref();
   }
 
@@ -151,9 +182,13 @@ export class AlertManager {
 
   /** One round (only the lease holder evaluates; every proxy refreshes its view); concurrent callers share it. */
   evaluate(now = Date.now()): Promise<void> {
-    this.running ??= this.round(now).catch((err: unknown) => {
-      this.o.log.warn({ err: (err as Error).message }, 'alerts: round failed; next round retries');
-    }).finally(() => { this.running = undefined; });
+    this.running ??= this.round(now)
+      .catch((err: unknown) => {
+        this.o.log.warn({ err: (err as Error).message }, 'alerts: round failed; next round retries');
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
     return this.running;
   }
 
@@ -162,7 +197,11 @@ export class AlertManager {
     const cur = await repo.getRules(db);
     if (cur) {
       this.set = cur;
-      if (this.o.rulesFile) this.o.log.info({ file: this.o.rulesFile, version: cur.version }, 'alerts: HOPSCOPE_ALERT_RULES_FILE not imported: the database already holds a rule set (import with POST /api/alerts/rules/import)');
+      if (this.o.rulesFile)
+        this.o.log.info(
+          { file: this.o.rulesFile, version: cur.version },
+          'alerts: HOPSCOPE_ALERT_RULES_FILE not imported: the database already holds a rule set (import with POST /api/alerts/rules/import)'
+        );
       return;
     }
     if (!this.o.rulesFile) {
@@ -174,7 +213,10 @@ export class AlertManager {
     try {
       if ('problem' in read) throw new RuleSetError(400, 'bad_request', read.problem);
       this.set = await repo.putRules(db, checkRuleSet(read.json, file), { expectedVersion: 0, by: `import ${file}` });
-      this.o.log.info({ file, rules: this.set.rules.length, version: this.set.version }, 'alerts: rules imported from HOPSCOPE_ALERT_RULES_FILE');
+      this.o.log.info(
+        { file, rules: this.set.rules.length, version: this.set.version },
+        'alerts: rules imported from HOPSCOPE_ALERT_RULES_FILE'
+      );
     } catch (err) {
       if (err instanceof repo.AlertRulesConflictError) {
         // Another proxy imported or saved first: theirs stands.
@@ -184,7 +226,10 @@ export class AlertManager {
       if (!(err instanceof RuleSetError)) throw err;
       // Refused, and nothing stored: the proxy runs (without composite rules) and the next start tries again.
       this.importProblem = `HOPSCOPE_ALERT_RULES_FILE not imported: ${err.message}`;
-      this.o.log.error({ file, problem: err.message }, 'alerts: HOPSCOPE_ALERT_RULES_FILE refused, nothing imported; the proxy runs without composite rules until the file is fixed (and the proxy restarted) or rules are PUT');
+      this.o.log.error(
+        { file, problem: err.message },
+        'alerts: HOPSCOPE_ALERT_RULES_FILE refused, nothing imported; the proxy runs without composite rules until the file is fixed (and the proxy restarted) or rules are PUT'
+      );
       this.set = null;
     }
   }
@@ -216,7 +261,8 @@ export class AlertManager {
     if (!this.loadedActive) {
       // Taking over (or starting): the firing alerts as the previous evaluator left them.
       this.active.clear();
-      for (const st of await repo.alertStates(db, { firingOnly: true })) this.active.set(keyOf(st.ruleId, st.pod), st.alert);
+      for (const st of await repo.alertStates(db, { firingOnly: true }))
+        this.active.set(keyOf(st.ruleId, st.pod), st.alert);
       this.loadedActive = true;
     }
     const rules = this.rules.filter((r) => r.enabled);
@@ -235,10 +281,19 @@ export class AlertManager {
     if (exprs.size) {
       const prom = this.o.prometheus;
       const st = await settle('prometheus', async () => {
-        await Promise.all(Array.from(exprs, async (e) => {
-          if (!prom) { metrics.set(e, new Error('prometheus: not configured')); return; }
-          try { metrics.set(e, await prom.query(e, now)); } catch (err) { metrics.set(e, err as Error); }
-        }));
+        await Promise.all(
+          Array.from(exprs, async (e) => {
+            if (!prom) {
+              metrics.set(e, new Error('prometheus: not configured'));
+              return;
+            }
+            try {
+              metrics.set(e, await prom.query(e, now));
+            } catch (err) {
+              metrics.set(e, err as Error);
+            }
+          })
+        );
         for (const v of metrics.values()) if (v instanceof Error) throw v;
       });
       statuses.push(st.status);
@@ -248,7 +303,8 @@ export class AlertManager {
     const byRule = new Map<string, Alert[]>();
     for (const a of this.active.values()) {
       const l = byRule.get(a.ruleId);
-      if (l) l.push(a); else byRule.set(a.ruleId, [a]);
+      if (l) l.push(a);
+      else byRule.set(a.ruleId, [a]);
     }
     for (const rule of rules) {
       const ruleEvents = events.filter((e) => e.ts >= now - rule.lookbackMs);
@@ -259,10 +315,19 @@ export class AlertManager {
         continue;
       }
       if (v.firing && !cur.length) {
-        const a: Alert = { ruleId: rule.id, name: rule.name, state: 'firing', severity: rule.severity, startsAt: v.atMs ?? now, summary: v.summary, link: this.link(v.pod, v.atMs ?? now, rule.id), ...(v.pod ? { pod: v.pod } : {}) };
+        const a: Alert = {
+          ruleId: rule.id,
+          name: rule.name,
+          state: 'firing',
+          severity: rule.severity,
+          startsAt: v.atMs ?? now,
+          summary: v.summary,
+          link: this.link(v.pod, v.atMs ?? now, rule.id),
+          ...(v.pod ? { pod: v.pod } : {}),
+        };
         if (await this.transition(a, now)) firing.push(a);
       } else if (!v.firing) {
-        for (const a of cur) if (await this.resolve(a, now, resolved) === false) firing.push(a);
+        for (const a of cur) if ((await this.resolve(a, now, resolved)) === false) firing.push(a);
       } else {
         for (const a of cur) firing.push(a); // Alertmanager needs firing alerts re-sent, or it resolves them itself
       }
@@ -283,11 +348,15 @@ export class AlertManager {
     this.evaluatedAt = now;
     this.lastSources = statuses;
     const token = this.lease.token;
-    if (token !== null) await repo.recordEvaluation(db, { holder: this.o.holder, token, evaluatedMs: now, sources: statuses });
+    if (token !== null)
+      await repo.recordEvaluation(db, { holder: this.o.holder, token, evaluatedMs: now, sources: statuses });
     if (now - this.lastPrune > 3600_000) {
       this.lastPrune = now;
       await repo.pruneAlertHistory(db, now - HISTORY_RETENTION_MS);
-      await repo.forgetRules(db, this.rules.map((r) => r.id));
+      await repo.forgetRules(
+        db,
+        this.rules.map((r) => r.id)
+      );
     }
     await this.refreshRecent();
   }
@@ -311,7 +380,10 @@ export class AlertManager {
   /** The firing alerts and the latest resolved ones, from the database. */
   private async refreshRecent(): Promise<void> {
     const db = this.o.db;
-    const [states, hist] = await Promise.all([repo.alertStates(db, { firingOnly: true }), repo.alertHistory(db, { limit: RECENT })]);
+    const [states, hist] = await Promise.all([
+      repo.alertStates(db, { firingOnly: true }),
+      repo.alertHistory(db, { limit: RECENT }),
+    ]);
     const out: Alert[] = states.map((s) => s.alert);
     for (const h of hist) if (h.alert.state === 'resolved') out.push(h.alert);
     this.recent = out.sort((a, b) => b.startsAt - a.startsAt);
@@ -327,7 +399,13 @@ export class AlertManager {
     const body = alerts.map((a) => {
       const link = appLink(this.o.appUrl, a.link);
       return {
-        labels: { alertname: a.name.replace(/[^A-Za-z0-9_]/g, '_'), rule_id: a.ruleId, severity: a.severity, source: 'hopscope', ...(a.pod ? { pod: a.pod } : {}) },
+        labels: {
+          alertname: a.name.replace(/[^A-Za-z0-9_]/g, '_'),
+          rule_id: a.ruleId,
+          severity: a.severity,
+          source: 'hopscope',
+          ...(a.pod ? { pod: a.pod } : {}),
+        },
         annotations: { summary: a.summary, link },
         startsAt: new Date(a.startsAt).toISOString(),
         endsAt: a.state === 'resolved' && a.endsAt !== undefined ? new Date(a.endsAt).toISOString() : endsAt,
@@ -335,7 +413,11 @@ export class AlertManager {
       };
     });
     const r = await callJson(`${am.url}/api/v2/alerts`, {
-      source: 'alertmanager', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: am.timeoutMs,
+      source: 'alertmanager',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      timeoutMs: am.timeoutMs,
     });
     if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     let f = 0;

@@ -14,7 +14,11 @@ export const RULES_FILE_MAX_BYTES = 8 * ALERT_LIMITS.rulesBytes;
 
 export class RuleSetError extends Error {
   override name = 'RuleSetError';
-  constructor(public readonly status: 400 | 413, public readonly code: 'bad_request' | 'payload_too_large', message: string) {
+  constructor(
+    public readonly status: 400 | 413,
+    public readonly code: 'bad_request' | 'payload_too_large',
+    message: string
+  ) {
     super(message);
   }
 }
@@ -27,18 +31,24 @@ const invalid = (m: string): RuleSetError => new RuleSetError(400, 'bad_request'
  * origin in messages ("body", the file).
  */
 export function checkRuleSet(raw: unknown, what = 'body'): AlertRule[] {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`${what}: expected {"rules": [...]}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalid(`${what}: expected {"rules": [...]}`);
   const list = (raw as { rules?: unknown }).rules;
   if (!Array.isArray(list)) throw invalid(`${what}.rules: expected an array of rules`);
   // Bounds first: nothing below walks an unbounded list.
-  if (list.length > ALERT_LIMITS.rules) throw tooLarge(`${what}.rules: ${list.length} rules, at most ${ALERT_LIMITS.rules}; nothing was saved`);
+  if (list.length > ALERT_LIMITS.rules)
+    throw tooLarge(`${what}.rules: ${list.length} rules, at most ${ALERT_LIMITS.rules}; nothing was saved`);
   const bytes = Buffer.byteLength(JSON.stringify(list));
-  if (bytes > ALERT_LIMITS.rulesBytes) throw tooLarge(`${what}.rules: ${bytes} bytes of rules, at most ${ALERT_LIMITS.rulesBytes}; nothing was saved`);
+  if (bytes > ALERT_LIMITS.rulesBytes)
+    throw tooLarge(`${what}.rules: ${bytes} bytes of rules, at most ${ALERT_LIMITS.rulesBytes}; nothing was saved`);
   const rules: AlertRule[] = [];
   for (let i = 0; i < list.length; i++) {
     const p = AlertRuleSchema.safeParse(list[i]);
     if (!p.success) {
-      const issues = p.error.issues.slice(0, 3).map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`).join('; ');
+      const issues = p.error.issues
+        .slice(0, 3)
+        .map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`)
+        .join('; ');
       throw invalid(`${what}.rules[${i}]: ${issues}`);
     }
     rules.push(p.data);
@@ -64,7 +74,10 @@ export function readRulesFile(file: string): { json: unknown } | { problem: stri
   }
   try {
     const size = fstatSync(fd).size;
-    if (size > RULES_FILE_MAX_BYTES) return { problem: `${file} is ${size} bytes, over the ${RULES_FILE_MAX_BYTES}-byte limit of a rules file (at most ${ALERT_LIMITS.rules} rules)` };
+    if (size > RULES_FILE_MAX_BYTES)
+      return {
+        problem: `${file} is ${size} bytes, over the ${RULES_FILE_MAX_BYTES}-byte limit of a rules file (at most ${ALERT_LIMITS.rules} rules)`,
+      };
     const buf = Buffer.alloc(size);
     let off = 0;
     while (off < size) {

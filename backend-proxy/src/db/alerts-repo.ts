@@ -5,7 +5,13 @@
  * appended to the history in the same transaction, and recording a state that is already current writes nothing
  * (an evaluator that took over the lease re-evaluating the same alert does not duplicate it).
  */
-import { Alert, AlertRule, type Alert as AlertT, type AlertRule as AlertRuleT, type SourceStatus as SourceStatusT } from '../../../contract';
+import {
+  Alert,
+  AlertRule,
+  type Alert as AlertT,
+  type AlertRule as AlertRuleT,
+  type SourceStatus as SourceStatusT,
+} from '../../../contract';
 import type { Database, Queryable } from './types';
 
 export const ALERT_LIMITS = { rules: 500, rulesBytes: 1024 * 1024, historyPage: 1000, alertBytes: 16 * 1024 } as const;
@@ -13,8 +19,13 @@ export const ALERT_LIMITS = { rules: 500, rulesBytes: 1024 * 1024, historyPage: 
 export class AlertRulesConflictError extends Error {
   override name = 'AlertRulesConflictError';
   readonly code = 'conflict';
-  constructor(public readonly expected: number, public readonly current: number) {
-    super(`the alert rules changed meanwhile (you edited version ${expected}, the database has version ${current}): reload them and apply your change again`);
+  constructor(
+    public readonly expected: number,
+    public readonly current: number
+  ) {
+    super(
+      `the alert rules changed meanwhile (you edited version ${expected}, the database has version ${current}): reload them and apply your change again`
+    );
   }
 }
 
@@ -45,10 +56,17 @@ export interface AlertHistoryEntry {
 }
 
 function checkRules(rules: AlertRuleT[]): AlertRuleT[] {
-  if (rules.length > ALERT_LIMITS.rules) throw new AlertInputError(`${rules.length} alert rules: at most ${ALERT_LIMITS.rules}`);
+  if (rules.length > ALERT_LIMITS.rules)
+    throw new AlertInputError(`${rules.length} alert rules: at most ${ALERT_LIMITS.rules}`);
   const parsed = rules.map((r, i) => {
     const p = AlertRule.safeParse(r);
-    if (!p.success) throw new AlertInputError(`rule #${i}: ${p.error.issues.slice(0, 3).map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`).join('; ')}`);
+    if (!p.success)
+      throw new AlertInputError(
+        `rule #${i}: ${p.error.issues
+          .slice(0, 3)
+          .map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`)
+          .join('; ')}`
+      );
     return p.data;
   });
   const ids = new Set<string>();
@@ -57,12 +75,18 @@ function checkRules(rules: AlertRuleT[]): AlertRuleT[] {
     ids.add(r.id);
   }
   const bytes = Buffer.byteLength(JSON.stringify(parsed));
-  if (bytes > ALERT_LIMITS.rulesBytes) throw new AlertInputError(`the rules are ${bytes} bytes, over the ${ALERT_LIMITS.rulesBytes}-byte limit`);
+  if (bytes > ALERT_LIMITS.rulesBytes)
+    throw new AlertInputError(`the rules are ${bytes} bytes, over the ${ALERT_LIMITS.rulesBytes}-byte limit`);
   return parsed;
 }
 
 type RuleRow = { version: number; rules: AlertRuleT[]; updated_ms: number; updated_by: string | null };
-const ruleSet = (r: RuleRow): RuleSet => ({ version: r.version, rules: r.rules, updatedMs: r.updated_ms, updatedBy: r.updated_by });
+const ruleSet = (r: RuleRow): RuleSet => ({
+  version: r.version,
+  rules: r.rules,
+  updatedMs: r.updated_ms,
+  updatedBy: r.updated_by,
+});
 
 /** The current rule set, or null before anything was saved (the caller then seeds its defaults). */
 export async function getRules(q: Queryable): Promise<RuleSet | null> {
@@ -73,7 +97,10 @@ export async function getRules(q: Queryable): Promise<RuleSet | null> {
 /** Saves `defaults` as version 1 unless a rule set exists (two proxies seeding at once end with one). */
 export async function seedRules(q: Queryable, defaults: AlertRuleT[], nowMs = Date.now()): Promise<RuleSet> {
   const rules = checkRules(defaults);
-  await q.query(`INSERT INTO alert_rules (id, version, rules, updated_ms, updated_by) VALUES (1, 1, $1::jsonb, $2, 'defaults') ON CONFLICT (id) DO NOTHING`, [JSON.stringify(rules), nowMs]);
+  await q.query(
+    `INSERT INTO alert_rules (id, version, rules, updated_ms, updated_by) VALUES (1, 1, $1::jsonb, $2, 'defaults') ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(rules), nowMs]
+  );
   return (await getRules(q))!;
 }
 
@@ -81,28 +108,48 @@ export async function seedRules(q: Queryable, defaults: AlertRuleT[], nowMs = Da
  * Replaces the rule set and returns it with its new version. With `expectedVersion`, only if that is still the
  * current version (else AlertRulesConflictError); without, last writer wins.
  */
-export async function putRules(db: Database, rules: AlertRuleT[], o: { expectedVersion?: number; by?: string; nowMs?: number } = {}): Promise<RuleSet> {
+export async function putRules(
+  db: Database,
+  rules: AlertRuleT[],
+  o: { expectedVersion?: number; by?: string; nowMs?: number } = {}
+): Promise<RuleSet> {
   const parsed = checkRules(rules);
   return db.tx(async (q) => {
-    const cur = (await q.query<{ version: number }>('SELECT version FROM alert_rules WHERE id = 1 FOR UPDATE')).rows[0]?.version ?? 0;
-    if (o.expectedVersion !== undefined && o.expectedVersion !== cur) throw new AlertRulesConflictError(o.expectedVersion, cur);
+    const cur =
+      (await q.query<{ version: number }>('SELECT version FROM alert_rules WHERE id = 1 FOR UPDATE')).rows[0]
+        ?.version ?? 0;
+    if (o.expectedVersion !== undefined && o.expectedVersion !== cur)
+      throw new AlertRulesConflictError(o.expectedVersion, cur);
     const r = await q.query<RuleRow>(
       `INSERT INTO alert_rules (id, version, rules, updated_ms, updated_by) VALUES (1, $1, $2::jsonb, $3, $4)
        ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, rules = EXCLUDED.rules, updated_ms = EXCLUDED.updated_ms, updated_by = EXCLUDED.updated_by
        RETURNING version, rules, updated_ms, updated_by`,
-      [cur + 1, JSON.stringify(parsed), o.nowMs ?? Date.now(), o.by ?? null],
+      [cur + 1, JSON.stringify(parsed), o.nowMs ?? Date.now(), o.by ?? null]
     );
     return ruleSet(r.rows[0]);
   });
 }
 
 type StateRow = { rule_id: string; pod: string; state: 'firing' | 'resolved'; alert: AlertT; since_ms: number };
-const stateOf = (r: StateRow): AlertStateRow => ({ ruleId: r.rule_id, pod: r.pod || undefined, state: r.state, alert: r.alert, sinceMs: r.since_ms });
+const stateOf = (r: StateRow): AlertStateRow => ({
+  ruleId: r.rule_id,
+  pod: r.pod || undefined,
+  state: r.state,
+  alert: r.alert,
+  sinceMs: r.since_ms,
+});
 
 function checkAlert(alert: AlertT): AlertT {
   const p = Alert.safeParse(alert);
-  if (!p.success) throw new AlertInputError(`alert: ${p.error.issues.slice(0, 3).map((x) => `${x.path.join('.') || '(alert)'}: ${x.message}`).join('; ')}`);
-  if (Buffer.byteLength(JSON.stringify(p.data)) > ALERT_LIMITS.alertBytes) throw new AlertInputError(`alert of rule ${alert.ruleId} is over ${ALERT_LIMITS.alertBytes} bytes`);
+  if (!p.success)
+    throw new AlertInputError(
+      `alert: ${p.error.issues
+        .slice(0, 3)
+        .map((x) => `${x.path.join('.') || '(alert)'}: ${x.message}`)
+        .join('; ')}`
+    );
+  if (Buffer.byteLength(JSON.stringify(p.data)) > ALERT_LIMITS.alertBytes)
+    throw new AlertInputError(`alert of rule ${alert.ruleId} is over ${ALERT_LIMITS.alertBytes} bytes`);
   return p.data;
 }
 
@@ -120,18 +167,26 @@ export async function recordAlert(db: Database, alert: AlertT, nowMs = Date.now(
     // (rule, pod) wait on the row instead of also seeing "nothing" and appending the same transition twice.
     await q.query(
       `INSERT INTO alert_state (rule_id, pod, state, alert, since_ms, updated_ms) VALUES ($1, $2, 'resolved', $3::jsonb, $4, $5) ON CONFLICT (rule_id, pod) DO NOTHING`,
-      [a.ruleId, pod, JSON.stringify(a), at, nowMs],
+      [a.ruleId, pod, JSON.stringify(a), at, nowMs]
     );
-    const cur = (await q.query<{ state: string }>('SELECT state FROM alert_state WHERE rule_id = $1 AND pod = $2 FOR UPDATE', [a.ruleId, pod])).rows[0];
+    const cur = (
+      await q.query<{ state: string }>('SELECT state FROM alert_state WHERE rule_id = $1 AND pod = $2 FOR UPDATE', [
+        a.ruleId,
+        pod,
+      ])
+    ).rows[0];
     const transition = cur.state !== a.state;
     await q.query(
       `INSERT INTO alert_state (rule_id, pod, state, alert, since_ms, updated_ms) VALUES ($1, $2, $3, $4::jsonb, $5, $6)
        ON CONFLICT (rule_id, pod) DO UPDATE SET state = EXCLUDED.state, alert = EXCLUDED.alert, updated_ms = EXCLUDED.updated_ms,
          since_ms = CASE WHEN alert_state.state = EXCLUDED.state THEN alert_state.since_ms ELSE EXCLUDED.since_ms END`,
-      [a.ruleId, pod, a.state, JSON.stringify(a), at, nowMs],
+      [a.ruleId, pod, a.state, JSON.stringify(a), at, nowMs]
     );
     if (transition) {
-      await q.query('INSERT INTO alert_history (rule_id, pod, state, at_ms, alert) VALUES ($1, $2, $3, $4, $5::jsonb)', [a.ruleId, pod, a.state, at, JSON.stringify(a)]);
+      await q.query(
+        'INSERT INTO alert_history (rule_id, pod, state, at_ms, alert) VALUES ($1, $2, $3, $4, $5::jsonb)',
+        [a.ruleId, pod, a.state, at, JSON.stringify(a)]
+      );
     }
     return transition;
   });
@@ -139,24 +194,38 @@ export async function recordAlert(db: Database, alert: AlertT, nowMs = Date.now(
 
 /** Current state of every (rule, pod) ever seen; `firingOnly` for the active alerts. */
 export async function alertStates(q: Queryable, o: { firingOnly?: boolean } = {}): Promise<AlertStateRow[]> {
-  const r = await q.query<StateRow>(`SELECT rule_id, pod, state, alert, since_ms FROM alert_state ${o.firingOnly ? "WHERE state = 'firing'" : ''} ORDER BY since_ms DESC, rule_id, pod`);
+  const r = await q.query<StateRow>(
+    `SELECT rule_id, pod, state, alert, since_ms FROM alert_state ${o.firingOnly ? "WHERE state = 'firing'" : ''} ORDER BY since_ms DESC, rule_id, pod`
+  );
   return r.rows.map(stateOf);
 }
 
 /** Drops the state of rules that no longer exist (their alerts were resolved first by the evaluator). */
 export async function forgetRules(q: Queryable, keepRuleIds: string[]): Promise<number> {
-  const r = await q.query(`DELETE FROM alert_state WHERE state = 'resolved' AND NOT (rule_id = ANY($1::text[])) RETURNING rule_id`, [keepRuleIds]);
+  const r = await q.query(
+    `DELETE FROM alert_state WHERE state = 'resolved' AND NOT (rule_id = ANY($1::text[])) RETURNING rule_id`,
+    [keepRuleIds]
+  );
   return r.rowCount;
 }
 
 /** Transitions in [from, to], newest first. */
-export async function alertHistory(q: Queryable, o: { from?: number; to?: number; ruleId?: string; limit?: number } = {}): Promise<AlertHistoryEntry[]> {
+export async function alertHistory(
+  q: Queryable,
+  o: { from?: number; to?: number; ruleId?: string; limit?: number } = {}
+): Promise<AlertHistoryEntry[]> {
   const limit = Math.min(Math.max(1, o.limit ?? 200), ALERT_LIMITS.historyPage);
   const params: unknown[] = [o.from ?? 0, o.to ?? Number.MAX_SAFE_INTEGER];
   let where = 'at_ms >= $1 AND at_ms <= $2';
-  if (o.ruleId !== undefined) { params.push(o.ruleId); where += ` AND rule_id = $${params.length}`; }
+  if (o.ruleId !== undefined) {
+    params.push(o.ruleId);
+    where += ` AND rule_id = $${params.length}`;
+  }
   params.push(limit);
-  const r = await q.query<{ id: number; at_ms: number; alert: AlertT }>(`SELECT id, at_ms, alert FROM alert_history WHERE ${where} ORDER BY at_ms DESC, id DESC LIMIT $${params.length}`, params);
+  const r = await q.query<{ id: number; at_ms: number; alert: AlertT }>(
+    `SELECT id, at_ms, alert FROM alert_history WHERE ${where} ORDER BY at_ms DESC, id DESC LIMIT $${params.length}`,
+    params
+  );
   return r.rows.map((x) => ({ id: x.id, atMs: x.at_ms, alert: x.alert }));
 }
 
@@ -184,12 +253,14 @@ export async function recordEvaluation(q: Queryable, e: AlertEvaluation): Promis
     `INSERT INTO alert_evaluations AS a (id, holder, token, evaluated_ms, sources) VALUES (1, $1, $2, $3, $4::jsonb)
      ON CONFLICT (id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, evaluated_ms = EXCLUDED.evaluated_ms, sources = EXCLUDED.sources
      WHERE a.token <= EXCLUDED.token RETURNING id`,
-    [e.holder, e.token, e.evaluatedMs, JSON.stringify(e.sources.slice(0, 100))],
+    [e.holder, e.token, e.evaluatedMs, JSON.stringify(e.sources.slice(0, 100))]
   );
   return r.rowCount > 0;
 }
 
 export async function lastEvaluation(q: Queryable): Promise<AlertEvaluation | null> {
-  const r = (await q.query<EvaluationRow>('SELECT holder, token, evaluated_ms, sources FROM alert_evaluations WHERE id = 1')).rows[0];
+  const r = (
+    await q.query<EvaluationRow>('SELECT holder, token, evaluated_ms, sources FROM alert_evaluations WHERE id = 1')
+  ).rows[0];
   return r ? { holder: r.holder, token: r.token, evaluatedMs: r.evaluated_ms, sources: r.sources } : null;
 }

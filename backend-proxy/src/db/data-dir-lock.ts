@@ -14,7 +14,12 @@ export const LOCK_FILE = 'hopscope-proxy.lock';
 const TOUCH_MS = 5_000;
 const STALE_MS = 30_000;
 
-interface LockInfo { pid: number; host: string; nonce: string; since: string }
+interface LockInfo {
+  pid: number;
+  host: string;
+  nonce: string;
+  since: string;
+}
 
 /** Lock files this process holds: its own pid in a lock it does not hold is a previous life's (a container's pid 1). */
 const heldHere = new Set<string>();
@@ -77,7 +82,12 @@ function tryCreate(file: string, info: LockInfo): boolean {
 
 export function lockDataDir(dir: string): DataDirLock {
   const file = join(dir, LOCK_FILE);
-  const info: LockInfo = { pid: process.pid, host: hostname(), nonce: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  const info: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    nonce: randomBytes(8).toString('hex'),
+    since: new Date().toISOString(),
+  };
   let tookOver: LockInfo | undefined;
   if (!tryCreate(file, info)) {
     const other = readLock(file);
@@ -85,16 +95,28 @@ export function lockDataDir(dir: string): DataDirLock {
       const who = other ? `pid ${other.pid} on ${other.host}, since ${other.since}` : 'an unreadable lock file';
       throw new DatabaseLockedError(
         `the data dir ${dir} is in use by another proxy (${who}): one proxy per data dir. Stop that proxy, give this one ` +
-          'its own HOPSCOPE_DATA_DIR, or share one PostgreSQL between proxies (HOPSCOPE_DATABASE_URL).',
+          'its own HOPSCOPE_DATA_DIR, or share one PostgreSQL between proxies (HOPSCOPE_DATABASE_URL).'
       );
     }
     tookOver = other;
-    try { unlinkSync(file); } catch { /* another starter removed it first */ }
-    if (!tryCreate(file, info)) throw new DatabaseLockedError(`the data dir ${dir} was taken by another proxy starting at the same time: one proxy per data dir`);
+    try {
+      unlinkSync(file);
+    } catch {
+      /* another starter removed it first */
+    }
+    if (!tryCreate(file, info))
+      throw new DatabaseLockedError(
+        `the data dir ${dir} was taken by another proxy starting at the same time: one proxy per data dir`
+      );
   }
   heldHere.add(file);
   const timer = setInterval(() => {
-    try { const now = new Date(); utimesSync(file, now, now); } catch { /* removed under us: nothing to refresh */ }
+    try {
+      const now = new Date();
+      utimesSync(file, now, now);
+    } catch {
+      /* removed under us: nothing to refresh */
+    }
   }, TOUCH_MS);
   timer.unref();
   return {
@@ -104,7 +126,11 @@ export function lockDataDir(dir: string): DataDirLock {
       clearInterval(timer);
       heldHere.delete(file);
       if (readLock(file)?.nonce === info.nonce) {
-        try { unlinkSync(file); } catch { /* already gone */ }
+        try {
+          unlinkSync(file);
+        } catch {
+          /* already gone */
+        }
       }
     },
   };

@@ -16,9 +16,13 @@ export type { Database, DatabaseKind, OpenDatabaseOptions, Queryable, QueryResul
  */
 export async function openDatabase(o: OpenDatabaseOptions): Promise<Database> {
   if (o.databaseUrl) {
-    if (o.dataDir) o.log.info({ dataDir: o.dataDir }, 'database: HOPSCOPE_DATABASE_URL is set, so the data dir is not used');
+    if (o.dataDir)
+      o.log.info({ dataDir: o.dataDir }, 'database: HOPSCOPE_DATABASE_URL is set, so the data dir is not used');
     return openPostgres(o.databaseUrl, o);
   }
-  if (!o.dataDir) o.log.warn('database: in memory (neither HOPSCOPE_DATA_DIR nor HOPSCOPE_DATABASE_URL is set): runs, alert state and saved answers are lost at exit');
+  if (!o.dataDir)
+    o.log.warn(
+      'database: in memory (neither HOPSCOPE_DATA_DIR nor HOPSCOPE_DATABASE_URL is set): runs, alert state and saved answers are lost at exit'
+    );
   return openPglite(o.dataDir, o.log);
 }

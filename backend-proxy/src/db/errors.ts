@@ -7,7 +7,10 @@
 export class DatabaseUnavailableError extends Error {
   override name = 'DatabaseUnavailableError';
   readonly code = 'unavailable';
-  constructor(message: string, public readonly retryAfterS = 2) {
+  constructor(
+    message: string,
+    public readonly retryAfterS = 2
+  ) {
     super(message);
   }
 }
@@ -23,7 +26,17 @@ export class DatabaseSchemaError extends Error {
 }
 
 /** Socket-level failures that mean "could not talk to the server", not "the server said no". */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 
 /**
  * SQLSTATEs that are the server's state, not the statement's fault: connection exceptions (08…), shutting down
@@ -31,7 +44,16 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
  * serialization failure and deadlock (40001, 40P01: the whole call can simply be retried).
  */
 function isUnavailableSqlState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014' || code === '40001' || code === '40P01';
+  return (
+    code.startsWith('08') ||
+    code.startsWith('53') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === '57014' ||
+    code === '40001' ||
+    code === '40P01'
+  );
 }
 
 /** True when `err` says the database cannot be reached or cannot serve now (retry later). */
@@ -43,7 +65,9 @@ export function isUnavailable(err: unknown): boolean {
   if (NETWORK_CODES.has(code) || (code.length === 5 && isUnavailableSqlState(code))) return true;
   const msg = typeof e.message === 'string' ? e.message : '';
   // node-postgres reports these without a code.
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+    msg
+  );
 }
 
 /** Wraps an unavailable-kind error into DatabaseUnavailableError (with `what` for context); others pass through. */

@@ -1,5 +1,12 @@
 // The proxy's database: open it once at start, hand it to the services and repositories.
-export { openDatabase, type Database, type DatabaseKind, type OpenDatabaseOptions, type Queryable, type QueryResult } from './database';
+export {
+  openDatabase,
+  type Database,
+  type DatabaseKind,
+  type OpenDatabaseOptions,
+  type Queryable,
+  type QueryResult,
+} from './database';
 export { DatabaseLockedError, DatabaseSchemaError, DatabaseUnavailableError, isUnavailable } from './errors';
 export { MIGRATIONS } from './migrations';
 export { dbConfigFromEnv, DB_DEFAULTS, DB_ENV_HELP, parseDuration, type DbConfig } from './config';
@@ -8,6 +15,18 @@ export * as alertsRepo from './alerts-repo';
 export * as kernelEvidenceRepo from './kernel-evidence-repo';
 export * as rcaAnswersRepo from './rca-answers-repo';
 export * as kernelStreamRepo from './kernel-stream-repo';
-export { acquireLease, currentLease, releaseLease, LeaseKeeper, type LeaseAttempt, type LeaseKeeperOptions, type LeaseState } from './lease';
-export { KernelEvidenceKeeper, type KernelEvidenceKeeperOptions, type KernelEvidenceStats } from './kernel-evidence-keeper';
+export {
+  acquireLease,
+  currentLease,
+  releaseLease,
+  LeaseKeeper,
+  type LeaseAttempt,
+  type LeaseKeeperOptions,
+  type LeaseState,
+} from './lease';
+export {
+  KernelEvidenceKeeper,
+  type KernelEvidenceKeeperOptions,
+  type KernelEvidenceStats,
+} from './kernel-evidence-keeper';
 export { isNotableKernelEvent, DEFAULT_NOTABLE, type NotableThresholds } from './kernel-notable';

@@ -42,7 +42,17 @@ export class KernelEvidenceKeeper {
   private readonly highWater: number;
   private readonly batch: number;
   private readonly now: () => number;
-  private readonly s: KernelEvidenceStats = { queued: 0, written: 0, duplicates: 0, rejected: 0, dropped: 0, notOffered: 0, pruned: 0, failedWrites: 0, lastError: null };
+  private readonly s: KernelEvidenceStats = {
+    queued: 0,
+    written: 0,
+    duplicates: 0,
+    rejected: 0,
+    dropped: 0,
+    notOffered: 0,
+    pruned: 0,
+    failedWrites: 0,
+    lastError: null,
+  };
   private writing?: Promise<void>;
   private flushTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
@@ -60,8 +70,14 @@ export class KernelEvidenceKeeper {
   offer(events: KernelEvent[]): boolean {
     const t = this.o.notable ?? DEFAULT_NOTABLE;
     for (const e of events) {
-      if (!isNotableKernelEvent(e, t)) { this.s.notOffered++; continue; }
-      if (this.queue.length >= 2 * this.highWater) { this.s.dropped++; continue; }
+      if (!isNotableKernelEvent(e, t)) {
+        this.s.notOffered++;
+        continue;
+      }
+      if (this.queue.length >= 2 * this.highWater) {
+        this.s.dropped++;
+        continue;
+      }
       this.queue.push(e);
     }
     if (this.queue.length >= this.batch) void this.flush();
@@ -80,15 +96,21 @@ export class KernelEvidenceKeeper {
 
   /** Writes what is queued (one batch after another); concurrent callers share the write. */
   flush(): Promise<void> {
-    this.writing ??= this.writeAll().finally(() => { this.writing = undefined; });
+    this.writing ??= this.writeAll().finally(() => {
+      this.writing = undefined;
+    });
     return this.writing;
   }
 
   start(flushMs = this.o.flushMs ?? 250, pruneEveryMs = this.o.pruneEveryMs ?? 60_000): void {
     if (this.flushTimer) return;
-    this.flushTimer = setInterval(() => { if (this.queue.length) void this.flush(); }, flushMs);
+    this.flushTimer = setInterval(() => {
+      if (this.queue.length) void this.flush();
+    }, flushMs);
     this.flushTimer.unref();
-    this.pruneTimer = setInterval(() => { void this.prune().catch(() => {}); }, pruneEveryMs);
+    this.pruneTimer = setInterval(() => {
+      void this.prune().catch(() => {});
+    }, pruneEveryMs);
     this.pruneTimer.unref();
   }
 
@@ -137,7 +159,10 @@ export class KernelEvidenceKeeper {
         this.s.lastError = (err as Error).message;
         this.backoffMs = Math.min(30_000, this.backoffMs ? this.backoffMs * 2 : 500);
         this.retryAt = this.now() + this.backoffMs;
-        this.o.log.warn({ err: (err as Error).message, queued: this.queue.length, retryInMs: this.backoffMs }, 'kernel evidence: write failed; kept queued');
+        this.o.log.warn(
+          { err: (err as Error).message, queued: this.queue.length, retryInMs: this.backoffMs },
+          'kernel evidence: write failed; kept queued'
+        );
         break;
       }
       if (this.queue.length < this.highWater) this.wake();

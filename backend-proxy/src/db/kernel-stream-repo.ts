@@ -30,22 +30,37 @@ export interface EvidenceGap {
   missed: number | null;
 }
 
-type PositionRow = { exporter: string; node: string | null; last_seq: string | number; last_seen_ms: number; first_ms: number };
-const position = (r: PositionRow): StreamPosition => ({ exporter: r.exporter, node: r.node, lastSeq: Number(r.last_seq), lastSeenMs: r.last_seen_ms, firstMs: r.first_ms });
+type PositionRow = {
+  exporter: string;
+  node: string | null;
+  last_seq: string | number;
+  last_seen_ms: number;
+  first_ms: number;
+};
+const position = (r: PositionRow): StreamPosition => ({
+  exporter: r.exporter,
+  node: r.node,
+  lastSeq: Number(r.last_seq),
+  lastSeenMs: r.last_seen_ms,
+  firstMs: r.first_ms,
+});
 
 export async function streamPositions(q: Queryable): Promise<Map<string, StreamPosition>> {
-  const r = await q.query<PositionRow>('SELECT exporter, node, last_seq, last_seen_ms, first_ms FROM kernel_stream_positions');
+  const r = await q.query<PositionRow>(
+    'SELECT exporter, node, last_seq, last_seen_ms, first_ms FROM kernel_stream_positions'
+  );
   return new Map(r.rows.map((x) => [x.exporter, position(x)]));
 }
 
 /** Saves where the stream of `p.exporter` is; `first_ms` keeps its first value. */
 export async function saveStreamPosition(q: Queryable, p: StreamPosition, nowMs = Date.now()): Promise<void> {
-  if (!Number.isSafeInteger(p.lastSeq) || p.lastSeq < 0) throw new RangeError(`stream position ${p.lastSeq}: a non-negative integer`);
+  if (!Number.isSafeInteger(p.lastSeq) || p.lastSeq < 0)
+    throw new RangeError(`stream position ${p.lastSeq}: a non-negative integer`);
   await q.query(
     `INSERT INTO kernel_stream_positions (exporter, node, last_seq, last_seen_ms, first_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (exporter) DO UPDATE SET node = COALESCE(EXCLUDED.node, kernel_stream_positions.node), last_seq = EXCLUDED.last_seq,
        last_seen_ms = EXCLUDED.last_seen_ms, updated_ms = EXCLUDED.updated_ms`,
-    [p.exporter, p.node, p.lastSeq, p.lastSeenMs, p.firstMs, nowMs],
+    [p.exporter, p.node, p.lastSeq, p.lastSeenMs, p.firstMs, nowMs]
   );
 }
 
@@ -53,19 +68,33 @@ export async function recordGap(q: Queryable, g: EvidenceGap, nowMs = Date.now()
   if (!(g.fromMs <= g.toMs)) throw new RangeError(`gap from ${g.fromMs} to ${g.toMs}: from must not be after to`);
   await q.query(
     'INSERT INTO kernel_evidence_gaps (exporter, node, from_ms, to_ms, reason, missed, recorded_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [g.exporter, g.node, g.fromMs, g.toMs, g.reason, g.missed, nowMs],
+    [g.exporter, g.node, g.fromMs, g.toMs, g.reason, g.missed, nowMs]
   );
 }
 
-type GapRow = { exporter: string; node: string | null; from_ms: number; to_ms: number; reason: GapReason; missed: string | number | null };
+type GapRow = {
+  exporter: string;
+  node: string | null;
+  from_ms: number;
+  to_ms: number;
+  reason: GapReason;
+  missed: string | number | null;
+};
 
 /** Gaps overlapping [from, to], oldest first (at most `limit`). */
 export async function gapsOverlapping(q: Queryable, from: number, to: number, limit = 100): Promise<EvidenceGap[]> {
   const r = await q.query<GapRow>(
     'SELECT exporter, node, from_ms, to_ms, reason, missed FROM kernel_evidence_gaps WHERE from_ms <= $2 AND to_ms >= $1 ORDER BY from_ms, id LIMIT $3',
-    [from, to, Math.min(Math.max(1, limit), 1000)],
+    [from, to, Math.min(Math.max(1, limit), 1000)]
   );
-  return r.rows.map((x) => ({ exporter: x.exporter, node: x.node, fromMs: x.from_ms, toMs: x.to_ms, reason: x.reason, missed: x.missed === null ? null : Number(x.missed) }));
+  return r.rows.map((x) => ({
+    exporter: x.exporter,
+    node: x.node,
+    fromMs: x.from_ms,
+    toMs: x.to_ms,
+    reason: x.reason,
+    missed: x.missed === null ? null : Number(x.missed),
+  }));
 }
 
 /** Retention of the gap records themselves. */

@@ -26,9 +26,11 @@ const state = (r: Row): LeaseState => ({ name: r.name, holder: r.holder, token: 
 const RETURNING = `RETURNING name, holder, token, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms`;
 
 export function checkLeaseArgs(name: string, holder: string, ttlMs: number): void {
-  if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(name)) throw new RangeError(`lease name "${name}": 1-100 letters, digits, _ . : -`);
+  if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(name))
+    throw new RangeError(`lease name "${name}": 1-100 letters, digits, _ . : -`);
   if (!holder || holder.length > 200) throw new RangeError('lease holder: 1-200 characters');
-  if (!Number.isInteger(ttlMs) || ttlMs < 100 || ttlMs > 3_600_000) throw new RangeError(`lease ttl ${ttlMs} ms: a whole number 100..3600000`);
+  if (!Number.isInteger(ttlMs) || ttlMs < 100 || ttlMs > 3_600_000)
+    throw new RangeError(`lease ttl ${ttlMs} ms: a whole number 100..3600000`);
 }
 
 /** Takes the lease when it is free or expired, renews it when `holder` has it; otherwise says who has it. */
@@ -44,7 +46,7 @@ export async function acquireLease(q: Queryable, name: string, holder: string, t
        expires_at = EXCLUDED.expires_at
      WHERE l.holder = EXCLUDED.holder OR l.expires_at < clock_timestamp()
      ${RETURNING}`,
-    [name, holder, ttlMs],
+    [name, holder, ttlMs]
   );
   if (won.rows[0]) return { held: true, lease: state(won.rows[0]) };
   return { held: false, lease: await currentLease(q, name) };
@@ -52,13 +54,19 @@ export async function acquireLease(q: Queryable, name: string, holder: string, t
 
 /** Gives the lease up (only if `holder` has it), so another proxy takes it at once instead of after the ttl. */
 export async function releaseLease(q: Queryable, name: string, holder: string): Promise<boolean> {
-  const r = await q.query(`UPDATE leases SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE name = $1 AND holder = $2 AND expires_at >= clock_timestamp() RETURNING name`, [name, holder]);
+  const r = await q.query(
+    `UPDATE leases SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE name = $1 AND holder = $2 AND expires_at >= clock_timestamp() RETURNING name`,
+    [name, holder]
+  );
   return r.rowCount > 0;
 }
 
 /** The unexpired holder of `name`, or null. */
 export async function currentLease(q: Queryable, name: string): Promise<LeaseState | null> {
-  const r = await q.query<Row>(`SELECT name, holder, token, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM leases WHERE name = $1 AND expires_at >= clock_timestamp()`, [name]);
+  const r = await q.query<Row>(
+    `SELECT name, holder, token, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM leases WHERE name = $1 AND expires_at >= clock_timestamp()`,
+    [name]
+  );
   return r.rows[0] ? state(r.rows[0]) : null;
 }
 
@@ -100,14 +108,21 @@ export class LeaseKeeper {
 
   /** One attempt to take or renew; concurrent callers share it. */
   tick(): Promise<boolean> {
-    this.ticking ??= this.attempt().finally(() => { this.ticking = undefined; });
+    this.ticking ??= this.attempt().finally(() => {
+      this.ticking = undefined;
+    });
     return this.ticking;
   }
 
   start(): void {
     if (this.timer) return;
     void this.tick();
-    this.timer = setInterval(() => { void this.tick(); }, Math.max(50, Math.floor(this.o.ttlMs / 3)));
+    this.timer = setInterval(
+      () => {
+        void this.tick();
+      },
+      Math.max(50, Math.floor(this.o.ttlMs / 3))
+    );
     this.timer.unref();
   }
 
@@ -118,7 +133,12 @@ export class LeaseKeeper {
     await this.ticking;
     if (this.held()) {
       this.deadline = 0;
-      await releaseLease(this.o.db, this.o.name, this.o.holder).catch((err: unknown) => this.o.log.warn({ err: (err as Error).message, lease: this.o.name }, 'lease: release failed; it expires by itself'));
+      await releaseLease(this.o.db, this.o.name, this.o.holder).catch((err: unknown) =>
+        this.o.log.warn(
+          { err: (err as Error).message, lease: this.o.name },
+          'lease: release failed; it expires by itself'
+        )
+      );
       this.changed(false, null);
     }
   }
@@ -133,7 +153,10 @@ export class LeaseKeeper {
       return a.held;
     } catch (err) {
       this.deadline = 0;
-      this.o.log.warn({ err: (err as Error).message, lease: this.o.name }, 'lease: could not renew; not holding it until the database answers');
+      this.o.log.warn(
+        { err: (err as Error).message, lease: this.o.name },
+        'lease: could not renew; not holding it until the database answers'
+      );
       this.changed(false, null);
       return false;
     }
@@ -142,7 +165,10 @@ export class LeaseKeeper {
   private changed(held: boolean, lease: LeaseState | null): void {
     if (held === this.wasHeld) return;
     this.wasHeld = held;
-    this.o.log.info({ lease: this.o.name, holder: this.o.holder, held, by: lease?.holder }, held ? 'lease: acquired' : 'lease: lost');
+    this.o.log.info(
+      { lease: this.o.name, holder: this.o.holder, held, by: lease?.holder },
+      held ? 'lease: acquired' : 'lease: lost'
+    );
     this.o.onChange?.(held, lease);
   }
 }

@@ -57,12 +57,20 @@ function wrap(run: () => Runner, isOpen: () => boolean, used: () => void = () =>
  *   memory never shrinks; index builds on tens of thousands of rows need a few MB.
  * - synchronous_commit on: a query returns after its commit's WAL is written (see above).
  */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = { synchronous_commit: 'on', shared_buffers: '32MB', maintenance_work_mem: '16MB' };
+export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
+  synchronous_commit: 'on',
+  shared_buffers: '32MB',
+  maintenance_work_mem: '16MB',
+};
 /**
  * In memory only, where nothing survives the process: no full-page images (they only serve crash recovery), and
  * 1 MB WAL segments (initdb's --wal-segsize) of which at most 16 MB are kept for reuse after a checkpoint.
  */
-export const PGLITE_MEMORY_SETTINGS: Readonly<Record<string, string>> = { full_page_writes: 'off', min_wal_size: '2MB', max_wal_size: '16MB' };
+export const PGLITE_MEMORY_SETTINGS: Readonly<Record<string, string>> = {
+  full_page_writes: 'off',
+  min_wal_size: '2MB',
+  max_wal_size: '16MB',
+};
 /** initdb with the small shared_buffers too (its peak is two instances of it); in memory, 1 MB WAL segments. */
 const INITDB_PARAMS = ['-c', `shared_buffers=${PGLITE_SETTINGS.shared_buffers}`];
 const INITDB_MEMORY_PARAMS = [...INITDB_PARAMS, '--wal-segsize=1'];
@@ -70,7 +78,8 @@ const INITDB_MEMORY_PARAMS = [...INITDB_PARAMS, '--wal-segsize=1'];
 export const CHECKPOINT_AFTER_WAL_BYTES = { file: 64 * 1048576, memory: 4 * 1048576 } as const;
 const CHECKPOINT_CHECK_MS = 5000;
 
-const flags = (settings: Readonly<Record<string, string>>): string[] => Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+const flags = (settings: Readonly<Record<string, string>>): string[] =>
+  Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
 const FILE_START_PARAMS = [...PGlite.defaultStartParams, ...flags(PGLITE_SETTINGS)];
 const MEMORY_START_PARAMS = [...FILE_START_PARAMS, ...flags(PGLITE_MEMORY_SETTINGS)];
 
@@ -91,17 +100,31 @@ await pg.close();
 function initdbInChild(o: { dataDir: string } | { tarball: string }): Promise<void> {
   const args = { ...o, initdb: 'tarball' in o ? INITDB_MEMORY_PARAMS : INITDB_PARAMS };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', INITDB_CHILD, import.meta.resolve('@electric-sql/pglite'), JSON.stringify(args)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', INITDB_CHILD, import.meta.resolve('@electric-sql/pglite'), JSON.stringify(args)],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }
+    );
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-2000);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', (err) => { clearTimeout(timer); reject(err); });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve();
-      else reject(new Error(`initdb (child process) ${signal ? `killed by ${signal}` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+      else
+        reject(
+          new Error(
+            `initdb (child process) ${signal ? `killed by ${signal}` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' ')}`
+          )
+        );
     });
   });
 }
@@ -120,7 +143,9 @@ async function initdbDataDir(pgdata: string, log: pino.Logger): Promise<void> {
   }
   try {
     rmdirSync(pgdata); // only if empty: a directory holding anything is never replaced
-  } catch { /* absent, or not empty: then the rename below refuses */ }
+  } catch {
+    /* absent, or not empty: then the rename below refuses */
+  }
   try {
     renameSync(fresh, pgdata);
   } catch (err) {
@@ -135,7 +160,10 @@ async function initdbDataDir(pgdata: string, log: pino.Logger): Promise<void> {
  * format of its cluster and the migrations it contains, read again at each open (kept in this process only when it
  * cannot be written there). One that does not load (another PGlite version) is rebuilt.
  */
-const TEMPLATE_FILE = join(tmpdir(), `hopscope-pglite-template-w1-${MIGRATIONS.map(checksum).join('').slice(0, 16)}-${MIGRATIONS.length}.tar`);
+const TEMPLATE_FILE = join(
+  tmpdir(),
+  `hopscope-pglite-template-w1-${MIGRATIONS.map(checksum).join('').slice(0, 16)}-${MIGRATIONS.length}.tar`
+);
 let keptTemplate: Blob | undefined;
 
 /** Read from the file as PGlite loads it: one copy in memory at a time, not three. */
@@ -153,7 +181,10 @@ async function keepTemplate(pg: PGlite, log: pino.Logger): Promise<void> {
     renameSync(tmp, TEMPLATE_FILE);
   } catch (err) {
     keptTemplate = dump;
-    log.debug({ err: (err as Error).message }, 'database: could not write the in-memory template to the temp dir (kept in this process)');
+    log.debug(
+      { err: (err as Error).message },
+      'database: could not write the in-memory template to the temp dir (kept in this process)'
+    );
   }
 }
 
@@ -185,30 +216,53 @@ async function createMemory(log: pino.Logger): Promise<{ pg: PGlite; fromTemplat
  * The engine, started with PGLITE_SETTINGS (migrations not applied): `<pgdata>` (made by initdb in a child process
  * when it holds no cluster yet) or in memory. openPglite's first half (then servePglite).
  */
-export async function startPglite(pgdata: string | undefined, log: pino.Logger): Promise<{ pg: PGlite; fromTemplate: boolean }> {
+export async function startPglite(
+  pgdata: string | undefined,
+  log: pino.Logger
+): Promise<{ pg: PGlite; fromTemplate: boolean }> {
   if (!pgdata) return createMemory(log);
   if (!existsSync(join(pgdata, 'PG_VERSION'))) await initdbDataDir(pgdata, log);
-  return { pg: await PGlite.create({ dataDir: pgdata, relaxedDurability: false, startParams: FILE_START_PARAMS, initDbStartParams: INITDB_PARAMS }), fromTemplate: false };
+  return {
+    pg: await PGlite.create({
+      dataDir: pgdata,
+      relaxedDurability: false,
+      startParams: FILE_START_PARAMS,
+      initDbStartParams: INITDB_PARAMS,
+    }),
+    fromTemplate: false,
+  };
 }
 
 /** Every CHECKPOINT_CHECK_MS after use: CHECKPOINT when `limitBytes` or more of WAL were written since the last one. */
-function checkpointer(pg: PGlite, limitBytes: number, log: pino.Logger): { used: () => void; stop: () => Promise<void> } {
+function checkpointer(
+  pg: PGlite,
+  limitBytes: number,
+  log: pino.Logger
+): { used: () => void; stop: () => Promise<void> } {
   let used = false;
   let running: Promise<void> | undefined;
   const check = async (): Promise<void> => {
-    const r = await pg.query<{ bytes: number }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()');
+    const r = await pg.query<{ bytes: number }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()'
+    );
     if ((r.rows[0]?.bytes ?? 0) >= limitBytes) await pg.exec('CHECKPOINT');
   };
   const timer = setInterval(() => {
     if (!used || running) return;
     used = false;
     running = check()
-      .catch((err: Error) => log.debug({ err: err.message }, 'database: checkpoint check failed (tried again after the next use)'))
-      .finally(() => { running = undefined; });
+      .catch((err: Error) =>
+        log.debug({ err: err.message }, 'database: checkpoint check failed (tried again after the next use)')
+      )
+      .finally(() => {
+        running = undefined;
+      });
   }, CHECKPOINT_CHECK_MS);
   timer.unref();
   return {
-    used: () => { used = true; },
+    used: () => {
+      used = true;
+    },
     async stop() {
       clearInterval(timer);
       await running;
@@ -225,16 +279,24 @@ export async function openPglite(dataDir: string | undefined, log: pino.Logger):
       lock = lockDataDir(dataDir);
     } catch (err) {
       if (err instanceof DatabaseLockedError) throw err;
-      throw new Error(`the data dir ${dataDir} cannot be used: ${(err as Error).message} (HOPSCOPE_DATA_DIR must be a directory this proxy may write)`);
+      throw new Error(
+        `the data dir ${dataDir} cannot be used: ${(err as Error).message} (HOPSCOPE_DATA_DIR must be a directory this proxy may write)`
+      );
     }
-    if (lock.tookOver) log.warn({ previous: lock.tookOver, dataDir }, 'database: the previous proxy on this data dir did not shut down cleanly; recovering');
+    if (lock.tookOver)
+      log.warn(
+        { previous: lock.tookOver, dataDir },
+        'database: the previous proxy on this data dir did not shut down cleanly; recovering'
+      );
   }
   let started: { pg: PGlite; fromTemplate: boolean };
   try {
     started = await startPglite(pgdata, log);
   } catch (err) {
     lock?.release();
-    throw new Error(`could not open the embedded database in ${pgdata ?? 'memory'}: ${(err as Error).message} (a data dir made by an incompatible PGlite version, or damaged files?)`);
+    throw new Error(
+      `could not open the embedded database in ${pgdata ?? 'memory'}: ${(err as Error).message} (a data dir made by an incompatible PGlite version, or damaged files?)`
+    );
   }
   return servePglite(started.pg, { pgdata, fromTemplate: started.fromTemplate, log, release: () => lock?.release() });
 }
@@ -243,15 +305,34 @@ export async function openPglite(dataDir: string | undefined, log: pino.Logger):
  * A started engine as the proxy's Database: migrations applied, the checkpoint timer running; `release` after it
  * closed (the data dir's lock). openPglite's second half; the memory benchmark calls it after startPglite.
  */
-export async function servePglite(pg: PGlite, o: { pgdata?: string; fromTemplate: boolean; log: pino.Logger; release?: () => void }): Promise<Database> {
+export async function servePglite(
+  pg: PGlite,
+  o: { pgdata?: string; fromTemplate: boolean; log: pino.Logger; release?: () => void }
+): Promise<Database> {
   const { pgdata, log } = o;
   const release = o.release ?? (() => {});
   let open = true;
   const ckpt = checkpointer(pg, pgdata ? CHECKPOINT_AFTER_WAL_BYTES.file : CHECKPOINT_AFTER_WAL_BYTES.memory, log);
-  const q = wrap(() => pg, () => open, ckpt.used);
+  const q = wrap(
+    () => pg,
+    () => open,
+    ckpt.used
+  );
   let version: number;
   try {
-    version = await migrate((fn) => pg.transaction((tx) => fn(wrap(() => tx, () => open, ckpt.used))), log);
+    version = await migrate(
+      (fn) =>
+        pg.transaction((tx) =>
+          fn(
+            wrap(
+              () => tx,
+              () => open,
+              ckpt.used
+            )
+          )
+        ),
+      log
+    );
   } catch (err) {
     await ckpt.stop();
     await pg.close().catch(() => {});
@@ -268,9 +349,18 @@ export async function servePglite(pg: PGlite, o: { pgdata?: string; fromTemplate
     exec: q.exec,
     tx: (fn) => {
       if (!open) return Promise.reject(new DatabaseUnavailableError('the embedded database is closed'));
-      return pg.transaction((tx) => fn(wrap(() => tx, () => open, ckpt.used)));
+      return pg.transaction((tx) =>
+        fn(
+          wrap(
+            () => tx,
+            () => open,
+            ckpt.used
+          )
+        )
+      );
     },
-    health: () => (open ? probe(() => pg.query('SELECT 1')) : Promise.resolve({ source: 'database', ok: false, error: 'closed' })),
+    health: () =>
+      open ? probe(() => pg.query('SELECT 1')) : Promise.resolve({ source: 'database', ok: false, error: 'closed' }),
     async close() {
       if (!open) return;
       open = false;

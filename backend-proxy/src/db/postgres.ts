@@ -24,7 +24,10 @@ export function redactUrl(url: string): string {
 const INT8_OID = 20;
 // Epoch ms and counts are bigint columns; every one of them fits a double exactly (< 2^53).
 const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 function clientQueryable(c: pg.PoolClient | pg.Pool, what: string): Queryable {
@@ -51,7 +54,8 @@ function clientQueryable(c: pg.PoolClient | pg.Pool, what: string): Queryable {
 function fatalConnectError(err: unknown, where: string): Error | undefined {
   const code = (err as { code?: string }).code ?? '';
   const msg = (err as Error).message;
-  if (code === '28P01' || code === '28000') return new Error(`HOPSCOPE_DATABASE_URL: PostgreSQL at ${where} refused the login (${msg})`);
+  if (code === '28P01' || code === '28000')
+    return new Error(`HOPSCOPE_DATABASE_URL: PostgreSQL at ${where} refused the login (${msg})`);
   if (code === '3D000') return new Error(`HOPSCOPE_DATABASE_URL: ${msg} at ${where} (create it first, e.g. createdb)`);
   return undefined;
 }
@@ -72,7 +76,9 @@ export async function openPostgres(url: string, o: OpenDatabaseOptions): Promise
     keepAlive: true,
     types,
   });
-  pool.on('error', (err) => log.warn({ err: err.message }, 'database: an idle PostgreSQL connection failed; the pool replaces it'));
+  pool.on('error', (err) =>
+    log.warn({ err: err.message }, 'database: an idle PostgreSQL connection failed; the pool replaces it')
+  );
   const q = clientQueryable(pool, what);
 
   const tx = async <T>(fn: (q: Queryable) => Promise<T>): Promise<T> => {
@@ -91,7 +97,10 @@ export async function openPostgres(url: string, o: OpenDatabaseOptions): Promise
       return out;
     } catch (err) {
       if (isUnavailable(err)) broken = err;
-      else await client.query('ROLLBACK').catch((e: unknown) => { broken = e; });
+      else
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = e;
+        });
       throw err;
     } finally {
       // A connection that failed mid-transaction is destroyed, not handed to the next caller.
@@ -112,7 +121,9 @@ export async function openPostgres(url: string, o: OpenDatabaseOptions): Promise
       }
       if (Date.now() >= deadline) {
         await pool.end().catch(() => {});
-        throw new DatabaseUnavailableError(`${what} could not be reached at start (${(err as Error).message}); is it running, and is HOPSCOPE_DATABASE_URL right?`);
+        throw new DatabaseUnavailableError(
+          `${what} could not be reached at start (${(err as Error).message}); is it running, and is HOPSCOPE_DATABASE_URL right?`
+        );
       }
       log.warn({ attempt, err: (err as Error).message, where }, 'database: waiting for PostgreSQL');
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)));
@@ -124,7 +135,8 @@ export async function openPostgres(url: string, o: OpenDatabaseOptions): Promise
     kind: 'postgres',
     where,
     schemaVersion: version,
-    query: (sql, params) => (closed ? Promise.reject(new DatabaseUnavailableError('the database is closed')) : q.query(sql, params)),
+    query: (sql, params) =>
+      closed ? Promise.reject(new DatabaseUnavailableError('the database is closed')) : q.query(sql, params),
     exec: (sql) => (closed ? Promise.reject(new DatabaseUnavailableError('the database is closed')) : q.exec(sql)),
     tx: (fn) => (closed ? Promise.reject(new DatabaseUnavailableError('the database is closed')) : tx(fn)),
     health: () => probe(() => pool.query('SELECT 1')),

@@ -7,11 +7,18 @@ export async function probe(run: () => Promise<unknown>, timeoutMs = 2000): Prom
   try {
     await Promise.race([
       run(),
-      new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs); }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
     ]);
     return { source: 'database', ok: true, latencyMs: Number((performance.now() - t0).toFixed(2)) };
   } catch (err) {
-    return { source: 'database', ok: false, latencyMs: Number((performance.now() - t0).toFixed(2)), error: (err as Error).message };
+    return {
+      source: 'database',
+      ok: false,
+      latencyMs: Number((performance.now() - t0).toFixed(2)),
+      error: (err as Error).message,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -3,7 +3,16 @@
  * function takes a Queryable so the service runs several in one transaction, and maps rows to the contract's types.
  * The list reads only the denormalised columns (never the result document), newest first.
  */
-import type { AppliedFault, RunFinish, RunHeartbeat, RunList, RunListItem, RunRecord, RunRegistration, RunStatus } from '../../../contract';
+import type {
+  AppliedFault,
+  RunFinish,
+  RunHeartbeat,
+  RunList,
+  RunListItem,
+  RunRecord,
+  RunRegistration,
+  RunStatus,
+} from '../../../contract';
 import type { ListFigures } from '../runs/merge';
 import type { Queryable } from './types';
 
@@ -81,7 +90,17 @@ export async function insertRun(q: Queryable, reg: RunRegistration, nowMs: numbe
     `INSERT INTO runs (run_id, scenario, status, start_ms, target, options, thresholds, faults, baseline_run_id, workers, last_heartbeat_ms, created_ms, updated_ms)
      VALUES ($1, $2, 'running', $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8, 0, $9, $9, $9)
      ON CONFLICT (run_id) DO NOTHING RETURNING run_id`,
-    [reg.runId, reg.scenario, reg.startMs, reg.target, json(reg.options), json(reg.thresholds), json(reg.faults), reg.baselineRunId ?? null, nowMs],
+    [
+      reg.runId,
+      reg.scenario,
+      reg.startMs,
+      reg.target,
+      json(reg.options),
+      json(reg.thresholds),
+      json(reg.faults),
+      reg.baselineRunId ?? null,
+      nowMs,
+    ]
   );
   return r.rowCount > 0;
 }
@@ -96,25 +115,35 @@ export async function getRun(q: Queryable, runId: string): Promise<RunRow | null
 }
 
 export async function getWorker(q: Queryable, runId: string, workerId: string): Promise<WorkerRow | null> {
-  return (await q.query<WorkerRow>('SELECT * FROM run_workers WHERE run_id = $1 AND worker_id = $2', [runId, workerId])).rows[0] ?? null;
+  return (
+    (await q.query<WorkerRow>('SELECT * FROM run_workers WHERE run_id = $1 AND worker_id = $2', [runId, workerId]))
+      .rows[0] ?? null
+  );
 }
 
 export async function listWorkers(q: Queryable, runId: string): Promise<WorkerRow[]> {
-  return (await q.query<WorkerRow>('SELECT * FROM run_workers WHERE run_id = $1 ORDER BY joined_ms, worker_id', [runId])).rows;
+  return (
+    await q.query<WorkerRow>('SELECT * FROM run_workers WHERE run_id = $1 ORDER BY joined_ms, worker_id', [runId])
+  ).rows;
 }
 
 /** Adds a worker (the run row must be locked) and folds its start and planned faults into the run. */
-export async function addWorker(q: Queryable, reg: RunRegistration, registrationHash: string, nowMs: number): Promise<void> {
+export async function addWorker(
+  q: Queryable,
+  reg: RunRegistration,
+  registrationHash: string,
+  nowMs: number
+): Promise<void> {
   await q.query(
     `INSERT INTO run_workers (run_id, worker_id, registration, registration_hash, metrics_url, status, start_ms, joined_ms, last_heartbeat_ms)
      VALUES ($1, $2, $3::jsonb, $4, $5, 'running', $6, $7, $7)`,
-    [reg.runId, reg.workerId, json(reg), registrationHash, reg.metricsUrl ?? null, reg.startMs, nowMs],
+    [reg.runId, reg.workerId, json(reg), registrationHash, reg.metricsUrl ?? null, reg.startMs, nowMs]
   );
   await q.query(
     `UPDATE runs SET workers = workers + 1, start_ms = LEAST(start_ms, $2), last_heartbeat_ms = GREATEST(last_heartbeat_ms, $3), updated_ms = $3,
        faults = CASE WHEN workers = 0 THEN faults ELSE faults || $4::jsonb END
      WHERE run_id = $1`,
-    [reg.runId, reg.startMs, nowMs, json(reg.faults)],
+    [reg.runId, reg.startMs, nowMs, json(reg.faults)]
   );
 }
 
@@ -127,7 +156,7 @@ export async function recordHeartbeat(q: Queryable, runId: string, hb: RunHeartb
     `UPDATE run_workers SET sent = GREATEST(sent, $3), completed = GREATEST(completed, $4), errors = GREATEST(errors, $5), in_flight = $6,
        last_heartbeat_ms = GREATEST(last_heartbeat_ms, $7)
      WHERE run_id = $1 AND worker_id = $2`,
-    [runId, hb.workerId, hb.sent, hb.completed, hb.errors, hb.inFlight, nowMs],
+    [runId, hb.workerId, hb.sent, hb.completed, hb.errors, hb.inFlight, nowMs]
   );
   await refreshLive(q, runId, nowMs);
 }
@@ -140,7 +169,7 @@ export async function refreshLive(q: Queryable, runId: string, nowMs: number): P
           FROM run_workers WHERE run_workers.run_id = runs.run_id),
        updated_ms = $2
      WHERE run_id = $1`,
-    [runId, nowMs],
+    [runId, nowMs]
   );
 }
 
@@ -149,16 +178,32 @@ export async function recordFinish(q: Queryable, runId: string, fin: RunFinish, 
     `UPDATE run_workers SET status = $3, finish = $4::jsonb, finish_hash = $5, end_ms = $6, abort_reason = NULL,
        sent = $7, completed = $8, errors = $9, in_flight = 0
      WHERE run_id = $1 AND worker_id = $2`,
-    [runId, fin.workerId, fin.status, json(fin), finishHash, fin.endMs, fin.summary.sent, fin.summary.completed, fin.summary.errors.total],
+    [
+      runId,
+      fin.workerId,
+      fin.status,
+      json(fin),
+      finishHash,
+      fin.endMs,
+      fin.summary.sent,
+      fin.summary.completed,
+      fin.summary.errors.total,
+    ]
   );
 }
 
 /** Marks a still-running worker aborted; false when it is no longer running (a heartbeat or finish won the race). */
-export async function abortWorker(q: Queryable, runId: string, workerId: string, reason: string, staleBeforeMs: number): Promise<boolean> {
+export async function abortWorker(
+  q: Queryable,
+  runId: string,
+  workerId: string,
+  reason: string,
+  staleBeforeMs: number
+): Promise<boolean> {
   const r = await q.query(
     `UPDATE run_workers SET status = 'aborted', abort_reason = $3, in_flight = 0
      WHERE run_id = $1 AND worker_id = $2 AND status = 'running' AND last_heartbeat_ms < $4 RETURNING worker_id`,
-    [runId, workerId, reason, staleBeforeMs],
+    [runId, workerId, reason, staleBeforeMs]
   );
   return r.rowCount > 0;
 }
@@ -179,11 +224,47 @@ export async function saveOutcome(q: Queryable, runId: string, o: RunOutcome, no
        duration_s = $6, target_rps = $7, achieved_rps = $8, ttft_p99_ms = $9, e2e_p99_ms = $10, goodput_ratio = $11, errors = $12, error_rate = $13,
        updated_ms = $14
      WHERE run_id = $1`,
-    [runId, o.status, o.endMs, o.abortReason, o.result ? json(o.result) : null, f.durationS, f.targetRps, f.achievedRps, f.ttftP99Ms, f.e2eP99Ms, f.goodputRatio, f.errors, f.errorRate, nowMs],
+    [
+      runId,
+      o.status,
+      o.endMs,
+      o.abortReason,
+      o.result ? json(o.result) : null,
+      f.durationS,
+      f.targetRps,
+      f.achievedRps,
+      f.ttftP99Ms,
+      f.e2eP99Ms,
+      f.goodputRatio,
+      f.errors,
+      f.errorRate,
+      nowMs,
+    ]
   );
 }
 
-type ListRow = Pick<RunRow, 'run_id' | 'scenario' | 'status' | 'start_ms' | 'end_ms' | 'workers' | 'live_sent' | 'live_completed' | 'live_errors' | 'live_in_flight' | 'last_heartbeat_ms' | 'duration_s' | 'target_rps' | 'achieved_rps' | 'ttft_p99_ms' | 'e2e_p99_ms' | 'goodput_ratio' | 'errors' | 'error_rate'>;
+type ListRow = Pick<
+  RunRow,
+  | 'run_id'
+  | 'scenario'
+  | 'status'
+  | 'start_ms'
+  | 'end_ms'
+  | 'workers'
+  | 'live_sent'
+  | 'live_completed'
+  | 'live_errors'
+  | 'live_in_flight'
+  | 'last_heartbeat_ms'
+  | 'duration_s'
+  | 'target_rps'
+  | 'achieved_rps'
+  | 'ttft_p99_ms'
+  | 'e2e_p99_ms'
+  | 'goodput_ratio'
+  | 'errors'
+  | 'error_rate'
+>;
 
 function listItem(r: ListRow): RunListItem {
   return {
@@ -201,16 +282,28 @@ function listItem(r: ListRow): RunListItem {
     errors: r.errors,
     errorRate: r.error_rate,
     workers: r.workers,
-    live: r.status === 'running'
-      ? { sent: r.live_sent, completed: r.live_completed, errors: r.live_errors, inFlight: r.live_in_flight, lastHeartbeatMs: r.last_heartbeat_ms }
-      : null,
+    live:
+      r.status === 'running'
+        ? {
+            sent: r.live_sent,
+            completed: r.live_completed,
+            errors: r.live_errors,
+            inFlight: r.live_in_flight,
+            lastHeartbeatMs: r.last_heartbeat_ms,
+          }
+        : null,
   };
 }
 
 /** Planned faults of several workers' registrations, each once (the usual case: all workers plan the same). */
 function uniqueByJson<T>(xs: T[]): T[] {
   const seen = new Set<string>();
-  return xs.filter((x) => { const k = JSON.stringify(x); if (seen.has(k)) return false; seen.add(k); return true; });
+  return xs.filter((x) => {
+    const k = JSON.stringify(x);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 export function recordOf(r: RunRow): RunRecord {
@@ -244,37 +337,61 @@ export interface RunListFilter {
 export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunList> {
   const where = ['start_ms <= $1', '(end_ms IS NULL OR end_ms >= $2)'];
   const params: unknown[] = [Math.min(f.to, Number.MAX_SAFE_INTEGER), Math.max(f.from, -Number.MAX_SAFE_INTEGER)];
-  if (f.scenario !== undefined) { params.push(f.scenario); where.push(`scenario = $${params.length}`); }
-  if (f.status !== undefined) { params.push(f.status); where.push(`status = $${params.length}`); }
+  if (f.scenario !== undefined) {
+    params.push(f.scenario);
+    where.push(`scenario = $${params.length}`);
+  }
+  if (f.status !== undefined) {
+    params.push(f.status);
+    where.push(`status = $${params.length}`);
+  }
   const cond = where.join(' AND ');
   const n = params.length;
-  const rows = await q.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM runs WHERE ${cond} ORDER BY start_ms DESC, run_id DESC LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, f.limit, f.offset]);
+  const rows = await q.query<ListRow>(
+    `SELECT ${LIST_COLUMNS} FROM runs WHERE ${cond} ORDER BY start_ms DESC, run_id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
+    [...params, f.limit, f.offset]
+  );
   // The page is the whole answer when it is not full and starts at 0: no second query.
-  const total = f.offset === 0 && rows.rows.length < f.limit
-    ? rows.rows.length
-    : (await q.query<{ n: number }>(`SELECT count(*) AS n FROM runs WHERE ${cond}`, params)).rows[0].n;
+  const total =
+    f.offset === 0 && rows.rows.length < f.limit
+      ? rows.rows.length
+      : (await q.query<{ n: number }>(`SELECT count(*) AS n FROM runs WHERE ${cond}`, params)).rows[0].n;
   return { runs: rows.rows.map(listItem), total };
 }
 
-export interface StaleWorker { runId: string; workerId: string; lastHeartbeatMs: number }
+export interface StaleWorker {
+  runId: string;
+  workerId: string;
+  lastHeartbeatMs: number;
+}
 
 /** Running workers whose last heartbeat is older than `beforeMs`, oldest first. */
 export async function staleWorkers(q: Queryable, beforeMs: number, limit: number): Promise<StaleWorker[]> {
   const r = await q.query<{ run_id: string; worker_id: string; last_heartbeat_ms: number }>(
     `SELECT run_id, worker_id, last_heartbeat_ms FROM run_workers WHERE status = 'running' AND last_heartbeat_ms < $1 ORDER BY last_heartbeat_ms LIMIT $2`,
-    [beforeMs, limit],
+    [beforeMs, limit]
   );
   return r.rows.map((x) => ({ runId: x.run_id, workerId: x.worker_id, lastHeartbeatMs: x.last_heartbeat_ms }));
 }
 
-export interface RunningTarget { runId: string; workerId: string; scenario: string; metricsUrl: string }
+export interface RunningTarget {
+  runId: string;
+  workerId: string;
+  scenario: string;
+  metricsUrl: string;
+}
 
 /** Running workers that said where their client metrics are. */
 export async function runningTargets(q: Queryable, limit: number): Promise<RunningTarget[]> {
   const r = await q.query<{ run_id: string; worker_id: string; scenario: string; metrics_url: string }>(
     `SELECT w.run_id, w.worker_id, r.scenario, w.metrics_url FROM run_workers w JOIN runs r ON r.run_id = w.run_id
      WHERE w.status = 'running' AND w.metrics_url IS NOT NULL ORDER BY w.run_id, w.worker_id LIMIT $1`,
-    [limit],
+    [limit]
   );
-  return r.rows.map((x) => ({ runId: x.run_id, workerId: x.worker_id, scenario: x.scenario, metricsUrl: x.metrics_url }));
+  return r.rows.map((x) => ({
+    runId: x.run_id,
+    workerId: x.worker_id,
+    scenario: x.scenario,
+    metricsUrl: x.metrics_url,
+  }));
 }

@@ -13,6 +13,13 @@ export function bearerAuth(token: string | undefined): RequestHandler {
     const m = /^Bearer\s+(.+)$/i.exec(h);
     if (m && timingSafeEqual(digest(m[1].trim()), want)) return next();
     res.setHeader('WWW-Authenticate', 'Bearer realm="hopscope"');
-    res.status(401).json(errorBody('unauthorized', m ? 'the bearer token is not valid' : 'this proxy needs Authorization: Bearer <token>'));
+    res
+      .status(401)
+      .json(
+        errorBody(
+          'unauthorized',
+          m ? 'the bearer token is not valid' : 'this proxy needs Authorization: Bearer <token>'
+        )
+      );
   };
 }

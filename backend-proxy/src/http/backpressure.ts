@@ -30,12 +30,24 @@ export function bodyBudget(maxInFlightBytes: number, bodyLimitBytes: number, ret
       // The unread body is not drained: the connection closes with the answer.
       res.setHeader('Retry-After', String(retryAfterS));
       res.setHeader('Connection', 'close');
-      res.status(503).json(errorBody('overloaded', `the proxy is receiving ${Math.round(inFlight / 1048576)} MiB of request bodies already (at most ${Math.round(maxInFlightBytes / 1048576)} MiB at once); retry after ${retryAfterS} s`));
+      res
+        .status(503)
+        .json(
+          errorBody(
+            'overloaded',
+            `the proxy is receiving ${Math.round(inFlight / 1048576)} MiB of request bodies already (at most ${Math.round(maxInFlightBytes / 1048576)} MiB at once); retry after ${retryAfterS} s`
+          )
+        );
       return;
     }
     inFlight += cost;
     let released = false;
-    res.once('close', () => { if (!released) { released = true; inFlight -= cost; } });
+    res.once('close', () => {
+      if (!released) {
+        released = true;
+        inFlight -= cost;
+      }
+    });
     next();
   };
   return { handler, inFlight: () => inFlight };

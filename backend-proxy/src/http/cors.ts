@@ -10,7 +10,10 @@ export function cors(origins: string[]): RequestHandler {
       res.setHeader('Vary', 'Origin');
       res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type');
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
-      if (req.method === 'OPTIONS') { res.status(204).end(); return; }
+      if (req.method === 'OPTIONS') {
+        res.status(204).end();
+        return;
+      }
     }
     next();
   };

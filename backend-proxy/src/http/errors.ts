@@ -4,7 +4,12 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 export class HttpError extends Error {
   /** Headers the answer carries (Retry-After on 503). */
   headers?: Record<string, string>;
-  constructor(public status: number, public code: string, message: string, public details?: unknown) {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+    public details?: unknown
+  ) {
     super(message);
   }
 }
@@ -16,11 +21,16 @@ export function overloaded(message: string, retryAfterS = 1): HttpError {
   return e;
 }
 
-export const badRequest = (message: string, details?: unknown): HttpError => new HttpError(400, 'bad_request', message, details);
+export const badRequest = (message: string, details?: unknown): HttpError =>
+  new HttpError(400, 'bad_request', message, details);
 export const notFound = (message: string): HttpError => new HttpError(404, 'not_found', message);
 export const notImplemented = (message: string): HttpError => new HttpError(501, 'not_implemented', message);
 
-export function errorBody(code: string, message: string, details?: unknown): { error: { code: string; message: string; details?: unknown } } {
+export function errorBody(
+  code: string,
+  message: string,
+  details?: unknown
+): { error: { code: string; message: string; details?: unknown } } {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
@@ -39,12 +49,22 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
   if (e.type === 'entity.too.large') {
     // The limit holds for the decoded body: a gzip body that inflates past it stops there (no zip bomb in memory).
-    const limit = typeof e.limit === 'number' ? `${e.limit} bytes, after decoding any Content-Encoding; HOPSCOPE_PROXY_BODY_LIMIT` : e.message ?? '';
+    const limit =
+      typeof e.limit === 'number'
+        ? `${e.limit} bytes, after decoding any Content-Encoding; HOPSCOPE_PROXY_BODY_LIMIT`
+        : (e.message ?? '');
     res.status(413).json(errorBody('payload_too_large', `request body exceeds the limit (${limit})`));
     return;
   }
   if (e.type === 'encoding.unsupported') {
-    res.status(415).json(errorBody('unsupported_media_type', `${e.message ?? 'unsupported content encoding'}: send identity, gzip, deflate or br`));
+    res
+      .status(415)
+      .json(
+        errorBody(
+          'unsupported_media_type',
+          `${e.message ?? 'unsupported content encoding'}: send identity, gzip, deflate or br`
+        )
+      );
     return;
   }
   if (e.type === 'entity.parse.failed') {
@@ -54,7 +74,11 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   // PostgreSQL's (and PGlite's) class 22, data exception: a value of the request the database cannot hold
   // (a number beyond bigint, a date beyond its range). The request is at fault, not the proxy.
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && typeof (err as { severity?: unknown }).severity === 'string') {
+  if (
+    typeof code === 'string' &&
+    /^22[0-9A-Z]{3}$/.test(code) &&
+    typeof (err as { severity?: unknown }).severity === 'string'
+  ) {
     res.status(400).json(errorBody('bad_request', `a value of the request is out of range: ${e.message ?? code}`));
     return;
   }

@@ -13,7 +13,8 @@ export function isLoopbackHost(host: string): boolean {
   const name = h.startsWith('[') ? h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined) : h.replace(/:\d*$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) return true;
   if (name === '::1' || name === '::ffff:127.0.0.1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(name)) return true;
-  const v4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name) ?? /^::ffff:127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
+  const v4 =
+    /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name) ?? /^::ffff:127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
   return !!v4 && v4.slice(1).every((o) => Number(o) <= 255);
 }
 
@@ -23,6 +24,13 @@ export function loopbackHostOnly(token: string | undefined): RequestHandler {
     const host = req.headers.host;
     // HTTP/1.0 clients may send none; a browser always does.
     if (host === undefined || isLoopbackHost(host)) return next();
-    res.status(403).json(errorBody('forbidden_host', `Host "${host.slice(0, 100)}" is not a loopback name: without HOPSCOPE_PROXY_TOKEN the proxy answers only requests to localhost or 127.0.0.1 (DNS rebinding protection); set a token to serve other names`));
+    res
+      .status(403)
+      .json(
+        errorBody(
+          'forbidden_host',
+          `Host "${host.slice(0, 100)}" is not a loopback name: without HOPSCOPE_PROXY_TOKEN the proxy answers only requests to localhost or 127.0.0.1 (DNS rebinding protection); set a token to serve other names`
+        )
+      );
   };
 }

@@ -18,18 +18,25 @@ export function jsonDepthPast(buf: Uint8Array, max = MAX_JSON_DEPTH): number {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
       continue;
     }
     if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) { if (++depth > max) return depth; }
-    else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return 0;
 }
 
 /** Throws a 400 naming the limit when `buf` nests deeper than `max`. */
 export function assertJsonDepth(buf: Uint8Array, what: string, max = MAX_JSON_DEPTH): void {
-  if (jsonDepthPast(buf, max)) throw new HttpError(400, 'too_deep', `${what} nests deeper than ${max} levels of arrays and objects; nothing was read`);
+  if (jsonDepthPast(buf, max))
+    throw new HttpError(
+      400,
+      'too_deep',
+      `${what} nests deeper than ${max} levels of arrays and objects; nothing was read`
+    );
 }

@@ -32,7 +32,9 @@ export function parseTime(raw: string, now = Date.now()): number | undefined {
     } else return undefined;
   }
   if (!(t >= MIN_TIME_MS && t <= MAX_TIME_MS)) {
-    throw badRequest(`time "${s.slice(0, 40)}" is out of range: times run from 1970-01-01 to 9999-12-31 (epoch ms ${MIN_TIME_MS}..${MAX_TIME_MS})`);
+    throw badRequest(
+      `time "${s.slice(0, 40)}" is out of range: times run from 1970-01-01 to 9999-12-31 (epoch ms ${MIN_TIME_MS}..${MAX_TIME_MS})`
+    );
   }
   return t;
 }
@@ -44,7 +46,10 @@ function parseDurationMs(raw: string): number | undefined {
   return Number(m[1]) * UNIT_MS[m[2] ?? 's'];
 }
 
-export interface TimeRange { from: number; to: number }
+export interface TimeRange {
+  from: number;
+  to: number;
+}
 
 type Query = Record<string, unknown>;
 
@@ -79,7 +84,8 @@ export function timeRange(q: Query, defaultSpanMs = 15 * 60_000, maxSpanMs = 31 
   const to = toRaw === undefined ? now : namedTime('to', toRaw, now);
   const from = fromRaw === undefined ? Math.max(MIN_TIME_MS, to - defaultSpanMs) : namedTime('from', fromRaw, now);
   if (from >= to) throw badRequest(`from (${from}) must be before to (${to})`);
-  if (to - from > maxSpanMs) throw badRequest(`time range too long: ${(to - from) / 86_400_000} days (max ${maxSpanMs / 86_400_000})`);
+  if (to - from > maxSpanMs)
+    throw badRequest(`time range too long: ${(to - from) / 86_400_000} days (max ${maxSpanMs / 86_400_000})`);
   return { from, to };
 }
 
@@ -110,7 +116,8 @@ export function pathName(raw: string, what: string): string {
 export function enumParam<T extends string>(q: Query, name: string, values: readonly T[]): T | undefined {
   const raw = str(q, name);
   if (raw === undefined || raw === '') return undefined;
-  if (!(values as readonly string[]).includes(raw)) throw badRequest(`${name}: "${raw}" is not one of ${values.join('|')}`);
+  if (!(values as readonly string[]).includes(raw))
+    throw badRequest(`${name}: "${raw}" is not one of ${values.join('|')}`);
   return raw as T;
 }
 
@@ -120,7 +127,8 @@ export function stepMs(q: Query, range: TimeRange, points = 240): number {
   if (raw !== undefined && raw !== '') {
     const d = parseDurationMs(raw);
     if (d === undefined || d <= 0) throw badRequest(`step: "${raw}" is not a positive duration (e.g. 15s, 1m)`);
-    if ((range.to - range.from) / d > 11_000) throw badRequest(`step ${raw} gives more than 11000 points for this range`);
+    if ((range.to - range.from) / d > 11_000)
+      throw badRequest(`step ${raw} gives more than 11000 points for this range`);
     return d;
   }
   return Math.max(1000, Math.ceil((range.to - range.from) / points / 1000) * 1000);

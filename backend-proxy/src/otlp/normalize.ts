@@ -10,7 +10,7 @@ export class OtlpFormatError extends Error {
   constructor(
     message: string,
     /** JSON path of the offending value, e.g. `resourceSpans[0].scopeSpans[1].spans[3].traceId`. */
-    readonly path: string,
+    readonly path: string
   ) {
     super(`${path ? `${path}: ` : ''}${message}`);
     this.name = 'OtlpFormatError';
@@ -73,15 +73,18 @@ function anyValue(v: unknown, path: string): unknown {
   if ('bytesValue' in v) return String(v.bytesValue);
   if ('arrayValue' in v) {
     const values = isObj(v.arrayValue) ? v.arrayValue.values : undefined;
-    if (values !== undefined && !Array.isArray(values)) throw new OtlpFormatError('arrayValue.values is not an array', path);
+    if (values !== undefined && !Array.isArray(values))
+      throw new OtlpFormatError('arrayValue.values is not an array', path);
     return (values ?? []).map((x, i) => anyValue(x, `${path}.arrayValue.values[${i}]`));
   }
   if ('kvlistValue' in v) {
     const values = isObj(v.kvlistValue) ? v.kvlistValue.values : undefined;
-    if (values !== undefined && !Array.isArray(values)) throw new OtlpFormatError('kvlistValue.values is not an array', path);
+    if (values !== undefined && !Array.isArray(values))
+      throw new OtlpFormatError('kvlistValue.values is not an array', path);
     const out: Obj = {};
     (values ?? []).forEach((kv, i) => {
-      if (!isObj(kv) || typeof kv.key !== 'string') throw new OtlpFormatError('expected {key, value}', `${path}.kvlistValue.values[${i}]`);
+      if (!isObj(kv) || typeof kv.key !== 'string')
+        throw new OtlpFormatError('expected {key, value}', `${path}.kvlistValue.values[${i}]`);
       out[kv.key] = kv.value === undefined ? null : anyValue(kv.value, `${path}.kvlistValue.values[${i}].value`);
     });
     return out;
@@ -120,8 +123,13 @@ function spanKind(raw: unknown, attrs: Record<string, Scalar>, path: string): Sp
 const TIMEOUT_RE = /time[d\s_-]*out|deadline[\s_-]*exceeded|\b504\b/i;
 
 /** OTLP status (+ the span's attributes) → the contract's status; a timeout is an error that says it timed out. */
-function spanStatus(raw: unknown, attrs: Record<string, Scalar>, path: string): { status: TraceStatus; message?: string } {
-  if (raw !== undefined && raw !== null && !isObj(raw)) throw new OtlpFormatError(`expected a status object, got ${describe(raw)}`, path);
+function spanStatus(
+  raw: unknown,
+  attrs: Record<string, Scalar>,
+  path: string
+): { status: TraceStatus; message?: string } {
+  if (raw !== undefined && raw !== null && !isObj(raw))
+    throw new OtlpFormatError(`expected a status object, got ${describe(raw)}`, path);
   const code = raw?.code;
   const message = typeof raw?.message === 'string' && raw.message ? raw.message : undefined;
   let status: TraceStatus = 'unset';
@@ -143,8 +151,11 @@ function convertSpan(s: unknown, resource: Record<string, Scalar>, scope: Obj | 
   const traceId = normalizeId(s.traceId, 16, `${path}.traceId`);
   const spanId = normalizeId(s.spanId, 8, `${path}.spanId`);
   const parentSpanId =
-    s.parentSpanId === undefined || s.parentSpanId === null || s.parentSpanId === '' ? undefined : normalizeId(s.parentSpanId, 8, `${path}.parentSpanId`);
-  if (typeof s.name !== 'string') throw new OtlpFormatError(`span name must be a string, got ${describe(s.name)}`, `${path}.name`);
+    s.parentSpanId === undefined || s.parentSpanId === null || s.parentSpanId === ''
+      ? undefined
+      : normalizeId(s.parentSpanId, 8, `${path}.parentSpanId`);
+  if (typeof s.name !== 'string')
+    throw new OtlpFormatError(`span name must be a string, got ${describe(s.name)}`, `${path}.name`);
   const startMs = nanosToMs(s.startTimeUnixNano, `${path}.startTimeUnixNano`);
   const endMs = s.endTimeUnixNano === undefined ? startMs : nanosToMs(s.endTimeUnixNano, `${path}.endTimeUnixNano`);
   const attributes = attributesToRecord(s.attributes, `${path}.attributes`);
@@ -156,7 +167,10 @@ function convertSpan(s: unknown, resource: Record<string, Scalar>, scope: Obj | 
     traceId,
     spanId,
     name: s.name,
-    service: typeof resource['service.name'] === 'string' && resource['service.name'] ? resource['service.name'] : 'unknown_service',
+    service:
+      typeof resource['service.name'] === 'string' && resource['service.name']
+        ? resource['service.name']
+        : 'unknown_service',
     kind: spanKind(s.kind, attributes, `${path}.kind`),
     startMs,
     // A span ending before it starts is a clock bug in the producer; keep it, but never negative.
@@ -175,7 +189,10 @@ function convertResourceSpans(list: unknown, path: string, out: Span[]): void {
   list.forEach((rs, i) => {
     const rp = `${path}[${i}]`;
     if (!isObj(rs)) throw new OtlpFormatError(`expected a ResourceSpans object, got ${describe(rs)}`, rp);
-    const resource = attributesToRecord(isObj(rs.resource) ? rs.resource.attributes : undefined, `${rp}.resource.attributes`);
+    const resource = attributesToRecord(
+      isObj(rs.resource) ? rs.resource.attributes : undefined,
+      `${rp}.resource.attributes`
+    );
     // `instrumentationLibrarySpans` is the pre-1.0 OTLP name, still served by old Tempo versions.
     const key = 'scopeSpans' in rs ? 'scopeSpans' : 'instrumentationLibrarySpans';
     const scopes = rs[key] ?? [];
@@ -183,7 +200,11 @@ function convertResourceSpans(list: unknown, path: string, out: Span[]): void {
     scopes.forEach((ss, j) => {
       const sp = `${rp}.${key}[${j}]`;
       if (!isObj(ss)) throw new OtlpFormatError(`expected a ScopeSpans object, got ${describe(ss)}`, sp);
-      const scope = isObj(ss.scope) ? ss.scope : isObj(ss.instrumentationLibrary) ? ss.instrumentationLibrary : undefined;
+      const scope = isObj(ss.scope)
+        ? ss.scope
+        : isObj(ss.instrumentationLibrary)
+          ? ss.instrumentationLibrary
+          : undefined;
       const spans = ss.spans ?? [];
       if (!Array.isArray(spans)) throw new OtlpFormatError(`expected an array, got ${describe(spans)}`, `${sp}.spans`);
       spans.forEach((s, k) => out.push(convertSpan(s, resource, scope, `${sp}.spans[${k}]`)));
@@ -205,7 +226,10 @@ function convertBody(body: unknown, path: string, out: Span[]): void {
     if (body.trace === null || (isObj(body.trace) && Object.keys(body.trace).length === 0)) return;
     return convertBody(body.trace, p('trace'), out);
   }
-  throw new OtlpFormatError('no `resourceSpans`, `batches` or `trace` key: not OTLP JSON or a Tempo trace', path || '$');
+  throw new OtlpFormatError(
+    'no `resourceSpans`, `batches` or `trace` key: not OTLP JSON or a Tempo trace',
+    path || '$'
+  );
 }
 
 /** Every span of an OTLP JSON / Tempo v1 / Tempo v2 body (or an array of them), in document order. */

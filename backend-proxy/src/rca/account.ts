@@ -3,7 +3,14 @@
  * anchor and critical path, and per hop (service × pod) what each pass found there. Passes only add to it; scoring
  * (per trace and per window) reads the hops afterwards.
  */
-import { type CriticalPathItem, type Evidence, peerOfClientSpan, peerPodOfClientSpan, podOrServiceOfSpan, type Span } from '../../../contract';
+import {
+  type CriticalPathItem,
+  type Evidence,
+  peerOfClientSpan,
+  peerPodOfClientSpan,
+  podOrServiceOfSpan,
+  type Span,
+} from '../../../contract';
 import type { Baseline, OperationBaseline } from './baseline';
 import type { RcaConfig } from './config';
 import { JoinedEvents, type KernelIndex } from './kernel';
@@ -93,8 +100,19 @@ export const hopKey = (service: string, pod: string): string => `${service}\u001
 
 export function newHop(service: string, pod: string): HopAccount {
   return {
-    service, pod, weightedExcessMs: 0, selfMs: 0, baselineMs: 0, hasBaseline: true, onPathMs: 0, errorScore: 0, degradation: 0,
-    propagationBreaks: 0, kernel: new JoinedEvents(), bestExcessMs: -Infinity, evidence: [],
+    service,
+    pod,
+    weightedExcessMs: 0,
+    selfMs: 0,
+    baselineMs: 0,
+    hasBaseline: true,
+    onPathMs: 0,
+    errorScore: 0,
+    degradation: 0,
+    propagationBreaks: 0,
+    kernel: new JoinedEvents(),
+    bestExcessMs: -Infinity,
+    evidence: [],
   };
 }
 
@@ -120,7 +138,8 @@ export function opAt(a: TraceAccount, i: number): OperationBaseline | undefined 
 }
 
 /** The hop a span runs on (its service on its pod). */
-export const hopOfSpan = (a: TraceAccount, i: number): HopAccount => (a.spanHop[i] ??= hopAt(a, a.spans[i].service, podOrServiceOfSpan(a.spans[i])));
+export const hopOfSpan = (a: TraceAccount, i: number): HopAccount =>
+  (a.spanHop[i] ??= hopAt(a, a.spans[i].service, podOrServiceOfSpan(a.spans[i])));
 
 /** Where a client span's own time belongs: the callee (the network side into it), or the unnamed peer it called. */
 export function calleeOf(a: TraceAccount, i: number): HopAccount {
@@ -131,7 +150,8 @@ export function calleeOf(a: TraceAccount, i: number): HopAccount {
 }
 
 /** The hop a finding on span `i` is booked on: the callee for a client span, else the span's own. */
-export const bookingHop = (a: TraceAccount, i: number): HopAccount => (a.spans[i].kind === 'client' ? calleeOf(a, i) : hopOfSpan(a, i));
+export const bookingHop = (a: TraceAccount, i: number): HopAccount =>
+  a.spans[i].kind === 'client' ? calleeOf(a, i) : hopOfSpan(a, i);
 
 /** The span that stands for hop work found on span `i`: a client span's server child when it has one. */
 export const bookingSpan = (a: TraceAccount, i: number): Span => {
@@ -141,7 +161,8 @@ export const bookingSpan = (a: TraceAccount, i: number): Span => {
 
 /** Client span `i`'s call was inferred from the tree: its kind or its server child's was not said by the span. */
 export const inferredCall = (a: TraceAccount, i: number): boolean =>
-  a.inferredKind.length > 0 && (a.inferredKind[i] === 1 || (a.tree.serverChild[i] >= 0 && a.inferredKind[a.tree.serverChild[i]] === 1));
+  a.inferredKind.length > 0 &&
+  (a.inferredKind[i] === 1 || (a.tree.serverChild[i] >= 0 && a.inferredKind[a.tree.serverChild[i]] === 1));
 
 /**
  * Client span `i`'s call into `h` was inferred from the tree (either side said no kind): the hop's evidence says so,
@@ -153,8 +174,14 @@ export function noteInferredCall(a: TraceAccount, h: HopAccount, i: number): voi
   const sc = a.tree.serverChild[i];
   const s = a.spans[i];
   const callee = sc >= 0 ? a.spans[sc] : undefined;
-  const where = callee ? `${callee.service}'s span "${callee.name}" runs under ${s.service}'s "${s.name}" on another ${callee.service === s.service ? 'pod' : 'service'}` : `"${s.name}" calls ${h.service}`;
-  h.evidence.push({ kind: 'inferred_call', summary: `${s.service} → ${h.service}: call inferred from the tree (no span kinds): ${where}`, spanId: s.spanId });
+  const where = callee
+    ? `${callee.service}'s span "${callee.name}" runs under ${s.service}'s "${s.name}" on another ${callee.service === s.service ? 'pod' : 'service'}`
+    : `"${s.name}" calls ${h.service}`;
+  h.evidence.push({
+    kind: 'inferred_call',
+    summary: `${s.service} → ${h.service}: call inferred from the tree (no span kinds): ${where}`,
+    spanId: s.spanId,
+  });
 }
 
 const lookups = new WeakMap<Baseline, (s: Span) => OperationBaseline | undefined>();
@@ -185,19 +212,56 @@ export interface AnalyzeContext {
 }
 
 const EMPTY_TREE: TraceTree = {
-  spans: [], parent: new Int32Array(0), children: [], roots: [], orphans: [], start: new Float64Array(0), end: new Float64Array(0),
-  cStart: new Float64Array(0), cEnd: new Float64Array(0), async: new Uint8Array(0), skewMs: new Float64Array(0), self: new Float64Array(0),
-  gap: new Float64Array(0), serverChild: new Int32Array(0), order: [], duplicates: 0,
+  spans: [],
+  parent: new Int32Array(0),
+  children: [],
+  roots: [],
+  orphans: [],
+  start: new Float64Array(0),
+  end: new Float64Array(0),
+  cStart: new Float64Array(0),
+  cEnd: new Float64Array(0),
+  async: new Uint8Array(0),
+  skewMs: new Float64Array(0),
+  self: new Float64Array(0),
+  gap: new Float64Array(0),
+  serverChild: new Int32Array(0),
+  order: [],
+  duplicates: 0,
 };
 
 /** A fresh account for `spans`; the tree pass replaces the placeholder tree and arrays sized to the trace. */
 export function openAccount(spans: Span[], ctx: AnalyzeContext): TraceAccount {
   return {
-    config: ctx.config, baseline: ctx.baseline, kernel: ctx.kernel, opOf: baselineLookup(ctx.baseline),
-    spans, tree: EMPTY_TREE, root: 0, anchor: 0, anchorReason: 'trace root', anchorDurationMs: 0,
-    inAnchor: new Uint8Array(0), degradations: [], degraded: new Uint8Array(0), path: [], onPathMs: new Float64Array(0), criticalPath: [],
-    excessMs: new Float64Array(0), z: new Float64Array(0), bookedOn: [], callerSide: new Uint8Array(0), slowCallers: new Map(), origins: [],
-    hops: new Map(), hopsByService: new Map(), missing: [], ops: [], spanHop: [], peerHop: [], inferredKind: new Uint8Array(0),
+    config: ctx.config,
+    baseline: ctx.baseline,
+    kernel: ctx.kernel,
+    opOf: baselineLookup(ctx.baseline),
+    spans,
+    tree: EMPTY_TREE,
+    root: 0,
+    anchor: 0,
+    anchorReason: 'trace root',
+    anchorDurationMs: 0,
+    inAnchor: new Uint8Array(0),
+    degradations: [],
+    degraded: new Uint8Array(0),
+    path: [],
+    onPathMs: new Float64Array(0),
+    criticalPath: [],
+    excessMs: new Float64Array(0),
+    z: new Float64Array(0),
+    bookedOn: [],
+    callerSide: new Uint8Array(0),
+    slowCallers: new Map(),
+    origins: [],
+    hops: new Map(),
+    hopsByService: new Map(),
+    missing: [],
+    ops: [],
+    spanHop: [],
+    peerHop: [],
+    inferredKind: new Uint8Array(0),
     inferredNoted: new Set(),
   };
 }

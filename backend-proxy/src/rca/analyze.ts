@@ -59,7 +59,13 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
   const a = openAccount(spans, ctx);
   for (const p of PASSES) p.run(a);
   return {
-    traceId: a.spans[a.anchor]?.traceId, tree: a.tree, anchor: a.anchor, anchorReason: a.anchorReason, anchorDurationMs: a.anchorDurationMs,
-    criticalPath: a.criticalPath, hops: a.hops, missing: a.missing,
+    traceId: a.spans[a.anchor]?.traceId,
+    tree: a.tree,
+    anchor: a.anchor,
+    anchorReason: a.anchorReason,
+    anchorDurationMs: a.anchorDurationMs,
+    criticalPath: a.criticalPath,
+    hops: a.hops,
+    missing: a.missing,
   };
 }

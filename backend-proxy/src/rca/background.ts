@@ -8,7 +8,11 @@ import { analyzeTrace } from './analyze';
 import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 
-export function buildBaseline(spans: Span[] | Span[][], config?: RcaConfigInput, opts: { background?: boolean } = {}): Baseline {
+export function buildBaseline(
+  spans: Span[] | Span[][],
+  config?: RcaConfigInput,
+  opts: { background?: boolean } = {}
+): Baseline {
   const traces = spans.length && Array.isArray(spans[0]) ? (spans as Span[][]) : groupByTrace(spans as Span[]);
   const b = baselineStats(traces);
   // Only window RCA reads the chronic level; per-trace callers can skip this second pass.
@@ -30,7 +34,10 @@ export function buildBaseline(spans: Span[] | Span[][], config?: RcaConfigInput,
   const background: NonNullable<Baseline['background']> = {};
   for (const k of [...acc.keys()].sort()) {
     const x = acc.get(k)!;
-    background[k] = { latencyShare: total > 0 ? x.excess / total : 0, errorShare: traces.length ? x.errors / traces.length : 0 };
+    background[k] = {
+      latencyShare: total > 0 ? x.excess / total : 0,
+      errorShare: traces.length ? x.errors / traces.length : 0,
+    };
   }
   return { ...b, background };
 }

@@ -58,7 +58,10 @@ export interface OpSamples {
  * The per-operation samples of one whole trace, by `opKey`. Depends on nothing but the trace, so a store can compute
  * it once per trace (and again only when spans arrive) and `statsFromSamples` merges many without rebuilding trees.
  */
-export interface TraceSamples { spans: number; ops: Map<string, OpSamples> }
+export interface TraceSamples {
+  spans: number;
+  ops: Map<string, OpSamples>;
+}
 
 export function traceSamples(tr: Span[]): TraceSamples {
   const ops = new Map<string, OpSamples>();
@@ -69,7 +72,11 @@ export function traceSamples(tr: Span[]): TraceSamples {
     const s = spans[i];
     const k = opKey(s);
     let a = ops.get(k);
-    if (!a) ops.set(k, (a = { service: s.service, kind: s.kind, operation: s.name, self: [], dur: [], gap: [], kv: [], errors: 0 }));
+    if (!a)
+      ops.set(
+        k,
+        (a = { service: s.service, kind: s.kind, operation: s.name, self: [], dur: [], gap: [], kv: [], errors: 0 })
+      );
     a.self.push(t.self[i]);
     a.dur.push(t.end[i] - t.start[i]);
     if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
@@ -92,7 +99,18 @@ const concat = (lists: number[][]): number[] => {
 
 /** Merges per-trace samples into the baseline statistics: `baselineStats` of the same traces, exactly. */
 export function statsFromSamples(samples: TraceSamples[]): Baseline {
-  const acc = new Map<string, { first: OpSamples; self: number[][]; dur: number[][]; gap: number[][]; kv: number[][]; errors: number; count: number }>();
+  const acc = new Map<
+    string,
+    {
+      first: OpSamples;
+      self: number[][];
+      dur: number[][];
+      gap: number[][];
+      kv: number[][];
+      errors: number;
+      count: number;
+    }
+  >();
   let count = 0;
   for (const t of samples) {
     count += t.spans;

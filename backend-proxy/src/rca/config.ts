@@ -34,7 +34,13 @@ export interface RcaConfig {
 }
 
 const DEFAULT_RCA_CONFIG: RcaConfig = {
-  lambda: { embeddingLongInput: 0.8, embeddingInputTokens: 512, kvCacheLowHit: 1.2, kvCacheHitRate: 0.75, byService: {} },
+  lambda: {
+    embeddingLongInput: 0.8,
+    embeddingInputTokens: 512,
+    kvCacheLowHit: 1.2,
+    kvCacheHitRate: 0.75,
+    byService: {},
+  },
   sloMs: {},
   sloFactor: 1.5,
   zThreshold: 3,
@@ -53,24 +59,31 @@ export type RcaConfigInput = Partial<Omit<RcaConfig, 'lambda'>> & { lambda?: Par
 
 const pos = z.number().finite().nonnegative();
 /** What a caller (e.g. `POST /api/rca` body `config`) may set; strict, so a typo is an error rather than ignored. */
-export const RcaConfigSchema = z.strictObject({
-  lambda: z.strictObject({
-    embeddingLongInput: pos.max(10), embeddingInputTokens: pos, kvCacheLowHit: pos.max(10), kvCacheHitRate: z.number().min(0).max(1),
-    byService: z.record(z.string(), pos.max(10)),
-  }).partial(),
-  sloMs: z.record(z.string(), pos),
-  sloFactor: pos.max(100),
-  zThreshold: pos.max(100),
-  minExcessMs: pos,
-  madFloorRatio: pos.max(1),
-  kernelSlackMs: pos.max(60_000),
-  kernelLookbackMs: pos.max(60_000),
-  slowTlsMs: pos,
-  slowConnectMs: pos,
-  asyncToleranceMs: pos.max(60_000),
-  expectedEdges: z.array(z.tuple([z.string(), z.string()])).max(1000),
-  maxCandidates: z.number().int().min(1).max(1000),
-}).partial();
+export const RcaConfigSchema = z
+  .strictObject({
+    lambda: z
+      .strictObject({
+        embeddingLongInput: pos.max(10),
+        embeddingInputTokens: pos,
+        kvCacheLowHit: pos.max(10),
+        kvCacheHitRate: z.number().min(0).max(1),
+        byService: z.record(z.string(), pos.max(10)),
+      })
+      .partial(),
+    sloMs: z.record(z.string(), pos),
+    sloFactor: pos.max(100),
+    zThreshold: pos.max(100),
+    minExcessMs: pos,
+    madFloorRatio: pos.max(1),
+    kernelSlackMs: pos.max(60_000),
+    kernelLookbackMs: pos.max(60_000),
+    slowTlsMs: pos,
+    slowConnectMs: pos,
+    asyncToleranceMs: pos.max(60_000),
+    expectedEdges: z.array(z.tuple([z.string(), z.string()])).max(1000),
+    maxCandidates: z.number().int().min(1).max(1000),
+  })
+  .partial();
 
 export class RcaConfigError extends Error {
   readonly code = 'bad_rca_config';

@@ -42,7 +42,11 @@ function sortedIndex(list: number[], events: KernelEvent[]): EventList {
 }
 
 /** TCP events about one connection's segments: they carry the address:port they were sent to. */
-export const LINK_EVENT_TYPES: ReadonlySet<KernelEventType> = new Set<KernelEventType>(['tcp_retransmit', 'tcp_connect', 'tcp_connect_fail']);
+export const LINK_EVENT_TYPES: ReadonlySet<KernelEventType> = new Set<KernelEventType>([
+  'tcp_retransmit',
+  'tcp_connect',
+  'tcp_connect_fail',
+]);
 
 export function indexKernelEvents(events: KernelEvent[]): KernelIndex {
   const pods = new Map<string, number[]>();
@@ -174,7 +178,15 @@ function lowerBound(l: EventList, x: number): number {
 }
 
 /** Event indexes of `pod` (or, failing that, `pid`) whose [ts − duration, ts] overlaps [from, to] ± slack. */
-export function eventsInWindow(k: KernelIndex, pod: string, pid: number | undefined, from: number, to: number, slackMs: number, out: number[]): void {
+export function eventsInWindow(
+  k: KernelIndex,
+  pod: string,
+  pid: number | undefined,
+  from: number,
+  to: number,
+  slackMs: number,
+  out: number[]
+): void {
   const byPod = k.byPod.get(pod);
   if (byPod) overlapping(k, byPod, from - slackMs, to + slackMs, out);
   const byPid = pid === undefined ? undefined : k.byPid.get(pid);

@@ -25,20 +25,33 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
   if (!input.spans.length) {
     return { tookMs: performance.now() - t0, criticalPath: [], candidates: [], missing: ['spans: the trace is empty'] };
   }
-  const kernel = input.kernelEvents === undefined ? undefined : isIndex(input.kernelEvents) ? input.kernelEvents : indexKernelEvents(input.kernelEvents);
-  const baseline = input.baseline === undefined || (Array.isArray(input.baseline) && !input.baseline.length)
-    ? undefined
-    : Array.isArray(input.baseline) ? baselineStats(input.baseline) : input.baseline;
+  const kernel =
+    input.kernelEvents === undefined
+      ? undefined
+      : isIndex(input.kernelEvents)
+        ? input.kernelEvents
+        : indexKernelEvents(input.kernelEvents);
+  const baseline =
+    input.baseline === undefined || (Array.isArray(input.baseline) && !input.baseline.length)
+      ? undefined
+      : Array.isArray(input.baseline)
+        ? baselineStats(input.baseline)
+        : input.baseline;
   const a = analyzeTrace(input.spans, { baseline, kernel, config });
   const missing = [...a.missing];
-  if (!baseline) missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
+  if (!baseline)
+    missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
   const scored = [...a.hops.values()].map((h) => scoreHop(h, a.anchorDurationMs, kernel?.events, config));
   const anchorSpan = a.tree.spans[a.anchor];
   return {
     traceId: a.traceId,
     tookMs: performance.now() - t0,
-    anchor: { spanId: anchorSpan.spanId, reason: a.anchorReason, durationMs: Math.round(a.anchorDurationMs * 1000) / 1000 },
+    anchor: {
+      spanId: anchorSpan.spanId,
+      reason: a.anchorReason,
+      durationMs: Math.round(a.anchorDurationMs * 1000) / 1000,
+    },
     criticalPath: a.criticalPath,
     candidates: rankScored(scored, config),
     missing,

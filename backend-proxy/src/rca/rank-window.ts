@@ -3,7 +3,15 @@
  * over the window (excess time, error origins, kernel events, propagation breaks), and traces that continue other
  * traces (split by a hop that restarted the context) reported. Pure and deterministic apart from `tookMs`.
  */
-import { EVIDENCE_KINDS, type Evidence, type EvidenceKind, type KernelEvent, type RcaAnswer, type Span, podOrServiceOfSpan } from '../../../contract';
+import {
+  EVIDENCE_KINDS,
+  type Evidence,
+  type EvidenceKind,
+  type KernelEvent,
+  type RcaAnswer,
+  type Span,
+  podOrServiceOfSpan,
+} from '../../../contract';
 import { type HopAccount, hopKey, newHop } from './account';
 import { analyzeTrace } from './analyze';
 import { fmtMs } from './format';
@@ -26,7 +34,8 @@ export type WindowRcaAnswer = RcaAnswer & {
   window: { traces: number; spans: number; fromMs?: number; toMs?: number; anomalousTraces: number };
 };
 
-const isBaseline = (b: unknown): b is Baseline => typeof b === 'object' && b !== null && !Array.isArray(b) && (b as Baseline).version === 1;
+const isBaseline = (b: unknown): b is Baseline =>
+  typeof b === 'object' && b !== null && !Array.isArray(b) && (b as Baseline).version === 1;
 
 interface WindowHop {
   acc: HopAccount;
@@ -37,7 +46,10 @@ interface WindowHop {
 export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   const t0 = performance.now();
   const config = resolveConfig(input.config);
-  const traces = input.traces.length && Array.isArray(input.traces[0]) ? (input.traces as Span[][]) : groupByTrace(input.traces as Span[]);
+  const traces =
+    input.traces.length && Array.isArray(input.traces[0])
+      ? (input.traces as Span[][])
+      : groupByTrace(input.traces as Span[]);
   const missing: string[] = [];
   let baseline: Baseline;
   if (isBaseline(input.baseline)) baseline = input.baseline;
@@ -45,7 +57,9 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   else {
     // Statistics only: a chronic level measured on the incident itself would cancel the incident.
     baseline = baselineStats(traces);
-    missing.push('baseline: none given, so the window is compared with its own medians (a fault present in most traces hides itself)');
+    missing.push(
+      'baseline: none given, so the window is compared with its own medians (a fault present in most traces hides itself)'
+    );
   }
   const kernel = input.kernelEvents?.length ? indexKernelEvents(input.kernelEvents) : undefined;
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
@@ -99,7 +113,12 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       }
     }
     if (any) anomalous++;
-    for (const m of a.missing) if (!m.startsWith('baseline for')) missingCounts.set(m.replace(/[0-9a-f]{16}/g, '…'), (missingCounts.get(m.replace(/[0-9a-f]{16}/g, '…')) ?? 0) + 1);
+    for (const m of a.missing)
+      if (!m.startsWith('baseline for'))
+        missingCounts.set(
+          m.replace(/[0-9a-f]{16}/g, '…'),
+          (missingCounts.get(m.replace(/[0-9a-f]{16}/g, '…')) ?? 0) + 1
+        );
   }
 
   // Split traces: a trace whose orphan names a parent span that lives in another trace of the window.
@@ -121,7 +140,9 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   }
   for (const k of [...splits.keys()].sort()) {
     const [service] = k.split('\u001f');
-    missing.push(`one trace per request: ${splits.get(k)} trace(s) restart at ${service}, whose parent span is in another trace (the trace id was not propagated into ${service})`);
+    missing.push(
+      `one trace per request: ${splits.get(k)} trace(s) restart at ${service}, whose parent span is in another trace (the trace id was not propagated into ${service})`
+    );
   }
   // Most frequent first, bounded: a window of broken traces must not answer with a novel.
   const counted = [...missingCounts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -182,19 +203,34 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
     }
     // What healthy traffic already shows at this service is chronic, not this incident's cause.
     const bg = baseline.background?.[w.acc.service];
-    const weightedExcessMs = bg ? Math.max(0, w.acc.weightedExcessMs - bg.latencyShare * totalMs) : w.acc.weightedExcessMs;
+    const weightedExcessMs = bg
+      ? Math.max(0, w.acc.weightedExcessMs - bg.latencyShare * totalMs)
+      : w.acc.weightedExcessMs;
     if (bg && bg.latencyShare >= 0.005) {
-      evidence.push({ kind: 'chronic', summary: `healthy traffic already shows ${(bg.latencyShare * 100).toFixed(1)}% of end-to-end time as excess at ${w.acc.service}; discounted` });
+      evidence.push({
+        kind: 'chronic',
+        summary: `healthy traffic already shows ${(bg.latencyShare * 100).toFixed(1)}% of end-to-end time as excess at ${w.acc.service}; discounted`,
+      });
     }
     const errorScore = bg ? Math.max(0, w.acc.errorScore - bg.errorShare * nTraces) : w.acc.errorScore;
     const h: HopAccount = { ...w.acc, weightedExcessMs, errorScore, evidence };
-    return scoreHop(h, totalMs, kernel?.events, config, { error: errorScore / nTraces, degradation: w.acc.degradation / nTraces, propagation: (0.2 * w.acc.propagationBreaks) / nTraces, traces: nTraces });
+    return scoreHop(h, totalMs, kernel?.events, config, {
+      error: errorScore / nTraces,
+      degradation: w.acc.degradation / nTraces,
+      propagation: (0.2 * w.acc.propagationBreaks) / nTraces,
+      traces: nTraces,
+    });
   });
   return {
     tookMs: performance.now() - t0,
     criticalPath: [],
     candidates: rankScored(scored, config),
     missing,
-    window: { traces: traces.length, spans: spanCount, ...(Number.isFinite(fromMs) ? { fromMs, toMs } : {}), anomalousTraces: anomalous },
+    window: {
+      traces: traces.length,
+      spans: spanCount,
+      ...(Number.isFinite(fromMs) ? { fromMs, toMs } : {}),
+      anomalousTraces: anomalous,
+    },
   };
 }

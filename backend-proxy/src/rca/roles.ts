@@ -24,10 +24,12 @@ export interface InferredRoles {
   calls: number;
 }
 
-const isRemoteKind = (k: Span['kind']): boolean => k === 'client' || k === 'server' || k === 'producer' || k === 'consumer';
+const isRemoteKind = (k: Span['kind']): boolean =>
+  k === 'client' || k === 'server' || k === 'producer' || k === 'consumer';
 
 /** The missing-evidence note a trace with inferred calls carries (one wording, so a window counts it once). */
-export const INFERRED_ROLES_NOTE = 'span kinds: some spans say none (Zipkin- or Jaeger-converted data, or an instrumentation that sets none), so client→server calls were inferred from the tree: a child on another service or pod is the server side of a remote call, its parent the client side';
+export const INFERRED_ROLES_NOTE =
+  'span kinds: some spans say none (Zipkin- or Jaeger-converted data, or an instrumentation that sets none), so client→server calls were inferred from the tree: a child on another service or pod is the server side of a remote call, its parent the client side';
 
 /**
  * Whether any span may need a role, cheaply (most traces say their kinds: no allocation per span): one is

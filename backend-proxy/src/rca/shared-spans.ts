@@ -30,7 +30,15 @@ export function splitSharedSpans(spans: Span[]): Span[] | undefined {
     const copies = list.map((i) => spans[i]);
     const client = clientCopy(copies, byId, spans);
     // Another hop, a server under a client, or (one hop, no kinds: a service calling itself) a window inside the client's.
-    if (!copies.some((c) => !sameHop(c, client) || (c.kind === 'server' && client.kind === 'client') || (!sameSpan(c, client) && inside(c, client)))) continue;
+    if (
+      !copies.some(
+        (c) =>
+          !sameHop(c, client) ||
+          (c.kind === 'server' && client.kind === 'client') ||
+          (!sameSpan(c, client) && inside(c, client))
+      )
+    )
+      continue;
     const sides: Array<{ span: Span; id: string }> = [];
     const kept: Span[] = [client];
     for (let k = 0; k < list.length; k++) {

@@ -20,7 +20,13 @@ export function robustStats(values: number[]): RobustStats {
   const s = Float64Array.from(values).sort();
   const median = quantileSorted(s, 0.5);
   const dev = Float64Array.from(s, (v) => Math.abs(v - median)).sort();
-  return { count: s.length, median, mad: quantileSorted(dev, 0.5), p95: quantileSorted(s, 0.95), p99: quantileSorted(s, 0.99) };
+  return {
+    count: s.length,
+    median,
+    mad: quantileSorted(dev, 0.5),
+    p95: quantileSorted(s, 0.95),
+    p99: quantileSorted(s, 0.99),
+  };
 }
 
 /** Robust z-score: (x − median) / (1.4826·MAD), with the scale floored so a constant baseline stays usable. */

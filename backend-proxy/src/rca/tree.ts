@@ -50,7 +50,11 @@ export function linkSpans(spans: Span[]): TraceTree {
     seen[r] = 1;
     order.push(r);
     for (let q = order.length - 1; q < order.length; q++) {
-      for (const c of children[order[q]]) if (!seen[c]) { seen[c] = 1; order.push(c); }
+      for (const c of children[order[q]])
+        if (!seen[c]) {
+          seen[c] = 1;
+          order.push(c);
+        }
     }
   };
   for (const r of roots) visit(r);
@@ -64,8 +68,21 @@ export function linkSpans(spans: Span[]): TraceTree {
   }
   for (const c of children) if (c.length > 1) c.sort((a, b) => start[a] - start[b] || a - b);
   return {
-    spans, parent, children, roots, orphans, start, end, cStart: new Float64Array(n), cEnd: new Float64Array(n), async: new Uint8Array(n),
-    skewMs: new Float64Array(n), self: new Float64Array(n), gap: new Float64Array(n).fill(NaN), serverChild: new Int32Array(n).fill(-1), order,
+    spans,
+    parent,
+    children,
+    roots,
+    orphans,
+    start,
+    end,
+    cStart: new Float64Array(n),
+    cEnd: new Float64Array(n),
+    async: new Uint8Array(n),
+    skewMs: new Float64Array(n),
+    self: new Float64Array(n),
+    gap: new Float64Array(n).fill(NaN),
+    serverChild: new Int32Array(n).fill(-1),
+    order,
     duplicates,
   };
 }
@@ -111,7 +128,13 @@ export function clampToParents(t: TraceTree, asyncToleranceMs = 1): void {
     }
     const k = spans[i].kind;
     const outlives = end[i] > cEnd[p] + asyncToleranceMs && !isFailedSpan(spans[p]);
-    if (k === 'producer' || k === 'consumer' || start[i] >= cEnd[p] || async[p] || (outlives && spans[i].service === spans[p].service)) {
+    if (
+      k === 'producer' ||
+      k === 'consumer' ||
+      start[i] >= cEnd[p] ||
+      async[p] ||
+      (outlives && spans[i].service === spans[p].service)
+    ) {
       async[i] = 1;
     }
     cStart[i] = Math.min(Math.max(start[i], cStart[p]), cEnd[p]);

@@ -21,14 +21,20 @@ const retryAfter: ErrorRequestHandler = (err, _req, res, next) => {
 
 export function alertRoutes(alerts: AlertService): Router {
   const r = Router();
-  r.get('/alerts/rules', async (_req, res) => { res.json(await alerts.rules()); });
-  r.put('/alerts/rules', async (req, res) => { res.json(await alerts.replaceRules(req.body)); });
+  r.get('/alerts/rules', async (_req, res) => {
+    res.json(await alerts.rules());
+  });
+  r.put('/alerts/rules', async (req, res) => {
+    res.json(await alerts.replaceRules(req.body));
+  });
   r.get('/alerts/rules/export', async (_req, res) => {
     const x = await alerts.exportRules();
     res.setHeader('content-disposition', `attachment; filename="hopscope-alert-rules-v${x.version}.json"`);
     res.json(x);
   });
-  r.post('/alerts/rules/import', async (req, res) => { res.json(await alerts.replaceRules(req.body, { what: 'import' })); });
+  r.post('/alerts/rules/import', async (req, res) => {
+    res.json(await alerts.replaceRules(req.body, { what: 'import' }));
+  });
   r.get('/alerts', async (req, res) => {
     const q = req.query as Record<string, unknown>;
     // from/to (optional) keep the alerts that overlap the dashboard's range.

@@ -14,10 +14,12 @@ export function parseSelector(raw: string | undefined, name: string): Selector {
   for (const part of raw.split(',')) {
     const m = /^\s*(backend|model|service)\s*[:=]\s*(.+?)\s*$/.exec(part);
     if (!m) throw badRequest(`${name}: "${part}" is not backend:<vllm|tgi>, model:<name> or service:<name>`);
-    if (!NAME_RE.test(m[2])) throw badRequest(`${name}: "${m[2].slice(0, 60)}" has characters outside [A-Za-z0-9_.:-/]`);
+    if (!NAME_RE.test(m[2]))
+      throw badRequest(`${name}: "${m[2].slice(0, 60)}" has characters outside [A-Za-z0-9_.:-/]`);
     if (m[1] === 'backend') {
       const b = InferenceBackend.safeParse(m[2]);
-      if (!b.success) throw badRequest(`${name}: backend "${m[2]}" is not one of ${InferenceBackend.options.join('|')}`);
+      if (!b.success)
+        throw badRequest(`${name}: backend "${m[2]}" is not one of ${InferenceBackend.options.join('|')}`);
       sel.backend = b.data;
     } else if (m[1] === 'model') sel.model = m[2];
     else sel.service = m[2];

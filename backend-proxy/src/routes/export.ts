@@ -13,7 +13,8 @@ const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
 
 function viewPath(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//')) throw badRequest(`view: must be a path of the app, e.g. ${APP_BASE}/traces/<id>?from=...`);
+  if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//'))
+    throw badRequest(`view: must be a path of the app, e.g. ${APP_BASE}/traces/<id>?from=...`);
   return raw;
 }
 
@@ -24,10 +25,14 @@ export function exportRoutes(exports: ExportService): Router {
     const format = enumParam(q, 'format', ['md', 'png'] as const) ?? 'md';
     const range = timeRange(q, 60 * 60_000);
     const view = viewPath(stringParam(q, 'view'));
-    const traceIds = (stringParam(q, 'traceId') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const traceIds = (stringParam(q, 'traceId') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (traceIds.length > 10) throw badRequest('traceId: at most 10 trace ids per export');
     // Ids are echoed into the Markdown (in code spans and links): only what a trace id can be gets that far.
-    for (const id of traceIds) if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a trace id (1-32 hex digits)`);
+    for (const id of traceIds)
+      if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a trace id (1-32 hex digits)`);
     const service = nameParam(q, 'service');
     const pod = nameParam(q, 'pod');
     if (format === 'png') {

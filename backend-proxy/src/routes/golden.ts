@@ -10,10 +10,15 @@ export function goldenRoutes(golden: GoldenService): Router {
     const q = req.query as Record<string, unknown>;
     const asked = timeRange(q);
     const step = stepMs(q, asked);
-    res.json(await golden.query({
-      range: alignRange(asked, step), stepMs: step,
-      backend: enumParam(q, 'backend', InferenceBackend.options), model: nameParam(q, 'model'), service: nameParam(q, 'service'),
-    }));
+    res.json(
+      await golden.query({
+        range: alignRange(asked, step),
+        stepMs: step,
+        backend: enumParam(q, 'backend', InferenceBackend.options),
+        model: nameParam(q, 'model'),
+        service: nameParam(q, 'service'),
+      })
+    );
   });
   return r;
 }

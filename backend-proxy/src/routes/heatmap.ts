@@ -9,7 +9,14 @@ export function heatmapRoutes(heatmap: HeatmapService): Router {
     const q = req.query as Record<string, unknown>;
     const asked = timeRange(q);
     const step = stepMs(q, asked, 120);
-    res.json(await heatmap.query({ range: alignRange(asked, step), stepMs: step, pod: nameParam(q, 'pod'), namespace: nameParam(q, 'namespace') }));
+    res.json(
+      await heatmap.query({
+        range: alignRange(asked, step),
+        stepMs: step,
+        pod: nameParam(q, 'pod'),
+        namespace: nameParam(q, 'namespace'),
+      })
+    );
   });
   return r;
 }

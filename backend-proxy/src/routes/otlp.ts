@@ -9,7 +9,11 @@ import { assertJsonDepth } from '../http/json-depth';
 import type { IngestService } from '../services/ingest';
 
 /** `budget`: the proxy's back-pressure on bodies (http/backpressure.ts): past it, 503 with Retry-After, as OTLP/HTTP expects. */
-export function otlpRoutes(config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>, ingest: IngestService, budget: RequestHandler = (_q, _s, next) => next()): Router {
+export function otlpRoutes(
+  config: Pick<ProxyConfig, 'token' | 'bodyLimitBytes'>,
+  ingest: IngestService,
+  budget: RequestHandler = (_q, _s, next) => next()
+): Router {
   const r = Router();
   const raw = express.raw({ type: () => true, limit: config.bodyLimitBytes, inflate: true });
   r.post('/traces', bearerAuth(config.token), budget, raw, (req, res) => {

@@ -12,7 +12,10 @@ import type { RcaAnswerService } from '../services/rca-answers';
 
 const retryAfter: ErrorRequestHandler = (err, _req, res, next) => {
   if (err instanceof HttpError && err.status === 503) {
-    res.setHeader('Retry-After', String(Math.max(1, Math.ceil((err.details as { retryAfterS?: number } | undefined)?.retryAfterS ?? 2))));
+    res.setHeader(
+      'Retry-After',
+      String(Math.max(1, Math.ceil((err.details as { retryAfterS?: number } | undefined)?.retryAfterS ?? 2)))
+    );
   }
   next(err);
 };

@@ -33,14 +33,21 @@ export function rcaRoutes(rca: RcaService): Router {
   r.get('/rca', async (req, res) => {
     const q = req.query as Record<string, unknown>;
     const range = timeRange(q, 15 * 60_000, 24 * 3600_000);
-    res.json(await rca.forRange({ range, service: nameParam(q, 'service'), maxTraces: floorOrUndefined(numberParam(q, 'maxTraces', 1, 5000)) }));
+    res.json(
+      await rca.forRange({
+        range,
+        service: nameParam(q, 'service'),
+        maxTraces: floorOrUndefined(numberParam(q, 'maxTraces', 1, 5000)),
+      })
+    );
   });
 
   r.post('/rca', (req, res) => {
     const parsed = RcaWindowRequest.safeParse(req.body);
     if (!parsed.success) throw badRequest(formatZodError(parsed.error, { root: 'body' }));
     const b = parsed.data;
-    if (b.traces === undefined || b.traces === null) throw badRequest('body.traces: OTLP JSON traces of the incident window are required');
+    if (b.traces === undefined || b.traces === null)
+      throw badRequest('body.traces: OTLP JSON traces of the incident window are required');
     const config = b.config === undefined ? undefined : RcaConfigSchema.safeParse(b.config);
     if (config && !config.success) throw badRequest(`config: ${formatZodError(config.error)}`);
     const traces = spansOf(b.traces, 'traces');

@@ -14,7 +14,13 @@ import { RunsError, type RunsErrorCode, type RunsService } from '../runs';
 import type { RunCompareService } from '../services/run-compare';
 import type { RunTtftService } from '../services/run-ttft';
 
-const CODE: Record<RunsErrorCode, string> = { invalid: 'bad_request', not_found: 'not_found', conflict: 'conflict', too_large: 'payload_too_large', unavailable: 'database_unavailable' };
+const CODE: Record<RunsErrorCode, string> = {
+  invalid: 'bad_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  too_large: 'payload_too_large',
+  unavailable: 'database_unavailable',
+};
 
 function body<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(raw);
@@ -23,7 +29,10 @@ function body<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.inf
 }
 
 function runId(raw: string, what = 'runId'): string {
-  if (!RunId.safeParse(raw).success) throw badRequest(`${what}: "${raw.slice(0, 60)}" is not a run id (1–128 letters, digits, _ . : -, starting with a letter or digit)`);
+  if (!RunId.safeParse(raw).success)
+    throw badRequest(
+      `${what}: "${raw.slice(0, 60)}" is not a run id (1–128 letters, digits, _ . : -, starting with a letter or digit)`
+    );
   return raw;
 }
 
@@ -43,10 +52,15 @@ const runsErrors: ErrorRequestHandler = (err, _req, res, next) => {
 };
 
 /** `runs` absent: this proxy has no database (services built without one, as some tests do). */
-export function runRoutes(runs: RunsService | undefined, compare: RunCompareService | undefined, ttft?: RunTtftService): Router {
+export function runRoutes(
+  runs: RunsService | undefined,
+  compare: RunCompareService | undefined,
+  ttft?: RunTtftService
+): Router {
   const r = Router();
   const svc = (): RunsService => {
-    if (!runs) throw new HttpError(503, 'database_unavailable', 'this proxy runs without a database, so it keeps no runs');
+    if (!runs)
+      throw new HttpError(503, 'database_unavailable', 'this proxy runs without a database, so it keeps no runs');
     return runs;
   };
 
@@ -66,15 +80,21 @@ export function runRoutes(runs: RunsService | undefined, compare: RunCompareServ
     const q = req.query as Record<string, unknown>;
     const from = timeParam(q, 'from');
     const to = timeParam(q, 'to');
-    if (from !== undefined && to !== undefined && from > to) throw badRequest(`from (${from}) must not be after to (${to})`);
+    if (from !== undefined && to !== undefined && from > to)
+      throw badRequest(`from (${from}) must not be after to (${to})`);
     const scenario = stringParam(q, 'scenario');
-    if (scenario !== undefined && (scenario.length > 200 || /[\u0000-\u001f]/.test(scenario))) throw badRequest('scenario: at most 200 printable characters');
-    res.json(await svc().list({
-      from, to, scenario: scenario || undefined,
-      status: enumParam(q, 'status', RunStatus.options),
-      limit: numberParam(q, 'limit', 1, 1000) ?? 100,
-      offset: numberParam(q, 'offset', 0, 1_000_000) ?? 0,
-    }));
+    if (scenario !== undefined && (scenario.length > 200 || /[\u0000-\u001f]/.test(scenario)))
+      throw badRequest('scenario: at most 200 printable characters');
+    res.json(
+      await svc().list({
+        from,
+        to,
+        scenario: scenario || undefined,
+        status: enumParam(q, 'status', RunStatus.options),
+        limit: numberParam(q, 'limit', 1, 1000) ?? 100,
+        offset: numberParam(q, 'offset', 0, 1_000_000) ?? 0,
+      })
+    );
   });
 
   // Before /runs/:runId, which would take "targets" for a run id.
@@ -88,7 +108,9 @@ export function runRoutes(runs: RunsService | undefined, compare: RunCompareServ
 
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {
     svc();
-    res.json(await compare!.compare(runId(String(req.params.runId)), runId(String(req.params.baselineRunId), 'baselineRunId')));
+    res.json(
+      await compare!.compare(runId(String(req.params.runId)), runId(String(req.params.baselineRunId), 'baselineRunId'))
+    );
   });
 
   r.get('/runs/:runId/ttft', async (req, res) => {

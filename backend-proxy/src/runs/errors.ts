@@ -6,12 +6,22 @@
  */
 export type RunsErrorCode = 'invalid' | 'not_found' | 'conflict' | 'too_large' | 'unavailable';
 
-const STATUS: Record<RunsErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409, too_large: 413, unavailable: 503 };
+const STATUS: Record<RunsErrorCode, number> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unavailable: 503,
+};
 
 export class RunsError extends Error {
   override name = 'RunsError';
   readonly httpStatus: number;
-  constructor(public readonly code: RunsErrorCode, message: string, public readonly retryAfterS?: number) {
+  constructor(
+    public readonly code: RunsErrorCode,
+    message: string,
+    public readonly retryAfterS?: number
+  ) {
     super(message);
     this.httpStatus = STATUS[code];
   }

@@ -5,9 +5,19 @@
  * which have no sketch) are null rather than invented.
  */
 import {
-  mergeSketches, sketchSummary, thresholdValue,
-  type AppliedFault, type ClientSummary, type LatencySketch, type LatencySummary, type RegressionVerdict, type RunFinish,
-  type RunRecord, type RunRequest, type RunStatus, type ThresholdVerdict,
+  mergeSketches,
+  sketchSummary,
+  thresholdValue,
+  type AppliedFault,
+  type ClientSummary,
+  type LatencySketch,
+  type LatencySummary,
+  type RegressionVerdict,
+  type RunFinish,
+  type RunRecord,
+  type RunRequest,
+  type RunStatus,
+  type ThresholdVerdict,
 } from '../../../contract';
 
 /** The record keeps at most this many slowest and failed requests (as each worker does). */
@@ -54,7 +64,17 @@ export interface ListFigures {
 }
 
 export function listFigures(s: ClientSummary | null): ListFigures {
-  if (!s) return { durationS: null, targetRps: null, achievedRps: null, ttftP99Ms: null, e2eP99Ms: null, goodputRatio: null, errors: null, errorRate: null };
+  if (!s)
+    return {
+      durationS: null,
+      targetRps: null,
+      achievedRps: null,
+      ttftP99Ms: null,
+      e2eP99Ms: null,
+      goodputRatio: null,
+      errors: null,
+      errorRate: null,
+    };
   return {
     durationS: s.durationS,
     targetRps: s.rps.targetMean,
@@ -84,19 +104,34 @@ function weightedMean(parts: LatencySummary[]): number | null {
   return n ? Number((sum(withMean.map((p) => p.mean! * p.count)) / n).toFixed(3)) : null;
 }
 
-interface Part { workerId: string; summary: ClientSummary }
+interface Part {
+  workerId: string;
+  summary: ClientSummary;
+}
 
 /**
  * One latency measurement over several workers. Only one worker measured anything: its figures, exact. Every worker
  * that measured sent a sketch: percentiles from the merged sketch. Otherwise count, mean and max exact and the
  * percentiles null (a note says which worker lacked a sketch).
  */
-function mergeLatency(parts: Part[], pick: (s: ClientSummary) => LatencySummary, sketchOf: ((s: ClientSummary) => LatencySketch | undefined) | undefined, label: string, notes: string[]): { summary: LatencySummary; sketch?: LatencySketch; bucketed: boolean } {
+function mergeLatency(
+  parts: Part[],
+  pick: (s: ClientSummary) => LatencySummary,
+  sketchOf: ((s: ClientSummary) => LatencySketch | undefined) | undefined,
+  label: string,
+  notes: string[]
+): { summary: LatencySummary; sketch?: LatencySketch; bucketed: boolean } {
   const measured = parts.filter((p) => pick(p.summary).count > 0);
   if (measured.length <= 1) {
     const only = measured[0];
     const sketch = only && sketchOf ? sketchOf(only.summary) : undefined;
-    return { summary: only ? pick(only.summary) : { count: 0, mean: null, p50: null, p90: null, p95: null, p99: null, max: null }, sketch, bucketed: false };
+    return {
+      summary: only
+        ? pick(only.summary)
+        : { count: 0, mean: null, p50: null, p90: null, p95: null, p99: null, max: null },
+      sketch,
+      bucketed: false,
+    };
   }
   const ls = measured.map((p) => pick(p.summary));
   const exact = { count: sum(ls.map((l) => l.count)), mean: weightedMean(ls), max: maxOrNull(ls.map((l) => l.max)) };
@@ -107,20 +142,38 @@ function mergeLatency(parts: Part[], pick: (s: ClientSummary) => LatencySummary,
     return { summary: { ...fromSketch, ...exact }, sketch: merged, bucketed: true };
   }
   const lacking = sketchOf ? measured.filter((p) => !sketchOf(p.summary)).map((p) => p.workerId) : [];
-  notes.push(sketchOf
-    ? `${label} percentiles are not merged: worker(s) ${lacking.join(', ')} sent no sketch`
-    : `${label} percentiles cannot be merged across workers (no sketch in the contract): count, mean and max only`);
+  notes.push(
+    sketchOf
+      ? `${label} percentiles are not merged: worker(s) ${lacking.join(', ')} sent no sketch`
+      : `${label} percentiles cannot be merged across workers (no sketch in the contract): count, mean and max only`
+  );
   return { summary: { ...exact, p50: null, p90: null, p95: null, p99: null }, bucketed: false };
 }
 
 /** Several workers' summaries as one. With one part, that part unchanged. */
-export function mergeSummaries(parts: Part[]): { summary: ClientSummary; percentiles: 'exact' | 'bucketed'; notes: string[] } {
+export function mergeSummaries(parts: Part[]): {
+  summary: ClientSummary;
+  percentiles: 'exact' | 'bucketed';
+  notes: string[];
+} {
   if (!parts.length) throw new Error('mergeSummaries: no summaries');
   if (parts.length === 1) return { summary: parts[0].summary, percentiles: 'exact', notes: [] };
   const ss = parts.map((p) => p.summary);
   const notes: string[] = [];
-  const e2e = mergeLatency(parts, (s) => s.latencyMs, (s) => s.sketches?.e2e, 'end-to-end', notes);
-  const ttft = mergeLatency(parts, (s) => s.ttftMs, (s) => s.sketches?.ttft, 'TTFT', notes);
+  const e2e = mergeLatency(
+    parts,
+    (s) => s.latencyMs,
+    (s) => s.sketches?.e2e,
+    'end-to-end',
+    notes
+  );
+  const ttft = mergeLatency(
+    parts,
+    (s) => s.ttftMs,
+    (s) => s.sketches?.ttft,
+    'TTFT',
+    notes
+  );
   const itl = mergeLatency(parts, (s) => s.itlMs, undefined, 'ITL', notes);
   const tpot = mergeLatency(parts, (s) => s.tpotMs, undefined, 'TPOT', notes);
   const sent = sum(ss.map((s) => s.sent));
@@ -129,7 +182,8 @@ export function mergeSummaries(parts: Part[]): { summary: ClientSummary; percent
   const good = sum(ss.map((s) => s.goodput.good));
   const lateOver = sum(ss.map((s) => s.schedule.lateOver10ms));
   const lateP99s = ss.map((s) => s.schedule.lateP99Ms);
-  if (lateP99s.filter((v) => v !== null).length > 1) notes.push('schedule lateness P99 is the largest worker P99 (an upper bound)');
+  if (lateP99s.filter((v) => v !== null).length > 1)
+    notes.push('schedule lateness P99 is the largest worker P99 (an upper bound)');
   const withQuality = ss.filter((s) => s.quality);
   const weighted = (xs: Array<{ v: number | null; n: number }>): { value: number | null; n: number } => {
     const known = xs.filter((x) => x.v !== null && x.n > 0);
@@ -137,7 +191,9 @@ export function mergeSummaries(parts: Part[]): { summary: ClientSummary; percent
     return { value: n ? r4(sum(known.map((x) => x.v! * x.n)) / n) : null, n: sum(xs.map((x) => x.n)) };
   };
   const recall = weighted(withQuality.map((s) => ({ v: s.quality!.ragRecall.mean, n: s.quality!.ragRecall.n })));
-  const task = weighted(withQuality.map((s) => ({ v: s.quality!.agentTaskCompletion.rate, n: s.quality!.agentTaskCompletion.n })));
+  const task = weighted(
+    withQuality.map((s) => ({ v: s.quality!.agentTaskCompletion.rate, n: s.quality!.agentTaskCompletion.n }))
+  );
   const workerNotes = parts.flatMap((p) => p.summary.notes.map((n) => `[${p.workerId}] ${n}`));
   const summary: ClientSummary = {
     // Workers run side by side: the run lasts as long as the longest, and rates add.
@@ -167,7 +223,14 @@ export function mergeSummaries(parts: Part[]): { summary: ClientSummary; percent
       lateP99Ms: maxOrNull(lateP99s),
       lateMaxMs: maxOrNull(ss.map((s) => s.schedule.lateMaxMs)),
     },
-    ...(withQuality.length ? { quality: { ragRecall: { mean: recall.value, n: recall.n }, agentTaskCompletion: { rate: task.value, n: task.n } } } : {}),
+    ...(withQuality.length
+      ? {
+          quality: {
+            ragRecall: { mean: recall.value, n: recall.n },
+            agentTaskCompletion: { rate: task.value, n: task.n },
+          },
+        }
+      : {}),
     untraced: sum(ss.map((s) => s.untraced)),
     ...(e2e.sketch && ttft.sketch ? { sketches: { e2e: e2e.sketch, ttft: ttft.sketch } } : {}),
     notes: [...notes, ...workerNotes].slice(0, MAX_NOTES),
@@ -181,7 +244,7 @@ function mergeThresholds(finishes: RunFinish[], merged: ClientSummary | null): T
   for (const f of finishes) {
     for (const t of f.thresholds) {
       const cur = by.get(t.threshold);
-      if (!cur) by.set(t.threshold, { ...t, actual: merged ? metricValue(merged, t.metric) ?? t.actual : t.actual });
+      if (!cur) by.set(t.threshold, { ...t, actual: merged ? (metricValue(merged, t.metric) ?? t.actual) : t.actual });
       else cur.pass &&= t.pass;
     }
   }
@@ -194,8 +257,11 @@ function mergeRegressions(finishes: RunFinish[], merged: ClientSummary | null): 
     for (const r of f.regressions) {
       const key = `${r.metric}\u0000${r.allowed}`;
       const cur = by.get(key);
-      if (cur) { cur.pass &&= r.pass; continue; }
-      const actual = merged ? metricValue(merged, r.metric) ?? r.actual : r.actual;
+      if (cur) {
+        cur.pass &&= r.pass;
+        continue;
+      }
+      const actual = merged ? (metricValue(merged, r.metric) ?? r.actual) : r.actual;
       const delta = actual !== null && r.baseline !== null ? actual - r.baseline : null;
       by.set(key, { ...r, actual, delta, deltaRatio: delta !== null && r.baseline ? delta / r.baseline : null });
     }
@@ -203,7 +269,8 @@ function mergeRegressions(finishes: RunFinish[], merged: ClientSummary | null): 
   return [...by.values()];
 }
 
-const faultKey = (f: AppliedFault): string => [f.target, f.kind, f.atS, f.pod ?? '', f.id ?? '', f.magnitude ?? ''].join('\u0000');
+const faultKey = (f: AppliedFault): string =>
+  [f.target, f.kind, f.atS, f.pod ?? '', f.id ?? '', f.magnitude ?? ''].join('\u0000');
 function uniqueFaults(fs: AppliedFault[]): AppliedFault[] {
   const seen = new Map<string, AppliedFault>();
   for (const f of fs) if (!seen.has(faultKey(f))) seen.set(faultKey(f), f);
@@ -234,15 +301,30 @@ export function mergeRun(workers: WorkerResult[]): MergedRun {
   const slowestAll = finishes.flatMap((f) => f.slowest).sort((a, b) => b.e2eMs - a.e2eMs);
   const failedAll = finishes.flatMap((f) => f.failed).sort((a, b) => a.startMs - b.startMs);
   const aborted = workers.filter((w) => w.status === 'aborted');
-  const reasons = aborted.map((w) => w.abortReason ?? (w.finish ? `worker ${w.workerId} was interrupted (its own report)` : `worker ${w.workerId} was aborted`));
+  const reasons = aborted.map(
+    (w) =>
+      w.abortReason ??
+      (w.finish ? `worker ${w.workerId} was interrupted (its own report)` : `worker ${w.workerId} was aborted`)
+  );
   let merge: MergedRun['merge'] = null;
   if (multi) {
-    const noteParts = [finished.length ? `${workers.length} workers, ${finished.length} reported: counts and rates added exactly` : `${workers.length} workers, none reported a summary`];
-    if (merged?.percentiles === 'bucketed') noteParts.push('end-to-end and TTFT percentiles merged from the workers\' sketches (within the sketch\'s relative accuracy)');
-    else if (finished.length === 1) noteParts.push('percentiles are the one reporting worker\'s own');
+    const noteParts = [
+      finished.length
+        ? `${workers.length} workers, ${finished.length} reported: counts and rates added exactly`
+        : `${workers.length} workers, none reported a summary`,
+    ];
+    if (merged?.percentiles === 'bucketed')
+      noteParts.push(
+        "end-to-end and TTFT percentiles merged from the workers' sketches (within the sketch's relative accuracy)"
+      );
+    else if (finished.length === 1) noteParts.push("percentiles are the one reporting worker's own");
     noteParts.push(...(merged?.notes ?? []));
-    if (finished.length) noteParts.push('a threshold passes only when every worker passed it; actual is the merged figure');
-    if (slowestAll.length > MAX_KEPT_REQUESTS || failedAll.length > MAX_KEPT_REQUESTS) noteParts.push(`kept the ${MAX_KEPT_REQUESTS} slowest and the first ${MAX_KEPT_REQUESTS} failed requests of all workers`);
+    if (finished.length)
+      noteParts.push('a threshold passes only when every worker passed it; actual is the merged figure');
+    if (slowestAll.length > MAX_KEPT_REQUESTS || failedAll.length > MAX_KEPT_REQUESTS)
+      noteParts.push(
+        `kept the ${MAX_KEPT_REQUESTS} slowest and the first ${MAX_KEPT_REQUESTS} failed requests of all workers`
+      );
     merge = { workers: workers.length, percentiles: merged?.percentiles ?? 'exact', note: noteParts.join('; ') };
   }
   const ends = workers.map((w) => (w.finish ? w.finish.endMs : w.status === 'running' ? null : w.lastHeartbeatMs));

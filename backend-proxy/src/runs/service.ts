@@ -11,8 +11,13 @@ import { createHash } from 'node:crypto';
 import type pino from 'pino';
 import type { z } from 'zod';
 import {
-  RunFinish, RunHeartbeat, RunId, RunRegistration, RunStatus,
-  type RunList, type RunRecord,
+  RunFinish,
+  RunHeartbeat,
+  RunId,
+  RunRegistration,
+  RunStatus,
+  type RunList,
+  type RunRecord,
 } from '../../../contract';
 import type { Database, Queryable } from '../db/database';
 import { DatabaseUnavailableError } from '../db/errors';
@@ -68,7 +73,10 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function parse<S extends z.ZodType>(schema: S, input: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(input);
   if (r.success) return r.data;
-  const issues = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+  const issues = r.error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
+    .join('; ');
   throw new RunsError('invalid', `${what}: ${issues}`);
 }
 
@@ -111,42 +119,72 @@ export class RunsService {
     const reg = parse(RunRegistration, input, 'run registration');
     checkSize(reg, LIMITS.registrationBytes, 'the registration');
     const regHash = hash(reg);
-    return this.guard(`register run ${reg.runId}`, () => this.db.tx(async (q) => {
-      const now = this.now();
-      const created = await repo.insertRun(q, reg, now);
-      const run = (await repo.lockRun(q, reg.runId))!;
-      const existing = created ? null : await repo.getWorker(q, reg.runId, reg.workerId);
-      if (existing) {
-        if (existing.registration_hash === regHash) return this.record(q, reg.runId); // a retry: already done
-        throw new RunsError('conflict', `run id "${reg.runId}" is already used, and worker "${reg.workerId}" registered it with other settings (scenario "${run.scenario}", started ${iso(run.start_ms)}, ${run.status}): choose a new run id`);
-      }
-      if (!created) {
-        if (!reg.join) {
-          throw new RunsError('conflict', `run id "${reg.runId}" is already used (scenario "${run.scenario}", started ${iso(run.start_ms)}, ${run.status}): choose a new run id, or register with join: true to add a worker to a running run`);
+    return this.guard(`register run ${reg.runId}`, () =>
+      this.db.tx(async (q) => {
+        const now = this.now();
+        const created = await repo.insertRun(q, reg, now);
+        const run = (await repo.lockRun(q, reg.runId))!;
+        const existing = created ? null : await repo.getWorker(q, reg.runId, reg.workerId);
+        if (existing) {
+          if (existing.registration_hash === regHash) return this.record(q, reg.runId); // a retry: already done
+          throw new RunsError(
+            'conflict',
+            `run id "${reg.runId}" is already used, and worker "${reg.workerId}" registered it with other settings (scenario "${run.scenario}", started ${iso(run.start_ms)}, ${run.status}): choose a new run id`
+          );
         }
-        if (run.status !== 'running') throw new RunsError('conflict', `run "${reg.runId}" has ended (${run.status}): a worker cannot join it; start a new run id`);
-        if (run.scenario !== reg.scenario) throw new RunsError('conflict', `run "${reg.runId}" runs scenario "${run.scenario}", not "${reg.scenario}": workers of one run share its scenario`);
-        if (run.workers >= LIMITS.workersPerRun) throw new RunsError('conflict', `run "${reg.runId}" has ${run.workers} workers, the most one run may have`);
-      }
-      await repo.addWorker(q, reg, regHash, now);
-      this.log.info({ runId: reg.runId, workerId: reg.workerId, scenario: reg.scenario, joined: !created }, created ? 'run registered' : 'worker joined run');
-      return this.record(q, reg.runId);
-    }));
+        if (!created) {
+          if (!reg.join) {
+            throw new RunsError(
+              'conflict',
+              `run id "${reg.runId}" is already used (scenario "${run.scenario}", started ${iso(run.start_ms)}, ${run.status}): choose a new run id, or register with join: true to add a worker to a running run`
+            );
+          }
+          if (run.status !== 'running')
+            throw new RunsError(
+              'conflict',
+              `run "${reg.runId}" has ended (${run.status}): a worker cannot join it; start a new run id`
+            );
+          if (run.scenario !== reg.scenario)
+            throw new RunsError(
+              'conflict',
+              `run "${reg.runId}" runs scenario "${run.scenario}", not "${reg.scenario}": workers of one run share its scenario`
+            );
+          if (run.workers >= LIMITS.workersPerRun)
+            throw new RunsError('conflict', `run "${reg.runId}" has ${run.workers} workers, the most one run may have`);
+        }
+        await repo.addWorker(q, reg, regHash, now);
+        this.log.info(
+          { runId: reg.runId, workerId: reg.workerId, scenario: reg.scenario, joined: !created },
+          created ? 'run registered' : 'worker joined run'
+        );
+        return this.record(q, reg.runId);
+      })
+    );
   }
 
   async heartbeat(runId: string, input: z.input<typeof RunHeartbeat>): Promise<HeartbeatAck> {
     const id = parse(RunId, runId, 'run id');
     const hb = parse(RunHeartbeat, input, 'heartbeat');
-    return this.guard(`heartbeat of run ${id}`, () => this.db.tx(async (q) => {
-      const w = await this.lockWorker(q, id, hb.workerId);
-      if (w.status !== 'running') {
-        const why = w.abort_reason ? `: ${w.abort_reason}` : '';
-        throw new RunsError('conflict', `worker "${hb.workerId}" of run "${id}" has ended (${w.status}${why}); it no longer takes heartbeats`);
-      }
-      const now = this.now();
-      await repo.recordHeartbeat(q, id, hb, now);
-      return { runId: id, workerId: hb.workerId, status: 'running' as const, lastHeartbeatMs: Math.max(now, w.last_heartbeat_ms) };
-    }));
+    return this.guard(`heartbeat of run ${id}`, () =>
+      this.db.tx(async (q) => {
+        const w = await this.lockWorker(q, id, hb.workerId);
+        if (w.status !== 'running') {
+          const why = w.abort_reason ? `: ${w.abort_reason}` : '';
+          throw new RunsError(
+            'conflict',
+            `worker "${hb.workerId}" of run "${id}" has ended (${w.status}${why}); it no longer takes heartbeats`
+          );
+        }
+        const now = this.now();
+        await repo.recordHeartbeat(q, id, hb, now);
+        return {
+          runId: id,
+          workerId: hb.workerId,
+          status: 'running' as const,
+          lastHeartbeatMs: Math.max(now, w.last_heartbeat_ms),
+        };
+      })
+    );
   }
 
   /**
@@ -158,17 +196,26 @@ export class RunsService {
     const fin = parse(RunFinish, input, 'run finish');
     checkSize(fin, LIMITS.finishBytes, 'the finish report');
     const finHash = hash(fin);
-    return this.guard(`finish of run ${id}`, () => this.db.tx(async (q) => {
-      const w = await this.lockWorker(q, id, fin.workerId);
-      if (w.finish_hash !== null) {
-        if (w.finish_hash === finHash) return this.record(q, id); // a retry: already done
-        throw new RunsError('conflict', `worker "${fin.workerId}" already finished run "${id}" (${w.status}) with a different report`);
-      }
-      if (w.status === 'aborted') this.log.info({ runId: id, workerId: fin.workerId, reason: w.abort_reason }, 'late finish from an aborted worker: kept');
-      await repo.recordFinish(q, id, fin, finHash);
-      await this.settle(q, id);
-      return this.record(q, id);
-    }));
+    return this.guard(`finish of run ${id}`, () =>
+      this.db.tx(async (q) => {
+        const w = await this.lockWorker(q, id, fin.workerId);
+        if (w.finish_hash !== null) {
+          if (w.finish_hash === finHash) return this.record(q, id); // a retry: already done
+          throw new RunsError(
+            'conflict',
+            `worker "${fin.workerId}" already finished run "${id}" (${w.status}) with a different report`
+          );
+        }
+        if (w.status === 'aborted')
+          this.log.info(
+            { runId: id, workerId: fin.workerId, reason: w.abort_reason },
+            'late finish from an aborted worker: kept'
+          );
+        await repo.recordFinish(q, id, fin, finHash);
+        await this.settle(q, id);
+        return this.record(q, id);
+      })
+    );
   }
 
   async get(runId: string): Promise<RunRecord> {
@@ -179,13 +226,18 @@ export class RunsService {
   async list(query: RunListQuery = {}): Promise<RunList> {
     const limit = query.limit ?? 100;
     const offset = query.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listPage) throw new RunsError('invalid', `limit must be a whole number 1..${LIMITS.listPage}, not ${limit}`);
-    if (!Number.isInteger(offset) || offset < 0 || offset > LIMITS.listOffset) throw new RunsError('invalid', `offset must be a whole number 0..${LIMITS.listOffset}, not ${offset}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.listPage)
+      throw new RunsError('invalid', `limit must be a whole number 1..${LIMITS.listPage}, not ${limit}`);
+    if (!Number.isInteger(offset) || offset < 0 || offset > LIMITS.listOffset)
+      throw new RunsError('invalid', `offset must be a whole number 0..${LIMITS.listOffset}, not ${offset}`);
     const from = query.from ?? 0;
     const to = query.to ?? Number.MAX_SAFE_INTEGER;
-    if (!Number.isFinite(from) || !Number.isFinite(to) || from > to) throw new RunsError('invalid', `from (${from}) and to (${to}) must be epoch ms with from ≤ to`);
+    if (!Number.isFinite(from) || !Number.isFinite(to) || from > to)
+      throw new RunsError('invalid', `from (${from}) and to (${to}) must be epoch ms with from ≤ to`);
     const status = query.status === undefined ? undefined : parse(RunStatus, query.status, 'status');
-    return this.guard('the runs list', () => repo.listRuns(this.db, { from, to, limit, offset, scenario: query.scenario, status }));
+    return this.guard('the runs list', () =>
+      repo.listRuns(this.db, { from, to, limit, offset, scenario: query.scenario, status })
+    );
   }
 
   /** Where Prometheus scrapes running workers' client metrics: the body of an HTTP SD endpoint. */
@@ -194,8 +246,18 @@ export class RunsService {
     const groups: ScrapeTargetGroup[] = [];
     for (const r of rows) {
       let u: URL;
-      try { u = new URL(r.metricsUrl); } catch { continue; } // validated at registration; skip rather than fail the endpoint
-      const labels: Record<string, string> = { __scheme__: u.protocol.replace(':', ''), __metrics_path__: u.pathname || '/metrics', run_id: r.runId, scenario: r.scenario, worker_id: r.workerId };
+      try {
+        u = new URL(r.metricsUrl);
+      } catch {
+        continue;
+      } // validated at registration; skip rather than fail the endpoint
+      const labels: Record<string, string> = {
+        __scheme__: u.protocol.replace(':', ''),
+        __metrics_path__: u.pathname || '/metrics',
+        run_id: r.runId,
+        scenario: r.scenario,
+        worker_id: r.workerId,
+      };
       for (const [k, v] of u.searchParams) labels[`__param_${k}`] = v;
       groups.push({ targets: [u.host], labels });
     }
@@ -211,25 +273,28 @@ export class RunsService {
     const cutoff = this.now() - this.heartbeatTimeoutMs;
     const stale = await this.guard('heartbeat sweep', () => repo.staleWorkers(this.db, cutoff, 500));
     const out = { abortedWorkers: 0, endedRuns: 0 };
-    if (!stale.length || this.healthySince === null || this.now() - this.healthySince < this.heartbeatTimeoutMs) return out;
+    if (!stale.length || this.healthySince === null || this.now() - this.healthySince < this.heartbeatTimeoutMs)
+      return out;
     const byRun = new Map<string, repo.StaleWorker[]>();
     for (const s of stale) byRun.set(s.runId, [...(byRun.get(s.runId) ?? []), s]);
     for (const [runId, workers] of byRun) {
-      await this.guard(`heartbeat sweep of run ${runId}`, () => this.db.tx(async (q) => {
-        if (!(await repo.lockRun(q, runId))) return;
-        let n = 0;
-        for (const w of workers) {
-          const reason = `no heartbeat from worker ${w.workerId} since ${iso(w.lastHeartbeatMs)} (timeout ${this.heartbeatTimeoutMs / 1000} s)`;
-          if (await repo.abortWorker(q, runId, w.workerId, reason, cutoff)) n++;
-        }
-        if (!n) return;
-        out.abortedWorkers += n;
-        const status = await this.settle(q, runId);
-        if (status !== 'running') {
-          out.endedRuns++;
-          this.log.warn({ runId, status }, 'run ended by the heartbeat sweep');
-        }
-      }));
+      await this.guard(`heartbeat sweep of run ${runId}`, () =>
+        this.db.tx(async (q) => {
+          if (!(await repo.lockRun(q, runId))) return;
+          let n = 0;
+          for (const w of workers) {
+            const reason = `no heartbeat from worker ${w.workerId} since ${iso(w.lastHeartbeatMs)} (timeout ${this.heartbeatTimeoutMs / 1000} s)`;
+            if (await repo.abortWorker(q, runId, w.workerId, reason, cutoff)) n++;
+          }
+          if (!n) return;
+          out.abortedWorkers += n;
+          const status = await this.settle(q, runId);
+          if (status !== 'running') {
+            out.endedRuns++;
+            this.log.warn({ runId, status }, 'run ended by the heartbeat sweep');
+          }
+        })
+      );
     }
     return out;
   }
@@ -240,8 +305,12 @@ export class RunsService {
     this.timer = setInterval(() => {
       if (this.sweeping) return;
       this.sweeping = this.sweep()
-        .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'heartbeat sweep failed; next round retries'))
-        .finally(() => { this.sweeping = undefined; });
+        .catch((err: unknown) =>
+          this.log.warn({ err: (err as Error).message }, 'heartbeat sweep failed; next round retries')
+        )
+        .finally(() => {
+          this.sweeping = undefined;
+        });
     }, intervalMs);
     this.timer.unref();
   }
@@ -254,9 +323,14 @@ export class RunsService {
 
   /** The worker's row under its run's lock, or not_found with what to do. */
   private async lockWorker(q: Queryable, runId: string, workerId: string): Promise<repo.WorkerRow> {
-    if (!(await repo.lockRun(q, runId))) throw new RunsError('not_found', `no run "${runId}": register it first (POST /api/runs)`);
+    if (!(await repo.lockRun(q, runId)))
+      throw new RunsError('not_found', `no run "${runId}": register it first (POST /api/runs)`);
     const w = await repo.getWorker(q, runId, workerId);
-    if (!w) throw new RunsError('not_found', `worker "${workerId}" is not part of run "${runId}": register it with join: true first`);
+    if (!w)
+      throw new RunsError(
+        'not_found',
+        `worker "${workerId}" is not part of run "${runId}": register it with join: true first`
+      );
     return w;
   }
 
@@ -269,13 +343,26 @@ export class RunsService {
       await repo.refreshLive(q, runId, now);
       return m.status;
     }
-    await repo.saveOutcome(q, runId, {
-      status: m.status,
-      endMs: m.endMs,
-      abortReason: m.abortReason,
-      result: { summary: m.summary, merge: m.merge, thresholds: m.thresholds, regressions: m.regressions, faults: m.faults, slowest: m.slowest, failed: m.failed },
-      figures: listFigures(m.summary),
-    }, now);
+    await repo.saveOutcome(
+      q,
+      runId,
+      {
+        status: m.status,
+        endMs: m.endMs,
+        abortReason: m.abortReason,
+        result: {
+          summary: m.summary,
+          merge: m.merge,
+          thresholds: m.thresholds,
+          regressions: m.regressions,
+          faults: m.faults,
+          slowest: m.slowest,
+          failed: m.failed,
+        },
+        figures: listFigures(m.summary),
+      },
+      now
+    );
     await repo.refreshLive(q, runId, now);
     this.log.info({ runId, status: m.status, workers: workers.length }, 'run ended');
     return m.status;
@@ -297,7 +384,11 @@ export class RunsService {
       if (err instanceof DatabaseUnavailableError) {
         this.healthySince = null;
         this.log.warn({ err: err.message }, `runs: ${what} failed: database unavailable`);
-        throw new RunsError('unavailable', `the runs database is unavailable (${what}): ${err.message}. Nothing half-done was kept; retry in ${err.retryAfterS} s`, err.retryAfterS);
+        throw new RunsError(
+          'unavailable',
+          `the runs database is unavailable (${what}): ${err.message}. Nothing half-done was kept; retry in ${err.retryAfterS} s`,
+          err.retryAfterS
+        );
       }
       this.healthySince ??= this.now(); // the database answered; the call itself was refused
       throw err;

@@ -42,7 +42,10 @@ export interface RulesAnswer {
 /** Raised for a database that cannot answer now: the routes answer 503 with Retry-After. */
 function unavailable(err: unknown, what: string): never {
   const e = classify(err, what);
-  if (e instanceof DatabaseUnavailableError) throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, { retryAfterS: e.retryAfterS });
+  if (e instanceof DatabaseUnavailableError)
+    throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, {
+      retryAfterS: e.retryAfterS,
+    });
   throw e;
 }
 
@@ -50,16 +53,30 @@ export class AlertService {
   private manager: AlertManager;
 
   constructor(
-    private config: Pick<ProxyConfig, 'alertRulesFile' | 'alertIntervalMs' | 'alertmanagerUrl' | 'sourceTimeoutMs' | 'appUrl' | 'leaseTtlMs'>,
+    private config: Pick<
+      ProxyConfig,
+      'alertRulesFile' | 'alertIntervalMs' | 'alertmanagerUrl' | 'sourceTimeoutMs' | 'appUrl' | 'leaseTtlMs'
+    >,
     sources: Pick<Sources, 'exporters' | 'prometheus' | 'store'>,
     private db: Database,
     log: pino.Logger,
-    private holder: string,
+    private holder: string
   ) {
-    const alertmanager = config.alertmanagerUrl ? { url: config.alertmanagerUrl, timeoutMs: config.sourceTimeoutMs } : undefined;
+    const alertmanager = config.alertmanagerUrl
+      ? { url: config.alertmanagerUrl, timeoutMs: config.sourceTimeoutMs }
+      : undefined;
     this.manager = new AlertManager({
-      db, log, exporters: sources.exporters, prometheus: sources.prometheus, store: sources.store, alertmanager,
-      appUrl: config.appUrl, intervalMs: config.alertIntervalMs, leaseTtlMs: config.leaseTtlMs, holder, rulesFile: config.alertRulesFile,
+      db,
+      log,
+      exporters: sources.exporters,
+      prometheus: sources.prometheus,
+      store: sources.store,
+      alertmanager,
+      appUrl: config.appUrl,
+      intervalMs: config.alertIntervalMs,
+      leaseTtlMs: config.leaseTtlMs,
+      holder,
+      rulesFile: config.alertRulesFile,
     });
   }
 
@@ -80,7 +97,13 @@ export class AlertService {
       unavailable(err, 'the database (alert rules)');
     }
     const notice = this.manager.importProblem;
-    return { rules: s?.rules ?? [], version: s?.version ?? 0, updatedMs: s?.updatedMs ?? null, updatedBy: s?.updatedBy ?? null, ...(notice ? { notice } : {}) };
+    return {
+      rules: s?.rules ?? [],
+      version: s?.version ?? 0,
+      updatedMs: s?.updatedMs ?? null,
+      updatedBy: s?.updatedBy ?? null,
+      ...(notice ? { notice } : {}),
+    };
   }
 
   /**
@@ -89,13 +112,26 @@ export class AlertService {
    */
   async replaceRules(body: unknown, o: { what?: string } = {}): Promise<RulesAnswer> {
     const ev = (body as { expectedVersion?: unknown } | null)?.expectedVersion;
-    if (ev !== undefined && (typeof ev !== 'number' || !Number.isInteger(ev) || ev < 0)) throw new HttpError(400, 'bad_request', 'expectedVersion: the version the rules were read at (a whole number, as GET /api/alerts/rules answers)');
+    if (ev !== undefined && (typeof ev !== 'number' || !Number.isInteger(ev) || ev < 0))
+      throw new HttpError(
+        400,
+        'bad_request',
+        'expectedVersion: the version the rules were read at (a whole number, as GET /api/alerts/rules answers)'
+      );
     try {
-      const s = await this.manager.saveRules(body, { expectedVersion: ev as number | undefined, by: `${o.what ?? 'PUT'} via ${this.holder}`, what: 'body' });
+      const s = await this.manager.saveRules(body, {
+        expectedVersion: ev as number | undefined,
+        by: `${o.what ?? 'PUT'} via ${this.holder}`,
+        what: 'body',
+      });
       return { rules: s.rules, version: s.version, updatedMs: s.updatedMs, updatedBy: s.updatedBy };
     } catch (err) {
       if (err instanceof RuleSetError) throw new HttpError(err.status, err.code, err.message);
-      if (err instanceof repo.AlertRulesConflictError) throw new HttpError(409, 'conflict', err.message, { expectedVersion: err.expected, currentVersion: err.current });
+      if (err instanceof repo.AlertRulesConflictError)
+        throw new HttpError(409, 'conflict', err.message, {
+          expectedVersion: err.expected,
+          currentVersion: err.current,
+        });
       if (err instanceof repo.AlertInputError) throw new HttpError(400, 'bad_request', err.message);
       unavailable(err, 'the database (alert rules)');
     }
@@ -103,7 +139,12 @@ export class AlertService {
 
   async exportRules(): Promise<AlertRulesExport> {
     const r = await this.rules();
-    return { format: 'hopscope-alert-rules/v1', version: r.version, exportedAt: new Date().toISOString(), rules: r.rules };
+    return {
+      format: 'hopscope-alert-rules/v1',
+      version: r.version,
+      exportedAt: new Date().toISOString(),
+      rules: r.rules,
+    };
   }
 
   /**
@@ -133,7 +174,8 @@ export class AlertService {
       }
       alerts.sort((a, b) => b.startsAt - a.startsAt);
       return {
-        alerts, history,
+        alerts,
+        history,
         evaluatedAt: evaluation?.evaluatedMs ?? null,
         sources: evaluation?.sources ?? [],
         evaluator: { holder: lease?.holder ?? null, self: lease?.holder === this.holder },
@@ -154,7 +196,14 @@ export class AlertService {
 
   /** The evaluator lease for /api/health. */
   async health(): Promise<AlertsHealth> {
-    const base = { lease: EVALUATOR_LEASE, self: this.manager.lease.held(), token: this.manager.lease.token, evaluatedAt: this.manager.evaluatedAt, rulesVersion: this.manager.version, ...(this.manager.importProblem ? { importProblem: this.manager.importProblem } : {}) };
+    const base = {
+      lease: EVALUATOR_LEASE,
+      self: this.manager.lease.held(),
+      token: this.manager.lease.token,
+      evaluatedAt: this.manager.evaluatedAt,
+      rulesVersion: this.manager.version,
+      ...(this.manager.importProblem ? { importProblem: this.manager.importProblem } : {}),
+    };
     try {
       const l = await currentLease(this.db, EVALUATOR_LEASE);
       return { ...base, holder: l?.holder ?? null, expiresAtMs: l?.expiresAtMs ?? null };

@@ -16,7 +16,12 @@ import { quantileOrNull, round } from './stats';
 
 export type Selector = CompareSide['selector'];
 
-interface CompareQuery { a: Selector; b: Selector; range: TimeRange; buckets: number }
+interface CompareQuery {
+  a: Selector;
+  b: Selector;
+  range: TimeRange;
+  buckets: number;
+}
 
 function matches(s: Span, sel: Selector): boolean {
   if (sel.service && s.service !== sel.service) return false;
@@ -49,16 +54,28 @@ function headRates(spans: Span[]): Map<string, number> {
 /** How many requests a kept span stands for: 1/r of its trace's head rate × 1/p of the Collector's; failed ones 1/p. */
 function weightOf(s: Span, rates: Map<string, number>): number {
   const p = rateOf(s.attributes['hopscope.sampling.probability']) ?? 1;
-  const r = isFailedSpan(s) ? 1 : rates.get(s.traceId) ?? 1;
+  const r = isFailedSpan(s) ? 1 : (rates.get(s.traceId) ?? 1);
   return 1 / (r * p);
 }
 
-interface SampleInfo { sampled: boolean; source: string; traces: number }
+interface SampleInfo {
+  sampled: boolean;
+  source: string;
+  traces: number;
+}
 
 /** Log-spaced edges from 1 ms to 120 s: shared by both sides so the histograms overlay. */
 const EDGES_MS = Array.from({ length: 41 }, (_, i) => round(10 ** (i / 8), 2));
 
-function side(spans: Span[], sel: Selector, from: number, bucketMs: number, n: number, rates: Map<string, number>, info: SampleInfo): CompareSide {
+function side(
+  spans: Span[],
+  sel: Selector,
+  from: number,
+  bucketMs: number,
+  n: number,
+  rates: Map<string, number>,
+  info: SampleInfo
+): CompareSide {
   const chosen = spans.filter((s) => matches(s, sel));
   let estimated = 0;
   let scaled = 0;
@@ -67,7 +84,7 @@ function side(spans: Span[], sel: Selector, from: number, bucketMs: number, n: n
     estimated += w;
     if (w !== 1) scaled++;
   }
-  const what = sel.backend || sel.model ? 'the inference servers\' own server spans' : `${sel.service}'s server spans`;
+  const what = sel.backend || sel.model ? "the inference servers' own server spans" : `${sel.service}'s server spans`;
   const exact = !info.sampled && scaled === 0;
   const note = info.sampled
     ? `${what} in a sample of ${info.traces} trace(s) from ${info.source}: distributions and percentiles of the sample`
@@ -91,21 +108,48 @@ function side(spans: Span[], sel: Selector, from: number, bucketMs: number, n: n
   const p99Series = perBucket.map((b) => quantileOrNull(b, 0.99));
   // Hot zone: P99/P50 in a bucket (≥ 5 samples) at least 2× and 1.5× the side's typical ratio.
   const ratios = perBucket.map((b, i) => (b.length >= 5 && p50Series[i]! > 0 ? p99Series[i]! / p50Series[i]! : null));
-  const typical = quantileOrNull(ratios.filter((r): r is number => r !== null), 0.5) ?? 1;
-  const hotZones = ratios.flatMap((r, i) => (r !== null && r >= Math.max(2, 1.5 * typical)
-    ? [{ startMs: from + i * bucketMs, endMs: from + (i + 1) * bucketMs, ratio: round(r), p50Ms: p50Series[i]!, p99Ms: p99Series[i]! }] : []));
+  const typical =
+    quantileOrNull(
+      ratios.filter((r): r is number => r !== null),
+      0.5
+    ) ?? 1;
+  const hotZones = ratios.flatMap((r, i) =>
+    r !== null && r >= Math.max(2, 1.5 * typical)
+      ? [
+          {
+            startMs: from + i * bucketMs,
+            endMs: from + (i + 1) * bucketMs,
+            ratio: round(r),
+            p50Ms: p50Series[i]!,
+            p99Ms: p99Series[i]!,
+          },
+        ]
+      : []
+  );
   return {
-    selector: sel, count: chosen.length,
-    p50Ms: quantileOrNull(dur, 0.5), p99Ms: quantileOrNull(dur, 0.99),
-    ttftP50Ms: quantileOrNull(ttft, 0.5), ttftP99Ms: quantileOrNull(ttft, 0.99),
-    histogram, p50Series, p99Series, hotZones,
-    origin: 'sampled-traces', exact, note, estimatedRequests: round(estimated, 2),
+    selector: sel,
+    count: chosen.length,
+    p50Ms: quantileOrNull(dur, 0.5),
+    p99Ms: quantileOrNull(dur, 0.99),
+    ttftP50Ms: quantileOrNull(ttft, 0.5),
+    ttftP99Ms: quantileOrNull(ttft, 0.99),
+    histogram,
+    p50Series,
+    p99Series,
+    hotZones,
+    origin: 'sampled-traces',
+    exact,
+    note,
+    estimatedRequests: round(estimated, 2),
   };
 }
 
 export class CompareService {
   /** `sampled`: the source's window is a sample of the range's traces (Tempo's), not all of them (the embedded store). */
-  constructor(private traces: TraceSource, private sampledWindows = false) {}
+  constructor(
+    private traces: TraceSource,
+    private sampledWindows = false
+  ) {}
 
   async compare(q: CompareQuery): Promise<CompareAnswer> {
     const { range, buckets: n } = q;
@@ -113,10 +157,19 @@ export class CompareService {
     const got = await settle(this.traces.name, () => this.traces.spansInWindow(range.from, range.to));
     const spans = got.value ?? [];
     const rates = headRates(spans);
-    const info: SampleInfo = { sampled: this.sampledWindows, source: this.traces.name, traces: new Set(spans.map((s) => s.traceId)).size };
+    const info: SampleInfo = {
+      sampled: this.sampledWindows,
+      source: this.traces.name,
+      traces: new Set(spans.map((s) => s.traceId)).size,
+    };
     return {
-      ...range, bucketEdgesMs: EDGES_MS, bucketMs, times: Array.from({ length: n }, (_, i) => range.from + i * bucketMs),
-      a: side(spans, q.a, range.from, bucketMs, n, rates, info), b: side(spans, q.b, range.from, bucketMs, n, rates, info), sources: [got.status],
+      ...range,
+      bucketEdgesMs: EDGES_MS,
+      bucketMs,
+      times: Array.from({ length: n }, (_, i) => range.from + i * bucketMs),
+      a: side(spans, q.a, range.from, bucketMs, n, rates, info),
+      b: side(spans, q.b, range.from, bucketMs, n, rates, info),
+      sources: [got.status],
     };
   }
 }

@@ -37,11 +37,18 @@ export const PNG_RENDERS_WAITING = 4;
 class Slots {
   private running = 0;
   private waiting: Array<() => void> = [];
-  constructor(private max: number, private queue: number) {}
+  constructor(
+    private max: number,
+    private queue: number
+  ) {}
 
   async acquire(): Promise<() => void> {
     if (this.running >= this.max) {
-      if (this.waiting.length >= this.queue) throw overloaded(`${this.running} PNG exports are rendering and ${this.waiting.length} waiting (at most ${this.max} at once); retry shortly or use format=md`, 5);
+      if (this.waiting.length >= this.queue)
+        throw overloaded(
+          `${this.running} PNG exports are rendering and ${this.waiting.length} waiting (at most ${this.max} at once); retry shortly or use format=md`,
+          5
+        );
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else this.running++;
     let released = false;
@@ -49,41 +56,71 @@ class Slots {
       if (released) return;
       released = true;
       const next = this.waiting.shift();
-      if (next) next(); // the slot passes on: running stays the same
+      if (next)
+        next(); // the slot passes on: running stays the same
       else this.running--;
     };
   }
 }
 
-interface PostmortemQuery { range: TimeRange; view?: string; traceIds: string[]; service?: string; pod?: string }
+interface PostmortemQuery {
+  range: TimeRange;
+  view?: string;
+  traceIds: string[];
+  service?: string;
+  pod?: string;
+}
 
 export class ExportService {
   constructor(
     private config: Pick<ProxyConfig, 'appUrl' | 'chromiumPath'>,
-    private deps: { rca: RcaService; alerts: AlertService; faults: FaultService; exporters: ExporterSource[] },
+    private deps: { rca: RcaService; alerts: AlertService; faults: FaultService; exporters: ExporterSource[] }
   ) {}
 
   async markdown(q: PostmortemQuery): Promise<string> {
     const { range, pod } = q;
     const { rca, alerts, faults, exporters } = this.deps;
     const [traces, podEvidence, faultAnswer, alertsInRange] = await Promise.all([
-      Promise.all(q.traceIds.map(async (id): Promise<PostmortemData['traces'][number]> => {
-        try { return { id, rca: await rca.forTrace(id) }; } catch (err) { return { id, error: (err as Error).message }; }
-      })),
+      Promise.all(
+        q.traceIds.map(async (id): Promise<PostmortemData['traces'][number]> => {
+          try {
+            return { id, rca: await rca.forTrace(id) };
+          } catch (err) {
+            return { id, error: (err as Error).message };
+          }
+        })
+      ),
       pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
       faults.configured ? faults.inRange(range) : undefined,
       // From the database, as the Alerts page reads them (any replica's export agrees); with the database down, this
       // proxy's latest view of it.
-      alerts.answer(range, false).then((a) => a.alerts, () => alerts.inRange(range)),
+      alerts.answer(range, false).then(
+        (a) => a.alerts,
+        () => alerts.inRange(range)
+      ),
     ]);
     // What the Markdown echoes comes from spans, sources and users: one line each (a newline in a span name or a
     // source's error would start a heading or end a table row), the renderer escapes the rest.
-    return renderPostmortem(oneLine({
-      range, generatedMs: Date.now(), appUrl: this.config.appUrl, view: q.view, service: q.service, traces,
-      pod: pod && podEvidence ? { name: pod, counts: countByType(podEvidence.events.filter((e) => e.pod === pod)), failed: podEvidence.sources.filter((s) => !s.ok) } : undefined,
-      faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
-      alerts: alertsInRange,
-    }));
+    return renderPostmortem(
+      oneLine({
+        range,
+        generatedMs: Date.now(),
+        appUrl: this.config.appUrl,
+        view: q.view,
+        service: q.service,
+        traces,
+        pod:
+          pod && podEvidence
+            ? {
+                name: pod,
+                counts: countByType(podEvidence.events.filter((e) => e.pod === pod)),
+                failed: podEvidence.sources.filter((s) => !s.ok),
+              }
+            : undefined,
+        faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
+        alerts: alertsInRange,
+      })
+    );
   }
 
   /** Chromium renders at once, and waiting for a turn; past both, 503 with Retry-After. */
@@ -92,7 +129,10 @@ export class ExportService {
   /** `view` is an app path (validated by the caller). */
   async png(view: string): Promise<Buffer> {
     const executablePath = this.config.chromiumPath;
-    if (!existsSync(executablePath)) throw notImplemented(`PNG export needs Chromium at ${executablePath} (set HOPSCOPE_CHROMIUM); Markdown export works without it`);
+    if (!existsSync(executablePath))
+      throw notImplemented(
+        `PNG export needs Chromium at ${executablePath} (set HOPSCOPE_CHROMIUM); Markdown export works without it`
+      );
     // A Chromium is hundreds of MB: a burst of exports waits its turn, and beyond the queue is told to come back.
     const release = await this.slots.acquire();
     try {
@@ -107,14 +147,22 @@ export class ExportService {
     const { chromium } = await import('playwright-core');
     let browser: Awaited<ReturnType<typeof chromium.launch>>;
     try {
-      browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+      browser = await chromium.launch({
+        executablePath,
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      });
     } catch (err) {
-      throw new HttpError(502, 'render_failed', `could not start Chromium at ${executablePath}: ${(err as Error).message.split('\n')[0]}`);
+      throw new HttpError(
+        502,
+        'render_failed',
+        `could not start Chromium at ${executablePath}: ${(err as Error).message.split('\n')[0]}`
+      );
     }
     try {
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       const resp = await page.goto(url, { waitUntil: 'networkidle', timeout: 20_000 });
-      if (!resp || resp.status() >= 400) throw new HttpError(502, 'render_failed', `the app answered ${resp?.status() ?? 'nothing'} for ${url}`);
+      if (!resp || resp.status() >= 400)
+        throw new HttpError(502, 'render_failed', `the app answered ${resp?.status() ?? 'nothing'} for ${url}`);
       return await page.screenshot({ fullPage: true, type: 'png' });
     } catch (err) {
       if (err instanceof HttpError) throw err;

@@ -2,7 +2,14 @@
  * The golden metrics for vLLM and TGI on one time range: the catalogue's queries (./promql) against Prometheus, and
  * TGI's TTFT from OTel spans when no client histogram has data (TGI has no TTFT metric; such series say so).
  */
-import { ttftMsOfSpan, type GoldenAnswer, type GoldenSeries, type InferenceBackend, type SourceStatus, type Span } from '../../../contract';
+import {
+  ttftMsOfSpan,
+  type GoldenAnswer,
+  type GoldenSeries,
+  type InferenceBackend,
+  type SourceStatus,
+  type Span,
+} from '../../../contract';
 import type { TimeRange } from '../http/params';
 import { settle } from '../sources/http';
 import type { PrometheusSource } from '../sources/prometheus';
@@ -11,10 +18,23 @@ import { isBackendSpan } from './inference-spans';
 import { goldenPlans } from './promql';
 import { quantile } from './stats';
 
-export interface GoldenQuery { range: TimeRange; stepMs: number; backend?: InferenceBackend; model?: string; service?: string }
+export interface GoldenQuery {
+  range: TimeRange;
+  stepMs: number;
+  backend?: InferenceBackend;
+  model?: string;
+  service?: string;
+}
 
 /** TGI TTFT P99 per step from spans (OTel/client data), as a series on the same grid as Prometheus. */
-function ttftFromSpans(spans: Span[], from: number, to: number, step: number, model?: string, service?: string): Array<[number, number | null]> {
+function ttftFromSpans(
+  spans: Span[],
+  from: number,
+  to: number,
+  step: number,
+  model?: string,
+  service?: string
+): Array<[number, number | null]> {
   const n = Math.floor((to - from) / step) + 1;
   const buckets: number[][] = Array.from({ length: n }, () => []);
   for (const s of spans) {
@@ -26,12 +46,24 @@ function ttftFromSpans(spans: Span[], from: number, to: number, step: number, mo
     const i = Math.floor((s.startMs - from) / step);
     if (i >= 0 && i < n) buckets[i].push(v / 1000);
   }
-  return buckets.map((b, i) => [from + i * step, b.length ? quantile(b.sort((x, y) => x - y), 0.99) : null]);
+  return buckets.map((b, i) => [
+    from + i * step,
+    b.length
+      ? quantile(
+          b.sort((x, y) => x - y),
+          0.99
+        )
+      : null,
+  ]);
 }
 
 export class GoldenService {
   /** `scrapeMs`: Prometheus' scrape interval, for the rate windows (./promql `rateIntervalMs`). */
-  constructor(private prometheus: PrometheusSource | undefined, private traces: TraceSource, private scrapeMs?: number) {}
+  constructor(
+    private prometheus: PrometheusSource | undefined,
+    private traces: TraceSource,
+    private scrapeMs?: number
+  ) {}
 
   async query(q: GoldenQuery): Promise<GoldenAnswer> {
     const { range, stepMs: step, backend, model, service } = q;
@@ -41,32 +73,65 @@ export class GoldenService {
     const prom = this.prometheus;
     const promWork = prom
       ? settle('prometheus', async () => {
-        const results = await Promise.all(plans.map((p) => prom.queryRange(p.query, range.from, range.to, step).then((s) => ({ p, s }), (e: Error) => ({ p, e }))));
-        const errors: string[] = [];
-        for (const x of results) {
-          if ('e' in x) { errors.push(x.e.message); missing.push({ metric: x.p.metric, backend: x.p.backend, reason: x.e.message }); continue; }
-          if (!x.s.length) {
-            // An absent client TTFT histogram is filled from spans below; the rest is reported missing.
-            if (!x.p.origin) missing.push({ metric: x.p.metric, backend: x.p.backend, reason: `no series for ${x.p.query.slice(0, 120)}` });
-            continue;
+          const results = await Promise.all(
+            plans.map((p) =>
+              prom.queryRange(p.query, range.from, range.to, step).then(
+                (s) => ({ p, s }),
+                (e: Error) => ({ p, e })
+              )
+            )
+          );
+          const errors: string[] = [];
+          for (const x of results) {
+            if ('e' in x) {
+              errors.push(x.e.message);
+              missing.push({ metric: x.p.metric, backend: x.p.backend, reason: x.e.message });
+              continue;
+            }
+            if (!x.s.length) {
+              // An absent client TTFT histogram is filled from spans below; the rest is reported missing.
+              if (!x.p.origin)
+                missing.push({
+                  metric: x.p.metric,
+                  backend: x.p.backend,
+                  reason: `no series for ${x.p.query.slice(0, 120)}`,
+                });
+              continue;
+            }
+            for (const s of x.s) {
+              series.push({
+                metric: x.p.metric,
+                backend: x.p.backend,
+                labels: s.metric,
+                unit: x.p.unit,
+                origin: x.p.origin ?? 'prometheus',
+                query: x.p.query,
+                ...(x.p.note ? { note: x.p.note } : {}),
+                points: s.points,
+              });
+            }
           }
-          for (const s of x.s) {
-            series.push({ metric: x.p.metric, backend: x.p.backend, labels: s.metric, unit: x.p.unit, origin: x.p.origin ?? 'prometheus', query: x.p.query, ...(x.p.note ? { note: x.p.note } : {}), points: s.points });
-          }
-        }
-        if (errors.length) throw new Error(errors[0].replace(/^prometheus: /, ''));
-      })
+          if (errors.length) throw new Error(errors[0].replace(/^prometheus: /, ''));
+        })
       : undefined;
     const wantTgiTtft = backend !== 'vllm';
     let spanTtft: GoldenSeries | undefined;
     const spanWork = wantTgiTtft
       ? settle(this.traces.name, async () => {
-        const spans = await this.traces.spansInWindow(range.from, range.to);
-        const points = ttftFromSpans(spans, range.from, range.to, step, model, service);
-        if (points.some(([, v]) => v !== null)) {
-          spanTtft = { metric: 'ttft_p99_s', backend: 'tgi', labels: {}, unit: 's', origin: 'otel', note: 'TGI has no TTFT metric: P99 of time-to-first-token from OTel spans', points };
-        }
-      })
+          const spans = await this.traces.spansInWindow(range.from, range.to);
+          const points = ttftFromSpans(spans, range.from, range.to, step, model, service);
+          if (points.some(([, v]) => v !== null)) {
+            spanTtft = {
+              metric: 'ttft_p99_s',
+              backend: 'tgi',
+              labels: {},
+              unit: 's',
+              origin: 'otel',
+              note: 'TGI has no TTFT metric: P99 of time-to-first-token from OTel spans',
+              points,
+            };
+          }
+        })
       : undefined;
     if (!prom) {
       for (const p of plans) missing.push({ metric: p.metric, backend: p.backend, reason: 'no Prometheus configured' });
@@ -76,7 +141,13 @@ export class GoldenService {
     if (ss) statuses.push(ss.status);
     if (wantTgiTtft && !series.some((x) => x.metric === 'ttft_p99_s' && x.backend === 'tgi')) {
       if (spanTtft) series.push(spanTtft);
-      else missing.push({ metric: 'ttft_p99_s', backend: 'tgi', reason: 'TGI has no TTFT metric, and neither the OTel client histogram nor a TGI span with a time-to-first-token attribute has data in this range' });
+      else
+        missing.push({
+          metric: 'ttft_p99_s',
+          backend: 'tgi',
+          reason:
+            'TGI has no TTFT metric, and neither the OTel client histogram nor a TGI span with a time-to-first-token attribute has data in this range',
+        });
     }
     return { from: range.from, to: range.to, stepMs: step, series, missing, sources: statuses };
   }

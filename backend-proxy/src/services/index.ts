@@ -68,15 +68,24 @@ interface ServiceDeps {
 }
 
 /** /api/health with what this proxy holds: the evaluator and evidence leases, the evidence queue and streams. */
-export type StateHealthAnswer = HealthAnswer & { state: { alerts: AlertsHealth; kernelEvidence: KernelEvidenceHealth } };
+export type StateHealthAnswer = HealthAnswer & {
+  state: { alerts: AlertsHealth; kernelEvidence: KernelEvidenceHealth };
+};
 
 class StateHealthService extends HealthService {
-  constructor(sources: ConstructorParameters<typeof HealthService>[0], private state: { alerts: AlertService; evidence: KernelEvidenceService }) {
+  constructor(
+    sources: ConstructorParameters<typeof HealthService>[0],
+    private state: { alerts: AlertService; evidence: KernelEvidenceService }
+  ) {
     super(sources);
   }
 
   override async answer(): Promise<StateHealthAnswer> {
-    const [base, alerts, kernelEvidence] = await Promise.all([super.answer(), this.state.alerts.health(), this.state.evidence.health()]);
+    const [base, alerts, kernelEvidence] = await Promise.all([
+      super.answer(),
+      this.state.alerts.health(),
+      this.state.evidence.health(),
+    ]);
     return { ...base, state: { alerts, kernelEvidence } };
   }
 }
@@ -106,7 +115,10 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-interface Background { start(): void; stop(): Promise<void> | void }
+interface Background {
+  start(): void;
+  stop(): Promise<void> | void;
+}
 
 export function buildServices({ config, sources, log, db }: ServiceDeps): Services {
   const traces = new TraceService(sources.traces);
@@ -114,12 +126,22 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   // This proxy among the others on the database (lease holder, who saved the rules).
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const evidence = new KernelEvidenceService({
-    db, log, exporters: sources.exporters, retentionMs: config.kernelEvidenceRetentionMs, leaseTtlMs: config.leaseTtlMs, holder,
-    token: config.exporterToken, timeoutMs: config.sourceTimeoutMs,
+    db,
+    log,
+    exporters: sources.exporters,
+    retentionMs: config.kernelEvidenceRetentionMs,
+    leaseTtlMs: config.leaseTtlMs,
+    holder,
+    token: config.exporterToken,
+    timeoutMs: config.sourceTimeoutMs,
   });
   // Root cause links the answers saved of a trace; saving computes root causes: one refers to the other late.
   const saved: { answers?: RcaAnswerService } = {};
-  const rca = new RcaService(traces, sources.exporters, { config: config.rcaConfig, evidence, saved: { ofTrace: (id) => saved.answers!.ofTrace(id) } });
+  const rca = new RcaService(traces, sources.exporters, {
+    config: config.rcaConfig,
+    evidence,
+    saved: { ofTrace: (id) => saved.answers!.ofTrace(id) },
+  });
   const answers = new RcaAnswerService(db, rca, config.appUrl);
   saved.answers = answers;
   const faults = new FaultService(sources.chain);
@@ -130,12 +152,16 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   // A run's traces: by the run index over the embedded store, or by TraceQL when Tempo is the trace source.
   const runIndex = new RunIndex();
   sources.store.observe(runIndex);
-  const runTraces = sources.traces instanceof TempoSource ? new TempoRunTraces(sources.traces) : new EmbeddedRunTraces(sources.store, runIndex);
+  const runTraces =
+    sources.traces instanceof TempoSource
+      ? new TempoRunTraces(sources.traces)
+      : new EmbeddedRunTraces(sources.store, runIndex);
   const runLookup = {
-    get: (id: string) => runs!.get(id).catch((err: unknown) => {
-      if (err instanceof RunsError && err.code === 'not_found') return undefined;
-      throw err;
-    }),
+    get: (id: string) =>
+      runs!.get(id).catch((err: unknown) => {
+        if (err instanceof RunsError && err.code === 'not_found') return undefined;
+        throw err;
+      }),
   };
   // The database is a source like the others in the health answer.
   const health = { health: async () => [...(await sources.health()), await db.health()] };
@@ -144,7 +170,14 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     ingest: new IngestService(sources.store),
     golden: new GoldenService(sources.prometheus, sources.traces, config.scrapeIntervalMs),
     heatmap: new HeatmapService(sources.prometheus),
-    drilldown: new DrilldownService({ traces: sources.traces, exporters: sources.exporters, prometheus: sources.prometheus, counters: sources.counters, tempo, scrapeMs: config.scrapeIntervalMs }),
+    drilldown: new DrilldownService({
+      traces: sources.traces,
+      exporters: sources.exporters,
+      prometheus: sources.prometheus,
+      counters: sources.counters,
+      tempo,
+      scrapeMs: config.scrapeIntervalMs,
+    }),
     faults,
     traces,
     rca,

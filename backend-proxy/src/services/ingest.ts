@@ -20,7 +20,11 @@ export class IngestService {
     if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
     if (type === 'application/json') return 'json';
     otlpRejected.inc({ encoding: 'unknown' });
-    throw new HttpError(415, 'unsupported_media_type', `Content-Type must be application/json or application/x-protobuf, got "${type || 'none'}"`);
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `Content-Type must be application/json or application/x-protobuf, got "${type || 'none'}"`
+    );
   }
 
   /** Stores every span of the body or none (a 400 saying why); returns how many were stored. */
@@ -34,7 +38,12 @@ export class IngestService {
     } catch (err) {
       otlpRejected.inc({ encoding });
       const e = err as Error;
-      const why = err instanceof OtlpFormatError || err instanceof ProtobufDecodeError ? e.message : err instanceof SyntaxError ? `malformed JSON: ${e.message}` : `unreadable: ${e.message}`;
+      const why =
+        err instanceof OtlpFormatError || err instanceof ProtobufDecodeError
+          ? e.message
+          : err instanceof SyntaxError
+            ? `malformed JSON: ${e.message}`
+            : `unreadable: ${e.message}`;
       throw new HttpError(400, 'bad_otlp', `OTLP body rejected, nothing stored: ${why}`);
     }
   }

@@ -20,7 +20,11 @@ import { Agent } from 'undici';
 import type pino from 'pino';
 import { type KernelEvent, type KernelEvidenceUsed, type SourceStatus } from '../../../contract';
 import type { Database } from '../db/database';
-import { KernelEvidenceKeeper, type KernelEvidenceKeeperOptions, type KernelEvidenceStats } from '../db/kernel-evidence-keeper';
+import {
+  KernelEvidenceKeeper,
+  type KernelEvidenceKeeperOptions,
+  type KernelEvidenceStats,
+} from '../db/kernel-evidence-keeper';
 import { queryKernelEvidence } from '../db/kernel-evidence-repo';
 import * as streams from '../db/kernel-stream-repo';
 import { currentLease, LeaseKeeper } from '../db/lease';
@@ -41,18 +45,23 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** 7d, 36h, 90m, 45s: a retention as people write it. */
 export function formatDuration(ms: number): string {
-  for (const [unit, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, n] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= n && ms % n === 0) return `${ms / n}${unit}`;
   }
   return `${ms}ms`;
 }
 
 const GAP_WHY: Record<streams.GapReason, string> = {
-  evicted: 'the exporter\'s ring overwrote them before they were read',
+  evicted: "the exporter's ring overwrote them before they were read",
   exporter_restarted: 'the exporter restarted meanwhile',
   ahead: 'the exporter did not know the resume position',
-  suppressed: 'over the exporter\'s per-event budget: counted in its metrics, not recorded one by one',
-  queue_full: 'the proxy\'s evidence queue was full',
+  suppressed: "over the exporter's per-event budget: counted in its metrics, not recorded one by one",
+  queue_full: "the proxy's evidence queue was full",
 };
 
 /** The events a root cause reads for a window, and where they came from. */
@@ -114,7 +123,11 @@ export interface KernelEvidenceOptions {
   idleMs?: number;
 }
 
-interface Checkpoint { offered: number; seq: number; seenMs: number }
+interface Checkpoint {
+  offered: number;
+  seq: number;
+  seenMs: number;
+}
 
 /** A minimal text/event-stream parser: complete messages out of arbitrary chunks. */
 class SseParser {
@@ -130,8 +143,11 @@ class SseParser {
       const line = this.buf.slice(0, nl);
       this.buf = this.buf.slice(this.buf[nl] === '\r' && this.buf[nl + 1] === '\n' ? nl + 2 : nl + 1);
       if (line === '') {
-        if (this.id !== undefined || this.event !== undefined || this.data.length) out.push({ id: this.id, event: this.event, data: this.data.length ? this.data.join('\n') : undefined });
-        this.id = undefined; this.event = undefined; this.data = [];
+        if (this.id !== undefined || this.event !== undefined || this.data.length)
+          out.push({ id: this.id, event: this.event, data: this.data.length ? this.data.join('\n') : undefined });
+        this.id = undefined;
+        this.event = undefined;
+        this.data = [];
         continue;
       }
       if (line.startsWith(':')) continue;
@@ -172,7 +188,11 @@ class StreamReader {
   private suppressed?: streams.EvidenceGap & { lastMs: number };
   private unsavedGaps: streams.EvidenceGap[] = [];
 
-  constructor(readonly url: string, private svc: KernelEvidenceService, saved: streams.StreamPosition | undefined) {
+  constructor(
+    readonly url: string,
+    private svc: KernelEvidenceService,
+    saved: streams.StreamPosition | undefined
+  ) {
     if (saved) {
       this.lastSeq = saved.lastSeq;
       this.savedSeq = saved.lastSeq;
@@ -197,7 +217,9 @@ class StreamReader {
     while (!this.stopped) {
       let retryAfterMs: number | undefined;
       try {
-        retryAfterMs = await this.readOnce(() => { backoff = 500; });
+        retryAfterMs = await this.readOnce(() => {
+          backoff = 500;
+        });
       } catch (err) {
         if (this.stopped) break;
         this.lastError = (err as Error).message;
@@ -216,7 +238,14 @@ class StreamReader {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      this.abort.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true }
+      );
     });
   }
 
@@ -232,13 +261,20 @@ class StreamReader {
     // No position yet: everything the ring holds (after=0), so the evidence starts as far back as the ring does.
     const url = `${this.url}/events/stream?class=notable${fromStart ? '&after=0' : ''}`;
     const res = await svc.agent.request({
-      origin: new URL(this.url).origin, path: new URL(url).pathname + new URL(url).search, method: 'GET', headers, signal: this.abort.signal,
-      headersTimeout: svc.o.timeoutMs, bodyTimeout: svc.o.idleMs ?? STREAM_IDLE_MS,
+      origin: new URL(this.url).origin,
+      path: new URL(url).pathname + new URL(url).search,
+      method: 'GET',
+      headers,
+      signal: this.abort.signal,
+      headersTimeout: svc.o.timeoutMs,
+      bodyTimeout: svc.o.idleMs ?? STREAM_IDLE_MS,
     });
     if (res.statusCode !== 200) {
       const text = (await res.body.text()).slice(0, 200);
       const ra = Number(res.headers['retry-after']);
-      throw Object.assign(new Error(`HTTP ${res.statusCode} ${text}`), { retryAfterMs: Number.isFinite(ra) && ra > 0 ? ra * 1000 : undefined });
+      throw Object.assign(new Error(`HTTP ${res.statusCode} ${text}`), {
+        retryAfterMs: Number.isFinite(ra) && ra > 0 ? ra * 1000 : undefined,
+      });
     }
     const ctype = String(res.headers['content-type'] ?? '');
     if (!ctype.includes('text/event-stream')) {
@@ -275,12 +311,24 @@ class StreamReader {
         } else if (ev === 'gap') {
           // A first read from the ring's start (after=0) is no gap of ours.
           const g = parseJson(m.data) as { reason?: unknown; missed?: unknown } | undefined;
-          if (!fromStart && g && typeof g.reason === 'string' && (streams.GAP_REASONS as readonly string[]).includes(g.reason)) {
-            this.openGap = { exporter: this.url, node: this.node, fromMs: resumeFromMs, reason: g.reason as streams.GapReason, missed: typeof g.missed === 'number' ? g.missed : null };
+          if (
+            !fromStart &&
+            g &&
+            typeof g.reason === 'string' &&
+            (streams.GAP_REASONS as readonly string[]).includes(g.reason)
+          ) {
+            this.openGap = {
+              exporter: this.url,
+              node: this.node,
+              fromMs: resumeFromMs,
+              reason: g.reason as streams.GapReason,
+              missed: typeof g.missed === 'number' ? g.missed : null,
+            };
           }
         } else if (ev === 'suppressed') {
           const s = parseJson(m.data) as { suppressed?: unknown; from?: unknown; to?: unknown } | undefined;
-          if (s && typeof s.from === 'number' && typeof s.to === 'number' && typeof s.suppressed === 'number') this.noteSuppressed(s.from, s.to, s.suppressed);
+          if (s && typeof s.from === 'number' && typeof s.to === 'number' && typeof s.suppressed === 'number')
+            this.noteSuppressed(s.from, s.to, s.suppressed);
         } else if (ev === 'dropped') {
           dropped = true; // the exporter closes now; the next connection gets a gap with the exact count
         } else if (m.id !== undefined && m.event === undefined && m.data === undefined) {
@@ -293,7 +341,8 @@ class StreamReader {
       }
       if (batch.length || messages.length) {
         const ok = svc.offer(this, batch);
-        if (this.lastSeq !== null) this.checkpoints.push({ offered: svc.offered, seq: this.lastSeq, seenMs: this.positionTs });
+        if (this.lastSeq !== null)
+          this.checkpoints.push({ offered: svc.offered, seq: this.lastSeq, seenMs: this.positionTs });
         if (this.checkpoints.length > 10_000) this.checkpoints.splice(0, this.checkpoints.length - 10_000);
         if (!ok) await svc.keeper.drained(); // stop reading: the socket fills and the exporter holds our place
       }
@@ -320,16 +369,35 @@ class StreamReader {
     }
     if (s) this.unsavedGaps.push(s);
     this.gaps++;
-    this.suppressed = { exporter: this.url, node: this.node, fromMs: from, toMs: to, reason: 'suppressed', missed: n, lastMs: Date.now() };
+    this.suppressed = {
+      exporter: this.url,
+      node: this.node,
+      fromMs: from,
+      toMs: to,
+      reason: 'suppressed',
+      missed: n,
+      lastMs: Date.now(),
+    };
   }
 
   /** A range of offered events the keeper could not queue. */
   noteQueueFull(events: KernelEvent[], lost: number): void {
-    let from = Infinity; let to = -Infinity;
-    for (const e of events) { if (e.ts < from) from = e.ts; if (e.ts > to) to = e.ts; }
+    let from = Infinity;
+    let to = -Infinity;
+    for (const e of events) {
+      if (e.ts < from) from = e.ts;
+      if (e.ts > to) to = e.ts;
+    }
     if (from > to) return;
     this.gaps++;
-    this.unsavedGaps.push({ exporter: this.url, node: this.node, fromMs: from, toMs: to, reason: 'queue_full', missed: lost });
+    this.unsavedGaps.push({
+      exporter: this.url,
+      node: this.node,
+      fromMs: from,
+      toMs: to,
+      reason: 'queue_full',
+      missed: lost,
+    });
   }
 
   /** Saves the gaps seen and the position whose events are all written (`settled` events of the keeper). */
@@ -350,15 +418,27 @@ class StreamReader {
     if (!next) return;
     this.checkpoints.splice(0, i);
     if (next.seq === this.savedSeq) return;
-    await streams.saveStreamPosition(db, { exporter: this.url, node: this.node, lastSeq: next.seq, lastSeenMs: next.seenMs, firstMs: this.firstMs });
+    await streams.saveStreamPosition(db, {
+      exporter: this.url,
+      node: this.node,
+      lastSeq: next.seq,
+      lastSeenMs: next.seenMs,
+      firstMs: this.firstMs,
+    });
     this.savedSeq = next.seq;
   }
 
   state(): ExporterStreamState {
     return {
-      exporter: this.url, node: this.node, connected: this.connected, lastSeq: this.lastSeq, savedSeq: this.savedSeq,
+      exporter: this.url,
+      node: this.node,
+      connected: this.connected,
+      lastSeq: this.lastSeq,
+      savedSeq: this.savedSeq,
       behind: this.lastSeq === null ? 0 : Math.max(0, this.helloLastSeq - this.lastSeq),
-      idleMs: this.lastMessageMs === null ? null : Date.now() - this.lastMessageMs, reconnects: this.reconnects, gaps: this.gaps,
+      idleMs: this.lastMessageMs === null ? null : Date.now() - this.lastMessageMs,
+      reconnects: this.reconnects,
+      gaps: this.gaps,
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
@@ -366,11 +446,16 @@ class StreamReader {
 
 function parseJson(s: string | undefined): unknown {
   if (s === undefined) return undefined;
-  try { return JSON.parse(s); } catch { return undefined; }
+  try {
+    return JSON.parse(s);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Same event from a ring and from the database (the database normalises `detail`, so it is not part of this). */
-const identity = (e: KernelEvent): string => `${e.node ?? ''}\u0000${e.ts}\u0000${e.type}\u0000${e.pid}\u0000${e.durationMs ?? ''}\u0000${e.traceId ?? ''}`;
+const identity = (e: KernelEvent): string =>
+  `${e.node ?? ''}\u0000${e.ts}\u0000${e.type}\u0000${e.pid}\u0000${e.durationMs ?? ''}\u0000${e.traceId ?? ''}`;
 
 export class KernelEvidenceService {
   readonly keeper: KernelEvidenceKeeper;
@@ -389,14 +474,20 @@ export class KernelEvidenceService {
     this.lease = new LeaseKeeper({ db: o.db, name: KEEPER_LEASE, holder: o.holder, ttlMs: o.leaseTtlMs, log: o.log });
   }
 
-  get log(): pino.Logger { return this.o.log; }
-  get token(): string | undefined { return this.o.token; }
+  get log(): pino.Logger {
+    return this.o.log;
+  }
+  get token(): string | undefined {
+    return this.o.token;
+  }
 
   start(): void {
     this.keeper.start();
     void this.keeper.prune().catch(() => {}); // records the retention cut at once
     this.lease.start();
-    this.timer = setInterval(() => { void this.tick(); }, this.o.checkpointMs ?? 1000);
+    this.timer = setInterval(() => {
+      void this.tick();
+    }, this.o.checkpointMs ?? 1000);
     this.timer.unref();
   }
 
@@ -425,9 +516,13 @@ export class KernelEvidenceService {
 
   /** One round: follow the exporter list (only while holding the lease), save positions, prune old gap records. */
   tick(): Promise<void> {
-    this.ticking ??= this.round().catch((err: unknown) => {
-      this.o.log.warn({ err: (err as Error).message }, 'kernel evidence: round failed; next round retries');
-    }).finally(() => { this.ticking = undefined; });
+    this.ticking ??= this.round()
+      .catch((err: unknown) => {
+        this.o.log.warn({ err: (err as Error).message }, 'kernel evidence: round failed; next round retries');
+      })
+      .finally(() => {
+        this.ticking = undefined;
+      });
     return this.ticking;
   }
 
@@ -441,9 +536,16 @@ export class KernelEvidenceService {
         const r = new StreamReader(url, this, this.positions.get(url));
         this.readers.set(url, r);
         r.start();
-        this.o.log.info({ exporter: url, resumeAfter: r.lastSeq }, 'kernel evidence: reading the exporter\'s notable stream');
+        this.o.log.info(
+          { exporter: url, resumeAfter: r.lastSeq },
+          "kernel evidence: reading the exporter's notable stream"
+        );
       }
-      for (const [url, r] of this.readers) if (!want.has(url)) { await r.stop(); this.readers.delete(url); }
+      for (const [url, r] of this.readers)
+        if (!want.has(url)) {
+          await r.stop();
+          this.readers.delete(url);
+        }
     } else if (this.readers.size) {
       // Lost the lease: another proxy keeps the evidence now (from the positions saved here).
       await Promise.all(Array.from(this.readers.values(), (r) => r.stop()));
@@ -469,7 +571,10 @@ export class KernelEvidenceService {
   private async ringStart(e: ExporterSource): Promise<number | undefined> {
     try {
       const r = await callJson<{ events?: Array<{ ts?: unknown }> }>(`${e.baseUrl}/events?after=0&limit=1`, {
-        source: e.name, timeoutMs: this.o.timeoutMs, retries: 0, ...(this.o.token ? { headers: { authorization: `Bearer ${this.o.token}` } } : {}),
+        source: e.name,
+        timeoutMs: this.o.timeoutMs,
+        retries: 0,
+        ...(this.o.token ? { headers: { authorization: `Bearer ${this.o.token}` } } : {}),
       });
       const ts = r.status === 200 ? r.body?.events?.[0]?.ts : undefined;
       return typeof ts === 'number' ? ts : undefined;
@@ -484,16 +589,27 @@ export class KernelEvidenceService {
    */
   async forWindow(q: { from: number; to: number; limit: number }): Promise<KernelWindow> {
     const exporters = this.o.exporters;
-    const ring = exporters.length ? await eventsFromAll(exporters, { from: q.from, to: q.to, limit: q.limit }) : undefined;
+    const ring = exporters.length
+      ? await eventsFromAll(exporters, { from: q.from, to: q.to, limit: q.limit })
+      : undefined;
     // Asked after the events: a ring that still starts before the window now held all of it when it answered.
     const starts = await Promise.all(exporters.map((e) => this.ringStart(e)));
     const sources = ring ? ring.sources : [];
     let ringsFromMs: number | undefined;
     for (const s of starts) if (s !== undefined && (ringsFromMs === undefined || s > ringsFromMs)) ringsFromMs = s;
     const answered = sources.filter((s) => s.ok).length;
-    const covered = exporters.length > 0 && answered === exporters.length && starts.every((s) => s !== undefined && s <= q.from);
-    const base = { events: ring?.events ?? [], sources, dropped: ring?.dropped ?? 0, suppressed: ring?.suppressed ?? 0, invalid: ring?.invalid ?? 0, truncated: ring?.truncated ?? false };
-    if (covered) return { ...base, used: { source: 'rings', ...(ringsFromMs !== undefined ? { ringsFromMs } : {}) }, notes: [] };
+    const covered =
+      exporters.length > 0 && answered === exporters.length && starts.every((s) => s !== undefined && s <= q.from);
+    const base = {
+      events: ring?.events ?? [],
+      sources,
+      dropped: ring?.dropped ?? 0,
+      suppressed: ring?.suppressed ?? 0,
+      invalid: ring?.invalid ?? 0,
+      truncated: ring?.truncated ?? false,
+    };
+    if (covered)
+      return { ...base, used: { source: 'rings', ...(ringsFromMs !== undefined ? { ringsFromMs } : {}) }, notes: [] };
     const notes: string[] = [];
     const t0 = performance.now();
     try {
@@ -503,48 +619,98 @@ export class KernelEvidenceService {
         streams.gapsOverlapping(db, q.from, q.to, 50),
         streams.keptSinceMs(db),
       ]);
-      sources.push({ source: 'database (kept kernel evidence)', ok: true, latencyMs: Math.round(performance.now() - t0) });
+      sources.push({
+        source: 'database (kept kernel evidence)',
+        ok: true,
+        latencyMs: Math.round(performance.now() - t0),
+      });
       const seen = new Set(base.events.map(identity));
       const events = base.events.slice();
       let added = 0;
-      for (const e of kept.events) if (!seen.has(identity(e))) { events.push(e); added++; }
+      for (const e of kept.events)
+        if (!seen.has(identity(e))) {
+          events.push(e);
+          added++;
+        }
       events.sort((a, b) => a.ts - b.ts);
       const source = answered ? 'rings+kept' : 'kept';
-      const reach = ringsFromMs !== undefined ? `the oldest event they still hold is from ${iso(ringsFromMs)}` : 'they hold nothing older';
-      const why = !exporters.length ? 'no bpf-exporter is configured' : answered < exporters.length ? `${exporters.length - answered} of ${exporters.length} exporter(s) did not answer` : `the exporters' rings no longer reach back to ${iso(q.from)} (${reach})`;
-      notes.push(`kernel events: ${why}; ${added} notable event(s) kept in the database were used for this window (failed or slow connects and TLS handshakes, retransmits, GPU allocation failures; routine events are not kept)`);
+      const reach =
+        ringsFromMs !== undefined
+          ? `the oldest event they still hold is from ${iso(ringsFromMs)}`
+          : 'they hold nothing older';
+      const why = !exporters.length
+        ? 'no bpf-exporter is configured'
+        : answered < exporters.length
+          ? `${exporters.length - answered} of ${exporters.length} exporter(s) did not answer`
+          : `the exporters' rings no longer reach back to ${iso(q.from)} (${reach})`;
+      notes.push(
+        `kernel events: ${why}; ${added} notable event(s) kept in the database were used for this window (failed or slow connects and TLS handshakes, retransmits, GPU allocation failures; routine events are not kept)`
+      );
       if (kept.retainedFromMs !== null && q.from < kept.retainedFromMs) {
-        notes.push(`kernel evidence before ${iso(kept.retainedFromMs)} is past the retention of ${formatDuration(this.o.retentionMs)} (HOPSCOPE_KERNEL_EVIDENCE_RETENTION)`);
+        notes.push(
+          `kernel evidence before ${iso(kept.retainedFromMs)} is past the retention of ${formatDuration(this.o.retentionMs)} (HOPSCOPE_KERNEL_EVIDENCE_RETENTION)`
+        );
       } else if (keptSince === null) {
         notes.push('kernel evidence: none has been kept in the database yet (no exporter stream read so far)');
       } else if (q.from < keptSince) {
-        notes.push(`kernel evidence is kept only since ${iso(keptSince)} (when this proxy first read the exporters' streams)`);
+        notes.push(
+          `kernel evidence is kept only since ${iso(keptSince)} (when this proxy first read the exporters' streams)`
+        );
       }
       for (const g of gaps.slice(0, 5)) {
-        notes.push(`kernel evidence of ${g.node ?? g.exporter} is missing from ${iso(g.fromMs)} to ${iso(g.toMs)}: ${GAP_WHY[g.reason] ?? g.reason}${g.missed !== null ? ` (${g.missed} event(s))` : ''}`);
+        notes.push(
+          `kernel evidence of ${g.node ?? g.exporter} is missing from ${iso(g.fromMs)} to ${iso(g.toMs)}: ${GAP_WHY[g.reason] ?? g.reason}${g.missed !== null ? ` (${g.missed} event(s))` : ''}`
+        );
       }
       if (gaps.length > 5) notes.push(`kernel evidence: ${gaps.length - 5} more gap(s) in this window`);
-      if (kept.truncated) notes.push(`kernel events: more notable events are kept for this window than one answer reads (${KEPT_PAGE}); the earliest were used`);
+      if (kept.truncated)
+        notes.push(
+          `kernel events: more notable events are kept for this window than one answer reads (${KEPT_PAGE}); the earliest were used`
+        );
       const used: KernelEvidenceUsed = {
         source,
         ...(ringsFromMs !== undefined ? { ringsFromMs } : {}),
         ...(kept.retainedFromMs !== null ? { retainedFromMs: kept.retainedFromMs } : {}),
         ...(keptSince !== null ? { keptSinceMs: keptSince } : {}),
-        ...(gaps.length ? { gaps: gaps.map((g) => ({ node: g.node ?? g.exporter, fromMs: g.fromMs, toMs: g.toMs, reason: g.reason, missed: g.missed })) } : {}),
+        ...(gaps.length
+          ? {
+              gaps: gaps.map((g) => ({
+                node: g.node ?? g.exporter,
+                fromMs: g.fromMs,
+                toMs: g.toMs,
+                reason: g.reason,
+                missed: g.missed,
+              })),
+            }
+          : {}),
       };
       return { ...base, events, used, notes };
     } catch (err) {
       const msg = (err as Error).message;
-      sources.push({ source: 'database (kept kernel evidence)', ok: false, latencyMs: Math.round(performance.now() - t0), error: msg });
-      notes.push(`kernel events: the exporters' rings do not cover this window and the evidence kept in the database could not be read (${msg})`);
-      return { ...base, used: { source: answered ? 'rings' : 'none', ...(ringsFromMs !== undefined ? { ringsFromMs } : {}) }, notes };
+      sources.push({
+        source: 'database (kept kernel evidence)',
+        ok: false,
+        latencyMs: Math.round(performance.now() - t0),
+        error: msg,
+      });
+      notes.push(
+        `kernel events: the exporters' rings do not cover this window and the evidence kept in the database could not be read (${msg})`
+      );
+      return {
+        ...base,
+        used: { source: answered ? 'rings' : 'none', ...(ringsFromMs !== undefined ? { ringsFromMs } : {}) },
+        notes,
+      };
     }
   }
 
   /** The keeper lease, queue and each stream, for /api/health. */
   async health(): Promise<KernelEvidenceHealth> {
     const base = {
-      lease: KEEPER_LEASE, self: this.lease.held(), retention: formatDuration(this.o.retentionMs), keeper: this.keeper.stats(),
+      lease: KEEPER_LEASE,
+      self: this.lease.held(),
+      retention: formatDuration(this.o.retentionMs),
+      keeper: this.keeper.stats(),
       exporters: Array.from(this.readers.values(), (r) => r.state()),
     };
     try {

@@ -33,7 +33,9 @@ export function renderPostmortem(d: PostmortemData): string {
   const rangeQuery = { from: range.from, to: range.to };
   const lines: string[] = [];
   lines.push('# Postmortem: Hopscope export', '');
-  lines.push(`- **Time range:** ${iso(range.from)} → ${iso(range.to)} (${Math.round((range.to - range.from) / 60_000)} min)`);
+  lines.push(
+    `- **Time range:** ${iso(range.from)} → ${iso(range.to)} (${Math.round((range.to - range.from) / 60_000)} min)`
+  );
   lines.push(`- **Generated:** ${iso(d.generatedMs)}`);
   if (d.view) lines.push(`- **View:** [${md(d.view)}](${link(d.view)})`);
   lines.push(`- **Overview:** [golden metrics](${link(appPaths.overview(), rangeQuery)})`, '');
@@ -41,28 +43,43 @@ export function renderPostmortem(d: PostmortemData): string {
   if (d.pod) {
     const { name, counts } = d.pod;
     lines.push(`- **Pod:** ${md(name)}`);
-    const list = Object.entries(counts).map(([t, n]) => `${t} ×${n}`).join(', ');
+    const list = Object.entries(counts)
+      .map(([t, n]) => `${t} ×${n}`)
+      .join(', ');
     const failed = d.pod.failed.map((x) => x.error).join('; ');
-    lines.push(`- **Kernel evidence on ${md(name)}:** ${list || 'none'}${failed ? ` (unavailable from: ${md(failed)})` : ''}`);
+    lines.push(
+      `- **Kernel evidence on ${md(name)}:** ${list || 'none'}${failed ? ` (unavailable from: ${md(failed)})` : ''}`
+    );
   }
   lines.push('');
   lines.push('## Traces and ranked causes', '');
   if (!d.traces.length) lines.push('_No trace ids given (add `traceId=` to the export)._', '');
   for (const x of d.traces) {
     lines.push(`### Trace [\`${x.id}\`](${link(appPaths.trace(x.id), rangeQuery)})`, '');
-    if ('error' in x) { lines.push(`Root cause unavailable: ${md(x.error)}`, ''); continue; }
+    if ('error' in x) {
+      lines.push(`Root cause unavailable: ${md(x.error)}`, '');
+      continue;
+    }
     const a = x.rca;
     lines.push(`Root cause computed in ${a.tookMs.toFixed(1)} ms${a.partial ? ' (partial trace)' : ''}.`, '');
     // Saved answers stay readable after the trace and the exporters' rings are gone.
     for (const sv of a.saved ?? []) {
       const l = savedAnswerLinks(d.appUrl, sv);
-      lines.push(`- **Saved answer** [${md(sv.title ?? sv.id)}](${l.api}) (saved ${iso(sv.createdMs)}, id \`${sv.id}\`)`);
+      lines.push(
+        `- **Saved answer** [${md(sv.title ?? sv.id)}](${l.api}) (saved ${iso(sv.createdMs)}, id \`${sv.id}\`)`
+      );
     }
     if (a.saved?.length) lines.push('');
-    if (a.kernelEvidence && a.kernelEvidence.source !== 'rings') lines.push(`Kernel evidence: ${a.kernelEvidence.source === 'kept' ? 'the notable events kept in the database' : a.kernelEvidence.source === 'rings+kept' ? "the exporters' rings and the notable events kept in the database" : 'none'}.`, '');
+    if (a.kernelEvidence && a.kernelEvidence.source !== 'rings')
+      lines.push(
+        `Kernel evidence: ${a.kernelEvidence.source === 'kept' ? 'the notable events kept in the database' : a.kernelEvidence.source === 'rings+kept' ? "the exporters' rings and the notable events kept in the database" : 'none'}.`,
+        ''
+      );
     lines.push('| rank | service | pod | operation | score | self ms | baseline ms |', '|---|---|---|---|---|---|---|');
     for (const c of a.candidates.slice(0, 5)) {
-      lines.push(`| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`);
+      lines.push(
+        `| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`
+      );
     }
     lines.push('');
     for (const c of a.candidates.slice(0, 3)) {
@@ -76,10 +93,14 @@ export function renderPostmortem(d: PostmortemData): string {
   if (!d.faults) lines.push('_No chain control configured._');
   else if (!d.faults.status.ok) lines.push(`_Unavailable: ${md(d.faults.status.error ?? '')}_`);
   else if (!d.faults.annotations.length) lines.push('_None._');
-  for (const f of d.faults?.annotations ?? []) lines.push(`- ${md(f.kind)} on ${md(f.target)}${f.magnitude !== undefined ? ` (magnitude ${f.magnitude})` : ''}: ${iso(f.startMs)} → ${f.endMs ? iso(f.endMs) : 'ongoing'}`);
+  for (const f of d.faults?.annotations ?? [])
+    lines.push(
+      `- ${md(f.kind)} on ${md(f.target)}${f.magnitude !== undefined ? ` (magnitude ${f.magnitude})` : ''}: ${iso(f.startMs)} → ${f.endMs ? iso(f.endMs) : 'ongoing'}`
+    );
   lines.push('', '## Alerts', '');
   if (!d.alerts.length) lines.push('_None in range._');
-  for (const a of d.alerts) lines.push(`- **${a.state}** ${md(a.summary)} since ${iso(a.startsAt)} — [drill down](${link(a.link)})`);
+  for (const a of d.alerts)
+    lines.push(`- **${a.state}** ${md(a.summary)} since ${iso(a.startsAt)} — [drill down](${link(a.link)})`);
   lines.push('');
   return lines.join('\n');
 }

@@ -17,10 +17,12 @@ function promString(v: string): string {
 
 /** `{a="x",b="y"}` from defined entries only; `''` when none. */
 function matchers(labels: Record<string, string | undefined>): string {
-  const parts = Object.entries(labels).filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => {
-    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k)) throw new Error(`invalid label name ${k}`);
-    return `${k}=${promString(v as string)}`;
-  });
+  const parts = Object.entries(labels)
+    .filter(([, v]) => v !== undefined && v !== '')
+    .map(([k, v]) => {
+      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k)) throw new Error(`invalid label name ${k}`);
+      return `${k}=${promString(v as string)}`;
+    });
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
@@ -31,7 +33,14 @@ function withMatchers(metric: string, extra: string, base = ''): string {
 }
 
 /** One golden query: which metric of which backend it answers, in what unit, and where its numbers come from. */
-interface GoldenPlan { metric: GoldenMetric; backend: InferenceBackend; unit: string; query: string; note?: string; origin?: 'otel' }
+interface GoldenPlan {
+  metric: GoldenMetric;
+  backend: InferenceBackend;
+  unit: string;
+  query: string;
+  note?: string;
+  origin?: 'otel';
+}
 
 /** Prometheus' default scrape interval (HOPSCOPE_SCRAPE_INTERVAL's default). */
 export const DEFAULT_SCRAPE_MS = 15_000;
@@ -46,7 +55,13 @@ export function promDuration(ms: number): string {
   return `${Math.max(1, Math.ceil(ms / 1000))}s`;
 }
 
-export function goldenPlans(o: { backend?: InferenceBackend; model?: string; service?: string; stepMs: number; scrapeMs?: number }): { plans: GoldenPlan[]; missing: GoldenAnswer['missing'] } {
+export function goldenPlans(o: {
+  backend?: InferenceBackend;
+  model?: string;
+  service?: string;
+  stepMs: number;
+  scrapeMs?: number;
+}): { plans: GoldenPlan[]; missing: GoldenAnswer['missing'] } {
   const w = promDuration(rateIntervalMs(o.stepMs, o.scrapeMs ?? DEFAULT_SCRAPE_MS));
   // `service` matches the target label our scrape configs set (the chain's http_sd, k8s service discovery relabels).
   const m = matchers({ model_name: o.model, service: o.service });
@@ -57,27 +72,80 @@ export function goldenPlans(o: { backend?: InferenceBackend; model?: string; ser
   if (o.backend !== 'tgi') {
     const v = (metric: string, base = ''): string => withMatchers(metric, m, base);
     plans.push(
-      { metric: 'rps', backend: 'vllm', unit: 'req/s', query: `sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))` },
-      { metric: 'output_tokens_per_s', backend: 'vllm', unit: 'tokens/s', query: `sum by (model_name) (rate(${v('vllm:generation_tokens_total')}[${w}]))` },
-      { metric: 'e2e_p99_s', backend: 'vllm', unit: 's', query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:e2e_request_latency_seconds_bucket')}[${w}])))`, note: 'server-side, bucket-interpolated (vLLM buckets start at 0.3 s)' },
-      { metric: 'ttft_p99_s', backend: 'vllm', unit: 's', query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:time_to_first_token_seconds_bucket')}[${w}])))` },
-      { metric: 'kv_cache_hit_rate', backend: 'vllm', unit: 'ratio', query: `sum by (model_name) (rate(${v('vllm:prefix_cache_hits_total')}[${w}])) / sum by (model_name) (rate(${v('vllm:prefix_cache_queries_total')}[${w}]))`, note: 'prefix-cache hits / queries' },
-      { metric: 'error_rate', backend: 'vllm', unit: 'ratio', query: `(sum by (model_name) (rate(${v('vllm:request_success_total', 'finished_reason="abort"')}[${w}])) or 0 * sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))) / sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`, note: 'vLLM has no failure counter: aborted / finished requests (0 while no abort series exists yet)' },
+      {
+        metric: 'rps',
+        backend: 'vllm',
+        unit: 'req/s',
+        query: `sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`,
+      },
+      {
+        metric: 'output_tokens_per_s',
+        backend: 'vllm',
+        unit: 'tokens/s',
+        query: `sum by (model_name) (rate(${v('vllm:generation_tokens_total')}[${w}]))`,
+      },
+      {
+        metric: 'e2e_p99_s',
+        backend: 'vllm',
+        unit: 's',
+        query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:e2e_request_latency_seconds_bucket')}[${w}])))`,
+        note: 'server-side, bucket-interpolated (vLLM buckets start at 0.3 s)',
+      },
+      {
+        metric: 'ttft_p99_s',
+        backend: 'vllm',
+        unit: 's',
+        query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:time_to_first_token_seconds_bucket')}[${w}])))`,
+      },
+      {
+        metric: 'kv_cache_hit_rate',
+        backend: 'vllm',
+        unit: 'ratio',
+        query: `sum by (model_name) (rate(${v('vllm:prefix_cache_hits_total')}[${w}])) / sum by (model_name) (rate(${v('vllm:prefix_cache_queries_total')}[${w}]))`,
+        note: 'prefix-cache hits / queries',
+      },
+      {
+        metric: 'error_rate',
+        backend: 'vllm',
+        unit: 'ratio',
+        query: `(sum by (model_name) (rate(${v('vllm:request_success_total', 'finished_reason="abort"')}[${w}])) or 0 * sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))) / sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`,
+        note: 'vLLM has no failure counter: aborted / finished requests (0 while no abort series exists yet)',
+      }
     );
   }
   if (o.backend !== 'vllm') {
     const note = o.model ? 'TGI exposes no model label: the model filter does not apply' : undefined;
     plans.push(
       { metric: 'rps', backend: 'tgi', unit: 'req/s', query: `sum(rate(${t('tgi_request_success')}[${w}]))`, note },
-      { metric: 'output_tokens_per_s', backend: 'tgi', unit: 'tokens/s', query: `sum(rate(${t('tgi_request_generated_tokens_sum')}[${w}]))`, note: 'TGI counts tokens of finished requests only' },
-      { metric: 'e2e_p99_s', backend: 'tgi', unit: 's', query: `histogram_quantile(0.99, sum by (le) (rate(${t('tgi_request_duration_bucket')}[${w}])))`, note: 'server-side, bucket-interpolated' },
+      {
+        metric: 'output_tokens_per_s',
+        backend: 'tgi',
+        unit: 'tokens/s',
+        query: `sum(rate(${t('tgi_request_generated_tokens_sum')}[${w}]))`,
+        note: 'TGI counts tokens of finished requests only',
+      },
+      {
+        metric: 'e2e_p99_s',
+        backend: 'tgi',
+        unit: 's',
+        query: `histogram_quantile(0.99, sum by (le) (rate(${t('tgi_request_duration_bucket')}[${w}])))`,
+        note: 'server-side, bucket-interpolated',
+      },
       // TGI has no TTFT metric: the OTel GenAI client histogram (what the load generator / instrumented clients export).
       {
-        metric: 'ttft_p99_s', backend: 'tgi', unit: 's', origin: 'otel',
+        metric: 'ttft_p99_s',
+        backend: 'tgi',
+        unit: 's',
+        origin: 'otel',
         query: `histogram_quantile(0.99, sum by (le, gen_ai_request_model) (rate(${withMatchers('gen_ai_client_operation_time_to_first_chunk_seconds_bucket', matchers({ gen_ai_provider_name: 'tgi', gen_ai_request_model: o.model, service: o.service }))}[${w}])))`,
         note: 'TGI has no TTFT metric: client-side OTel gen_ai.client.operation.time_to_first_chunk',
       },
-      { metric: 'error_rate', backend: 'tgi', unit: 'ratio', query: `(sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)) / (sum(rate(${t('tgi_request_success')}[${w}])) + (sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)))` },
+      {
+        metric: 'error_rate',
+        backend: 'tgi',
+        unit: 'ratio',
+        query: `(sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)) / (sum(rate(${t('tgi_request_success')}[${w}])) + (sum(rate(${t('tgi_request_failure')}[${w}])) or vector(0)))`,
+      }
     );
     missing.push({ metric: 'kv_cache_hit_rate', backend: 'tgi', reason: 'TGI exposes no KV/prefix-cache hit metric' });
   }
@@ -94,11 +162,17 @@ export function dcgmQuery(field: DcgmField, o: { pod?: string; namespace?: strin
  * `hopscope_requests_total{route, code}` and `hopscope_request_duration_seconds` (route), with `service`, `pod` and
  * `node` from the scrape target. Errors are 5xx answers. Grouped by `by` (e.g. service and pod).
  */
-export function serviceMetricsQueries(o: { by: string[]; window: string; service?: string }): { requests: string; errors: string; p50: string; p99: string } {
+export function serviceMetricsQueries(o: { by: string[]; window: string; service?: string }): {
+  requests: string;
+  errors: string;
+  p50: string;
+  p99: string;
+} {
   const m = matchers({ service: o.service });
   const by = o.by.join(', ');
   const errs = withMatchers('hopscope_requests_total', m, 'code=~"5.."');
-  const q = (x: number): string => `histogram_quantile(${x}, sum by (${by}, le) (rate(${withMatchers('hopscope_request_duration_seconds_bucket', m)}[${o.window}])))`;
+  const q = (x: number): string =>
+    `histogram_quantile(${x}, sum by (${by}, le) (rate(${withMatchers('hopscope_request_duration_seconds_bucket', m)}[${o.window}])))`;
   return {
     requests: `sum by (${by}) (rate(${withMatchers('hopscope_requests_total', m)}[${o.window}]))`,
     errors: `sum by (${by}) (rate(${errs}[${o.window}]))`,
@@ -116,15 +190,26 @@ export const REQUEST_SPAN_KINDS = 'SPAN_KIND_SERVER|SPAN_KIND_CONSUMER';
  * `k8s_pod_name` (the `k8s.pod.name` dimension). Calls and errors are split by `span_kind` (a service's requests are
  * its server/consumer spans, or all of its spans when it has none); percentiles come for both choices.
  */
-export function spanMetricsQueries(o: { by: string[]; window: string; service?: string }): { calls: string; errors: string; p50: string; p99: string; p50All: string; p99All: string } {
+export function spanMetricsQueries(o: { by: string[]; window: string; service?: string }): {
+  calls: string;
+  errors: string;
+  p50: string;
+  p99: string;
+  p50All: string;
+  p99All: string;
+} {
   const m = matchers({ service: o.service });
   const by = o.by.join(', ');
-  const calls = (base = ''): string => `sum by (${by}, span_kind) (rate(${withMatchers('traces_spanmetrics_calls_total', m, base)}[${o.window}]))`;
+  const calls = (base = ''): string =>
+    `sum by (${by}, span_kind) (rate(${withMatchers('traces_spanmetrics_calls_total', m, base)}[${o.window}]))`;
   const q = (x: number, kinds: boolean): string =>
     `histogram_quantile(${x}, sum by (${by}, le) (rate(${withMatchers('traces_spanmetrics_latency_bucket', m, kinds ? `span_kind=~"${REQUEST_SPAN_KINDS}"` : '')}[${o.window}])))`;
   return {
     calls: calls(),
     errors: calls('status_code="STATUS_CODE_ERROR"'),
-    p50: q(0.5, true), p99: q(0.99, true), p50All: q(0.5, false), p99All: q(0.99, false),
+    p50: q(0.5, true),
+    p99: q(0.99, true),
+    p50All: q(0.5, false),
+    p99All: q(0.99, false),
   };
 }

@@ -3,7 +3,13 @@
  * range's, computed now; or one given as is) kept in the database with its trace id or window, under an id. The
  * database's refusals become HTTP errors here: too big a 413, not an answer a 400, down a 503 with Retry-After.
  */
-import { appLink, appPaths, type SaveRcaAnswerRequest, type SavedRcaAnswer, type SavedRcaAnswerMeta } from '../../../contract';
+import {
+  appLink,
+  appPaths,
+  type SaveRcaAnswerRequest,
+  type SavedRcaAnswer,
+  type SavedRcaAnswerMeta,
+} from '../../../contract';
 import type { Database } from '../db/database';
 import { classify, DatabaseUnavailableError } from '../db/errors';
 import * as repo from '../db/rca-answers-repo';
@@ -30,22 +36,36 @@ export function savedAnswerLinks(appUrl: string, m: SavedRcaAnswerMeta): SavedAn
 
 function dbError(err: unknown, what: string): never {
   if (err instanceof repo.RcaAnswerInputError) {
-    throw new HttpError(/over the .*-byte limit/.test(err.message) ? 413 : 400, /over the .*-byte limit/.test(err.message) ? 'payload_too_large' : 'bad_request', err.message);
+    throw new HttpError(
+      /over the .*-byte limit/.test(err.message) ? 413 : 400,
+      /over the .*-byte limit/.test(err.message) ? 'payload_too_large' : 'bad_request',
+      err.message
+    );
   }
   const e = classify(err, what);
-  if (e instanceof DatabaseUnavailableError) throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, { retryAfterS: e.retryAfterS });
+  if (e instanceof DatabaseUnavailableError)
+    throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, {
+      retryAfterS: e.retryAfterS,
+    });
   throw e;
 }
 
 export class RcaAnswerService {
-  constructor(private db: Database, private rca: RcaService, private appUrl: string) {}
+  constructor(
+    private db: Database,
+    private rca: RcaService,
+    private appUrl: string
+  ) {}
 
   /** Saves what the request names (computing it now when only a trace id or a range is given); 201 with the id. */
   async save(req: SaveRcaAnswerRequest): Promise<SavedRcaAnswerMeta & { links: SavedAnswerLinks }> {
     const hasRange = req.from !== undefined || req.to !== undefined;
-    if (hasRange && (req.from === undefined || req.to === undefined)) throw new HttpError(400, 'bad_request', 'from and to: give both (epoch ms), or a traceId');
-    if (hasRange && req.from! > req.to!) throw new HttpError(400, 'bad_request', `from (${req.from}) is after to (${req.to})`);
-    if (hasRange && req.to! - req.from! > 7 * 86_400_000) throw new HttpError(400, 'bad_request', 'the range is over 7 days');
+    if (hasRange && (req.from === undefined || req.to === undefined))
+      throw new HttpError(400, 'bad_request', 'from and to: give both (epoch ms), or a traceId');
+    if (hasRange && req.from! > req.to!)
+      throw new HttpError(400, 'bad_request', `from (${req.from}) is after to (${req.to})`);
+    if (hasRange && req.to! - req.from! > 7 * 86_400_000)
+      throw new HttpError(400, 'bad_request', 'the range is over 7 days');
     let answer: unknown = req.answer;
     let fromMs = req.from;
     let toMs = req.to;
@@ -55,17 +75,34 @@ export class RcaAnswerService {
         answer = a;
         if (fromMs === undefined) {
           // The trace's own window, so the saved answer opens on it.
-          let start = Infinity; let end = -Infinity;
-          for (const p of a.criticalPath) { if (p.startMs < start) start = p.startMs; if (p.endMs > end) end = p.endMs; }
-          if (start <= end) { fromMs = Math.floor(start); toMs = Math.ceil(end); }
+          let start = Infinity;
+          let end = -Infinity;
+          for (const p of a.criticalPath) {
+            if (p.startMs < start) start = p.startMs;
+            if (p.endMs > end) end = p.endMs;
+          }
+          if (start <= end) {
+            fromMs = Math.floor(start);
+            toMs = Math.ceil(end);
+          }
         }
       } else if (hasRange) {
         answer = await this.rca.forRange({ range: { from: fromMs!, to: toMs! }, service: req.service });
       } else {
-        throw new HttpError(400, 'bad_request', 'name what to save: a traceId, a range (from, to[, service]) or an answer');
+        throw new HttpError(
+          400,
+          'bad_request',
+          'name what to save: a traceId, a range (from, to[, service]) or an answer'
+        );
       }
     }
-    const title = req.title ?? (req.traceId ? `Trace ${req.traceId}` : hasRange ? `${new Date(fromMs!).toISOString()} → ${new Date(toMs!).toISOString()}${req.service ? ` (${req.service})` : ''}` : undefined);
+    const title =
+      req.title ??
+      (req.traceId
+        ? `Trace ${req.traceId}`
+        : hasRange
+          ? `${new Date(fromMs!).toISOString()} → ${new Date(toMs!).toISOString()}${req.service ? ` (${req.service})` : ''}`
+          : undefined);
     try {
       const s = await repo.saveRcaAnswer(this.db, { answer, traceId: req.traceId, fromMs, toMs, title });
       const { answer: _a, ...m } = s;

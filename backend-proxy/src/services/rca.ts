@@ -8,11 +8,26 @@
  * Each run is timed and traced.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { isFailedSpan, type KernelEvidenceUsed, type RcaRangeSample, type SavedRcaAnswerMeta, type SourceStatus, type Span, type TraceSummary } from '../../../contract';
+import {
+  isFailedSpan,
+  type KernelEvidenceUsed,
+  type RcaRangeSample,
+  type SavedRcaAnswerMeta,
+  type SourceStatus,
+  type Span,
+  type TraceSummary,
+} from '../../../contract';
 import { HttpError } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { rcaDuration } from '../metrics';
-import { rankTrace, rankWindow, type RankWindowInput, type RcaConfigInput, type TraceRcaAnswer, type WindowRcaAnswer } from '../rca';
+import {
+  rankTrace,
+  rankWindow,
+  type RankWindowInput,
+  type RcaConfigInput,
+  type TraceRcaAnswer,
+  type WindowRcaAnswer,
+} from '../rca';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import { EmbeddedTraceSource } from '../sources/traces';
@@ -20,14 +35,32 @@ import { BaselineCache } from './baseline-cache';
 import type { KernelWindow } from './kernel-evidence';
 import type { TraceService } from './traces';
 
-export type TraceRootCause = TraceRcaAnswer & { partial: boolean; sources: SourceStatus[]; kernelEvidence?: KernelEvidenceUsed; saved?: SavedRcaAnswerMeta[] };
+export type TraceRootCause = TraceRcaAnswer & {
+  partial: boolean;
+  sources: SourceStatus[];
+  kernelEvidence?: KernelEvidenceUsed;
+  saved?: SavedRcaAnswerMeta[];
+};
 
-export type RangeRootCause = WindowRcaAnswer & { from: number; to: number; service?: string; sample: RcaRangeSample; sources: SourceStatus[]; kernelEvidence?: KernelEvidenceUsed };
+export type RangeRootCause = WindowRcaAnswer & {
+  from: number;
+  to: number;
+  service?: string;
+  sample: RcaRangeSample;
+  sources: SourceStatus[];
+  kernelEvidence?: KernelEvidenceUsed;
+};
 
 /** Kernel events of a window: the exporters' rings, or the evidence kept in the database when they no longer reach back (./kernel-evidence). */
-export interface KernelEvidenceReader { forWindow(q: { from: number; to: number; limit: number }): Promise<KernelWindow> }
+export interface KernelEvidenceReader {
+  forWindow(q: { from: number; to: number; limit: number }): Promise<KernelWindow>;
+}
 
-export interface RangeQuery { range: TimeRange; service?: string; maxTraces?: number }
+export interface RangeQuery {
+  range: TimeRange;
+  service?: string;
+  maxTraces?: number;
+}
 
 /** Traces a range root cause analyses by default, and the most anyone may ask for (bounded work per request). */
 const RANGE_DEFAULT_TRACES = 500;
@@ -37,12 +70,26 @@ const RANGE_SCAN = 100_000;
 const FETCH_CONCURRENCY = 8;
 
 /** Engine settings: the configured ones, with a request's own on top (λ weights and SLOs merged key by key). */
-export function mergeRcaConfig(base: RcaConfigInput | undefined, over: RcaConfigInput | undefined): RcaConfigInput | undefined {
+export function mergeRcaConfig(
+  base: RcaConfigInput | undefined,
+  over: RcaConfigInput | undefined
+): RcaConfigInput | undefined {
   if (!base) return over;
   if (!over) return base;
   return {
-    ...base, ...over,
-    ...(base.lambda || over.lambda ? { lambda: { ...base.lambda, ...over.lambda, ...(base.lambda?.byService || over.lambda?.byService ? { byService: { ...base.lambda?.byService, ...over.lambda?.byService } } : {}) } } : {}),
+    ...base,
+    ...over,
+    ...(base.lambda || over.lambda
+      ? {
+          lambda: {
+            ...base.lambda,
+            ...over.lambda,
+            ...(base.lambda?.byService || over.lambda?.byService
+              ? { byService: { ...base.lambda?.byService, ...over.lambda?.byService } }
+              : {}),
+          },
+        }
+      : {}),
     ...(base.sloMs || over.sloMs ? { sloMs: { ...base.sloMs, ...over.sloMs } } : {}),
   };
 }
@@ -84,13 +131,23 @@ export class RcaService {
   constructor(
     private traces: TraceService,
     private exporters: ExporterSource[],
-    private opts: { config?: RcaConfigInput; evidence?: KernelEvidenceReader; saved?: { ofTrace(traceId: string): Promise<SavedRcaAnswerMeta[]> } } = {},
+    private opts: {
+      config?: RcaConfigInput;
+      evidence?: KernelEvidenceReader;
+      saved?: { ofTrace(traceId: string): Promise<SavedRcaAnswerMeta[]> };
+    } = {}
   ) {
     this.baselines = new BaselineCache(traces.source);
   }
 
   /** A window's kernel events: kept evidence fills in where the rings no longer reach (notes say so). */
-  private kernelFor(from: number, to: number, limit: number): Promise<(Awaited<ReturnType<typeof eventsFromAll>> & { used?: KernelEvidenceUsed; notes?: string[] }) | undefined> {
+  private kernelFor(
+    from: number,
+    to: number,
+    limit: number
+  ): Promise<
+    (Awaited<ReturnType<typeof eventsFromAll>> & { used?: KernelEvidenceUsed; notes?: string[] }) | undefined
+  > {
     if (this.opts.evidence) return this.opts.evidence.forWindow({ from, to, limit });
     return this.exporters.length ? eventsFromAll(this.exporters, { from, to, limit }) : Promise.resolve(undefined);
   }
@@ -125,24 +182,43 @@ export class RcaService {
     const [base, kern, saved] = await Promise.all([baseP, kernP, savedP]);
     statuses.push(base.status);
     if (kern) statuses.push(...kern.sources);
-    const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () => rankTrace({
-      spans,
-      baseline: base.value,
-      kernelEvents: kern ? kern.events : undefined,
-      config: this.opts.config,
-    }));
+    const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () =>
+      rankTrace({
+        spans,
+        baseline: base.value,
+        kernelEvents: kern ? kern.events : undefined,
+        config: this.opts.config,
+      })
+    );
     const missing = [...answer.missing];
     if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
     if (!exporters.length) missing.push('kernel events: no bpf-exporter configured');
-    else if (kern && kern.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
+    else if (kern && kern.sources.some((s) => !s.ok))
+      missing.push(
+        `kernel events: ${kern.sources
+          .filter((s) => !s.ok)
+          .map((s) => s.error)
+          .join('; ')}`
+      );
     // Evidence the exporters counted but did not hand over: the ranking may lack some of it.
-    if (kern?.suppressed) missing.push(`kernel events: ${kern.suppressed} event(s) of this window were counted but not recorded one by one (the exporters' per-second event budget); /metrics has their counts`);
-    if (kern?.truncated) missing.push('kernel events: more fell in this window than an exporter answers at once; the ranking used the most recent ones');
+    if (kern?.suppressed)
+      missing.push(
+        `kernel events: ${kern.suppressed} event(s) of this window were counted but not recorded one by one (the exporters' per-second event budget); /metrics has their counts`
+      );
+    if (kern?.truncated)
+      missing.push(
+        'kernel events: more fell in this window than an exporter answers at once; the ranking used the most recent ones'
+      );
     if (kern?.notes) for (const n of kern.notes) missing.push(n);
     if (!base.status.ok) missing.push(`baseline: ${base.status.error}`);
     return {
-      ...answer, traceId: detail.traceId, missing, partial: detail.partial ?? false, sources: statuses,
-      ...(kern?.used ? { kernelEvidence: kern.used } : {}), ...(saved?.length ? { saved } : {}),
+      ...answer,
+      traceId: detail.traceId,
+      missing,
+      partial: detail.partial ?? false,
+      sources: statuses,
+      ...(kern?.used ? { kernelEvidence: kern.used } : {}),
+      ...(saved?.length ? { saved } : {}),
     };
   }
 
@@ -193,20 +269,25 @@ export class RcaService {
     const traces: Span[][] = [];
     let unreadable = 0;
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, ids.length) }, async () => {
-      while (next < ids.length) {
-        const d = await source.get(ids[next++]).catch(() => undefined);
-        if (d?.spans.length) traces.push(d.spans);
-        else unreadable++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(FETCH_CONCURRENCY, ids.length) }, async () => {
+        while (next < ids.length) {
+          const d = await source.get(ids[next++]).catch(() => undefined);
+          if (d?.spans.length) traces.push(d.spans);
+          else unreadable++;
+        }
+      })
+    );
     statuses.push({ source: source.name, ok: true, latencyMs: Math.round(performance.now() - t0) });
     // Deterministic order (the engine's answer must not depend on fetch timing).
     traces.sort((a, b) => (a[0].traceId < b[0].traceId ? -1 : a[0].traceId > b[0].traceId ? 1 : 0));
     const pairs = new Map<string, { service: string; name: string }>();
-    for (const tr of traces) for (const s of tr) pairs.set(`${s.service}\u0000${s.name}`, { service: s.service, name: s.name });
+    for (const tr of traces)
+      for (const s of tr) pairs.set(`${s.service}\u0000${s.name}`, { service: s.service, name: s.name });
     const [baseline, kern] = await Promise.all([
-      pairs.size ? settle(`${source.name} (baseline)`, () => this.baselines.get([...pairs.values()], '', range.from)) : undefined,
+      pairs.size
+        ? settle(`${source.name} (baseline)`, () => this.baselines.get([...pairs.values()], '', range.from))
+        : undefined,
       kernP,
     ]);
     if (baseline) statuses.push(baseline.status);
@@ -216,19 +297,40 @@ export class RcaService {
     const how = embedded
       ? `${traces.length} of the ${found.length} trace(s) the embedded store holds for the range${found.length >= RANGE_SCAN ? ` (it lists at most ${RANGE_SCAN})` : ''}: every failed one first (up to half of ${budget}), then the slowest, then a spread over the range`
       : `${traces.length} trace(s) read from ${source.name}: its failed traces (up to ${Math.ceil(budget / 2)}), the slowest of what its search returned, and up to ${budget} of the range (Tempo's search answers a sample, not every trace)`;
-    const answer = timed('window', { 'hopscope.spans': traces.reduce((n, t) => n + t.length, 0), 'hopscope.traces': traces.length }, () => rankWindow({
-      traces, baseline: baseline?.value, kernelEvents: kern?.events, config: this.opts.config,
-    }));
+    const answer = timed(
+      'window',
+      { 'hopscope.spans': traces.reduce((n, t) => n + t.length, 0), 'hopscope.traces': traces.length },
+      () =>
+        rankWindow({
+          traces,
+          baseline: baseline?.value,
+          kernelEvents: kern?.events,
+          config: this.opts.config,
+        })
+    );
     const missing = [...answer.missing];
-    if (!traces.length) missing.unshift(`traces: ${source.name} holds no trace${service ? ` through ${service}` : ''} in this range`);
+    if (!traces.length)
+      missing.unshift(`traces: ${source.name} holds no trace${service ? ` through ${service}` : ''} in this range`);
     if (unreadable) missing.push(`traces: ${unreadable} of the picked trace(s) could not be read from ${source.name}`);
     if (baseline && !baseline.status.ok) missing.push(`baseline: ${baseline.status.error}`);
     if (!exporters.length) missing.push('kernel events: no bpf-exporter configured');
-    else if (kern?.sources.some((s) => !s.ok)) missing.push(`kernel events: ${kern.sources.filter((s) => !s.ok).map((s) => s.error).join('; ')}`);
-    if (kern?.truncated) missing.push('kernel events: more fell in this range than an exporter answers at once; the ranking used the most recent ones');
+    else if (kern?.sources.some((s) => !s.ok))
+      missing.push(
+        `kernel events: ${kern.sources
+          .filter((s) => !s.ok)
+          .map((s) => s.error)
+          .join('; ')}`
+      );
+    if (kern?.truncated)
+      missing.push(
+        'kernel events: more fell in this range than an exporter answers at once; the ranking used the most recent ones'
+      );
     if (kern?.notes) for (const n of kern.notes) missing.push(n);
     return {
-      ...answer, missing, ...base, ...(kern?.used ? { kernelEvidence: kern.used } : {}),
+      ...answer,
+      missing,
+      ...base,
+      ...(kern?.used ? { kernelEvidence: kern.used } : {}),
       sample: { found: found.length, analysed: traces.length, failed: failedRead, sampled: sampledOut, how },
       sources: statuses,
     };

@@ -52,7 +52,10 @@ function spread<T>(list: T[], max: number): T[] {
 
 export class EmbeddedRunTraces implements RunTraceFinder {
   readonly source = 'embedded';
-  constructor(private store: TraceStore, private index: RunIndex) {}
+  constructor(
+    private store: TraceStore,
+    private index: RunIndex
+  ) {}
 
   async find(run: RunRecord, max: number): Promise<RunTraces> {
     const ids = this.index.traceIds(run.runId);
@@ -62,7 +65,8 @@ export class EmbeddedRunTraces implements RunTraceFinder {
       const d = this.store.get(id);
       if (d?.spans.length) traces.push(d.spans);
     }
-    const notes = ids.length > max ? [`run ${run.runId}: ${max} of its ${ids.length} traces read, evenly spread over the run`] : [];
+    const notes =
+      ids.length > max ? [`run ${run.runId}: ${max} of its ${ids.length} traces read, evenly spread over the run`] : [];
     return { traces, sampled: ids.length > max, notes, stats: () => this.store.statsOf(picked) };
   }
 }
@@ -77,23 +81,35 @@ export class TempoRunTraces implements RunTraceFinder {
     const got = await this.tempo.runTraces(run.runId, run.startMs - 5000, to);
     const traces = spread(got.traces, max);
     const notes: string[] = [];
-    if (got.sampled) notes.push(`run ${run.runId}: a sample of ${got.traces.length} of its traces from Tempo (TraceQL span.hopscope.run_id, spread over the run)`);
-    if (got.failed) notes.push(`run ${run.runId}: ${got.failed} trace(s) found by the search could not be fetched from Tempo`);
+    if (got.sampled)
+      notes.push(
+        `run ${run.runId}: a sample of ${got.traces.length} of its traces from Tempo (TraceQL span.hopscope.run_id, spread over the run)`
+      );
+    if (got.failed)
+      notes.push(`run ${run.runId}: ${got.failed} trace(s) found by the search could not be fetched from Tempo`);
     return { traces, sampled: got.sampled || traces.length < got.traces.length, notes };
   }
 }
 
 /** Per-operation statistics of a run's traces (the engine's exclusive times) and the full baseline built from them. */
-interface RunStats { signature: string; stats?: Baseline; baseline?: Baseline }
+interface RunStats {
+  signature: string;
+  stats?: Baseline;
+  baseline?: Baseline;
+}
 
 const signatureOf = (traces: Span[][]): string => {
   let spans = 0;
   let last = '';
-  for (const t of traces) { spans += t.length; last = t[0]?.traceId ?? last; }
+  for (const t of traces) {
+    spans += t.length;
+    last = t[0]?.traceId ?? last;
+  }
   return `${traces.length}:${spans}:${last}`;
 };
 
-const settled = (r: RunRecord, now: number): boolean => r.status !== 'running' && r.endMs !== null && now - r.endMs > SETTLE_MS;
+const settled = (r: RunRecord, now: number): boolean =>
+  r.status !== 'running' && r.endMs !== null && now - r.endMs > SETTLE_MS;
 
 function hopDeltas(run: Baseline | undefined, base: Baseline | undefined): HopDelta[] {
   const keys = new Set([...Object.keys(run?.ops ?? {}), ...Object.keys(base?.ops ?? {})]);
@@ -110,7 +126,8 @@ function hopDeltas(run: Baseline | undefined, base: Baseline | undefined): HopDe
     const b = base?.ops[k];
     const o = (r ?? b)!;
     const clash = (names.get(`${o.service}\u0000${o.operation}`) ?? 0) > 1;
-    const num = (v: number | undefined): number | null => (v === undefined || !Number.isFinite(v) ? null : Number(v.toFixed(3)));
+    const num = (v: number | undefined): number | null =>
+      v === undefined || !Number.isFinite(v) ? null : Number(v.toFixed(3));
     const runP50 = num(r?.self.median);
     const baseP50 = num(b?.self.median);
     rows.push({
@@ -126,7 +143,12 @@ function hopDeltas(run: Baseline | undefined, base: Baseline | undefined): HopDe
     });
   }
   // The largest slow-down first; operations seen in one run only last.
-  return rows.sort((a, b) => (b.deltaP50Ms ?? -Infinity) - (a.deltaP50Ms ?? -Infinity) || a.service.localeCompare(b.service) || (a.operation ?? '').localeCompare(b.operation ?? ''));
+  return rows.sort(
+    (a, b) =>
+      (b.deltaP50Ms ?? -Infinity) - (a.deltaP50Ms ?? -Infinity) ||
+      a.service.localeCompare(b.service) ||
+      (a.operation ?? '').localeCompare(b.operation ?? '')
+  );
 }
 
 const fmt = (v: number | null): string => (v === null ? 'n/a' : `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ms`);
@@ -139,42 +161,64 @@ function withDeltaEvidence(c: Candidate, hops: HopDelta[], baselineRunId: string
   const sign = h.deltaP50Ms! >= 0 ? '+' : '−';
   return {
     ...c,
-    evidence: [...c.evidence, {
-      kind: 'self_time',
-      summary: `against baseline run ${baselineRunId}: own time of ${h.operation} P50 ${fmt(h.runP50Ms)} vs ${fmt(h.baselineP50Ms)} (${sign}${fmt(Math.abs(h.deltaP50Ms!))}), P99 ${fmt(h.runP99Ms)} vs ${fmt(h.baselineP99Ms)} (${h.runCount} vs ${h.baselineCount} spans)`,
-      comparedWith: 'baseline_run',
-      operation: h.operation,
-      runP50Ms: h.runP50Ms,
-      baselineP50Ms: h.baselineP50Ms,
-      deltaP50Ms: h.deltaP50Ms,
-      runP99Ms: h.runP99Ms,
-      baselineP99Ms: h.baselineP99Ms,
-    }],
+    evidence: [
+      ...c.evidence,
+      {
+        kind: 'self_time',
+        summary: `against baseline run ${baselineRunId}: own time of ${h.operation} P50 ${fmt(h.runP50Ms)} vs ${fmt(h.baselineP50Ms)} (${sign}${fmt(Math.abs(h.deltaP50Ms!))}), P99 ${fmt(h.runP99Ms)} vs ${fmt(h.baselineP99Ms)} (${h.runCount} vs ${h.baselineCount} spans)`,
+        comparedWith: 'baseline_run',
+        operation: h.operation,
+        runP50Ms: h.runP50Ms,
+        baselineP50Ms: h.baselineP50Ms,
+        deltaP50Ms: h.deltaP50Ms,
+        runP99Ms: h.runP99Ms,
+        baselineP99Ms: h.baselineP99Ms,
+      },
+    ],
   };
 }
 
-const clientFigures = (r: RunRecord): RunCompareAnswer['client']['run'] => ({ e2eP99Ms: r.e2eP99Ms, ttftP99Ms: r.ttftP99Ms, errorRate: r.errorRate });
+const clientFigures = (r: RunRecord): RunCompareAnswer['client']['run'] => ({
+  e2eP99Ms: r.e2eP99Ms,
+  ttftP99Ms: r.ttftP99Ms,
+  errorRate: r.errorRate,
+});
 
 export class RunCompareService {
   private perRun = new Map<string, RunStats>();
   private answers = new Map<string, { signature: string; answer: RunCompareAnswer }>();
 
   /** `rcaConfig`: the proxy's root-cause settings (HOPSCOPE_RCA_CONFIG), as every live root cause uses them. */
-  constructor(private runs: RunLookup, private finder: RunTraceFinder, private maxTraces = MAX_TRACES, private rcaConfig?: RcaConfigInput) {}
+  constructor(
+    private runs: RunLookup,
+    private finder: RunTraceFinder,
+    private maxTraces = MAX_TRACES,
+    private rcaConfig?: RcaConfigInput
+  ) {}
 
   async compare(runId: string, baselineRunId: string): Promise<RunCompareAnswer> {
     const t0 = performance.now();
-    if (runId === baselineRunId) throw badRequest(`run ${runId} compared with itself: give another run as the baseline (GET /api/runs lists them)`);
+    if (runId === baselineRunId)
+      throw badRequest(
+        `run ${runId} compared with itself: give another run as the baseline (GET /api/runs lists them)`
+      );
     const [run, base] = await Promise.all([this.runs.get(runId), this.runs.get(baselineRunId)]);
     if (!run) throw notFound(`unknown run ${runId}: the proxy has no run with this id (GET /api/runs lists them)`);
-    if (!base) throw notFound(`unknown baseline run ${baselineRunId}: the proxy has no run with this id (GET /api/runs lists them)`);
+    if (!base)
+      throw notFound(
+        `unknown baseline run ${baselineRunId}: the proxy has no run with this id (GET /api/runs lists them)`
+      );
 
     let runTr: RunTraces;
     let baseTr: RunTraces;
     try {
-      [runTr, baseTr] = await Promise.all([this.finder.find(run, this.maxTraces), this.finder.find(base, this.maxTraces)]);
+      [runTr, baseTr] = await Promise.all([
+        this.finder.find(run, this.maxTraces),
+        this.finder.find(base, this.maxTraces),
+      ]);
     } catch (err) {
-      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', `the runs' traces could not be read: ${err.message}`);
+      if (err instanceof SourceError)
+        throw new HttpError(502, 'source_unavailable', `the runs' traces could not be read: ${err.message}`);
       throw err;
     }
     const now = Date.now();
@@ -186,12 +230,17 @@ export class RunCompareService {
     if (hit && hit.signature === `${runSig}|${baseSig}`) return { ...hit.answer, tookMs: performance.now() - t0 };
 
     const missing: string[] = [];
-    for (const [r, tr, what] of [[run, runTr, 'run'], [base, baseTr, 'baseline run']] as const) {
+    for (const [r, tr, what] of [
+      [run, runTr, 'run'],
+      [base, baseTr, 'baseline run'],
+    ] as const) {
       if (r.status === 'running') missing.push(`${what} ${r.runId} is still running: its traces so far`);
       if (!tr.traces.length) {
-        missing.push(this.finder.source === 'embedded'
-          ? `${what} ${r.runId}: no traces with hopscope.run_id=${r.runId} in the embedded store (evicted by its age or size bounds, or never sent: the chain's OTLP endpoint must be this proxy's /v1/traces)`
-          : `${what} ${r.runId}: Tempo found no traces with span.hopscope.run_id="${r.runId}" between its start and end`);
+        missing.push(
+          this.finder.source === 'embedded'
+            ? `${what} ${r.runId}: no traces with hopscope.run_id=${r.runId} in the embedded store (evicted by its age or size bounds, or never sent: the chain's OTLP endpoint must be this proxy's /v1/traces)`
+            : `${what} ${r.runId}: Tempo found no traces with span.hopscope.run_id="${r.runId}" between its start and end`
+        );
       }
       missing.push(...tr.notes);
     }
@@ -215,7 +264,12 @@ export class RunCompareService {
       candidates,
       missing,
       hops,
-      traces: { run: runTr.traces.length, baseline: baseTr.traces.length, source: this.finder.source, sampled: runTr.sampled || baseTr.sampled },
+      traces: {
+        run: runTr.traces.length,
+        baseline: baseTr.traces.length,
+        source: this.finder.source,
+        sampled: runTr.sampled || baseTr.sampled,
+      },
       client: { run: clientFigures(run), baseline: clientFigures(base) },
     };
     if (cacheable) {
@@ -232,7 +286,8 @@ export class RunCompareService {
     if (!e || e.signature !== signature) e = { signature };
     let out: Baseline;
     if (asBaseline) out = e.baseline ??= buildBaseline(tr.traces, this.rcaConfig);
-    else out = e.stats ??= e.baseline ?? tr.stats?.() ?? buildBaseline(tr.traces, this.rcaConfig, { background: false });
+    else
+      out = e.stats ??= e.baseline ?? tr.stats?.() ?? buildBaseline(tr.traces, this.rcaConfig, { background: false });
     if (cacheable) {
       this.perRun.delete(r.runId);
       this.perRun.set(r.runId, e);

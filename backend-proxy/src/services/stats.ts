@@ -11,7 +11,12 @@ export function quantile(sorted: number[], q: number): number {
 
 export function quantileOrNull(values: number[], q: number): number | null {
   if (!values.length) return null;
-  return round(quantile([...values].sort((a, b) => a - b), q));
+  return round(
+    quantile(
+      [...values].sort((a, b) => a - b),
+      q
+    )
+  );
 }
 
 export const round = (n: number, digits = 3): number => {

@@ -15,16 +15,25 @@ export class TraceService {
     const t0 = performance.now();
     try {
       const traces = await this.source.search(q);
-      return { traces, sources: [{ source: this.source.name, ok: true, latencyMs: Math.round(performance.now() - t0) }] };
+      return {
+        traces,
+        sources: [{ source: this.source.name, ok: true, latencyMs: Math.round(performance.now() - t0) }],
+      };
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
-      return { traces: [], sources: [{ source: this.source.name, ok: false, latencyMs: Math.round(performance.now() - t0), error: err.message }] };
+      return {
+        traces: [],
+        sources: [
+          { source: this.source.name, ok: false, latencyMs: Math.round(performance.now() - t0), error: err.message },
+        ],
+      };
     }
   }
 
   /** One trace by id: 400 for a malformed id, 502 when the trace source fails, 404 when it has no such trace. */
   async byId(id: string): Promise<TraceDetail> {
-    if (!TRACE_ID_RE.test(id)) throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
+    if (!TRACE_ID_RE.test(id))
+      throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
     let detail: TraceDetail | undefined;
     try {
       detail = await this.source.get(id);

@@ -25,19 +25,24 @@ export function parseSourceAuth(prefix: string, env: NodeJS.ProcessEnv): SourceA
   const out: SourceAuth = {};
   const basic = get('BASIC_AUTH');
   const bearer = get('BEARER_TOKEN');
-  if (basic !== undefined && bearer !== undefined) throw new Error(`${prefix}_BASIC_AUTH and ${prefix}_BEARER_TOKEN are both set: a source takes one of them`);
+  if (basic !== undefined && bearer !== undefined)
+    throw new Error(`${prefix}_BASIC_AUTH and ${prefix}_BEARER_TOKEN are both set: a source takes one of them`);
   if (basic !== undefined) {
     const i = basic.indexOf(':');
     if (i <= 0) throw new Error(`${prefix}_BASIC_AUTH: expected user:password (the value is not shown)`);
     out.basic = { user: basic.slice(0, i), password: basic.slice(i + 1) };
   }
   if (bearer !== undefined) {
-    if (/\s/.test(bearer)) throw new Error(`${prefix}_BEARER_TOKEN: must not contain whitespace (the value is not shown)`);
+    if (/\s/.test(bearer))
+      throw new Error(`${prefix}_BEARER_TOKEN: must not contain whitespace (the value is not shown)`);
     out.bearerToken = bearer;
   }
   const org = get('ORG_ID');
   if (org !== undefined) {
-    if (!ORG_ID.test(org)) throw new Error(`${prefix}_ORG_ID: "${org.slice(0, 40)}" is not a tenant id (letters, digits, !_.*'()- and | between tenants, at most 150)`);
+    if (!ORG_ID.test(org))
+      throw new Error(
+        `${prefix}_ORG_ID: "${org.slice(0, 40)}" is not a tenant id (letters, digits, !_.*'()- and | between tenants, at most 150)`
+      );
     out.orgId = org;
   }
   return Object.keys(out).length ? out : undefined;
@@ -56,5 +61,12 @@ export function authHeaders(a: SourceAuth | undefined): Record<string, string> {
 /** What a log line or the health answer may say about a source's credentials: their kind, never their value. */
 export function describeAuth(a: SourceAuth | undefined): string {
   if (!a) return 'none';
-  return [a.basic ? `basic (user ${a.basic.user})` : a.bearerToken ? 'bearer token' : '', a.orgId ? `X-Scope-OrgID ${a.orgId}` : ''].filter(Boolean).join(', ') || 'none';
+  return (
+    [
+      a.basic ? `basic (user ${a.basic.user})` : a.bearerToken ? 'bearer token' : '',
+      a.orgId ? `X-Scope-OrgID ${a.orgId}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ') || 'none'
+  );
 }

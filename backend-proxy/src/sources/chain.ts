@@ -8,16 +8,29 @@ import { callJson, SourceError } from './http';
 export class ChainControlSource {
   readonly name = 'chain-control';
   private readonly headers?: Record<string, string>;
-  constructor(public baseUrl: string, private timeoutMs: number, private token?: string) {
+  constructor(
+    public baseUrl: string,
+    private timeoutMs: number,
+    private token?: string
+  ) {
     if (token) this.headers = { authorization: `Bearer ${token}` };
   }
 
   async faults(): Promise<{ annotations: FaultAnnotation[]; invalid: number }> {
-    const r = await callJson<unknown>(`${this.baseUrl}/faults`, { source: this.name, timeoutMs: this.timeoutMs, retries: 1, headers: this.headers });
+    const r = await callJson<unknown>(`${this.baseUrl}/faults`, {
+      source: this.name,
+      timeoutMs: this.timeoutMs,
+      retries: 1,
+      headers: this.headers,
+    });
     if (r.status === 401 || r.status === 403) {
-      throw new SourceError(this.name, this.token
-        ? `faults: HTTP ${r.status}: the control API refused the proxy's HOPSCOPE_CHAIN_CONTROL_TOKEN (it must equal the chain's HOPSCOPE_CHAIN_TOKEN)`
-        : `faults: HTTP ${r.status}: the control API requires a token: set HOPSCOPE_CHAIN_CONTROL_TOKEN to the chain's HOPSCOPE_CHAIN_TOKEN`, r.status);
+      throw new SourceError(
+        this.name,
+        this.token
+          ? `faults: HTTP ${r.status}: the control API refused the proxy's HOPSCOPE_CHAIN_CONTROL_TOKEN (it must equal the chain's HOPSCOPE_CHAIN_TOKEN)`
+          : `faults: HTTP ${r.status}: the control API requires a token: set HOPSCOPE_CHAIN_CONTROL_TOKEN to the chain's HOPSCOPE_CHAIN_TOKEN`,
+        r.status
+      );
     }
     if (r.status < 200 || r.status >= 300) throw new SourceError(this.name, `faults: HTTP ${r.status}`, r.status);
     const body = r.body as { faults?: unknown[] } | unknown[];
@@ -27,10 +40,13 @@ export class ChainControlSource {
     let invalid = 0;
     for (const f of list) {
       const a = FaultAnnotation.safeParse(f);
-      if (a.success) annotations.push(a.data); else invalid++;
+      if (a.success) annotations.push(a.data);
+      else invalid++;
     }
     return { annotations, invalid };
   }
 
-  async health(): Promise<void> { await this.faults(); }
+  async health(): Promise<void> {
+    await this.faults();
+  }
 }

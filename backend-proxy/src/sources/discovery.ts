@@ -19,7 +19,8 @@ export async function resolveAddresses(host: string): Promise<string[]> {
   try {
     v4 = (await lookup(host, { all: true, family: 4 })).map((a) => a.address);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOTFOUND' && (err as NodeJS.ErrnoException).code !== 'ENODATA') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOTFOUND' && (err as NodeJS.ErrnoException).code !== 'ENODATA')
+      throw err;
   }
   const list = v4.length ? v4 : (await lookup(host, { all: true, family: 6 })).map((a) => `[${a.address}]`);
   return [...new Set(list)].sort();
@@ -42,33 +43,43 @@ export class ExporterDiscovery {
     private log: pino.Logger,
     private resolve: (host: string) => Promise<string[]> = resolveAddresses,
     /** Bearer token of every exporter found (HOPSCOPE_EXPORTER_TOKEN). */
-    private token?: string,
+    private token?: string
   ) {}
 
   async refresh(): Promise<void> {
-    await Promise.all(this.specs.map(async (d) => {
-      try {
-        const addrs = await this.resolve(d.host);
-        if (!addrs.length) throw new Error('no addresses');
-        const before = new Map((this.found.get(d.spec) ?? []).map((e) => [e.baseUrl, e]));
-        const next = addrs.map((a) => `${d.protocol}//${a}:${d.port}`).map((u) => before.get(u) ?? new ExporterSource(u, this.timeoutMs, this.token));
-        if (next.length !== before.size || next.some((e) => !before.has(e.baseUrl))) this.log.info({ spec: d.spec, exporters: next.map((e) => e.baseUrl) }, 'bpf-exporters discovered');
-        this.found.set(d.spec, next);
-        this.errors.delete(d.spec);
-      } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        const kept = this.found.get(d.spec)?.length ?? 0;
-        this.errors.set(d.spec, `lookup of ${d.host} failed (${e.code ?? e.message}); ${kept ? `using the ${kept} exporter(s) of the last good lookup` : 'no exporter known from it yet'}`);
-        this.log.warn({ spec: d.spec, err: e.message }, 'bpf-exporter discovery failed');
-      }
-    }));
+    await Promise.all(
+      this.specs.map(async (d) => {
+        try {
+          const addrs = await this.resolve(d.host);
+          if (!addrs.length) throw new Error('no addresses');
+          const before = new Map((this.found.get(d.spec) ?? []).map((e) => [e.baseUrl, e]));
+          const next = addrs
+            .map((a) => `${d.protocol}//${a}:${d.port}`)
+            .map((u) => before.get(u) ?? new ExporterSource(u, this.timeoutMs, this.token));
+          if (next.length !== before.size || next.some((e) => !before.has(e.baseUrl)))
+            this.log.info({ spec: d.spec, exporters: next.map((e) => e.baseUrl) }, 'bpf-exporters discovered');
+          this.found.set(d.spec, next);
+          this.errors.delete(d.spec);
+        } catch (err) {
+          const e = err as NodeJS.ErrnoException;
+          const kept = this.found.get(d.spec)?.length ?? 0;
+          this.errors.set(
+            d.spec,
+            `lookup of ${d.host} failed (${e.code ?? e.message}); ${kept ? `using the ${kept} exporter(s) of the last good lookup` : 'no exporter known from it yet'}`
+          );
+          this.log.warn({ spec: d.spec, err: e.message }, 'bpf-exporter discovery failed');
+        }
+      })
+    );
     const all = [...this.fixed, ...this.specs.flatMap((d) => this.found.get(d.spec) ?? [])];
     this.list.splice(0, this.list.length, ...all);
   }
 
   start(periodMs: number): void {
     if (periodMs <= 0 || !this.specs.length) return;
-    this.timer = setInterval(() => { void this.refresh(); }, periodMs);
+    this.timer = setInterval(() => {
+      void this.refresh();
+    }, periodMs);
     this.timer.unref();
   }
 
@@ -80,7 +91,9 @@ export class ExporterDiscovery {
   statuses(): SourceStatus[] {
     return this.specs.map((d) => {
       const err = this.errors.get(d.spec);
-      return err ? { source: `bpf-exporter discovery ${d.host}`, ok: false, error: err } : { source: `bpf-exporter discovery ${d.host}`, ok: true };
+      return err
+        ? { source: `bpf-exporter discovery ${d.host}`, ok: false, error: err }
+        : { source: `bpf-exporter discovery ${d.host}`, ok: true };
     });
   }
 }

@@ -17,9 +17,10 @@ export function parseDnsSpec(spec: string): DnsSpec {
   } catch {
     throw new Error(`"${spec}" is not dns+<URL> (expected e.g. dns+http://bpf-exporter.hopscope.svc:3302)`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`"${spec}" must use http or https after dns+, not ${u.protocol}`);
-  if (!u.hostname || /^[\d.]+$/.test(u.hostname) || u.hostname.startsWith('[')) throw new Error(`"${spec}": dns+ needs a name to resolve, not an address`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`"${spec}" must use http or https after dns+, not ${u.protocol}`);
+  if (!u.hostname || /^[\d.]+$/.test(u.hostname) || u.hostname.startsWith('['))
+    throw new Error(`"${spec}": dns+ needs a name to resolve, not an address`);
   if (u.pathname !== '/' || u.search) throw new Error(`"${spec}": dns+ takes scheme://name:port only`);
   return { spec, protocol: u.protocol, host: u.hostname, port: u.port || (u.protocol === 'https:' ? '443' : '80') };
 }
-

@@ -33,26 +33,44 @@ export interface Sources {
 
 export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
   const t = config.sourceTimeoutMs;
-  const store = new TraceStore({ maxSpans: config.storeMaxSpans, maxBytes: config.storeMaxBytes, maxAgeMs: config.storeMaxAgeMs });
+  const store = new TraceStore({
+    maxSpans: config.storeMaxSpans,
+    maxBytes: config.storeMaxBytes,
+    maxAgeMs: config.storeMaxAgeMs,
+  });
   // Counts outlive the spans: the store drops traces when full, the counters keep every span's count for maxAge.
   const counters = new RequestCounters({ maxAgeMs: config.storeMaxAgeMs });
   store.observe(counters);
   // Credentials by base URL: every call under it carries them (../alerts pushes to Alertmanager through callJson too).
   const unregister = [
-    config.prometheusUrl ? registerSourceHeaders(config.prometheusUrl, authHeaders(config.sourceAuth?.prometheus)) : undefined,
+    config.prometheusUrl
+      ? registerSourceHeaders(config.prometheusUrl, authHeaders(config.sourceAuth?.prometheus))
+      : undefined,
     config.tempoUrl ? registerSourceHeaders(config.tempoUrl, authHeaders(config.sourceAuth?.tempo)) : undefined,
-    config.alertmanagerUrl ? registerSourceHeaders(config.alertmanagerUrl, authHeaders(config.sourceAuth?.alertmanager)) : undefined,
+    config.alertmanagerUrl
+      ? registerSourceHeaders(config.alertmanagerUrl, authHeaders(config.sourceAuth?.alertmanager))
+      : undefined,
   ];
   const tempo = config.tempoUrl ? new TempoSource(config.tempoUrl, t) : undefined;
   const prometheus = config.prometheusUrl ? new PrometheusSource(config.prometheusUrl, t) : undefined;
-  const fixed = config.exporterUrls.filter((u) => !u.startsWith(DNS_PREFIX)).map((u) => new ExporterSource(u, t, config.exporterToken));
+  const fixed = config.exporterUrls
+    .filter((u) => !u.startsWith(DNS_PREFIX))
+    .map((u) => new ExporterSource(u, t, config.exporterToken));
   const exporters = [...fixed];
   const dnsSpecs = config.exporterUrls.filter((u) => u.startsWith(DNS_PREFIX)).map(parseDnsSpec);
-  const discovery = dnsSpecs.length ? new ExporterDiscovery(dnsSpecs, fixed, exporters, t, log, resolveAddresses, config.exporterToken) : undefined;
-  const chain = config.chainControlUrl ? new ChainControlSource(config.chainControlUrl, t, config.chainControlToken) : undefined;
+  const discovery = dnsSpecs.length
+    ? new ExporterDiscovery(dnsSpecs, fixed, exporters, t, log, resolveAddresses, config.exporterToken)
+    : undefined;
+  const chain = config.chainControlUrl
+    ? new ChainControlSource(config.chainControlUrl, t, config.chainControlToken)
+    : undefined;
   let sweep: NodeJS.Timeout | undefined;
   const s: Sources = {
-    prometheus, store, counters, exporters, chain,
+    prometheus,
+    store,
+    counters,
+    exporters,
+    chain,
     traces: tempo ?? new EmbeddedTraceSource(store),
     async init() {
       await discovery?.refresh();
@@ -65,10 +83,16 @@ export function createSources(config: ProxyConfig, log: pino.Logger): Sources {
       if (chain) checks.push(settle('chain-control', () => chain.health()));
       if (config.alertmanagerUrl) {
         const am = config.alertmanagerUrl;
-        checks.push(settle('alertmanager', async () => {
-          const r = await callJson(`${am}/-/ready`, { source: 'alertmanager', timeoutMs: Math.ceil(Math.min(t, 2000)), retries: 0 });
-          if (r.status !== 200) throw new Error(`not ready: HTTP ${r.status}`);
-        }));
+        checks.push(
+          settle('alertmanager', async () => {
+            const r = await callJson(`${am}/-/ready`, {
+              source: 'alertmanager',
+              timeoutMs: Math.ceil(Math.min(t, 2000)),
+              retries: 0,
+            });
+            if (r.status !== 200) throw new Error(`not ready: HTTP ${r.status}`);
+          })
+        );
       }
       return [...(await Promise.all(checks)).map((c) => c.status), ...(discovery?.statuses() ?? [])];
     },

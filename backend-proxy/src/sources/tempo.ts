@@ -45,8 +45,20 @@ export function buildTraceQL(q: TempoQuery): string {
 }
 
 interface TempoSearchTrace {
-  traceID: string; rootServiceName?: string; rootTraceName?: string; startTimeUnixNano?: string; durationMs?: number;
-  spanSets?: Array<{ spans?: Array<{ spanID: string; name?: string; startTimeUnixNano?: string; durationNanos?: string; attributes?: unknown }> }>;
+  traceID: string;
+  rootServiceName?: string;
+  rootTraceName?: string;
+  startTimeUnixNano?: string;
+  durationMs?: number;
+  spanSets?: Array<{
+    spans?: Array<{
+      spanID: string;
+      name?: string;
+      startTimeUnixNano?: string;
+      durationNanos?: string;
+      attributes?: unknown;
+    }>;
+  }>;
   spanSet?: { spans?: Array<{ spanID: string; name?: string; startTimeUnixNano?: string; durationNanos?: string }> };
 }
 
@@ -56,7 +68,10 @@ function padTraceId(id: string): string {
 
 export class TempoSource implements TraceSource {
   readonly name = 'tempo';
-  constructor(public baseUrl: string, private timeoutMs: number) {}
+  constructor(
+    public baseUrl: string,
+    private timeoutMs: number
+  ) {}
 
   private async call<T>(path: string, params?: Record<string, string>): Promise<{ status: number; body: T }> {
     const url = `${this.baseUrl}${path}${params ? `?${new URLSearchParams(params)}` : ''}`;
@@ -98,49 +113,78 @@ export class TempoSource implements TraceSource {
     if (q.operation) params.spss = '20';
     const r = await this.call<{ traces?: TempoSearchTrace[] }>('/api/search', params);
     if (r.status < 200 || r.status >= 300) this.fail(r.status, r.body, 'search');
-    if (typeof r.body !== 'object' || r.body === null) throw new SourceError(this.name, 'search answered something that is not JSON');
+    if (typeof r.body !== 'object' || r.body === null)
+      throw new SourceError(this.name, 'search answered something that is not JSON');
     return r.body.traces ?? [];
   }
 
   async search(q: TraceQuery): Promise<TraceSummary[]> {
     // Tempo has no ordering: for the slowest, ask for up to SLOWEST_OF traces of the range and sort them here.
-    const traces = await this.searchRaw(q.sort === 'duration' ? { ...q, limit: Math.max(q.limit ?? 100, SLOWEST_OF) } : q);
+    const traces = await this.searchRaw(
+      q.sort === 'duration' ? { ...q, limit: Math.max(q.limit ?? 100, SLOWEST_OF) } : q
+    );
     if (q.sort === 'duration') traces.sort((a, b) => (b.durationMs ?? 0) - (a.durationMs ?? 0)).splice(q.limit ?? 100);
-    const status: TraceStatus = q.status === 'timeout' || q.status === 'error' ? 'error' : q.status ?? 'unset';
-    return traces.map((t) => {
-      const spans = t.spanSets?.flatMap((s) => s.spans ?? []) ?? t.spanSet?.spans ?? [];
-      return {
-        traceId: padTraceId(t.traceID),
-        rootService: t.rootServiceName ?? '<root span not yet received>',
-        rootName: t.rootTraceName ?? '',
-        startMs: t.startTimeUnixNano ? Number(BigInt(t.startTimeUnixNano) / 1000n) / 1000 : 0,
-        durationMs: t.durationMs ?? 0,
-        status,
-        spanCount: spans.length || undefined,
-      } as TraceSummary;
-    }).map((s) => { if (s.spanCount === undefined) delete s.spanCount; return s; });
+    const status: TraceStatus = q.status === 'timeout' || q.status === 'error' ? 'error' : (q.status ?? 'unset');
+    return traces
+      .map((t) => {
+        const spans = t.spanSets?.flatMap((s) => s.spans ?? []) ?? t.spanSet?.spans ?? [];
+        return {
+          traceId: padTraceId(t.traceID),
+          rootService: t.rootServiceName ?? '<root span not yet received>',
+          rootName: t.rootTraceName ?? '',
+          startMs: t.startTimeUnixNano ? Number(BigInt(t.startTimeUnixNano) / 1000n) / 1000 : 0,
+          durationMs: t.durationMs ?? 0,
+          status,
+          spanCount: spans.length || undefined,
+        } as TraceSummary;
+      })
+      .map((s) => {
+        if (s.spanCount === undefined) delete s.spanCount;
+        return s;
+      });
   }
 
   /** Baseline from TraceQL: the matched spans of healthy traces of each service+operation (durations only). */
-  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Span[]> {
+  async baseline(
+    keys: Array<{ service: string; name: string }>,
+    exceptTraceId?: string,
+    beforeMs?: number
+  ): Promise<Span[]> {
     // The hour before the analysed trace (or before now): recent healthy traffic, not the incident itself.
     const now = Math.min(Date.now(), beforeMs ?? Infinity);
     const out: Span[] = [];
-    await Promise.all(keys.slice(0, 12).map(async (k) => {
-      const traces = await this.searchRaw({ service: k.service, operation: k.name, notError: true, from: now - 3600_000, to: now, limit: 20 });
-      for (const t of traces) {
-        const id = padTraceId(t.traceID);
-        if (id === exceptTraceId) continue;
-        for (const s of t.spanSets?.flatMap((x) => x.spans ?? []) ?? t.spanSet?.spans ?? []) {
-          if (!s.startTimeUnixNano || !s.durationNanos) continue;
-          const startMs = Number(BigInt(s.startTimeUnixNano) / 1000n) / 1000;
-          out.push({
-            traceId: id, spanId: s.spanID.padStart(16, '0'), name: k.name, service: k.service, kind: 'unspecified',
-            startMs, endMs: startMs + Number(s.durationNanos) / 1e6, status: 'ok', attributes: {}, resource: { 'service.name': k.service },
-          });
+    await Promise.all(
+      keys.slice(0, 12).map(async (k) => {
+        const traces = await this.searchRaw({
+          service: k.service,
+          operation: k.name,
+          notError: true,
+          from: now - 3600_000,
+          to: now,
+          limit: 20,
+        });
+        for (const t of traces) {
+          const id = padTraceId(t.traceID);
+          if (id === exceptTraceId) continue;
+          for (const s of t.spanSets?.flatMap((x) => x.spans ?? []) ?? t.spanSet?.spans ?? []) {
+            if (!s.startTimeUnixNano || !s.durationNanos) continue;
+            const startMs = Number(BigInt(s.startTimeUnixNano) / 1000n) / 1000;
+            out.push({
+              traceId: id,
+              spanId: s.spanID.padStart(16, '0'),
+              name: k.name,
+              service: k.service,
+              kind: 'unspecified',
+              startMs,
+              endMs: startMs + Number(s.durationNanos) / 1e6,
+              status: 'ok',
+              attributes: {},
+              resource: { 'service.name': k.service },
+            });
+          }
         }
-      }
-    }));
+      })
+    );
     return out;
   }
 
@@ -153,12 +197,20 @@ export class TempoSource implements TraceSource {
   async spansInWindow(from: number, to: number): Promise<Span[]> {
     const slices = Math.max(1, Math.min(WINDOW_SLICES, Math.floor((to - from) / 1000)));
     const width = (to - from) / slices;
-    const searches = Array.from({ length: slices }, (_, i) => this.searchRaw({ from: from + i * width, to: i === slices - 1 ? to : from + (i + 1) * width, limit: WINDOW_PER_SLICE }));
+    const searches = Array.from({ length: slices }, (_, i) =>
+      this.searchRaw({
+        from: from + i * width,
+        to: i === slices - 1 ? to : from + (i + 1) * width,
+        limit: WINDOW_PER_SLICE,
+      })
+    );
     searches.push(this.searchRaw({ from, to, status: 'error', limit: WINDOW_PER_SLICE }));
     const settled = await Promise.allSettled(searches);
     // Every search failing is the source failing; some failing only thins the sample.
     if (settled.every((x) => x.status === 'rejected')) throw (settled[0] as PromiseRejectedResult).reason;
-    const ids = [...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID)))];
+    const ids = [
+      ...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID))),
+    ];
     const spans: Span[] = [];
     for (const tr of (await this.fetchAll(ids)).traces) for (const s of tr) spans.push(s);
     return spans;
@@ -169,13 +221,15 @@ export class TempoSource implements TraceSource {
     const traces: Span[][] = [];
     let failed = 0;
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(WINDOW_FETCH_CONCURRENCY, ids.length) }, async () => {
-      while (next < ids.length) {
-        const d = await this.get(ids[next++]).catch(() => undefined);
-        if (d?.spans.length) traces.push(d.spans);
-        else failed++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(WINDOW_FETCH_CONCURRENCY, ids.length) }, async () => {
+        while (next < ids.length) {
+          const d = await this.get(ids[next++]).catch(() => undefined);
+          if (d?.spans.length) traces.push(d.spans);
+          else failed++;
+        }
+      })
+    );
     return { traces, failed };
   }
 
@@ -184,15 +238,28 @@ export class TempoSource implements TraceSource {
    * spread over it (RUN_SLICES searches of RUN_PER_SLICE each, plus the run's failed traces), then fetched whole.
    * `sampled`: some search was full, so the run has more traces than were read. Traces in the order of their ids.
    */
-  async runTraces(runId: string, from: number, to: number): Promise<{ traces: Span[][]; sampled: boolean; failed: number }> {
+  async runTraces(
+    runId: string,
+    from: number,
+    to: number
+  ): Promise<{ traces: Span[][]; sampled: boolean; failed: number }> {
     const slices = Math.max(1, Math.min(RUN_SLICES, Math.floor((to - from) / 1000)));
     const width = (to - from) / slices;
-    const searches = Array.from({ length: slices }, (_, i) => this.searchRaw({ runId, from: from + i * width, to: i === slices - 1 ? to : from + (i + 1) * width, limit: RUN_PER_SLICE }));
+    const searches = Array.from({ length: slices }, (_, i) =>
+      this.searchRaw({
+        runId,
+        from: from + i * width,
+        to: i === slices - 1 ? to : from + (i + 1) * width,
+        limit: RUN_PER_SLICE,
+      })
+    );
     searches.push(this.searchRaw({ runId, from, to, status: 'error', limit: RUN_PER_SLICE }));
     const settled = await Promise.allSettled(searches);
     if (settled.every((x) => x.status === 'rejected')) throw (settled[0] as PromiseRejectedResult).reason;
     const sampled = settled.some((x) => x.status === 'rejected' || x.value.length >= RUN_PER_SLICE);
-    const ids = [...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID)))].sort();
+    const ids = [
+      ...new Set(settled.flatMap((x) => (x.status === 'fulfilled' ? x.value : [])).map((t) => padTraceId(t.traceID))),
+    ].sort();
     const got = await this.fetchAll(ids);
     got.traces.sort((a, b) => (a[0].traceId < b[0].traceId ? -1 : a[0].traceId > b[0].traceId ? 1 : 0));
     return { traces: got.traces, sampled, failed: got.failed };

@@ -13,7 +13,11 @@ export interface TraceSource {
    * Optional: the per-trace RCA baseline statistics of the same traces `baseline` would return (`baselineStats` of
    * them), when the source can answer without handing over the spans (the embedded store keeps them precomputed).
    */
-  baselineStats?(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Baseline | undefined>;
+  baselineStats?(
+    keys: Array<{ service: string; name: string }>,
+    exceptTraceId?: string,
+    beforeMs?: number
+  ): Promise<Baseline | undefined>;
   /** Spans in a window (services, compare, window RCA); bounded. */
   spansInWindow(from: number, to: number): Promise<Span[]>;
   health(): Promise<void>;
@@ -22,10 +26,30 @@ export interface TraceSource {
 export class EmbeddedTraceSource implements TraceSource {
   readonly name = 'embedded-store';
   constructor(public store: TraceStore) {}
-  async search(q: TraceQuery): Promise<TraceSummary[]> { return this.store.search(q); }
-  async get(traceId: string): Promise<TraceDetail | undefined> { return this.store.get(traceId); }
-  async baseline(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Span[]> { return this.store.baseline(keys, 200, exceptTraceId, beforeMs); }
-  async baselineStats(keys: Array<{ service: string; name: string }>, exceptTraceId?: string, beforeMs?: number): Promise<Baseline | undefined> { return this.store.baselineStats(keys, 200, exceptTraceId, beforeMs); }
-  async spansInWindow(from: number, to: number): Promise<Span[]> { return this.store.spansInWindow(from, to); }
-  async health(): Promise<void> { /* in-process: always there */ }
+  async search(q: TraceQuery): Promise<TraceSummary[]> {
+    return this.store.search(q);
+  }
+  async get(traceId: string): Promise<TraceDetail | undefined> {
+    return this.store.get(traceId);
+  }
+  async baseline(
+    keys: Array<{ service: string; name: string }>,
+    exceptTraceId?: string,
+    beforeMs?: number
+  ): Promise<Span[]> {
+    return this.store.baseline(keys, 200, exceptTraceId, beforeMs);
+  }
+  async baselineStats(
+    keys: Array<{ service: string; name: string }>,
+    exceptTraceId?: string,
+    beforeMs?: number
+  ): Promise<Baseline | undefined> {
+    return this.store.baselineStats(keys, 200, exceptTraceId, beforeMs);
+  }
+  async spansInWindow(from: number, to: number): Promise<Span[]> {
+    return this.store.spansInWindow(from, to);
+  }
+  async health(): Promise<void> {
+    /* in-process: always there */
+  }
 }

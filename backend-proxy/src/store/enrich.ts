@@ -9,9 +9,34 @@ type Scalar = string | number | boolean;
 
 /** target attribute ← first present source attribute (span attributes first, then resource). */
 const RULES: Array<{ target: string; from: string[]; as: 'string' | 'int' }> = [
-  { target: 'gen_ai.request.model', from: ['llm.request.model', 'llm.model', 'llm.model_name', 'model_id', 'model', 'model_name', 'hopscope.model'], as: 'string' },
-  { target: 'gen_ai.usage.input_tokens', from: ['llm.usage.prompt_tokens', 'llm.prompt_tokens', 'prompt_tokens', 'prompt_length', 'input_tokens', 'hopscope.prompt_tokens'], as: 'int' },
-  { target: 'gen_ai.usage.output_tokens', from: ['llm.usage.completion_tokens', 'llm.completion_tokens', 'completion_tokens', 'output_tokens', 'hopscope.output_tokens'], as: 'int' },
+  {
+    target: 'gen_ai.request.model',
+    from: ['llm.request.model', 'llm.model', 'llm.model_name', 'model_id', 'model', 'model_name', 'hopscope.model'],
+    as: 'string',
+  },
+  {
+    target: 'gen_ai.usage.input_tokens',
+    from: [
+      'llm.usage.prompt_tokens',
+      'llm.prompt_tokens',
+      'prompt_tokens',
+      'prompt_length',
+      'input_tokens',
+      'hopscope.prompt_tokens',
+    ],
+    as: 'int',
+  },
+  {
+    target: 'gen_ai.usage.output_tokens',
+    from: [
+      'llm.usage.completion_tokens',
+      'llm.completion_tokens',
+      'completion_tokens',
+      'output_tokens',
+      'hopscope.output_tokens',
+    ],
+    as: 'int',
+  },
   { target: 'hopscope.batch_size', from: ['batch_size', 'llm.batch_size', 'vllm.batch_size'], as: 'int' },
 ];
 
@@ -47,7 +72,10 @@ export function enrichSpan(span: Span): Span {
   }
   if (a['gen_ai.request.model'] !== undefined && a['gen_ai.provider.name'] === undefined) {
     const p = inferenceBackendOfName(`${span.service} ${span.resource['service.name'] ?? ''}`);
-    if (p) { a['gen_ai.provider.name'] = p; added.push('gen_ai.provider.name'); }
+    if (p) {
+      a['gen_ai.provider.name'] = p;
+      added.push('gen_ai.provider.name');
+    }
   }
   if (added.length) a['hopscope.enriched'] = added.join(',');
   return span;

@@ -26,7 +26,9 @@ message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
 `;
 
 /** The request message (what tests encode real protobuf bodies with). */
-export const ExportTraceServiceRequest = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('otlp.ExportTraceServiceRequest');
+export const ExportTraceServiceRequest = protobuf
+  .parse(PROTO, { keepCase: false })
+  .root.lookupType('otlp.ExportTraceServiceRequest');
 
 export class ProtobufDecodeError extends Error {
   override name = 'ProtobufDecodeError';
@@ -58,10 +60,15 @@ class BoundedDecoder {
   private spans = 0;
   private values = 0;
 
-  constructor(private r: protobuf.Reader, private limits: Limits) {}
+  constructor(
+    private r: protobuf.Reader,
+    private limits: Limits
+  ) {}
 
   private fail(what: string): never {
-    throw new ProtobufDecodeError(`too many ${what} in one request (at most ${what === 'spans' ? this.limits.spans : this.limits.values}): send smaller batches`);
+    throw new ProtobufDecodeError(
+      `too many ${what} in one request (at most ${what === 'spans' ? this.limits.spans : this.limits.values}): send smaller batches`
+    );
   }
 
   /** Reads fields until `end`, calling `on(field, wireType)`; `on` returns false for a field it did not read. */
@@ -115,7 +122,9 @@ class BoundedDecoder {
 
   request(): Obj {
     const resourceSpans: Obj[] = [];
-    this.fields(this.r.len, (f, w) => (f === 1 && w === 2 ? (resourceSpans.push(this.resourceSpans(this.sub())), true) : false));
+    this.fields(this.r.len, (f, w) =>
+      f === 1 && w === 2 ? (resourceSpans.push(this.resourceSpans(this.sub())), true) : false
+    );
     return { resourceSpans };
   }
 
@@ -137,7 +146,9 @@ class BoundedDecoder {
   /** Resource (attributes = 1) and the like: a message whose only field kept is its attribute list. */
   private attributesOnly(end: number, field: number): Obj {
     const attributes: Obj[] = [];
-    this.fields(end, (f, w) => (f === field && w === 2 ? (attributes.push(this.keyValue(this.sub(), 0)), true) : false));
+    this.fields(end, (f, w) =>
+      f === field && w === 2 ? (attributes.push(this.keyValue(this.sub(), 0)), true) : false
+    );
     return { attributes };
   }
 
@@ -177,18 +188,52 @@ class BoundedDecoder {
     const attributes: Obj[] = [];
     this.fields(end, (f, w) => {
       switch (f) {
-        case 1: if (w !== 2) return false; out.traceId = this.hex(); return true;
-        case 2: if (w !== 2) return false; out.spanId = this.hex(); return true;
-        case 3: if (w !== 2) return false; out.traceState = this.r.string(); return true;
-        case 4: if (w !== 2) return false; out.parentSpanId = this.hex(); return true;
-        case 5: if (w !== 2) return false; out.name = this.r.string(); return true;
-        case 6: if (w !== 0) return false; out.kind = this.r.int32(); return true;
-        case 7: if (w !== 1) return false; out.startTimeUnixNano = this.fixed64(); return true;
-        case 8: if (w !== 1) return false; out.endTimeUnixNano = this.fixed64(); return true;
-        case 9: if (w !== 2) return false; attributes.push(this.keyValue(this.sub(), 0)); return true;
-        case 15: if (w !== 2) return false; out.status = this.status(this.sub()); return true;
-        case 16: if (w !== 5) return false; out.flags = this.r.fixed32(); return true;
-        default: return false;
+        case 1:
+          if (w !== 2) return false;
+          out.traceId = this.hex();
+          return true;
+        case 2:
+          if (w !== 2) return false;
+          out.spanId = this.hex();
+          return true;
+        case 3:
+          if (w !== 2) return false;
+          out.traceState = this.r.string();
+          return true;
+        case 4:
+          if (w !== 2) return false;
+          out.parentSpanId = this.hex();
+          return true;
+        case 5:
+          if (w !== 2) return false;
+          out.name = this.r.string();
+          return true;
+        case 6:
+          if (w !== 0) return false;
+          out.kind = this.r.int32();
+          return true;
+        case 7:
+          if (w !== 1) return false;
+          out.startTimeUnixNano = this.fixed64();
+          return true;
+        case 8:
+          if (w !== 1) return false;
+          out.endTimeUnixNano = this.fixed64();
+          return true;
+        case 9:
+          if (w !== 2) return false;
+          attributes.push(this.keyValue(this.sub(), 0));
+          return true;
+        case 15:
+          if (w !== 2) return false;
+          out.status = this.status(this.sub());
+          return true;
+        case 16:
+          if (w !== 5) return false;
+          out.flags = this.r.fixed32();
+          return true;
+        default:
+          return false;
       }
     });
     out.attributes = attributes;
@@ -220,18 +265,41 @@ class BoundedDecoder {
   }
 
   private anyValue(end: number, depth: number): Obj {
-    if (depth > this.limits.depth) throw new ProtobufDecodeError(`attribute values nest deeper than ${this.limits.depth} levels`);
+    if (depth > this.limits.depth)
+      throw new ProtobufDecodeError(`attribute values nest deeper than ${this.limits.depth} levels`);
     const out: Obj = {};
     this.fields(end, (f, w) => {
       switch (f) {
-        case 1: if (w !== 2) return false; out.stringValue = this.r.string(); return true;
-        case 2: if (w !== 0) return false; out.boolValue = this.r.bool(); return true;
-        case 3: if (w !== 0) return false; out.intValue = this.int64(); return true;
-        case 4: if (w !== 1) return false; out.doubleValue = this.r.double(); return true;
-        case 5: if (w !== 2) return false; out.arrayValue = { values: this.arrayValues(this.sub(), depth + 1) }; return true;
-        case 6: if (w !== 2) return false; out.kvlistValue = { values: this.kvlistValues(this.sub(), depth + 1) }; return true;
-        case 7: if (w !== 2) return false; out.bytesValue = Buffer.from(this.r.bytes()).toString('base64'); return true;
-        default: return false;
+        case 1:
+          if (w !== 2) return false;
+          out.stringValue = this.r.string();
+          return true;
+        case 2:
+          if (w !== 0) return false;
+          out.boolValue = this.r.bool();
+          return true;
+        case 3:
+          if (w !== 0) return false;
+          out.intValue = this.int64();
+          return true;
+        case 4:
+          if (w !== 1) return false;
+          out.doubleValue = this.r.double();
+          return true;
+        case 5:
+          if (w !== 2) return false;
+          out.arrayValue = { values: this.arrayValues(this.sub(), depth + 1) };
+          return true;
+        case 6:
+          if (w !== 2) return false;
+          out.kvlistValue = { values: this.kvlistValues(this.sub(), depth + 1) };
+          return true;
+        case 7:
+          if (w !== 2) return false;
+          out.bytesValue = Buffer.from(this.r.bytes()).toString('base64');
+          return true;
+        default:
+          return false;
       }
     });
     return out;

@@ -47,12 +47,31 @@ interface Cell {
 }
 
 /** Log bucket → Σ weights; durations below MIN_MS in `zero`. */
-interface Hist { hist: Map<number, number>; zero: number }
+interface Hist {
+  hist: Map<number, number>;
+  zero: number;
+}
 
-interface Series { service: string; pod: string; node?: string; request: boolean; cells: Map<number, Cell>; hists: Map<number, Hist> }
+interface Series {
+  service: string;
+  pod: string;
+  node?: string;
+  request: boolean;
+  cells: Map<number, Cell>;
+  hists: Map<number, Hist>;
+}
 
-interface PendingEntry { series: Series; cell: number; bucket: number; base: number }
-interface TraceState { created: number; head?: number; entries: PendingEntry[] }
+interface PendingEntry {
+  series: Series;
+  cell: number;
+  bucket: number;
+  base: number;
+}
+interface TraceState {
+  created: number;
+  head?: number;
+  entries: PendingEntry[];
+}
 
 /** One series' figures over a window (cells at the window's edges pro-rated by their overlap). */
 export interface CountsRow {
@@ -117,15 +136,23 @@ export class RequestCounters implements TraceStoreObserver {
 
   constructor(private opts: { maxAgeMs: number; maxSeries?: number; now?: () => number }) {}
 
-  private get now(): number { return (this.opts.now ?? Date.now)(); }
+  private get now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
 
   /** The store's observer hook: every span received once (an exporter's retry of the same span is not counted again). */
   received(spans: readonly Span[]): void {
     const now = this.now;
     const oldest = now - this.opts.maxAgeMs;
     for (const s of spans) {
-      if (s.endMs < oldest) { this.skipped.old++; continue; }
-      if (s.endMs > now + FUTURE_SLACK_MS) { this.skipped.future++; continue; }
+      if (s.endMs < oldest) {
+        this.skipped.old++;
+        continue;
+      }
+      if (s.endMs > now + FUTURE_SLACK_MS) {
+        this.skipped.future++;
+        continue;
+      }
       this.count(s, now);
     }
     if (now - this.lastSweep > 1000) this.sweep(now);
@@ -150,7 +177,10 @@ export class RequestCounters implements TraceStoreObserver {
 
   private count(s: Span, now: number): void {
     const series = this.seriesOf(s);
-    if (!series) { this.skipped.overflow++; return; }
+    if (!series) {
+      this.skipped.overflow++;
+      return;
+    }
     const failed = isFailedSpan(s);
     const p = rate(s.attributes['hopscope.sampling.probability'] ?? s.resource['hopscope.sampling.probability']);
     const base = p ? 1 / p : 1;
@@ -159,7 +189,11 @@ export class RequestCounters implements TraceStoreObserver {
     if (r !== undefined) {
       this.samplerRoots.set(s.service, now);
       t = this.settle(s.traceId, t, 1 / r, now);
-    } else if (!s.parentSpanId && t?.head === undefined && (this.samplerRoots.get(s.service) ?? -Infinity) > now - SAMPLER_MEMORY_MS) {
+    } else if (
+      !s.parentSpanId &&
+      t?.head === undefined &&
+      (this.samplerRoots.get(s.service) ?? -Infinity) > now - SAMPLER_MEMORY_MS
+    ) {
       // The sampler's root without its rate: dropped by the head sampler, exported only for its errors.
       t = this.settle(s.traceId, t, 0, now);
     }
@@ -240,9 +274,23 @@ export class RequestCounters implements TraceStoreObserver {
     const last = Math.floor((to - 1) / CELL_MS);
     for (const x of this.series.values()) {
       if (service !== undefined && x.service !== service) continue;
-      const row: CountsRow = { service: x.service, pod: x.pod, ...(x.node ? { node: x.node } : {}), request: x.request, spans: 0, errorSpans: 0, requests: 0, errors: 0, scaledSpans: 0, scaledErrors: 0, hist: new Map(), zero: 0 };
+      const row: CountsRow = {
+        service: x.service,
+        pod: x.pod,
+        ...(x.node ? { node: x.node } : {}),
+        request: x.request,
+        spans: 0,
+        errorSpans: 0,
+        requests: 0,
+        errors: 0,
+        scaledSpans: 0,
+        scaledErrors: 0,
+        hist: new Map(),
+        zero: 0,
+      };
       let any = false;
-      const overlap = (start: number, width: number): number => (Math.min(to, start + width) - Math.max(from, start)) / width;
+      const overlap = (start: number, width: number): number =>
+        (Math.min(to, start + width) - Math.max(from, start)) / width;
       const visit = (idx: number, cell: Cell): void => {
         const f = overlap(idx * CELL_MS, CELL_MS);
         if (f <= 0) return;
@@ -276,7 +324,9 @@ export class RequestCounters implements TraceStoreObserver {
   }
 
   /** How far back the counters reach (their retention), for answers that must say a range starts before it. */
-  get retentionMs(): number { return this.opts.maxAgeMs; }
+  get retentionMs(): number {
+    return this.opts.maxAgeMs;
+  }
 
   get size(): { series: number; pendingTraces: number } {
     return { series: this.series.size, pendingTraces: this.traces.size };

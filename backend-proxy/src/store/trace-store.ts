@@ -38,7 +38,11 @@ interface Entry {
   resource?: object;
 }
 
-interface StoreLimits { maxSpans: number; maxBytes: number; maxAgeMs: number }
+interface StoreLimits {
+  maxSpans: number;
+  maxBytes: number;
+  maxAgeMs: number;
+}
 
 export interface TraceQuery {
   from?: number;
@@ -99,8 +103,13 @@ function summarize(traceId: string, spans: Span[]): TraceSummary {
     // Root: a span with no parent, else one whose parent never arrived (partial trace); earliest wins.
     const isRoot = !s.parentSpanId || !ids.has(s.parentSpanId);
     if (!isRoot) continue;
-    if (!root) { root = s; continue; }
-    const better = (!s.parentSpanId && !!root.parentSpanId) || (!!s.parentSpanId === !!root.parentSpanId && s.startMs < root.startMs);
+    if (!root) {
+      root = s;
+      continue;
+    }
+    const better =
+      (!s.parentSpanId && !!root.parentSpanId) ||
+      (!!s.parentSpanId === !!root.parentSpanId && s.startMs < root.startMs);
     if (better) root = s;
   }
   const r = root ?? spans[0];
@@ -134,7 +143,11 @@ export class TraceStore {
    * A trace is warmed right away the first time and whenever it has doubled since its last warm-up (so a trace
    * arriving in many batches costs O(spans) overall); otherwise once it has been quiet for `quietMs`.
    */
-  constructor(private limits: StoreLimits, private now: () => number = Date.now, private warm: { enabled: boolean; sliceMs: number; quietMs: number } = { enabled: true, sliceMs: 8, quietMs: 250 }) {}
+  constructor(
+    private limits: StoreLimits,
+    private now: () => number = Date.now,
+    private warm: { enabled: boolean; sliceMs: number; quietMs: number } = { enabled: true, sliceMs: 8, quietMs: 250 }
+  ) {}
 
   observe(o: TraceStoreObserver): void {
     this.observers.push(o);
@@ -153,12 +166,26 @@ export class TraceStore {
     for (const s of spans) {
       let e = this.traces.get(s.traceId);
       if (!e) {
-        e = { spans: [], bytes: TRACE_BYTES, firstIngestMs: now, lastIngestMs: now, startMs: s.startMs, endMs: s.endMs, index: new Map(), errors: 0, ops: new Map(), warmedSpans: 0 };
+        e = {
+          spans: [],
+          bytes: TRACE_BYTES,
+          firstIngestMs: now,
+          lastIngestMs: now,
+          startMs: s.startMs,
+          endMs: s.endMs,
+          index: new Map(),
+          errors: 0,
+          ops: new Map(),
+          warmedSpans: 0,
+        };
         this.byteCount += TRACE_BYTES;
         this.traces.set(s.traceId, e);
       }
       if (s.resource !== e.resource) {
-        if (s.resource !== resource) { resource = s.resource; resourceBytes = attributeBytes(s.resource) + 64; }
+        if (s.resource !== resource) {
+          resource = s.resource;
+          resourceBytes = attributeBytes(s.resource) + 64;
+        }
         e.resource = s.resource;
         e.bytes += resourceBytes;
         this.byteCount += resourceBytes;
@@ -171,7 +198,8 @@ export class TraceStore {
         if (isFailedSpan(prev)) e.errors--;
         const pk = pairKey(prev);
         const left = (e.ops.get(pk) ?? 1) - 1;
-        if (left > 0) e.ops.set(pk, left); else e.ops.delete(pk);
+        if (left > 0) e.ops.set(pk, left);
+        else e.ops.delete(pk);
         e.spans[dup] = s;
         e.bytes += b - old;
         this.byteCount += b - old;
@@ -205,13 +233,19 @@ export class TraceStore {
     if (!this.warm.enabled || !this.dirty.size) return;
     if (delayMs > 0) {
       if (this.warmTimer || this.warmScheduled) return;
-      this.warmTimer = setTimeout(() => { this.warmTimer = undefined; this.scheduleWarm(); }, delayMs);
+      this.warmTimer = setTimeout(() => {
+        this.warmTimer = undefined;
+        this.scheduleWarm();
+      }, delayMs);
       this.warmTimer.unref();
       return;
     }
     if (this.warmScheduled) return;
     this.warmScheduled = true;
-    setImmediate(() => { this.warmScheduled = false; this.warmUp(); }).unref();
+    setImmediate(() => {
+      this.warmScheduled = false;
+      this.warmUp();
+    }).unref();
   }
 
   /**
@@ -223,11 +257,23 @@ export class TraceStore {
     const quietBefore = this.now() - this.warm.quietMs;
     let deferred = false;
     for (const id of this.dirty) {
-      if (performance.now() - t0 > sliceMs) { this.scheduleWarm(); return; }
+      if (performance.now() - t0 > sliceMs) {
+        this.scheduleWarm();
+        return;
+      }
       const e = this.traces.get(id);
-      if (!e || e.errors > 0) { this.dirty.delete(id); continue; }
-      if (e.samples) { this.dirty.delete(id); continue; }
-      if (e.warmedSpans && e.spans.length < 2 * e.warmedSpans && e.lastIngestMs > quietBefore) { deferred = true; continue; }
+      if (!e || e.errors > 0) {
+        this.dirty.delete(id);
+        continue;
+      }
+      if (e.samples) {
+        this.dirty.delete(id);
+        continue;
+      }
+      if (e.warmedSpans && e.spans.length < 2 * e.warmedSpans && e.lastIngestMs > quietBefore) {
+        deferred = true;
+        continue;
+      }
       e.samples = traceSamples(e.spans);
       e.summary ??= summarize(id, e.spans);
       e.warmedSpans = e.spans.length;
@@ -283,7 +329,9 @@ export class TraceStore {
 
   get(traceId: string): TraceDetail | undefined {
     const e = this.traces.get(traceId.toLowerCase().padStart(32, '0'));
-    return e ? { traceId: traceId.toLowerCase().padStart(32, '0'), spans: [...e.spans].sort((a, b) => a.startMs - b.startMs) } : undefined;
+    return e
+      ? { traceId: traceId.toLowerCase().padStart(32, '0'), spans: [...e.spans].sort((a, b) => a.startMs - b.startMs) }
+      : undefined;
   }
 
   search(q: TraceQuery): TraceSummary[] {
@@ -305,7 +353,8 @@ export class TraceStore {
       // Slowest first needs every match of the range; newest first stops at the limit.
       if (out.length >= limit && q.sort !== 'duration') break;
     }
-    if (q.sort === 'duration') return out.sort((a, b) => b.durationMs - a.durationMs || b.startMs - a.startMs).slice(0, limit);
+    if (q.sort === 'duration')
+      return out.sort((a, b) => b.durationMs - a.durationMs || b.startMs - a.startMs).slice(0, limit);
     return out.sort((a, b) => b.startMs - a.startMs);
   }
 
@@ -315,9 +364,17 @@ export class TraceStore {
    * operation (so the slow traces of an ongoing incident do not become their own baseline). Traces that ended before
    * `beforeMs` (the analysed trace's start) come first, newest first; later ones only fill up to `minTraces`.
    */
-  baseline(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30, maxSpans = 50_000): Span[] {
+  baseline(
+    keys: Array<{ service: string; name: string }>,
+    maxTraces = 200,
+    exceptTraceId?: string,
+    beforeMs = Infinity,
+    minTraces = 30,
+    maxSpans = 50_000
+  ): Span[] {
     const out: Span[] = [];
-    for (const [, e] of this.selectBaseline(keys, maxTraces, exceptTraceId, beforeMs, minTraces, maxSpans)) out.push(...e.spans);
+    for (const [, e] of this.selectBaseline(keys, maxTraces, exceptTraceId, beforeMs, minTraces, maxSpans))
+      out.push(...e.spans);
     return out;
   }
 
@@ -326,18 +383,27 @@ export class TraceStore {
    * from each trace's cached samples (computed now for the ones the warm-up has not reached yet). Undefined when no
    * trace qualifies.
    */
-  baselineStats(keys: Array<{ service: string; name: string }>, maxTraces = 200, exceptTraceId?: string, beforeMs = Infinity, minTraces = 30, maxSpans = 50_000): Baseline | undefined {
+  baselineStats(
+    keys: Array<{ service: string; name: string }>,
+    maxTraces = 200,
+    exceptTraceId?: string,
+    beforeMs = Infinity,
+    minTraces = 30,
+    maxSpans = 50_000
+  ): Baseline | undefined {
     const picked = this.selectBaseline(keys, maxTraces, exceptTraceId, beforeMs, minTraces, maxSpans);
     if (!picked.length) return undefined;
-    return statsFromSamples(picked.map(([id, e]) => {
-      if (!e.samples) {
-        e.samples = traceSamples(e.spans);
-        e.warmedSpans = e.spans.length;
-        this.sampleBuilds.onDemand++;
-        this.dirty.delete(id);
-      }
-      return e.samples;
-    }));
+    return statsFromSamples(
+      picked.map(([id, e]) => {
+        if (!e.samples) {
+          e.samples = traceSamples(e.spans);
+          e.warmedSpans = e.spans.length;
+          this.sampleBuilds.onDemand++;
+          this.dirty.delete(id);
+        }
+        return e.samples;
+      })
+    );
   }
 
   /**
@@ -360,7 +426,14 @@ export class TraceStore {
     return samples.length ? statsFromSamples(samples) : undefined;
   }
 
-  private selectBaseline(keys: Array<{ service: string; name: string }>, maxTraces: number, exceptTraceId: string | undefined, beforeMs: number, minTraces: number, maxSpans: number): Array<[string, Entry]> {
+  private selectBaseline(
+    keys: Array<{ service: string; name: string }>,
+    maxTraces: number,
+    exceptTraceId: string | undefined,
+    beforeMs: number,
+    minTraces: number,
+    maxSpans: number
+  ): Array<[string, Entry]> {
     const want = [...new Set(keys.map((k) => `${k.service}\u0000${k.name}`))];
     const earlier: Array<[string, Entry]> = [];
     const later: Array<[string, Entry]> = [];
@@ -369,7 +442,11 @@ export class TraceStore {
       const [id, e] = entries[i];
       if (id === exceptTraceId || e.errors > 0) continue;
       let hit = false;
-      for (const k of want) if (e.ops.has(k)) { hit = true; break; }
+      for (const k of want)
+        if (e.ops.has(k)) {
+          hit = true;
+          break;
+        }
       if (!hit) continue;
       (e.endMs <= beforeMs ? earlier : later).push([id, e]);
     }
@@ -382,7 +459,8 @@ export class TraceStore {
       const k = `${sum.rootService}\u0000${sum.rootName}`;
       rootOf.set(id, k);
       const l = byRoot.get(k);
-      if (l) l.push(sum.durationMs); else byRoot.set(k, [sum.durationMs]);
+      if (l) l.push(sum.durationMs);
+      else byRoot.set(k, [sum.durationMs]);
     }
     const median = new Map([...byRoot].map(([k, d]) => [k, d.sort((a, b) => a - b)[Math.floor(d.length / 2)]]));
     const out: Array<[string, Entry]> = [];

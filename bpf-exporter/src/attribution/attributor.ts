@@ -32,7 +32,9 @@ export interface Attribution {
 }
 
 /** Pod UID → identity (the Kubernetes informer). */
-export interface PodDirectory { byUid(uid: string): PodIdentity | undefined }
+export interface PodDirectory {
+  byUid(uid: string): PodIdentity | undefined;
+}
 
 export interface AttributorOptions {
   node: string;
@@ -48,7 +50,12 @@ export interface AttributorOptions {
 
 function detectCgroup2Root(): string | undefined {
   for (const p of ['/sys/fs/cgroup/unified', '/sys/fs/cgroup']) {
-    try { statSync(join(p, 'cgroup.procs')); return p; } catch { /* next */ }
+    try {
+      statSync(join(p, 'cgroup.procs'));
+      return p;
+    } catch {
+      /* next */
+    }
   }
   return undefined;
 }
@@ -71,12 +78,22 @@ export class Attributor {
   }
 
   /** Registration changes must show at once, not after the cache's TTL. */
-  forget(pid: number): void { this.pidCache.delete(pid); }
+  forget(pid: number): void {
+    this.pidCache.delete(pid);
+  }
 
   forPid(pid: number): Attribution {
     const node = this.opts.node;
     const reg = pid > 0 ? this.opts.registry.get(pid) : undefined;
-    if (reg) return { pod: reg.pod, namespace: reg.namespace, node: reg.node ?? node, service: reg.service, labels: reg.labels, source: 'registered' };
+    if (reg)
+      return {
+        pod: reg.pod,
+        namespace: reg.namespace,
+        node: reg.node ?? node,
+        service: reg.service,
+        labels: reg.labels,
+        source: 'registered',
+      };
     if (pid <= 0) return { node, source: 'none' };
     const cached = this.pidCache.get(pid);
     if (cached && !this.improvable(cached)) return cached;
@@ -93,10 +110,16 @@ export class Attributor {
           a.source = a.pod ? 'container' : 'cgroup';
         }
         if (picked.version === 2 && this.cgroup2Root) {
-          try { this.learnt.set(statSync(join(this.cgroup2Root, picked.path)).ino, a); } catch { /* gone */ }
+          try {
+            this.learnt.set(statSync(join(this.cgroup2Root, picked.path)).ino, a);
+          } catch {
+            /* gone */
+          }
         }
       }
-    } catch { /* process gone: unattributed */ }
+    } catch {
+      /* process gone: unattributed */
+    }
     this.pidCache.set(pid, a);
     return a;
   }
@@ -123,11 +146,19 @@ export class Attributor {
     const walk = (rel: string, depth: number): void => {
       if (budget-- <= 0 || depth > 16) return;
       let entries: import('node:fs').Dirent[];
-      try { entries = readdirSync(join(root, rel), { withFileTypes: true }); } catch { return; }
+      try {
+        entries = readdirSync(join(root, rel), { withFileTypes: true });
+      } catch {
+        return;
+      }
       for (const e of entries) {
         if (!e.isDirectory()) continue;
         const child = `${rel}/${e.name}`;
-        try { this.cgroupPaths.set(statSync(join(root, child)).ino, child); } catch { continue; }
+        try {
+          this.cgroupPaths.set(statSync(join(root, child)).ino, child);
+        } catch {
+          continue;
+        }
         walk(child, depth + 1);
       }
     };
@@ -141,7 +172,11 @@ export class Attributor {
   }
 
   private fromInfo(info: CgroupInfo, path: string): Attribution {
-    const a: Attribution = { node: this.opts.node, source: info.containerId || info.podUid ? 'cgroup' : 'none', cgroupPath: path };
+    const a: Attribution = {
+      node: this.opts.node,
+      source: info.containerId || info.podUid ? 'cgroup' : 'none',
+      cgroupPath: path,
+    };
     if (info.containerId) a.container = { runtime: info.runtime, id: info.containerId };
     if (info.podUid) {
       a.podUid = info.podUid;
@@ -165,6 +200,8 @@ export class Attributor {
         if (k === 'HOSTNAME' || k === 'POD_NAME' || k === 'POD_NAMESPACE') out[k] = kv.slice(i + 1);
       }
       return out;
-    } catch { return {}; }
+    } catch {
+      return {};
+    }
   }
 }

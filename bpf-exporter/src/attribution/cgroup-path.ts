@@ -26,8 +26,10 @@ const CONTAINER_PATTERNS: Array<[RegExp, Runtime, 'systemd' | 'cgroupfs' | undef
   [new RegExp(`/pod[0-9a-f_-]{36}/${ID}$`), 'cgroupfs', 'cgroupfs'],
 ];
 // systemd driver escapes '-' in the pod UID as '_'; cgroupfs keeps the dashes.
-const POD_SYSTEMD = /kubepods(?:-(besteffort|burstable))?-pod([0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12})\.slice/;
-const POD_CGROUPFS = /\/kubepods(?:\/(besteffort|burstable))?\/pod([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
+const POD_SYSTEMD =
+  /kubepods(?:-(besteffort|burstable))?-pod([0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12})\.slice/;
+const POD_CGROUPFS =
+  /\/kubepods(?:\/(besteffort|burstable))?\/pod([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/;
 
 export function parseCgroupPath(path: string): CgroupInfo {
   const info: CgroupInfo = {};
@@ -56,15 +58,26 @@ export function parseCgroupPath(path: string): CgroupInfo {
  * that names a container or pod, else the name=systemd, memory or first v1 path.
  */
 export function pickCgroupPath(procCgroup: string): { path: string; version: 1 | 2 } | undefined {
-  const lines = procCgroup.split('\n').filter(Boolean).map((l) => {
-    const [, controllers, ...rest] = l.split(':');
-    return { hierarchy: l.split(':')[0], controllers, path: rest.join(':') };
-  });
+  const lines = procCgroup
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [, controllers, ...rest] = l.split(':');
+      return { hierarchy: l.split(':')[0], controllers, path: rest.join(':') };
+    });
   const v2 = lines.find((l) => l.hierarchy === '0' && l.controllers === '');
   if (v2 && v2.path !== '/') return { path: v2.path, version: 2 };
   const v1 = lines.filter((l) => l.hierarchy !== '0');
-  const telling = v1.find((l) => { const i = parseCgroupPath(l.path); return i.containerId || i.podUid; });
-  const pick = telling ?? v1.find((l) => l.controllers === 'name=systemd' && l.path !== '/') ?? v1.find((l) => l.controllers.split(',').includes('memory'))
-    ?? v1.find((l) => l.path !== '/') ?? v2 ?? v1[0];
+  const telling = v1.find((l) => {
+    const i = parseCgroupPath(l.path);
+    return i.containerId || i.podUid;
+  });
+  const pick =
+    telling ??
+    v1.find((l) => l.controllers === 'name=systemd' && l.path !== '/') ??
+    v1.find((l) => l.controllers.split(',').includes('memory')) ??
+    v1.find((l) => l.path !== '/') ??
+    v2 ??
+    v1[0];
   return pick ? { path: pick.path, version: pick.hierarchy === '0' ? 2 : 1 } : undefined;
 }

@@ -26,8 +26,16 @@ export class PidRegistry {
     return reg;
   }
 
-  get(pid: number): Registration | undefined { return this.byPid.get(pid); }
-  delete(pid: number): boolean { return this.byPid.delete(pid); }
-  list(): Registration[] { return [...this.byPid.values()]; }
-  get size(): number { return this.byPid.size; }
+  get(pid: number): Registration | undefined {
+    return this.byPid.get(pid);
+  }
+  delete(pid: number): boolean {
+    return this.byPid.delete(pid);
+  }
+  list(): Registration[] {
+    return [...this.byPid.values()];
+  }
+  get size(): number {
+    return this.byPid.size;
+  }
 }

@@ -111,7 +111,10 @@ export class Kit {
   private readonly used = new Set<string>();
   private footerDone = false;
 
-  constructor(private readonly tallies: TallySpec[], readonly opts: KitOptions) {
+  constructor(
+    private readonly tallies: TallySpec[],
+    readonly opts: KitOptions
+  ) {
     for (const t of tallies) if (!/^\w+$/.test(t.name)) throw new Error(`tally name "${t.name}"`);
   }
 
@@ -121,7 +124,8 @@ export class Kit {
     if (o.tally) {
       const spec = this.tallies.find((t) => t.name === o.tally!.name);
       if (!spec) throw new Error(`tally ${o.tally.name} is not declared`);
-      if (spec.dims.length !== o.tally.dims.length) throw new Error(`tally ${spec.name}: ${spec.dims.length} dims expected`);
+      if (spec.dims.length !== o.tally.dims.length)
+        throw new Error(`tally ${spec.name}: ${spec.dims.length} dims expected`);
       if (spec.type !== o.type) throw new Error(`tally ${spec.name} counts ${spec.type}, not ${o.type}`);
       this.used.add(spec.name);
       const key = ['$bx_pid', '$bx_cg', ...o.tally.dims];
@@ -132,7 +136,8 @@ export class Kit {
         key.push('$bx_b');
       }
       const k = key.join(', ');
-      const upd = (g: 0 | 1): string => `${countMap(spec.name, g)}[${k}] = count();${spec.bucketsNs ? ` ${sumMap(spec.name, g)}[${k}] = sum($bx_v);` : ''}`;
+      const upd = (g: 0 | 1): string =>
+        `${countMap(spec.name, g)}[${k}] = count();${spec.bucketsNs ? ` ${sumMap(spec.name, g)}[${k}] = sum($bx_v);` : ''}`;
       out.push(`if ($bx_e & 1) { ${upd(1)} } else { ${upd(0)} }`);
     }
     const args = ['$bx_e', '$bx_w', '$bx_c', `buf(${o.comm}, 16)`, ...o.printf.args].join(', ');
@@ -145,13 +150,18 @@ export class Kit {
       '$bx_ok = 0;',
       `if ($bx_c) { if (@bx_nn < ${b}) { @bx_nn = @bx_nn + 1; $bx_ok = 1; } } else { if (@bx_n < ${b}) { @bx_n = @bx_n + 1; $bx_ok = 1; } }`,
       `if ($bx_ok) { printf("%llu %llu %d %rx ${o.printf.fmt}", ${args}); }`,
-      `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`,
+      `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`
     );
     return out.join('\n  ');
   }
 
   private flushGen(g: 0 | 1): string {
-    const maps = [...this.tallies.filter((t) => this.used.has(t.name)).flatMap((t) => (t.bucketsNs ? [countMap(t.name, g), sumMap(t.name, g)] : [countMap(t.name, g)])), `@bx_sup_${g}`];
+    const maps = [
+      ...this.tallies
+        .filter((t) => this.used.has(t.name))
+        .flatMap((t) => (t.bucketsNs ? [countMap(t.name, g), sumMap(t.name, g)] : [countMap(t.name, g)])),
+      `@bx_sup_${g}`,
+    ];
     return maps.map((m) => `print(${m}); clear(${m});`).join(' ');
   }
 
@@ -167,7 +177,13 @@ export class Kit {
   if (${o} & 1) { ${this.flushGen(1)} } else { ${this.flushGen(0)} }
   printf("{\\"bx\\":\\"end\\",\\"e\\":%llu}\\n", ${o});`;
     const all = [...clears, '@bx_e', '@bx_w', '@bx_n', '@bx_nn', '@bx_sup_0', '@bx_sup_1'];
-    for (const t of this.tallies) if (this.used.has(t.name)) all.push(countMap(t.name, 0), countMap(t.name, 1), ...(t.bucketsNs ? [sumMap(t.name, 0), sumMap(t.name, 1)] : []));
+    for (const t of this.tallies)
+      if (this.used.has(t.name))
+        all.push(
+          countMap(t.name, 0),
+          countMap(t.name, 1),
+          ...(t.bucketsNs ? [sumMap(t.name, 0), sumMap(t.name, 1)] : [])
+        );
     return `
 BEGIN { printf("{\\"bx\\":\\"begin\\"}\\n"); }
 interval:ms:${this.opts.flushMs}
@@ -185,7 +201,9 @@ END
   }
 
   /** Whether the program got its footer (the core refuses a probe program without one). */
-  get complete(): boolean { return this.footerDone; }
+  get complete(): boolean {
+    return this.footerDone;
+  }
 }
 
 /** Bucket index of a value the way kit.event computes it in the kernel: how many bounds the value exceeds. */

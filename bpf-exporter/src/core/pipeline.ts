@@ -87,9 +87,19 @@ export class Pipeline {
     this.sse = new SseHub({ ring: this.ring, maxClients: opts.sseMaxClients ?? 16 });
     this.podLabels = podLabelSet(opts.podLabels ?? []);
     if (opts.kubernetes?.connection) {
-      this.pods = new PodInformer({ connection: opts.kubernetes.connection, node: opts.node, labelKeys: opts.podLabels ?? [], log: opts.log });
+      this.pods = new PodInformer({
+        connection: opts.kubernetes.connection,
+        node: opts.node,
+        labelKeys: opts.podLabels ?? [],
+        log: opts.log,
+      });
     }
-    this.attributor = new Attributor({ node: opts.node, registry: this.pids, pods: this.pods, procRoot: opts.procRoot });
+    this.attributor = new Attributor({
+      node: opts.node,
+      registry: this.pids,
+      pods: this.pods,
+      procRoot: opts.procRoot,
+    });
     // Every file kind any selected probe puts uprobes on (same name, same matcher).
     const kinds = new Map<string, { file: string; matches(b: string): boolean }>();
     for (const p of opts.probes) for (const k of p.uprobes ?? []) if (!kinds.has(k.file)) kinds.set(k.file, k);
@@ -97,7 +107,7 @@ export class Pipeline {
       kinds: [...kinds.values()],
       explicit: Object.fromEntries(Object.entries(opts.uprobeFiles ?? {}).filter(([k]) => kinds.has(k))),
       registered: () => this.pids.list().map((r) => r.pid),
-      scanMs: opts.replay ? 0 : opts.scanMs ?? 15_000,
+      scanMs: opts.replay ? 0 : (opts.scanMs ?? 15_000),
       selfPid: process.pid,
       procRoot: opts.procRoot,
     });
@@ -106,32 +116,70 @@ export class Pipeline {
     this.lost = new Counter({
       name: 'hopscope_bpf_events_lost_total',
       help: 'Kernel events lost: stage "kernel" = bpftrace perf buffer overflow, "unparsable" = malformed probe line',
-      labelNames: ['probe', 'stage'], registers: [this.registry],
+      labelNames: ['probe', 'stage'],
+      registers: [this.registry],
     });
-    this.evicted = new Counter({ name: 'hopscope_bpf_ring_evicted_total', help: 'Events overwritten in the bounded /events ring (still counted in metrics)', registers: [this.registry] });
+    this.evicted = new Counter({
+      name: 'hopscope_bpf_ring_evicted_total',
+      help: 'Events overwritten in the bounded /events ring (still counted in metrics)',
+      registers: [this.registry],
+    });
     this.total = new Counter({
       name: 'hopscope_bpf_events_total',
       help: 'Kernel events counted, by probe and type: counted in the kernel, so exact whether or not their per-event record was sent (http_traceparent: records read)',
-      labelNames: ['probe', 'type'], registers: [this.registry],
+      labelNames: ['probe', 'type'],
+      registers: [this.registry],
     });
     this.suppressedTotal = new Counter({
       name: 'hopscope_bpf_events_suppressed_total',
       help: 'Kernel events over the per-event budget (HOPSCOPE_BPF_EVENT_BUDGET): counted in the metrics, absent from /events and SSE',
-      labelNames: ['probe'], registers: [this.registry],
+      labelNames: ['probe'],
+      registers: [this.registry],
     });
     const runners = this.runners;
     new Gauge({
-      name: 'hopscope_bpf_probe_attached', help: '1 when the probe is attached, 0 otherwise (see /health for why)', labelNames: ['probe'], registers: [this.registry],
-      collect() { for (const r of runners) this.set({ probe: r.status.name }, r.status.attached ? 1 : 0); },
+      name: 'hopscope_bpf_probe_attached',
+      help: '1 when the probe is attached, 0 otherwise (see /health for why)',
+      labelNames: ['probe'],
+      registers: [this.registry],
+      collect() {
+        for (const r of runners) this.set({ probe: r.status.name }, r.status.attached ? 1 : 0);
+      },
     });
     new Gauge({
-      name: 'hopscope_bpf_probe_restarts', help: 'Times the probe\'s bpftrace was restarted', labelNames: ['probe'], registers: [this.registry],
-      collect() { for (const r of runners) this.set({ probe: r.status.name }, r.status.restarts); },
+      name: 'hopscope_bpf_probe_restarts',
+      help: "Times the probe's bpftrace was restarted",
+      labelNames: ['probe'],
+      registers: [this.registry],
+      collect() {
+        for (const r of runners) this.set({ probe: r.status.name }, r.status.restarts);
+      },
     });
     const sse = this.sse;
-    new Gauge({ name: 'hopscope_bpf_sse_dropped', help: 'SSE subscribers closed for falling further behind than the ring holds', registers: [this.registry], collect() { this.set(sse.dropped); } });
-    new Gauge({ name: 'hopscope_bpf_sse_clients', help: 'SSE subscribers connected now', registers: [this.registry], collect() { this.set(sse.size); } });
-    new Gauge({ name: 'hopscope_bpf_sse_refused', help: 'SSE subscriptions refused at HOPSCOPE_BPF_SSE_MAX_CLIENTS', registers: [this.registry], collect() { this.set(sse.refused); } });
+    new Gauge({
+      name: 'hopscope_bpf_sse_dropped',
+      help: 'SSE subscribers closed for falling further behind than the ring holds',
+      registers: [this.registry],
+      collect() {
+        this.set(sse.dropped);
+      },
+    });
+    new Gauge({
+      name: 'hopscope_bpf_sse_clients',
+      help: 'SSE subscribers connected now',
+      registers: [this.registry],
+      collect() {
+        this.set(sse.size);
+      },
+    });
+    new Gauge({
+      name: 'hopscope_bpf_sse_refused',
+      help: 'SSE subscriptions refused at HOPSCOPE_BPF_SSE_MAX_CLIENTS',
+      registers: [this.registry],
+      collect() {
+        this.set(sse.refused);
+      },
+    });
     for (const p of opts.probes) {
       this.metrics.set(p.name, p.metrics(this.registry, this.podLabels));
       this.lost.inc({ probe: p.name, stage: 'kernel' }, 0);
@@ -143,7 +191,9 @@ export class Pipeline {
     this.pods?.start();
     if (this.opts.replay) {
       let events: KernelEvent[] = [];
-      try { events = readRecording(this.opts.replay.file); } catch (err) {
+      try {
+        events = readRecording(this.opts.replay.file);
+      } catch (err) {
         this.replayError = (err as Error).message;
         this.opts.log.error({ err }, 'cannot read the replay file');
       }
@@ -174,12 +224,15 @@ export class Pipeline {
     await Promise.all(this.runners.map((r) => r.start()));
   }
 
-  get node(): string { return this.opts.node; }
+  get node(): string {
+    return this.opts.node;
+  }
 
   /** Resolves once every started probe is attached or has given its reason (for tests and the demo). */
   async settled(timeoutMs = 60_000): Promise<ProbeStatus[]> {
     const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline && this.runners.some((r) => r.status.state === 'starting')) await new Promise((r) => setTimeout(r, 100));
+    while (Date.now() < deadline && this.runners.some((r) => r.status.state === 'starting'))
+      await new Promise((r) => setTimeout(r, 100));
     return this.runners.map((r) => r.status);
   }
 
@@ -187,7 +240,9 @@ export class Pipeline {
   private attribute(pid: number, cgroupId: number): Attribution {
     if (pid <= 0) return this.attributor.forCgroupId(cgroupId);
     const a = this.attributor.forPid(pid);
-    return a.source === 'none' && !a.cgroupPath && cgroupId ? { ...this.attributor.forCgroupId(cgroupId), node: a.node } : a;
+    return a.source === 'none' && !a.cgroupPath && cgroupId
+      ? { ...this.attributor.forCgroupId(cgroupId), node: a.node }
+      : a;
   }
 
   private labels(a: Attribution): PodLabelValues {
@@ -197,7 +252,10 @@ export class Pipeline {
   private countType(probe: string, type: KernelEventType, n: number): void {
     const key = `${probe}|${type}`;
     let child = this.totalChildren.get(key);
-    if (!child) { child = this.total.labels(probe, type); this.totalChildren.set(key, child); }
+    if (!child) {
+      child = this.total.labels(probe, type);
+      this.totalChildren.set(key, child);
+    }
     child.inc(n);
   }
 
@@ -218,7 +276,14 @@ export class Pipeline {
     if (a.owner) detail.owner = a.owner;
     if (a.workload) detail.workload = a.workload;
     // Built field by field (no conditional spreads): this runs for every event.
-    const e: KernelEvent = { ts: Math.round(ts * 1000) / 1000, type: raw.type, pid: raw.pid, comm: raw.comm, detail, mode: 'live' };
+    const e: KernelEvent = {
+      ts: Math.round(ts * 1000) / 1000,
+      type: raw.type,
+      pid: raw.pid,
+      comm: raw.comm,
+      detail,
+      mode: 'live',
+    };
     if (a.pod) e.pod = a.pod;
     if (a.namespace) e.namespace = a.namespace;
     e.node = a.node ?? this.opts.node;
@@ -231,14 +296,19 @@ export class Pipeline {
       this.tagRecent(raw.pid, raw.traceId, ts);
     } else if (raw.pid > 0) {
       const t = this.recentTrace.get(raw.pid);
-      if (t && ts - t.at <= TRACE_JOIN_MS) { e.traceId = t.traceId; detail.traceIdSource = 'same_pid_recent_request'; }
+      if (t && ts - t.at <= TRACE_JOIN_MS) {
+        e.traceId = t.traceId;
+        detail.traceIdSource = 'same_pid_recent_request';
+      }
     }
     const m = this.metrics.get(probe.name);
     if (raw.tally && m?.add) {
       // Counted in the kernel too: added here once, the flush adds only what records did not bring.
       if (count) {
         const spec = probe.tallies?.find((t) => t.name === raw.tally!.name);
-        const dims = spec?.bucketsNs ? [...raw.tally.dims, bucketOf(spec.bucketsNs, raw.tally.valueNs ?? 0)] : raw.tally.dims;
+        const dims = spec?.bucketsNs
+          ? [...raw.tally.dims, bucketOf(spec.bucketsNs, raw.tally.valueNs ?? 0)]
+          : raw.tally.dims;
         m.add(raw.tally.name, dims, 1, raw.tally.valueNs ?? 0, this.labels(a));
         this.countType(probe.name, e.type, 1);
       }
@@ -264,15 +334,33 @@ export class Pipeline {
     let n = 0;
     for (const s of entries) {
       const a = this.attribute(s.pid, s.cgroupId);
-      this.suppressed.add({ ts: s.second * 1000 + this.offsetMs, type: s.type, notable: s.notable, pid: s.pid, pod: a.pod, count: s.count });
+      this.suppressed.add({
+        ts: s.second * 1000 + this.offsetMs,
+        type: s.type,
+        notable: s.notable,
+        pid: s.pid,
+        pod: a.pod,
+        count: s.count,
+      });
       n += s.count;
     }
     this.suppressedTotal.inc({ probe: probe.name }, n);
-    this.sse.publishSuppressed(entries.map((s) => ({ ts: s.second * 1000 + this.offsetMs, type: s.type, notable: s.notable, pid: s.pid, pod: this.attribute(s.pid, s.cgroupId).pod, count: s.count })));
+    this.sse.publishSuppressed(
+      entries.map((s) => ({
+        ts: s.second * 1000 + this.offsetMs,
+        type: s.type,
+        notable: s.notable,
+        pid: s.pid,
+        pod: this.attribute(s.pid, s.cgroupId).pod,
+        count: s.count,
+      }))
+    );
   }
 
   /** Events matching the query that the budget kept out of /events (see SuppressedLog.count). */
-  suppressedIn(f: EventFilter): number { return this.suppressed.count(f); }
+  suppressedIn(f: EventFilter): number {
+    return this.suppressed.count(f);
+  }
 
   /** Events of this pid just before its request was seen (connect, TLS handshake) belong to that request too. */
   private tagRecent(pid: number, traceId: string, ts: number): void {
@@ -294,7 +382,14 @@ export class Pipeline {
   health(): Record<string, unknown> {
     const replay = this.opts.replay;
     const probes = replay
-      ? this.opts.probes.map((p) => ({ name: p.name, description: p.description, state: 'not_attached', attached: false, code: 'replay_mode', reason: `replay mode: events come from ${replay.file}, not the kernel` }))
+      ? this.opts.probes.map((p) => ({
+          name: p.name,
+          description: p.description,
+          state: 'not_attached',
+          attached: false,
+          code: 'replay_mode',
+          reason: `replay mode: events come from ${replay.file}, not the kernel`,
+        }))
       : this.runners.map((r) => ({ ...r.status }));
     return {
       // A probe waiting for a file to attach to (no GPU workload on this node) is not a fault.
@@ -302,16 +397,33 @@ export class Pipeline {
       mode: this.mode,
       node: this.opts.node,
       probes,
-      ...(replay ? { replay: { file: replay.file, timing: replay.timing, events: this.replayer?.total ?? 0, done: this.replayer?.done ?? false, error: this.replayError } } : {}),
+      ...(replay
+        ? {
+            replay: {
+              file: replay.file,
+              timing: replay.timing,
+              events: this.replayer?.total ?? 0,
+              done: this.replayer?.done ?? false,
+              error: this.replayError,
+            },
+          }
+        : {}),
       ring: { size: this.ring.size, capacity: this.ring.capacity, evicted: this.ring.evicted },
       // Per-event records are capped; counts (/metrics) are not. `suppressed` > 0: /events is not the whole stream.
       eventBudget: {
-        perProbePerSecond: this.kit.budget, flushMs: this.kit.flushMs, suppressed: this.suppressed.total,
+        perProbePerSecond: this.kit.budget,
+        flushMs: this.kit.flushMs,
+        suppressed: this.suppressed.total,
         complete: this.suppressed.total === 0,
         ...(Number.isFinite(this.suppressed.knownSince) ? { suppressedKnownSince: this.suppressed.knownSince } : {}),
       },
       sseClients: this.sse.size,
-      sse: { clients: this.sse.size, maxClients: this.sse.maxClients, dropped: this.sse.dropped, refused: this.sse.refused },
+      sse: {
+        clients: this.sse.size,
+        maxClients: this.sse.maxClients,
+        dropped: this.sse.dropped,
+        refused: this.sse.refused,
+      },
       seq: { first: this.ring.firstSeq, last: this.ring.lastSeq, start: this.ring.startSeq },
       registrations: this.pids.size,
       attribution: this.attributionHealth(),
@@ -322,9 +434,18 @@ export class Pipeline {
   /** Which identity source is in use: the Kubernetes API (and how it is doing) or /proc alone. */
   private attributionHealth(): Record<string, unknown> {
     const k = this.opts.kubernetes;
-    if (this.pods) return { mode: 'kubernetes', kubernetes: this.pods.health(), fallback: 'proc (pods the informer does not know yet)' };
+    if (this.pods)
+      return {
+        mode: 'kubernetes',
+        kubernetes: this.pods.health(),
+        fallback: 'proc (pods the informer does not know yet)',
+      };
     if (k?.error) return { mode: 'proc', reason: `kubernetes not used: ${k.error}` };
-    return { mode: 'proc', reason: 'off-cluster: no KUBERNETES_SERVICE_HOST and no HOPSCOPE_BPF_KUBECONFIG; pods named from /proc/<pid>/cgroup and the container\'s HOSTNAME' };
+    return {
+      mode: 'proc',
+      reason:
+        "off-cluster: no KUBERNETES_SERVICE_HOST and no HOPSCOPE_BPF_KUBECONFIG; pods named from /proc/<pid>/cgroup and the container's HOSTNAME",
+    };
   }
 
   async stop(): Promise<void> {

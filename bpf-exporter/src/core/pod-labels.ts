@@ -11,7 +11,9 @@ export const POD_LABELS = ['pod', 'namespace', 'node'] as const;
 /** Prometheus label name of a Kubernetes label key. */
 export const metricLabelName = (key: string): string => `label_${key.replace(/[^a-zA-Z0-9_]/g, '_')}`;
 
-export function podLabelSet(workloadLabels: readonly string[]): PodLabelSet & { values(pod: string, namespace: string, node: string, labels?: Record<string, string>): PodLabelValues } {
+export function podLabelSet(workloadLabels: readonly string[]): PodLabelSet & {
+  values(pod: string, namespace: string, node: string, labels?: Record<string, string>): PodLabelValues;
+} {
   const extra = workloadLabels.map((k) => [k, metricLabelName(k)] as const);
   const values = (pod: string, namespace: string, node: string, labels?: Record<string, string>): PodLabelValues => {
     const v: PodLabelValues = { pod, namespace, node };

@@ -11,8 +11,17 @@ import type { Requirement } from './probe';
 const run = promisify(execFile);
 
 export type NotAttachedCode =
-  | 'not_root' | 'bpftrace_missing' | 'no_tracefs' | 'no_btf' | 'tracepoint_missing' | 'file_missing' | 'symbol_missing'
-  | 'bpftrace_failed' | 'no_targets' | 'disabled' | 'replay_mode';
+  | 'not_root'
+  | 'bpftrace_missing'
+  | 'no_tracefs'
+  | 'no_btf'
+  | 'tracepoint_missing'
+  | 'file_missing'
+  | 'symbol_missing'
+  | 'bpftrace_failed'
+  | 'no_targets'
+  | 'disabled'
+  | 'replay_mode';
 
 export type Preflight = { ok: true } | { ok: false; code: NotAttachedCode; reason: string };
 
@@ -20,7 +29,12 @@ export function findBinary(name: string): string | undefined {
   if (name.includes('/')) return existsSync(name) ? name : undefined;
   for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(delimiter)) {
     const p = join(dir, name);
-    try { accessSync(p, constants.X_OK); return p; } catch { /* next */ }
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
   }
   return undefined;
 }
@@ -30,14 +44,29 @@ export function tracefsEvents(): string | undefined {
 }
 
 /** Machine-wide checks shared by every probe. */
-export function machinePreflight(bpftrace: string): { ok: true; bin: string } | { ok: false; code: NotAttachedCode; reason: string } {
+export function machinePreflight(
+  bpftrace: string
+): { ok: true; bin: string } | { ok: false; code: NotAttachedCode; reason: string } {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    return { ok: false, code: 'not_root', reason: `not root (uid ${process.getuid()}): loading eBPF programs needs root or CAP_BPF+CAP_PERFMON` };
+    return {
+      ok: false,
+      code: 'not_root',
+      reason: `not root (uid ${process.getuid()}): loading eBPF programs needs root or CAP_BPF+CAP_PERFMON`,
+    };
   }
   const bin = findBinary(bpftrace);
-  if (!bin) return { ok: false, code: 'bpftrace_missing', reason: `bpftrace not found (${bpftrace}); install it (apt-get install bpftrace) or set HOPSCOPE_BPFTRACE` };
+  if (!bin)
+    return {
+      ok: false,
+      code: 'bpftrace_missing',
+      reason: `bpftrace not found (${bpftrace}); install it (apt-get install bpftrace) or set HOPSCOPE_BPFTRACE`,
+    };
   if (!tracefsEvents()) {
-    return { ok: false, code: 'no_tracefs', reason: 'tracefs not mounted: run `mount -t tracefs nodev /sys/kernel/tracing`' };
+    return {
+      ok: false,
+      code: 'no_tracefs',
+      reason: 'tracefs not mounted: run `mount -t tracefs nodev /sys/kernel/tracing`',
+    };
   }
   return { ok: true, bin };
 }
@@ -50,11 +79,18 @@ export function listSymbols(bin: string, path: string, pattern: string): Promise
   let p = symbolCache.get(key);
   if (!p) {
     p = run(bin, ['-l', `uprobe:${path}:${pattern}`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
-      .then(({ stdout }) => stdout.split('\n').map((l) => l.trim().split(':').pop() ?? '').filter(Boolean))
+      .then(({ stdout }) =>
+        stdout
+          .split('\n')
+          .map((l) => l.trim().split(':').pop() ?? '')
+          .filter(Boolean)
+      )
       .catch(() => []);
     symbolCache.set(key, p);
     // A library may be installed later: forget failures and empty answers after a while.
-    void p.then((s) => { if (!s.length) setTimeout(() => symbolCache.delete(key), 10_000).unref(); });
+    void p.then((s) => {
+      if (!s.length) setTimeout(() => symbolCache.delete(key), 10_000).unref();
+    });
   }
   return p;
 }
@@ -64,12 +100,21 @@ export async function probePreflight(reqs: Requirement[]): Promise<Preflight> {
   for (const r of reqs) {
     if (r.kind === 'tracepoint') {
       if (!events || !existsSync(join(events, r.category, r.name))) {
-        return { ok: false, code: 'tracepoint_missing', reason: `tracepoint ${r.category}:${r.name} not in this kernel` };
+        return {
+          ok: false,
+          code: 'tracepoint_missing',
+          reason: `tracepoint ${r.category}:${r.name} not in this kernel`,
+        };
       }
       if (!existsSync('/sys/kernel/btf/vmlinux')) {
-        return { ok: false, code: 'no_btf', reason: 'no BTF (/sys/kernel/btf/vmlinux): struct sock fields cannot be read' };
+        return {
+          ok: false,
+          code: 'no_btf',
+          reason: 'no BTF (/sys/kernel/btf/vmlinux): struct sock fields cannot be read',
+        };
       }
-    } else if (!existsSync(r.path)) return { ok: false, code: 'file_missing', reason: `${r.what} not found: ${r.path}` };
+    } else if (!existsSync(r.path))
+      return { ok: false, code: 'file_missing', reason: `${r.what} not found: ${r.path}` };
   }
   return { ok: true };
 }
@@ -85,7 +130,8 @@ export async function exportedSymbols(bin: string, path: string, symbols: string
     groups.set(key, [...(groups.get(key) ?? []), s]);
   }
   const have = new Set<string>();
-  for (const group of groups.values()) for (const s of await listSymbols(bin, path, `${commonPrefix(group)}*`)) have.add(s);
+  for (const group of groups.values())
+    for (const s of await listSymbols(bin, path, `${commonPrefix(group)}*`)) have.add(s);
   return have;
 }
 

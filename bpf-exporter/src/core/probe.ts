@@ -18,8 +18,7 @@ export interface ProbeOptions {
 
 /** Something the probe needs before bpftrace is worth starting; checked up front so /health can say exactly why. */
 export type Requirement =
-  | { kind: 'tracepoint'; category: string; name: string }
-  | { kind: 'file'; path: string; what: string };
+  { kind: 'tracepoint'; category: string; name: string } | { kind: 'file'; path: string; what: string };
 
 /**
  * A kind of file a probe puts uprobes on. The files are the ones the workloads run, found in their processes' maps
@@ -117,7 +116,10 @@ export interface ProbeModule {
  * prom-client hashes the label object on every observation; at thousands of events/s that shows. This keeps one
  * child per label set (bounded: past `max` sets it falls back to the uncached call).
  */
-export function labelCache<C>(metric: { labels(labels: Record<string, string>): C }, max = 10_000): (labels: Record<string, string>) => C {
+export function labelCache<C>(
+  metric: { labels(labels: Record<string, string>): C },
+  max = 10_000
+): (labels: Record<string, string>) => C {
   const children = new Map<string, C>();
   return (labels) => {
     const key = Object.values(labels).join('\u0000');
@@ -152,8 +154,18 @@ export function str(v: unknown): string {
 }
 
 export const TCP_STATES: Record<number, string> = {
-  1: 'ESTABLISHED', 2: 'SYN_SENT', 3: 'SYN_RECV', 4: 'FIN_WAIT1', 5: 'FIN_WAIT2', 6: 'TIME_WAIT', 7: 'CLOSE',
-  8: 'CLOSE_WAIT', 9: 'LAST_ACK', 10: 'LISTEN', 11: 'CLOSING', 12: 'NEW_SYN_RECV',
+  1: 'ESTABLISHED',
+  2: 'SYN_SENT',
+  3: 'SYN_RECV',
+  4: 'FIN_WAIT1',
+  5: 'FIN_WAIT2',
+  6: 'TIME_WAIT',
+  7: 'CLOSE',
+  8: 'CLOSE_WAIT',
+  9: 'LAST_ACK',
+  10: 'LISTEN',
+  11: 'CLOSING',
+  12: 'NEW_SYN_RECV',
 };
 
 /**
@@ -161,7 +173,13 @@ export const TCP_STATES: Record<number, string> = {
  * `boundsSec`, length = +Inf): each observed at their mean, kept inside the bucket, so bucket counts and the sum are
  * exact (prom-client has no bulk observe).
  */
-export function observeMany(child: { observe(v: number): void }, count: number, sumNs: number, boundsSec: readonly number[], bucket: number): void {
+export function observeMany(
+  child: { observe(v: number): void },
+  count: number,
+  sumNs: number,
+  boundsSec: readonly number[],
+  bucket: number
+): void {
   let v = sumNs / count / 1e9;
   if (bucket < boundsSec.length) v = Math.min(v, boundsSec[bucket]);
   if (bucket > 0 && v <= boundsSec[bucket - 1]) v = boundsSec[bucket - 1] * (1 + 1e-12);

@@ -13,9 +13,16 @@ export function readRecording(file: string): KernelEvent[] {
   lines.forEach((line, i) => {
     if (!line.trim()) return;
     let v: unknown;
-    try { v = JSON.parse(line); } catch { throw new Error(`${file}:${i + 1}: not JSON`); }
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new Error(`${file}:${i + 1}: not JSON`);
+    }
     const parsed = KernelEvent.safeParse(v);
-    if (!parsed.success) throw new Error(`${file}:${i + 1}: not a kernel event: ${formatZodError(parsed.error, { root: 'event', max: 3 })}`);
+    if (!parsed.success)
+      throw new Error(
+        `${file}:${i + 1}: not a kernel event: ${formatZodError(parsed.error, { root: 'event', max: 3 })}`
+      );
     out.push(parsed.data);
   });
   return out.sort((a, b) => a.ts - b.ts);
@@ -25,14 +32,22 @@ export class Replayer {
   private timers: NodeJS.Timeout[] = [];
   done = false;
 
-  constructor(private readonly events: KernelEvent[], private readonly timing: 'original' | 'fast') {}
+  constructor(
+    private readonly events: KernelEvent[],
+    private readonly timing: 'original' | 'fast'
+  ) {}
 
-  get total(): number { return this.events.length; }
+  get total(): number {
+    return this.events.length;
+  }
 
   start(emit: (e: KernelEvent) => void, onDone: () => void = () => {}): void {
     // A recording made before events said whether they were notable: the types that always are, are.
     const asReplay = (e: KernelEvent, ts: number): KernelEvent => ({
-      ...e, ts, mode: 'replay', detail: { ...e.detail, recordedTs: e.ts },
+      ...e,
+      ts,
+      mode: 'replay',
+      detail: { ...e.detail, recordedTs: e.ts },
       ...(e.notable === undefined && KERNEL_EVENT_TYPES[e.type].notable === 'always' ? { notable: true } : {}),
     });
     if (this.timing === 'fast' || !this.events.length) {
@@ -45,20 +60,35 @@ export class Replayer {
     const start = Date.now();
     this.events.forEach((e, i) => {
       const at = e.ts - t0;
-      this.timers.push(setTimeout(() => {
-        emit(asReplay(e, start + at));
-        if (i === this.events.length - 1) { this.done = true; onDone(); }
-      }, at));
+      this.timers.push(
+        setTimeout(() => {
+          emit(asReplay(e, start + at));
+          if (i === this.events.length - 1) {
+            this.done = true;
+            onDone();
+          }
+        }, at)
+      );
     });
   }
 
-  stop(): void { for (const t of this.timers) clearTimeout(t); this.timers = []; }
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+  }
 }
 
 export class Recorder {
   private readonly out: WriteStream;
   written = 0;
-  constructor(readonly file: string) { this.out = createWriteStream(file, { flags: 'a' }); }
-  write(e: KernelEvent): void { this.out.write(`${JSON.stringify(e)}\n`); this.written++; }
-  close(): Promise<void> { return new Promise((r) => this.out.end(r)); }
+  constructor(readonly file: string) {
+    this.out = createWriteStream(file, { flags: 'a' });
+  }
+  write(e: KernelEvent): void {
+    this.out.write(`${JSON.stringify(e)}\n`);
+    this.written++;
+  }
+  close(): Promise<void> {
+    return new Promise((r) => this.out.end(r));
+  }
 }

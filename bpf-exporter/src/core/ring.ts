@@ -51,18 +51,28 @@ export class EventRing {
   readonly startSeq: number;
   private nextSeq: number;
 
-  constructor(readonly capacity: number, startSeq = Date.now() * 1000) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`ring capacity must be a positive integer, got ${capacity}`);
+  constructor(
+    readonly capacity: number,
+    startSeq = Date.now() * 1000
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new Error(`ring capacity must be a positive integer, got ${capacity}`);
     this.buf = new Array(capacity);
     this.startSeq = startSeq;
     this.nextSeq = startSeq;
   }
 
-  get size(): number { return this.count; }
+  get size(): number {
+    return this.count;
+  }
   /** Oldest seq held (nextSeq when empty). */
-  get firstSeq(): number { return this.nextSeq - this.count; }
+  get firstSeq(): number {
+    return this.nextSeq - this.count;
+  }
   /** Newest seq handed out (startSeq - 1 before any). */
-  get lastSeq(): number { return this.nextSeq - 1; }
+  get lastSeq(): number {
+    return this.nextSeq - 1;
+  }
 
   /** Adds the event, giving it its seq. */
   push(e: KernelEvent): void {
@@ -86,9 +96,11 @@ export class EventRing {
    */
   resume(after: number): { cursor: number; gap?: Gap } {
     const first = this.firstSeq;
-    if (after > this.lastSeq) return { cursor: first - 1, gap: { after, resumedAt: first, reason: 'ahead', missed: null } };
+    if (after > this.lastSeq)
+      return { cursor: first - 1, gap: { after, resumedAt: first, reason: 'ahead', missed: null } };
     if (after >= first - 1) return { cursor: after };
-    if (after >= this.startSeq - 1) return { cursor: first - 1, gap: { after, resumedAt: first, reason: 'evicted', missed: first - 1 - after } };
+    if (after >= this.startSeq - 1)
+      return { cursor: first - 1, gap: { after, resumedAt: first, reason: 'evicted', missed: first - 1 - after } };
     return { cursor: first - 1, gap: { after, resumedAt: first, reason: 'exporter_restarted', missed: null } };
   }
 
@@ -100,7 +112,10 @@ export class EventRing {
     for (let i = 0; i < this.count; i++) {
       const e = this.buf[(this.next - 1 - i + this.capacity) % this.capacity]!;
       if (!matches(e, f)) continue;
-      if (out.length === limit) { truncated = true; break; }
+      if (out.length === limit) {
+        truncated = true;
+        break;
+      }
       out.push(e);
     }
     return { events: out.reverse(), truncated };
@@ -112,7 +127,11 @@ export class EventRing {
    * to ask next time: the last event returned when truncated, else the newest seq scanned (so a filter that matched
    * nothing still moves the consumer on, and it never sees a gap for events it would not have wanted).
    */
-  since(after: number, f: EventFilter, limit: number): { events: KernelEvent[]; truncated: boolean; gap?: Gap; resumeAfter: number } {
+  since(
+    after: number,
+    f: EventFilter,
+    limit: number
+  ): { events: KernelEvent[]; truncated: boolean; gap?: Gap; resumeAfter: number } {
     const { cursor, gap } = this.resume(after);
     const out: KernelEvent[] = [];
     for (let s = cursor + 1; s <= this.lastSeq; s++) {

@@ -89,7 +89,9 @@ const BATCH_BUSY_BYTES = 16 * 1024;
 
 // bpftrace children must not outlive the exporter (uprobes stay attached while they run): stop them on any exit.
 const liveChildren = new Set<ChildProcess>();
-process.once('exit', () => { for (const c of liveChildren) c.kill('SIGINT'); });
+process.once('exit', () => {
+  for (const c of liveChildren) c.kill('SIGINT');
+});
 
 export class ProbeRunner {
   private child?: ChildProcess;
@@ -106,24 +108,42 @@ export class ProbeRunner {
   private readonly perSecond = new Map<number, number>();
   readonly status: ProbeStatus;
 
-  constructor(readonly probe: ProbeModule, private readonly deps: RunnerDeps) {
+  constructor(
+    readonly probe: ProbeModule,
+    private readonly deps: RunnerDeps
+  ) {
     this.status = {
-      name: probe.name, description: probe.description, state: 'starting', attached: false, restarts: 0, reloads: 0,
-      events: 0, counted: 0, suppressed: 0, budgetPerSecond: deps.kit.budget, flushes: 0, lost: 0, unparsable: 0,
+      name: probe.name,
+      description: probe.description,
+      state: 'starting',
+      attached: false,
+      restarts: 0,
+      reloads: 0,
+      events: 0,
+      counted: 0,
+      suppressed: 0,
+      budgetPerSecond: deps.kit.budget,
+      flushes: 0,
+      lost: 0,
+      unparsable: 0,
     };
     const kinds = new Set((probe.uprobes ?? []).map((k) => k.file));
     if (kinds.size && deps.files) {
       deps.files.on('change', (changed: string[]) => {
         if (!changed.some((k) => kinds.has(k)) || this.stopping) return;
         clearTimeout(this.reloadTimer);
-        this.reloadTimer = setTimeout(() => { void this.reload(); }, RELOAD_DEBOUNCE_MS);
+        this.reloadTimer = setTimeout(() => {
+          void this.reload();
+        }, RELOAD_DEBOUNCE_MS);
         this.reloadTimer.unref();
       });
     }
   }
 
   /** The files of the probe's kinds that export its symbols, and the ones refused with why. */
-  private async targets(bin: string): Promise<{ targets: UprobeTarget[]; attached: AttachedFile[]; refused: UprobeFileRefusal[] }> {
+  private async targets(
+    bin: string
+  ): Promise<{ targets: UprobeTarget[]; attached: AttachedFile[]; refused: UprobeFileRefusal[] }> {
     const targets: UprobeTarget[] = [];
     const attached: AttachedFile[] = [];
     const refused: UprobeFileRefusal[] = [];
@@ -134,11 +154,23 @@ export class ProbeRunner {
         const present = kind.symbols.filter((s) => have.has(s));
         const missing = kind.symbols.filter((s) => !have.has(s));
         if (kind.anyOf ? !present.length : missing.length) {
-          refused.push({ file: kind.file, path: f.path, reason: kind.anyOf ? `exports none of ${kind.symbols.join(', ')}` : `lacks ${missing.join(', ')}` });
+          refused.push({
+            file: kind.file,
+            path: f.path,
+            reason: kind.anyOf ? `exports none of ${kind.symbols.join(', ')}` : `lacks ${missing.join(', ')}`,
+          });
           continue;
         }
         targets.push({ file: kind.file, path: f.path, symbols: present });
-        attached.push({ file: kind.file, path: f.path, mappedPath: f.mappedPath, source: f.source, symbols: present, pids: [...f.pids], processes: f.processes });
+        attached.push({
+          file: kind.file,
+          path: f.path,
+          mappedPath: f.mappedPath,
+          source: f.source,
+          symbols: present,
+          pids: [...f.pids],
+          processes: f.processes,
+        });
       }
     }
     return { targets, attached, refused };
@@ -157,13 +189,21 @@ export class ProbeRunner {
     try {
       if (child && child.exitCode === null) {
         // SIGINT: bpftrace runs END, so the counts of the old program are flushed before the new one starts.
-        await new Promise<void>((resolve) => { child.once('close', () => resolve()); child.kill('SIGINT'); });
+        await new Promise<void>((resolve) => {
+          child.once('close', () => resolve());
+          child.kill('SIGINT');
+        });
       }
-    } finally { this.reloading = false; }
+    } finally {
+      this.reloading = false;
+    }
     if (this.stopping) return;
     clearTimeout(this.timer);
     this.status.reloads++;
-    this.deps.log.info({ probe: this.probe.name, targets: targets.map((t) => t.path) }, 'uprobe files changed: reloading the probe');
+    this.deps.log.info(
+      { probe: this.probe.name, targets: targets.map((t) => t.path) },
+      'uprobe files changed: reloading the probe'
+    );
     await this.start();
   }
 
@@ -171,7 +211,9 @@ export class ProbeRunner {
   private inFlight?: Promise<void>;
 
   start(): Promise<void> {
-    this.inFlight = this.doStart().finally(() => { this.inFlight = undefined; });
+    this.inFlight = this.doStart().finally(() => {
+      this.inFlight = undefined;
+    });
     return this.inFlight;
   }
 
@@ -192,7 +234,12 @@ export class ProbeRunner {
       const kinds = (this.probe.uprobes ?? []).map((k) => k.file).join(' or ');
       const why = refused.length ? `; refused: ${refused.map((r) => `${r.path} (${r.reason})`).join('; ')}` : '';
       Object.assign(this.status, {
-        state: 'waiting', attached: false, code: 'no_targets', bpftracePid: undefined, since: undefined, nextRetryMs: undefined,
+        state: 'waiting',
+        attached: false,
+        code: 'no_targets',
+        bpftracePid: undefined,
+        since: undefined,
+        nextRetryMs: undefined,
         reason: `no ${kinds} file to attach to yet: no registered or pod process maps one (checked every scan; or name one: HOPSCOPE_BPF_LIBCUDA, HOPSCOPE_BPF_LIBSSL, HOPSCOPE_BPF_NODE_BINARY)${why}`,
       });
       return;
@@ -211,7 +258,14 @@ export class ProbeRunner {
     });
     this.child = child;
     liveChildren.add(child);
-    Object.assign(this.status, { state: 'starting', attached: false, bpftracePid: child.pid, code: undefined, reason: undefined, nextRetryMs: undefined });
+    Object.assign(this.status, {
+      state: 'starting',
+      attached: false,
+      bpftracePid: child.pid,
+      code: undefined,
+      reason: undefined,
+      nextRetryMs: undefined,
+    });
     child.on('error', (err) => this.stderr.push(err.message));
     createInterface({ input: child.stderr! }).on('line', (l) => {
       if (NOISE.test(l)) return;
@@ -234,9 +288,16 @@ export class ProbeRunner {
         return;
       }
       if (this.status.attached && ranMs > 30_000) this.failures = 0; // it ran well: restart promptly
-      const why = this.stderr.filter((l) => /ERROR|error|Could not|cannot|failed/i.test(l)).slice(-3).join(' | ') || this.stderr.slice(-2).join(' | ');
+      const why =
+        this.stderr
+          .filter((l) => /ERROR|error|Could not|cannot|failed/i.test(l))
+          .slice(-3)
+          .join(' | ') || this.stderr.slice(-2).join(' | ');
       const reason = `bpftrace exited (${signal ?? `code ${code}`})${why ? `: ${why}` : ''}`;
-      log.warn({ probe: this.probe.name, code, signal, stderr: this.stderr.slice(-5) }, 'bpftrace exited; restarting with backoff');
+      log.warn(
+        { probe: this.probe.name, code, signal, stderr: this.stderr.slice(-5) },
+        'bpftrace exited; restarting with backoff'
+      );
       this.notAttached('bpftrace_failed', reason, true);
       this.status.restarts++;
     });
@@ -270,7 +331,11 @@ export class ProbeRunner {
 
   private onLine(line: string): void {
     let msg: { type?: string; data?: unknown };
-    try { msg = JSON.parse(line); } catch { return; } // bpftrace's own non-JSON chatter
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    } // bpftrace's own non-JSON chatter
     if (msg.type === 'attached_probes') {
       // Printed before bpftrace attaches them; the kit's BEGIN marker says when it has.
       this.status.attachPoints = (msg.data as { probes?: number } | undefined)?.probes ?? 0;
@@ -310,9 +375,17 @@ export class ProbeRunner {
     const slot = second * 2 + Number(m![3]);
     const seen = (this.perSecond.get(slot) ?? 0) + 1;
     this.perSecond.set(slot, seen);
-    if (this.perSecond.size > 16) for (const s of this.perSecond.keys()) if (s < (second - 4) * 2) this.perSecond.delete(s);
+    if (this.perSecond.size > 16)
+      for (const s of this.perSecond.keys()) if (s < (second - 4) * 2) this.perSecond.delete(s);
     if (seen > this.deps.kit.budget) {
-      const e: SuppressedEntry = { second, type: raw.type, notable: raw.notable, pid: raw.pid, cgroupId: raw.cgroupId ?? 0, count: 1 };
+      const e: SuppressedEntry = {
+        second,
+        type: raw.type,
+        notable: raw.notable,
+        pid: raw.pid,
+        cgroupId: raw.cgroupId ?? 0,
+        count: 1,
+      };
       this.status.suppressed++;
       if (!raw.tally) this.status.counted++;
       this.deps.onSuppressed(this.probe, [e]);
@@ -327,7 +400,11 @@ export class ProbeRunner {
 
   private onMarker(text: string): void {
     let m: { bx?: string; e?: number };
-    try { m = JSON.parse(text); } catch { return; }
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return;
+    }
     if (m.bx === 'begin') {
       Object.assign(this.status, { state: 'attached', attached: true, since: Date.now() });
       this.deps.log.info({ probe: this.probe.name, attachPoints: this.status.attachPoints }, 'probe attached');
@@ -340,7 +417,11 @@ export class ProbeRunner {
 
   private deliver(f: FlushResult): void {
     this.status.flushes++;
-    if (f.inferred) this.deps.log.warn({ probe: this.probe.name, epoch: f.epoch }, 'kernel counts flushed without their marker (perf buffer loss?)');
+    if (f.inferred)
+      this.deps.log.warn(
+        { probe: this.probe.name, epoch: f.epoch },
+        'kernel counts flushed without their marker (perf buffer loss?)'
+      );
     for (const d of f.deltas) this.status.counted += d.count;
     for (const s of f.suppressed) {
       this.status.suppressed += s.count;
@@ -351,12 +432,21 @@ export class ProbeRunner {
   }
 
   private notAttached(code: NotAttachedCode, reason: string, retry: boolean): void {
-    Object.assign(this.status, { state: retry ? 'restarting' : 'not_attached', attached: false, code, reason, bpftracePid: undefined, since: undefined });
+    Object.assign(this.status, {
+      state: retry ? 'restarting' : 'not_attached',
+      attached: false,
+      code,
+      reason,
+      bpftracePid: undefined,
+      since: undefined,
+    });
     if (!retry || this.stopping) return;
     const { initialMs, maxMs } = this.deps.backoff ?? { initialMs: 1000, maxMs: 60_000 };
     const delay = Math.min(maxMs, initialMs * 2 ** this.failures++);
     this.status.nextRetryMs = Date.now() + delay;
-    this.timer = setTimeout(() => { void this.start(); }, delay);
+    this.timer = setTimeout(() => {
+      void this.start();
+    }, delay);
     this.timer.unref();
   }
 
@@ -373,7 +463,10 @@ export class ProbeRunner {
     await new Promise<void>((resolve) => {
       const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
       // 'close': END's flush has been read and counted by then.
-      child.once('close', () => { clearTimeout(kill); resolve(); });
+      child.once('close', () => {
+        clearTimeout(kill);
+        resolve();
+      });
       child.kill('SIGINT');
     });
     Object.assign(this.status, { state: 'stopped', attached: false, bpftracePid: undefined });
@@ -385,4 +478,8 @@ export class ProbeRunner {
   }
 }
 
-const keyOf = (targets: UprobeTarget[]): string => targets.map((t) => `${t.path}:${t.symbols.join(',')}`).sort().join('|');
+const keyOf = (targets: UprobeTarget[]): string =>
+  targets
+    .map((t) => `${t.path}:${t.symbols.join(',')}`)
+    .sort()
+    .join('|');

@@ -51,24 +51,38 @@ export class SseHub {
     this.heartbeat.unref();
   }
 
-  get size(): number { return this.clients.size; }
-  get full(): boolean { return this.clients.size >= this.maxClients; }
+  get size(): number {
+    return this.clients.size;
+  }
+  get full(): boolean {
+    return this.clients.size >= this.maxClients;
+  }
 
   /**
    * A new subscriber; `after`: the last seq it has (Last-Event-ID or ?after=), undefined = live from now. The caller
    * checks `full` first (503).
    */
   add(res: Response, filter: EventFilter, after: number | undefined, hello: Record<string, unknown>): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     res.socket?.setNoDelay(true);
     let cursor = this.ring.lastSeq;
     let gap: Gap | undefined;
     if (after !== undefined) ({ cursor, gap } = this.ring.resume(after));
-    res.write(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ ...hello, firstSeq: this.ring.firstSeq, lastSeq: this.ring.lastSeq, after: after ?? null })}\n\n`);
+    res.write(
+      `retry: 2000\nevent: hello\ndata: ${JSON.stringify({ ...hello, firstSeq: this.ring.firstSeq, lastSeq: this.ring.lastSeq, after: after ?? null })}\n\n`
+    );
     if (gap) res.write(`event: gap\ndata: ${JSON.stringify(gap)}\n\n`);
     const client: Client = { res, filter, cursor, waitingDrain: false, closed: false };
     this.clients.add(client);
-    res.on('close', () => { client.closed = true; this.clients.delete(client); });
+    res.on('close', () => {
+      client.closed = true;
+      this.clients.delete(client);
+    });
     this.pump(client);
   }
 
@@ -86,7 +100,10 @@ export class SseHub {
     while (c.cursor < ring.lastSeq) {
       if (c.res.writableLength > MAX_BUFFERED_BYTES) {
         c.waitingDrain = true;
-        c.res.once('drain', () => { c.waitingDrain = false; this.pump(c); });
+        c.res.once('drain', () => {
+          c.waitingDrain = false;
+          this.pump(c);
+        });
         return;
       }
       const seq = c.cursor + 1;
@@ -101,7 +118,9 @@ export class SseHub {
     this.dropped++;
     c.closed = true;
     this.clients.delete(c);
-    c.res.end(`event: dropped\ndata: ${JSON.stringify({ reason, lastSeq: c.cursor, missed, message: `the client fell ${missed} events behind what the ring holds; resume with Last-Event-ID: ${c.cursor}` })}\n\n`);
+    c.res.end(
+      `event: dropped\ndata: ${JSON.stringify({ reason, lastSeq: c.cursor, missed, message: `the client fell ${missed} events behind what the ring holds; resume with Last-Event-ID: ${c.cursor}` })}\n\n`
+    );
     setTimeout(() => c.res.destroy(), CLOSE_GRACE_MS).unref();
   }
 
@@ -113,13 +132,17 @@ export class SseHub {
     if (!this.clients.size || !entries.length) return;
     for (const c of this.clients) {
       if (c.waitingDrain) continue;
-      let n = 0; let from = Infinity; let to = -Infinity;
+      let n = 0;
+      let from = Infinity;
+      let to = -Infinity;
       for (const r of entries) {
         if (c.filter.types && !c.filter.types.includes(r.type)) continue;
         if (c.filter.pid !== undefined && r.pid !== c.filter.pid) continue;
         if (c.filter.pod !== undefined && r.pod !== c.filter.pod) continue;
         if (c.filter.notable && !r.notable) continue;
-        n += r.count; from = Math.min(from, r.ts); to = Math.max(to, r.ts + 1000);
+        n += r.count;
+        from = Math.min(from, r.ts);
+        to = Math.max(to, r.ts + 1000);
       }
       if (n) c.res.write(`event: suppressed\ndata: ${JSON.stringify({ suppressed: n, from, to })}\n\n`);
     }

@@ -26,7 +26,9 @@ export class SuppressedLog {
 
   constructor(readonly max = 100_000) {}
 
-  get size(): number { return this.buf.length - this.head; }
+  get size(): number {
+    return this.buf.length - this.head;
+  }
 
   add(r: SuppressedRecord): void {
     this.total += r.count;
@@ -34,7 +36,10 @@ export class SuppressedLog {
     if (this.size > this.max) {
       const gone = this.buf[this.head++];
       this.knownSince = Math.max(this.knownSince, gone.ts + 1000);
-      if (this.head > 4096 && this.head * 2 > this.buf.length) { this.buf.splice(0, this.head); this.head = 0; }
+      if (this.head > 4096 && this.head * 2 > this.buf.length) {
+        this.buf.splice(0, this.head);
+        this.head = 0;
+      }
     }
   }
 

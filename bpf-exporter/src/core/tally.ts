@@ -32,16 +32,30 @@ export interface SuppressedEntry {
   count: number;
 }
 
-export interface FlushResult { epoch: number; deltas: TallyDelta[]; suppressed: SuppressedEntry[]; inferred: boolean }
+export interface FlushResult {
+  epoch: number;
+  deltas: TallyDelta[];
+  suppressed: SuppressedEntry[];
+  inferred: boolean;
+}
 
-interface Acc { count: number; sumNs: number }
+interface Acc {
+  count: number;
+  sumNs: number;
+}
 
 const MAP_NAME = /^@(t|ts)_(\w+)_([01])$/;
 
 export class TallyReconciler {
   private lastFlushed = -1;
   private readonly pending = new Map<number, Map<string, Acc>>();
-  private open?: { epoch: number; inferred: boolean; counts: Map<string, number>; sums: Map<string, number>; suppressed: SuppressedEntry[] };
+  private open?: {
+    epoch: number;
+    inferred: boolean;
+    counts: Map<string, number>;
+    sums: Map<string, number>;
+    suppressed: SuppressedEntry[];
+  };
   private readonly specs = new Map<string, TallySpec>();
 
   constructor(tallies: TallySpec[] = []) {
@@ -62,10 +76,16 @@ export class TallyReconciler {
   record(epoch: number, pid: number, cgroupId: number, hit: TallyHit): boolean {
     if (epoch <= this.lastFlushed) return false;
     let m = this.pending.get(epoch);
-    if (!m) { m = new Map(); this.pending.set(epoch, m); }
+    if (!m) {
+      m = new Map();
+      this.pending.set(epoch, m);
+    }
     const { key } = this.keyOf(pid, cgroupId, hit);
     const a = m.get(key);
-    if (a) { a.count++; a.sumNs += hit.valueNs ?? 0; } else m.set(key, { count: 1, sumNs: hit.valueNs ?? 0 });
+    if (a) {
+      a.count++;
+      a.sumNs += hit.valueNs ?? 0;
+    } else m.set(key, { count: 1, sumNs: hit.valueNs ?? 0 });
     return true;
   }
 
@@ -136,7 +156,10 @@ export class TallyReconciler {
       const count = n - (p?.count ?? 0);
       if (count <= 0) continue; // a map that was full missed keys its records still counted
       const sumNs = (o.sums.get(key) ?? 0) - (p?.sumNs ?? 0);
-      const [pid, cg, ...dims] = key.slice(bar + 1).split(',').map(Number);
+      const [pid, cg, ...dims] = key
+        .slice(bar + 1)
+        .split(',')
+        .map(Number);
       deltas.push({ tally, type: spec.type, pid, cgroupId: cg, dims, count, sumNs: Math.max(0, sumNs) });
     }
     this.lastFlushed = Math.max(this.lastFlushed, o.epoch);
@@ -149,5 +172,7 @@ export class TallyReconciler {
   }
 
   /** Epochs with records not yet reconciled (for /health and tests). */
-  get pendingEpochs(): number { return this.pending.size; }
+  get pendingEpochs(): number {
+    return this.pending.size;
+  }
 }

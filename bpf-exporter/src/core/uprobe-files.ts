@@ -39,7 +39,11 @@ export interface UprobeFile {
 }
 
 /** A file that could not be used, and why (shown in /health). */
-export interface UprobeFileRefusal { file: string; path: string; reason: string }
+export interface UprobeFileRefusal {
+  file: string;
+  path: string;
+  reason: string;
+}
 
 export interface UprobeFilesOptions {
   /** File kinds and how to recognise one by its base name. */
@@ -54,7 +58,10 @@ export interface UprobeFilesOptions {
   procRoot?: string;
 }
 
-interface ProcState { vsize: string; workload: boolean }
+interface ProcState {
+  vsize: string;
+  workload: boolean;
+}
 
 export class UprobeFiles extends EventEmitter {
   private readonly byId = new Map<string, UprobeFile>();
@@ -90,7 +97,10 @@ export class UprobeFiles extends EventEmitter {
   /** A new registration: look at it shortly (coalesced), not only at the next period. */
   scanSoon(delayMs = 300): void {
     if (this.opts.scanMs <= 0 || this.soon) return;
-    this.soon = setTimeout(() => { this.soon = undefined; this.scan(); }, delayMs);
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.scan();
+    }, delayMs);
     this.soon.unref();
   }
 
@@ -105,7 +115,10 @@ export class UprobeFiles extends EventEmitter {
       if (f.file !== file) continue;
       if (f.source === 'discovered' && f.path !== f.mappedPath && !exists(f.path)) {
         const alive = f.pids.map((pid) => this.reach(pid, f.mappedPath)).find((p) => p !== undefined);
-        if (!alive) { this.byId.delete(f.id); continue; }
+        if (!alive) {
+          this.byId.delete(f.id);
+          continue;
+        }
         f.path = alive;
       }
       out.push(f);
@@ -124,11 +137,18 @@ export class UprobeFiles extends EventEmitter {
     const changed = new Set<string>();
     const registered = new Set(this.opts.registered());
     const pids = new Set(registered);
-    try { for (const n of readdirSync(this.procRoot)) if (/^\d+$/.test(n)) pids.add(Number(n)); } catch { /* no /proc */ }
+    try {
+      for (const n of readdirSync(this.procRoot)) if (/^\d+$/.test(n)) pids.add(Number(n));
+    } catch {
+      /* no /proc */
+    }
     for (const pid of pids) {
       if (pid === this.opts.selfPid) continue;
       const vsize = this.vsizeOf(pid);
-      if (vsize === undefined) { this.procs.delete(pid); continue; }
+      if (vsize === undefined) {
+        this.procs.delete(pid);
+        continue;
+      }
       const known = this.procs.get(pid);
       const isRegistered = registered.has(pid);
       // Unchanged address space: its mappings are the ones already read (and its cgroup the one already judged).
@@ -149,16 +169,33 @@ export class UprobeFiles extends EventEmitter {
       const major = (Math.floor(st.dev / 2 ** 8) % 2 ** 12) + Math.floor(st.dev / 2 ** 44) * 2 ** 12;
       const minor = (st.dev % 2 ** 8) + (Math.floor(st.dev / 2 ** 20) % 2 ** 24) * 2 ** 8;
       const id = `${major}:${minor}:${st.ino}`;
-      this.byId.set(id, { file, id, mappedPath: path, path, source: 'explicit', pids: [], processes: 0, since: Date.now() });
+      this.byId.set(id, {
+        file,
+        id,
+        mappedPath: path,
+        path,
+        source: 'explicit',
+        pids: [],
+        processes: 0,
+        since: Date.now(),
+      });
     } catch (err) {
-      this.refused.set(`${file}|${path}`, { file, path, reason: `configured file not found: ${(err as NodeJS.ErrnoException).code ?? err}` });
+      this.refused.set(`${file}|${path}`, {
+        file,
+        path,
+        reason: `configured file not found: ${(err as NodeJS.ErrnoException).code ?? err}`,
+      });
     }
   }
 
   /** Kinds that gained a file from this process's maps. */
   private readMaps(pid: number): string[] {
     let text: string;
-    try { text = readFileSync(join(this.procRoot, String(pid), 'maps'), 'utf8'); } catch { return []; }
+    try {
+      text = readFileSync(join(this.procRoot, String(pid), 'maps'), 'utf8');
+    } catch {
+      return [];
+    }
     const changed: string[] = [];
     const seen = new Set<string>();
     for (const line of text.split('\n')) {
@@ -183,20 +220,41 @@ export class UprobeFiles extends EventEmitter {
         continue;
       }
       if (deleted) {
-        this.refused.set(`${kind.file}|${id}`, { file: kind.file, path: mapped, reason: `deleted since pid ${pid} mapped it (replaced on disk)` });
+        this.refused.set(`${kind.file}|${id}`, {
+          file: kind.file,
+          path: mapped,
+          reason: `deleted since pid ${pid} mapped it (replaced on disk)`,
+        });
         continue;
       }
       if (this.files(kind.file).length >= MAX_FILES_PER_KIND) {
-        this.refused.set(`${kind.file}|${id}`, { file: kind.file, path: mapped, reason: `over the cap of ${MAX_FILES_PER_KIND} ${kind.file} files per node` });
+        this.refused.set(`${kind.file}|${id}`, {
+          file: kind.file,
+          path: mapped,
+          reason: `over the cap of ${MAX_FILES_PER_KIND} ${kind.file} files per node`,
+        });
         continue;
       }
       const path = this.reach(pid, mapped);
       if (!path) {
-        this.refused.set(`${kind.file}|${id}`, { file: kind.file, path: mapped, reason: `not reachable through ${this.procRoot}/${pid}/root (needs CAP_SYS_PTRACE)` });
+        this.refused.set(`${kind.file}|${id}`, {
+          file: kind.file,
+          path: mapped,
+          reason: `not reachable through ${this.procRoot}/${pid}/root (needs CAP_SYS_PTRACE)`,
+        });
         continue;
       }
       this.refused.delete(`${kind.file}|${id}`);
-      this.byId.set(id, { file: kind.file, id, mappedPath: mapped, path, source: 'discovered', pids: [pid], processes: 1, since: Date.now() });
+      this.byId.set(id, {
+        file: kind.file,
+        id,
+        mappedPath: mapped,
+        path,
+        source: 'discovered',
+        pids: [pid],
+        processes: 1,
+        since: Date.now(),
+      });
       changed.push(kind.file);
     }
     return changed;
@@ -206,11 +264,17 @@ export class UprobeFiles extends EventEmitter {
   private reach(pid: number, mapped: string): string | undefined {
     const viaRoot = join(this.procRoot, String(pid), 'root', mapped);
     let inNs;
-    try { inNs = statSync(viaRoot); } catch { return undefined; }
+    try {
+      inNs = statSync(viaRoot);
+    } catch {
+      return undefined;
+    }
     try {
       const own = statSync(mapped);
       if (own.dev === inNs.dev && own.ino === inNs.ino) return mapped;
-    } catch { /* not in our mount namespace */ }
+    } catch {
+      /* not in our mount namespace */
+    }
     return viaRoot;
   }
 
@@ -219,11 +283,17 @@ export class UprobeFiles extends EventEmitter {
       const stat = readFileSync(join(this.procRoot, String(pid), 'stat'), 'utf8');
       // Fields after the comm (which may hold spaces and parentheses): state is field 3, vsize field 23.
       return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[20];
-    } catch { return undefined; }
+    } catch {
+      return undefined;
+    }
   }
 
   private cgroupOf(pid: number): string | undefined {
-    try { return pickCgroupPath(readFileSync(join(this.procRoot, String(pid), 'cgroup'), 'utf8'))?.path; } catch { return undefined; }
+    try {
+      return pickCgroupPath(readFileSync(join(this.procRoot, String(pid), 'cgroup'), 'utf8'))?.path;
+    } catch {
+      return undefined;
+    }
   }
 
   /** A process in a pod's or a container's cgroup, other than the exporter's own container. */
@@ -235,6 +305,11 @@ export class UprobeFiles extends EventEmitter {
   }
 
   health(): { scans: number; lastScanMs: number; scanMs: number; processesTracked: number } {
-    return { scans: this.scans, lastScanMs: this.lastScanMs, scanMs: this.opts.scanMs, processesTracked: this.procs.size };
+    return {
+      scans: this.scans,
+      lastScanMs: this.lastScanMs,
+      scanMs: this.opts.scanMs,
+      processesTracked: this.procs.size,
+    };
   }
 }

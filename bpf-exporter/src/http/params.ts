@@ -16,27 +16,47 @@ export function parseTime(v: string, now = Date.now()): number | undefined {
 
 const time = z.string().transform((v, ctx) => {
   const t = parseTime(v);
-  if (t === undefined) { ctx.addIssue({ code: 'custom', message: `not a time: "${v}" (epoch ms or now-15m)` }); return z.NEVER; }
+  if (t === undefined) {
+    ctx.addIssue({ code: 'custom', message: `not a time: "${v}" (epoch ms or now-15m)` });
+    return z.NEVER;
+  }
   return t;
 });
 
-const Query = z.object({
-  from: time.optional(),
-  to: time.optional(),
-  pod: z.string().min(1).max(253).optional(),
-  pid: z.string().regex(/^\d+$/, 'pid must be a non-negative integer').transform(Number).optional(),
-  type: z.string().transform((v, ctx) => {
-    const types = v.split(',').filter(Boolean);
-    for (const t of types) if (!KernelEventType.safeParse(t).success) ctx.addIssue({ code: 'custom', message: `unknown type "${t}"; known: ${KernelEventType.options.join(', ')}` });
-    return types as KernelEventType[];
-  }).optional(),
-  traceId: z.string().regex(/^[0-9a-f]{32}$/, 'traceId must be 32 lowercase hex digits').optional(),
-  limit: z.string().regex(/^\d+$/, 'limit must be a positive integer').transform(Number).optional(),
-  /** `notable`: only the events recorded as notable (KERNEL_EVENT_TYPES); `all` (default): every event. */
-  class: z.enum(['notable', 'all']).optional(),
-  /** Resume: events after this sequence number (the `seq` of the last event the consumer has). */
-  after: z.string().regex(/^\d{1,16}$/, 'after must be an event sequence number').transform(Number).optional(),
-}).strict();
+const Query = z
+  .object({
+    from: time.optional(),
+    to: time.optional(),
+    pod: z.string().min(1).max(253).optional(),
+    pid: z.string().regex(/^\d+$/, 'pid must be a non-negative integer').transform(Number).optional(),
+    type: z
+      .string()
+      .transform((v, ctx) => {
+        const types = v.split(',').filter(Boolean);
+        for (const t of types)
+          if (!KernelEventType.safeParse(t).success)
+            ctx.addIssue({
+              code: 'custom',
+              message: `unknown type "${t}"; known: ${KernelEventType.options.join(', ')}`,
+            });
+        return types as KernelEventType[];
+      })
+      .optional(),
+    traceId: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/, 'traceId must be 32 lowercase hex digits')
+      .optional(),
+    limit: z.string().regex(/^\d+$/, 'limit must be a positive integer').transform(Number).optional(),
+    /** `notable`: only the events recorded as notable (KERNEL_EVENT_TYPES); `all` (default): every event. */
+    class: z.enum(['notable', 'all']).optional(),
+    /** Resume: events after this sequence number (the `seq` of the last event the consumer has). */
+    after: z
+      .string()
+      .regex(/^\d{1,16}$/, 'after must be an event sequence number')
+      .transform(Number)
+      .optional(),
+  })
+  .strict();
 
 export type ParsedQuery = { filter: EventFilter; limit: number; after?: number } | { error: string };
 
@@ -49,7 +69,8 @@ export function parseEventQuery(q: unknown, opts: { maxRangeMs: number; maxLimit
     if (from > to) return { error: `from (${from}) is after to (${to})` };
     if (to - from > opts.maxRangeMs) return { error: `range too wide: ${to - from} ms > ${opts.maxRangeMs} ms` };
   }
-  if (limit !== undefined && (limit < 1 || limit > opts.maxLimit)) return { error: `limit must be in [1, ${opts.maxLimit}]` };
+  if (limit !== undefined && (limit < 1 || limit > opts.maxLimit))
+    return { error: `limit must be in [1, ${opts.maxLimit}]` };
   const filter: EventFilter = { from, to, pod, pid, types: type, traceId };
   if (r.data.class === 'notable') filter.notable = true;
   return { filter, limit: limit ?? Math.min(1000, opts.maxLimit), after };

@@ -10,11 +10,24 @@ import { Counter, type Registry } from 'prom-client';
 import { big, json, labelCache, num, str, type ProbeModule } from '../core/probe';
 
 /** Driver API entry points whose second argument is the byte size. */
-export const CUDA_ALLOC_SYMBOLS = ['cuMemAlloc_v2', 'cuMemAlloc', 'cuMemAllocManaged', 'cuMemAllocHost_v2', 'cuMemAllocAsync', 'cuMemCreate'];
+export const CUDA_ALLOC_SYMBOLS = [
+  'cuMemAlloc_v2',
+  'cuMemAlloc',
+  'cuMemAllocManaged',
+  'cuMemAllocHost_v2',
+  'cuMemAllocAsync',
+  'cuMemCreate',
+];
 
 export const CUDA_ERRORS: Record<number, string> = {
-  1: 'CUDA_ERROR_INVALID_VALUE', 2: 'CUDA_ERROR_OUT_OF_MEMORY', 3: 'CUDA_ERROR_NOT_INITIALIZED', 4: 'CUDA_ERROR_DEINITIALIZED',
-  100: 'CUDA_ERROR_NO_DEVICE', 101: 'CUDA_ERROR_INVALID_DEVICE', 201: 'CUDA_ERROR_INVALID_CONTEXT', 999: 'CUDA_ERROR_UNKNOWN',
+  1: 'CUDA_ERROR_INVALID_VALUE',
+  2: 'CUDA_ERROR_OUT_OF_MEMORY',
+  3: 'CUDA_ERROR_NOT_INITIALIZED',
+  4: 'CUDA_ERROR_DEINITIALIZED',
+  100: 'CUDA_ERROR_NO_DEVICE',
+  101: 'CUDA_ERROR_INVALID_DEVICE',
+  201: 'CUDA_ERROR_INVALID_CONTEXT',
+  999: 'CUDA_ERROR_UNKNOWN',
 };
 
 /** libcuda.so.1 is a link to the versioned driver file (libcuda.so.535.104.05), which is what maps show. */
@@ -29,7 +42,8 @@ export const gpuAllocFailProbe: ProbeModule = {
   tallies: [{ name: 'fail', type: 'gpu_alloc_fail', dims: ['result'] }],
   program(_o, targets, kit) {
     // Only symbols each library exports are attached: bpftrace refuses a program naming a missing one.
-    const points = (kind: string): string => targets.flatMap((t) => t.symbols.map((s) => `${kind}:${t.path}:${s}`)).join(',\n');
+    const points = (kind: string): string =>
+      targets.flatMap((t) => t.symbols.map((s) => `${kind}:${t.path}:${s}`)).join(',\n');
     return `
 ${points('uprobe')} { @size[tid] = arg1; }
 ${points('uretprobe')}
@@ -38,7 +52,11 @@ ${points('uretprobe')}
   $ret = (int32)retval;
   if ($ret != 0) {
   ${kit.event({
-    type: 'gpu_alloc_fail', pid: 'pid', cg: 'cgroup', comm: 'comm', tally: { name: 'fail', dims: ['$ret'] },
+    type: 'gpu_alloc_fail',
+    pid: 'pid',
+    cg: 'cgroup',
+    comm: 'comm',
+    tally: { name: 'fail', dims: ['$ret'] },
     printf: {
       fmt: '{\\"t\\":%llu,\\"pid\\":%d,\\"cg\\":%llu,\\"ret\\":%d,\\"size\\":%llu,\\"fn\\":\\"%s\\"}\\n',
       args: ['nsecs', 'pid', 'cgroup', '$ret', '$sz', 'probe'],
@@ -70,7 +88,9 @@ ${kit.footer(['@size'])}`;
     });
     const child = labelCache(total);
     return {
-      add(_tally, [ret], count, _sum, labels) { child({ ...labels, error: CUDA_ERRORS[ret] ?? `CUresult ${ret}` }).inc(count); },
+      add(_tally, [ret], count, _sum, labels) {
+        child({ ...labels, error: CUDA_ERRORS[ret] ?? `CUresult ${ret}` }).inc(count);
+      },
     };
   },
 };

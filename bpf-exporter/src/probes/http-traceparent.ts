@@ -17,10 +17,14 @@ const IS_REQUEST =
   ' strncmp($h, "PATCH ", 6) == 0 || strncmp($h, "DELETE ", 7) == 0)';
 
 // Within the per-event budget like every probe; past it the request is counted as suppressed (not read).
-const OUT = (kit: Kit, dir: string, via: string, b: string): string => kit.event({
-  type: 'http_traceparent', pid: 'pid', cg: 'cgroup', comm: 'comm',
-  printf: { fmt: `${dir}|${via}|%llu|%d|%llu|%s\\n`, args: ['nsecs', 'pid', 'cgroup', `str(${b}, 192)`] },
-});
+const OUT = (kit: Kit, dir: string, via: string, b: string): string =>
+  kit.event({
+    type: 'http_traceparent',
+    pid: 'pid',
+    cg: 'cgroup',
+    comm: 'comm',
+    printf: { fmt: `${dir}|${via}|%llu|%d|%llu|%s\\n`, args: ['nsecs', 'pid', 'cgroup', `str(${b}, 192)`] },
+  });
 
 function program(o: ProbeOptions, targets: UprobeTarget[], kit: Kit): string {
   const sample = o.traceparentSampleEvery > 1 ? ` && rand % ${o.traceparentSampleEvery} == 0` : '';
@@ -71,7 +75,8 @@ function duplicate(key: string, now: number): boolean {
 
 export const httpTraceparentProbe: ProbeModule = {
   name: 'http_traceparent',
-  description: 'traceparent of HTTP requests (plaintext syscalls, Node SSL_write), sampled; opt-in because it costs per request',
+  description:
+    'traceparent of HTTP requests (plaintext syscalls, Node SSL_write), sampled; opt-in because it costs per request',
   optIn: true,
   requirements: () => [{ kind: 'tracepoint', category: 'syscalls', name: 'sys_enter_writev' }],
   // HTTPS requests of Node processes, read before encryption: optional (the syscalls see plaintext HTTP anyway).
@@ -109,6 +114,10 @@ export const httpTraceparentProbe: ProbeModule = {
       registers: [registry],
     });
     const child = labelCache(total);
-    return { observe: (e) => { if (e.type === 'http_traceparent') child({ ...pod.ofEvent(e), direction: String(e.detail.direction) }).inc(); } };
+    return {
+      observe: (e) => {
+        if (e.type === 'http_traceparent') child({ ...pod.ofEvent(e), direction: String(e.detail.direction) }).inc();
+      },
+    };
   },
 };

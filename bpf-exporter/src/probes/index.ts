@@ -6,7 +6,13 @@ import { tcpConnectProbe } from './tcp-connect';
 import { tcpRetransmitProbe } from './tcp-retransmit';
 import { tlsHandshakeProbe } from './tls-handshake';
 
-export const ALL_PROBES: ProbeModule[] = [tcpConnectProbe, tcpRetransmitProbe, tlsHandshakeProbe, gpuAllocFailProbe, httpTraceparentProbe];
+export const ALL_PROBES: ProbeModule[] = [
+  tcpConnectProbe,
+  tcpRetransmitProbe,
+  tlsHandshakeProbe,
+  gpuAllocFailProbe,
+  httpTraceparentProbe,
+];
 
 /** Started unless HOPSCOPE_BPF_PROBES says otherwise; opt-in probes are named explicitly. */
 export const DEFAULT_PROBES = ALL_PROBES.filter((p) => !p.optIn).map((p) => p.name);

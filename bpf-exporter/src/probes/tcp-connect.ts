@@ -18,15 +18,30 @@ export const CONNECT_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0
  *  proxy's root-cause engine calls a connect slow from 100 ms too (slowConnectMs). */
 export const SLOW_CONNECT_NS = 100_000_000;
 
-const record = (kit: Kit, ok: boolean): string => kit.event({
-  type: ok ? 'tcp_connect' : 'tcp_connect_fail', pid: '$pid', cg: '$cg', comm: '@comm[$sk]',
-  notableWhen: ok ? `$d >= ${SLOW_CONNECT_NS} || @synrt[$sk] > 0` : undefined,
-  tally: ok ? { name: 'conn', dims: [], valueNs: '$d' } : { name: 'fail', dims: [] },
-  printf: {
-    fmt: `{\\"ok\\":${ok ? 1 : 0},${FIELDS},\\"sa\\":\\"%s\\",\\"da\\":\\"%s\\"}\\n`,
-    args: ['nsecs', '$pid', '$d', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', '@synrt[$sk]', 'args->sport', 'args->dport', '$sa', '$da'],
-  },
-});
+const record = (kit: Kit, ok: boolean): string =>
+  kit.event({
+    type: ok ? 'tcp_connect' : 'tcp_connect_fail',
+    pid: '$pid',
+    cg: '$cg',
+    comm: '@comm[$sk]',
+    notableWhen: ok ? `$d >= ${SLOW_CONNECT_NS} || @synrt[$sk] > 0` : undefined,
+    tally: ok ? { name: 'conn', dims: [], valueNs: '$d' } : { name: 'fail', dims: [] },
+    printf: {
+      fmt: `{\\"ok\\":${ok ? 1 : 0},${FIELDS},\\"sa\\":\\"%s\\",\\"da\\":\\"%s\\"}\\n`,
+      args: [
+        'nsecs',
+        '$pid',
+        '$d',
+        '$cg',
+        '$sk->__sk_common.skc_net.net->ns.inum',
+        '@synrt[$sk]',
+        'args->sport',
+        'args->dport',
+        '$sa',
+        '$da',
+      ],
+    },
+  });
 
 const program = (kit: Kit): string => `
 tracepoint:sock:inet_sock_set_state /args->protocol == 6/
@@ -81,8 +96,13 @@ export const tcpConnectProbe: ProbeModule = {
       cgroupId: num(p.cg),
       durationMs,
       detail: {
-        saddr: str(p.sa), sport: num(p.sp), daddr: str(p.da), dport: num(p.dp), netns: num(p.net),
-        synRetransmits: num(p.syn_rt), result: ok ? 'established' : 'failed',
+        saddr: str(p.sa),
+        sport: num(p.sp),
+        daddr: str(p.da),
+        dport: num(p.dp),
+        netns: num(p.net),
+        synRetransmits: num(p.syn_rt),
+        result: ok ? 'established' : 'failed',
       },
       tally: ok ? { name: 'conn', dims: [], valueNs: num(p.d) } : { name: 'fail', dims: [] },
     };

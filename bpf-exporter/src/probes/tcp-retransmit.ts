@@ -15,17 +15,30 @@ import type { Kit } from '../core/kit';
 import { tracefsEvents } from '../core/preflight';
 import { json, labelCache, TCP_STATES, big, num, str, type ProbeModule } from '../core/probe';
 
-const FMT =
-  `{\\"t\\":%llu,\\"pid\\":%d,\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n`;
+const FMT = `{\\"t\\":%llu,\\"pid\\":%d,\\"cg\\":%llu,\\"net\\":%u,\\"st\\":%d,\\"sa\\":\\"%s\\",\\"sp\\":%d,\\"da\\":\\"%s\\",\\"dp\\":%d}\\n`;
 
-const record = (kit: Kit, v6: boolean): string => kit.event({
-  type: 'tcp_retransmit', pid: '$pid', cg: '$cg', comm: '@comm[$sk]', tally: { name: 'rt', dims: ['$seg'] },
-  printf: {
-    fmt: FMT,
-    args: ['nsecs', '$pid', '$cg', '$sk->__sk_common.skc_net.net->ns.inum', 'args->state',
-      v6 ? 'ntop(args->saddr_v6)' : 'ntop(args->saddr)', 'args->sport', v6 ? 'ntop(args->daddr_v6)' : 'ntop(args->daddr)', 'args->dport'],
-  },
-});
+const record = (kit: Kit, v6: boolean): string =>
+  kit.event({
+    type: 'tcp_retransmit',
+    pid: '$pid',
+    cg: '$cg',
+    comm: '@comm[$sk]',
+    tally: { name: 'rt', dims: ['$seg'] },
+    printf: {
+      fmt: FMT,
+      args: [
+        'nsecs',
+        '$pid',
+        '$cg',
+        '$sk->__sk_common.skc_net.net->ns.inum',
+        'args->state',
+        v6 ? 'ntop(args->saddr_v6)' : 'ntop(args->saddr)',
+        'args->sport',
+        v6 ? 'ntop(args->daddr_v6)' : 'ntop(args->daddr)',
+        'args->dport',
+      ],
+    },
+  });
 
 /** Whether this kernel has the tracepoint (checked when the program is built, so an older kernel runs the rest). */
 const hasTracepoint = (category: string, name: string): boolean => {
@@ -40,11 +53,15 @@ tracepoint:sock:inet_sock_set_state /args->protocol == 6/
   if (args->newstate == 2) { @pid[$sk] = pid; @comm[$sk] = comm; }
   if (args->newstate == 7) { delete(@pid[$sk]); delete(@comm[$sk]); }
 }
-${sendLength ? `tracepoint:sock:sock_send_length /args->protocol == 6/
+${
+  sendLength
+    ? `tracepoint:sock:sock_send_length /args->protocol == 6/
 {
   $sk = (struct sock *)args->sk;
   if (@pid[$sk] == 0) { @pid[$sk] = pid; @comm[$sk] = comm; }
-}` : ''}
+}`
+    : ''
+}
 tracepoint:tcp:tcp_retransmit_skb
 {
   $sk = (struct sock *)args->skaddr;
@@ -79,7 +96,11 @@ export const tcpRetransmitProbe: ProbeModule = {
       pid: num(p.pid),
       cgroupId: num(p.cg),
       detail: {
-        saddr: str(p.sa), sport: num(p.sp), daddr: str(p.da), dport: num(p.dp), netns: num(p.net),
+        saddr: str(p.sa),
+        sport: num(p.sp),
+        daddr: str(p.da),
+        dport: num(p.dp),
+        netns: num(p.net),
         state: TCP_STATES[state] ?? String(state),
         segment: state === 2 ? 'syn' : 'data',
         // pid 0 = a socket that neither connected nor sent since the probe started: attributed by cgroup only.
@@ -96,6 +117,10 @@ export const tcpRetransmitProbe: ProbeModule = {
       registers: [registry],
     });
     const child = labelCache(total);
-    return { add(_tally, [syn], count, _sum, labels) { child({ ...labels, segment: syn ? 'syn' : 'data' }).inc(count); } };
+    return {
+      add(_tally, [syn], count, _sum, labels) {
+        child({ ...labels, segment: syn ? 'syn' : 'data' }).inc(count);
+      },
+    };
   },
 };

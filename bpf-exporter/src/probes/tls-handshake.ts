@@ -27,7 +27,11 @@ export const SLOW_TLS_NS = 200_000_000;
 /** One handshake: counted in the kernel per [pid, cgroup, role, ok, bucket], its record within the budget. */
 const OUT = (kit: Kit, lib: string, d: string, role: string, ok: 0 | 1): string => `$hd = ${d}; $hr = ${role};
   ${kit.event({
-    type: 'tls_handshake', pid: 'pid', cg: 'cgroup', comm: 'comm', tally: { name: 'hs', dims: ['$hr', String(ok)], valueNs: '$hd' },
+    type: 'tls_handshake',
+    pid: 'pid',
+    cg: 'cgroup',
+    comm: 'comm',
+    tally: { name: 'hs', dims: ['$hr', String(ok)], valueNs: '$hd' },
     // A failed handshake is notable too: its duration is then how long it ran before the SSL was freed.
     notableWhen: ok ? `$hd >= ${SLOW_TLS_NS}` : '1',
     printf: {
@@ -101,15 +105,20 @@ export const isNodeBinary = (base: string): boolean => /^node(js)?[0-9.]*$/.test
 export const isLibssl3 = (base: string): boolean => base === 'libssl.so.3';
 
 const NODE_KIND: UprobeKind = {
-  file: 'node', matches: isNodeBinary, symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', NODE_INFO_CALLBACK, 'SSL_free'],
+  file: 'node',
+  matches: isNodeBinary,
+  symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', NODE_INFO_CALLBACK, 'SSL_free'],
 };
 const LIBSSL_KIND: UprobeKind = {
-  file: 'libssl', matches: isLibssl3, symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', 'SSL_in_init', 'SSL_do_handshake', 'SSL_free'],
+  file: 'libssl',
+  matches: isLibssl3,
+  symbols: ['SSL_set_connect_state', 'SSL_set_accept_state', 'SSL_in_init', 'SSL_do_handshake', 'SSL_free'],
 };
 
 export const tlsHandshakeProbe: ProbeModule = {
   name: 'tls_handshake',
-  description: 'TLS handshake latency, role and result: Node via TLSWrap info callback, other OpenSSL 3 users via SSL_in_init',
+  description:
+    'TLS handshake latency, role and result: Node via TLSWrap info callback, other OpenSSL 3 users via SSL_in_init',
   requirements: () => [],
   uprobes: [NODE_KIND, LIBSSL_KIND],
   uprobesRequired: true,
@@ -117,14 +126,18 @@ export const tlsHandshakeProbe: ProbeModule = {
   program(o, targets, kit) {
     const maps: string[] = [];
     const parts: string[] = [];
-    targets.filter((t) => t.file === 'node').forEach((t, i) => {
-      parts.push(nodeSection(kit, t.path, i, o.selfPid));
-      maps.push(`@nrole${i}`, `@nhs${i}`);
-    });
-    targets.filter((t) => t.file === 'libssl').forEach((t, i) => {
-      parts.push(libsslSection(kit, t.path, i));
-      maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`, `@ldh${i}`);
-    });
+    targets
+      .filter((t) => t.file === 'node')
+      .forEach((t, i) => {
+        parts.push(nodeSection(kit, t.path, i, o.selfPid));
+        maps.push(`@nrole${i}`, `@nhs${i}`);
+      });
+    targets
+      .filter((t) => t.file === 'libssl')
+      .forEach((t, i) => {
+        parts.push(libsslSection(kit, t.path, i));
+        maps.push(`@lrole${i}`, `@larg${i}`, `@lhs${i}`, `@ldh${i}`);
+      });
     return `${parts.join('\n')}\n${kit.footer(maps)}`;
   },
   parse(line) {
@@ -157,7 +170,11 @@ export const tlsHandshakeProbe: ProbeModule = {
     const child = labelCache(seconds);
     return {
       add(_tally, [role, ok, bucket], count, sumNs, labels) {
-        const l = { ...labels, role: role === 1 ? 'client' : role === 2 ? 'server' : 'unknown', result: ok === 1 ? 'ok' : 'aborted' };
+        const l = {
+          ...labels,
+          role: role === 1 ? 'client' : role === 2 ? 'server' : 'unknown',
+          result: ok === 1 ? 'ok' : 'aborted',
+        };
         observeMany(child(l), count, sumNs, TLS_BUCKETS, bucket);
       },
     };

@@ -9,14 +9,22 @@ import type { HopName } from './topology';
 import { HopError } from './errors';
 import { chainCert, tlsServerName } from './tls';
 
-export interface Endpoint { pod: string; url: string; tlsUrl?: string }
+export interface Endpoint {
+  pod: string;
+  url: string;
+  tlsUrl?: string;
+}
 
 /** Where each hop's replicas listen; filled in as the chain starts. */
 export class Directory {
   private readonly entries = new Map<HopName, Endpoint[]>();
   private readonly cursor = new Map<HopName, number>();
-  set(hop: HopName, eps: Endpoint[]): void { this.entries.set(hop, eps); }
-  get(hop: HopName): Endpoint[] { return this.entries.get(hop) ?? []; }
+  set(hop: HopName, eps: Endpoint[]): void {
+    this.entries.set(hop, eps);
+  }
+  get(hop: HopName): Endpoint[] {
+    return this.entries.get(hop) ?? [];
+  }
   pick(hop: HopName, pod?: string): Endpoint {
     const eps = this.get(hop);
     if (!eps.length) throw new HopError(503, 'no_replica', `no replica of ${hop} is up`);
@@ -28,7 +36,9 @@ export class Directory {
     this.cursor.set(hop, i + 1);
     return eps[i];
   }
-  all(): Array<[HopName, Endpoint[]]> { return [...this.entries]; }
+  all(): Array<[HopName, Endpoint[]]> {
+    return [...this.entries];
+  }
 }
 
 export interface CallResult {
@@ -46,7 +56,12 @@ export class HopClient {
   /** One TLS agent per hop: the SNI server name is fixed per agent, and each hop answers to its own name. */
   private readonly tlsAgents = new Map<string, Agent>();
 
-  constructor(private readonly directory: Directory, private readonly tracer: Tracer, private readonly tlsHops: string[], private readonly timeoutMs: number) {}
+  constructor(
+    private readonly directory: Directory,
+    private readonly tracer: Tracer,
+    private readonly tlsHops: string[],
+    private readonly timeoutMs: number
+  ) {}
 
   private dispatcher(origin: string, hop: string): Dispatcher {
     if (this.tlsHops.includes(hop)) {
@@ -54,7 +69,14 @@ export class HopClient {
       // `tls_slow_handshake` fault, applied in the server's SNI step that a resumed session skips, hits every call.
       let a = this.tlsAgents.get(hop);
       if (!a) {
-        a = new Agent({ connect: { ca: chainCert().cert, servername: tlsServerName(hop), rejectUnauthorized: true, maxCachedSessions: 0 } });
+        a = new Agent({
+          connect: {
+            ca: chainCert().cert,
+            servername: tlsServerName(hop),
+            rejectUnauthorized: true,
+            maxCachedSessions: 0,
+          },
+        });
         this.tlsAgents.set(hop, a);
       }
       return a;
@@ -68,7 +90,12 @@ export class HopClient {
   }
 
   /** POSTs JSON to a hop and returns the response with its client span still open (streaming-friendly). */
-  async call(hop: HopName, path: string, body: unknown, opts: { pod?: string; timeoutMs?: number; spanName?: string } = {}): Promise<CallResult> {
+  async call(
+    hop: HopName,
+    path: string,
+    body: unknown,
+    opts: { pod?: string; timeoutMs?: number; spanName?: string } = {}
+  ): Promise<CallResult> {
     const ep = this.directory.pick(hop, opts.pod);
     const useTls = this.tlsHops.includes(hop) && ep.tlsUrl;
     const base = useTls ? ep.tlsUrl! : ep.url;
@@ -93,9 +120,13 @@ export class HopClient {
       if (ended) return;
       ended = true;
       if (err) {
-        const isTimeout = err.name === 'TimeoutError' || err.name === 'AbortError' || /timeout|aborted/i.test(err.message);
-        span.setAttribute('error.type', isTimeout ? 'timeout' : (err as { code?: string }).code ?? err.name);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: isTimeout ? `timeout after ${timeoutMs} ms calling ${hop}` : err.message });
+        const isTimeout =
+          err.name === 'TimeoutError' || err.name === 'AbortError' || /timeout|aborted/i.test(err.message);
+        span.setAttribute('error.type', isTimeout ? 'timeout' : ((err as { code?: string }).code ?? err.name));
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: isTimeout ? `timeout after ${timeoutMs} ms calling ${hop}` : err.message,
+        });
       }
       span.end();
     };
@@ -118,13 +149,24 @@ export class HopClient {
     } catch (err) {
       end(err as Error);
       const e = err as Error;
-      if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new HopError(504, 'upstream_timeout', `${hop} did not answer within ${timeoutMs} ms`, 'timeout');
-      throw new HopError(502, 'upstream_unreachable', `${hop} (${ep.pod}) unreachable: ${e.message}`, (e as { code?: string }).code ?? 'connect_error');
+      if (e.name === 'TimeoutError' || e.name === 'AbortError')
+        throw new HopError(504, 'upstream_timeout', `${hop} did not answer within ${timeoutMs} ms`, 'timeout');
+      throw new HopError(
+        502,
+        'upstream_unreachable',
+        `${hop} (${ep.pod}) unreachable: ${e.message}`,
+        (e as { code?: string }).code ?? 'connect_error'
+      );
     }
   }
 
   /** A call whose JSON answer is read whole; non-2xx becomes a HopError carrying the downstream code. */
-  async json<T = any>(hop: HopName, path: string, body: unknown, opts: { pod?: string; timeoutMs?: number; spanName?: string } = {}): Promise<{ data: T; pod: string }> {
+  async json<T = any>(
+    hop: HopName,
+    path: string,
+    body: unknown,
+    opts: { pod?: string; timeoutMs?: number; spanName?: string } = {}
+  ): Promise<{ data: T; pod: string }> {
     const r = await this.call(hop, path, body, opts);
     try {
       const data = (await r.body.json()) as any;
@@ -132,7 +174,12 @@ export class HopClient {
         const code = data?.error?.code ?? `http_${r.status}`;
         const type = code === 'timeout' || code === 'upstream_timeout' ? 'timeout' : code;
         r.end();
-        throw new HopError(r.status >= 500 ? 502 : r.status, code, `${hop}: ${data?.error?.message ?? `HTTP ${r.status}`}`, type);
+        throw new HopError(
+          r.status >= 500 ? 502 : r.status,
+          code,
+          `${hop}: ${data?.error?.message ?? `HTTP ${r.status}`}`,
+          type
+        );
       }
       r.end();
       return { data: data as T, pod: r.pod };
@@ -140,7 +187,8 @@ export class HopClient {
       if (err instanceof HopError) throw err;
       r.end(err as Error);
       const e = err as Error;
-      if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new HopError(504, 'upstream_timeout', `${hop} did not finish within the timeout`, 'timeout');
+      if (e.name === 'TimeoutError' || e.name === 'AbortError')
+        throw new HopError(504, 'upstream_timeout', `${hop} did not finish within the timeout`, 'timeout');
       throw new HopError(502, 'upstream_broken', `${hop}: ${e.message}`);
     }
   }

@@ -8,7 +8,17 @@ import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerRespon
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ChainConfig } from '../config';
@@ -58,7 +68,10 @@ export type Handler = (req: HopRequest, res: ServerResponse, span: Span) => Prom
 export type Routes = Record<string, Handler>;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) { res.end(); return; }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   const data = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
   res.end(data);
@@ -100,14 +113,30 @@ function listen(server: http.Server | https.Server, host: string, port: number):
 
 export async function startHopServer(env: HopEnv, routes: Routes, port: number, tlsPortWanted = 0): Promise<HopServer> {
   const { replica, registry, faults, tracer } = env;
-  const requests = new Counter({ name: 'hopscope_requests_total', help: 'Requests served by this hop, by route and HTTP status code.', labelNames: ['route', 'code'], registers: [registry] });
-  const duration = new Histogram({
-    name: 'hopscope_request_duration_seconds', help: 'Time this hop took to answer (including its downstream calls), by route.',
-    labelNames: ['route'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry], enableExemplars: true,
+  const requests = new Counter({
+    name: 'hopscope_requests_total',
+    help: 'Requests served by this hop, by route and HTTP status code.',
+    labelNames: ['route', 'code'],
+    registers: [registry],
   });
-  const inflight = new Gauge({ name: 'hopscope_requests_in_flight', help: 'Requests this hop is working on now.', registers: [registry] });
+  const duration = new Histogram({
+    name: 'hopscope_request_duration_seconds',
+    help: 'Time this hop took to answer (including its downstream calls), by route.',
+    labelNames: ['route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+    enableExemplars: true,
+  });
+  const inflight = new Gauge({
+    name: 'hopscope_requests_in_flight',
+    help: 'Requests this hop is working on now.',
+    registers: [registry],
+  });
   new Gauge({
-    name: 'hopscope_fault_active', help: 'Faults active on this hop replica (1 per kind).', labelNames: ['kind'], registers: [registry],
+    name: 'hopscope_fault_active',
+    help: 'Faults active on this hop replica (1 per kind).',
+    labelNames: ['kind'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const f of faults.activeOn(replica.hop, replica.pod)) this.set({ kind: f.kind }, 1);
@@ -135,28 +164,39 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
     const handler: Handler | undefined = Object.hasOwn(routes, key) ? routes[key] : undefined;
     const route = handler ? url.pathname : 'unknown';
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(`${method} ${route}`, {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': method,
-        'url.path': url.pathname,
-        'http.route': route,
-        'server.address': env.cfg.host,
-        'server.port': (req.socket.localPort ?? 0),
-        'network.protocol.name': 'http',
-        ...(req.socket instanceof tls.TLSSocket ? { 'url.scheme': 'https', 'tls.protocol.version': req.socket.getProtocol() ?? '' } : { 'url.scheme': 'http' }),
+    const span = tracer.startSpan(
+      `${method} ${route}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': method,
+          'url.path': url.pathname,
+          'http.route': route,
+          'server.address': env.cfg.host,
+          'server.port': req.socket.localPort ?? 0,
+          'network.protocol.name': 'http',
+          ...(req.socket instanceof tls.TLSSocket
+            ? { 'url.scheme': 'https', 'tls.protocol.version': req.socket.getProtocol() ?? '' }
+            : { 'url.scheme': 'http' }),
+        },
       },
-    }, parent);
+      parent
+    );
     // W3C Trace Context Level 2: every answer names its trace and this server span, errors and streams included
     // (set before any handler writes its head, so it goes out with the first byte).
     const sc = span.spanContext();
-    if (isSpanContextValid(sc)) res.setHeader('traceresponse', `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`);
+    if (isSpanContextValid(sc))
+      res.setHeader(
+        'traceresponse',
+        `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`
+      );
     const bag = propagation.getBaggage(parent);
     for (const name of ['hopscope.run_id', 'hopscope.scenario']) {
       const v = bag?.getEntry(name)?.value;
       if (v) span.setAttribute(name, v);
     }
-    if (bag?.getEntry('hopscope.load_test')) span.setAttribute('hopscope.load_test', bag.getEntry('hopscope.load_test')!.value === 'true');
+    if (bag?.getEntry('hopscope.load_test'))
+      span.setAttribute('hopscope.load_test', bag.getEntry('hopscope.load_test')!.value === 'true');
     const t0 = performance.now();
     inflight.inc();
     let finished = false;
@@ -166,7 +206,12 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
       finished = true;
       inflight.dec();
       requests.inc({ route, code: String(code) });
-      observeWithExemplar(duration, { route }, (performance.now() - t0) / 1000, traceExemplar(span, failed || code >= 500));
+      observeWithExemplar(
+        duration,
+        { route },
+        (performance.now() - t0) / 1000,
+        traceExemplar(span, failed || code >= 500)
+      );
       span.setAttribute('http.response.status_code', code);
       if (code >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${code}` });
       span.end();
@@ -177,7 +222,11 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
         const body = method === 'GET' ? undefined : await readBody(req);
         await applyInHopFaults(env, span, req, res, body);
         if (res.writableEnded || res.destroyed) return;
-        await handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, raw: req }, res, span);
+        await handler(
+          { method, path: url.pathname, query: url.searchParams, headers: req.headers, body, raw: req },
+          res,
+          span
+        );
       } catch (err) {
         const e = err instanceof HopError ? err : new HopError(500, 'internal', (err as Error).message);
         failed = true;
@@ -207,15 +256,20 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
   if (env.cfg.tlsHops.includes(replica.hop)) {
     const { key, cert } = chainCert();
     const secure = tls.createSecureContext({ key, cert });
-    tlsServer = https.createServer({
-      key, cert, keepAliveTimeout: 30_000,
-      // The handshake pauses here before the server's certificate is sent: a real, kernel-visible slow handshake.
-      SNICallback: (servername, cb) => {
-        const f = faults.active(replica.hop, replica.pod, 'tls_slow_handshake');
-        if (f && servername === tlsServerName(replica.hop)) setTimeout(() => cb(null, secure), f.magnitude);
-        else cb(null, secure);
+    tlsServer = https.createServer(
+      {
+        key,
+        cert,
+        keepAliveTimeout: 30_000,
+        // The handshake pauses here before the server's certificate is sent: a real, kernel-visible slow handshake.
+        SNICallback: (servername, cb) => {
+          const f = faults.active(replica.hop, replica.pod, 'tls_slow_handshake');
+          if (f && servername === tlsServerName(replica.hop)) setTimeout(() => cb(null, secure), f.magnitude);
+          else cb(null, secure);
+        },
       },
-    }, onRequest);
+      onRequest
+    );
     tlsPort = await listen(tlsServer, env.cfg.host, tlsPortWanted);
   }
   const url = `http://${env.cfg.host}:${boundPort}`;
@@ -224,14 +278,24 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
     tlsUrl: tlsPort ? `https://${env.cfg.host}:${tlsPort}` : undefined,
     port: boundPort,
     close: async () => {
-      const closeOne = (s: http.Server | https.Server): Promise<void> => new Promise((r) => { s.close(() => r()); s.closeAllConnections(); });
+      const closeOne = (s: http.Server | https.Server): Promise<void> =>
+        new Promise((r) => {
+          s.close(() => r());
+          s.closeAllConnections();
+        });
       await Promise.all([closeOne(server), ...(tlsServer ? [closeOne(tlsServer)] : [])]);
     },
   };
 }
 
 /** Faults that act inside the hop, before its own work: timeout, error, latency, cpu_hog. */
-async function applyInHopFaults(env: HopEnv, span: Span, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+async function applyInHopFaults(
+  env: HopEnv,
+  span: Span,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown
+): Promise<void> {
   const { faults, replica } = env;
   const on = (kind: Parameters<FaultRegistry['active']>[2]) => faults.active(replica.hop, replica.pod, kind);
   const timeout = on('timeout');
@@ -242,8 +306,14 @@ async function applyInHopFaults(env: HopEnv, span: Span, req: IncomingMessage, r
     // Hang until the caller gives up (its timeout), capped so a forgotten socket cannot leak.
     await new Promise<void>((resolve) => {
       const cap = setTimeout(resolve, env.cfg.hopTimeoutMs + 2000);
-      res.once('close', () => { clearTimeout(cap); resolve(); });
-      req.socket.once('close', () => { clearTimeout(cap); resolve(); });
+      res.once('close', () => {
+        clearTimeout(cap);
+        resolve();
+      });
+      req.socket.once('close', () => {
+        clearTimeout(cap);
+        resolve();
+      });
     });
     throw new HopError(504, 'timeout', 'injected timeout: the caller gave up', 'timeout');
   }

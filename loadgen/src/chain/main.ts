@@ -34,10 +34,20 @@ OpenTelemetry (these win over HOPSCOPE_OTLP_ENDPOINT/HOPSCOPE_OTLP_PROTOCOL): OT
 
 let values: Record<string, string | boolean | undefined>;
 try {
-  ({ values } = parseArgs({ args: process.argv.slice(2), strict: true, options: {
-    help: { type: 'boolean', short: 'h' }, 'gateway-port': { type: 'string' }, 'control-port': { type: 'string' }, 'time-scale': { type: 'string' },
-    'otlp-endpoint': { type: 'string' }, 'no-tracing': { type: 'boolean' }, 'steady-rps': { type: 'string' }, split: { type: 'boolean' },
-  } }));
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      'gateway-port': { type: 'string' },
+      'control-port': { type: 'string' },
+      'time-scale': { type: 'string' },
+      'otlp-endpoint': { type: 'string' },
+      'no-tracing': { type: 'boolean' },
+      'steady-rps': { type: 'string' },
+      split: { type: 'boolean' },
+    },
+  }));
 } catch (err) {
   console.error(`hopscope-chain: ${(err as Error).message}\n\n${HELP}`);
   process.exit(2);
@@ -76,11 +86,26 @@ if (steadyRps > 0) {
   const drive = async (): Promise<void> => {
     while (!loadAbort.signal.aborted) {
       const sum = await runLoad({
-        target: chain.gatewayUrl, path: '/v1/chat/completions', method: 'POST', stream: true,
+        target: chain.gatewayUrl,
+        path: '/v1/chat/completions',
+        method: 'POST',
+        stream: true,
         profile: { kind: 'constant', rps: steadyRps, durationS: 86_400, arrivals: 'poisson' },
-        models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'], backend: 'mix', agentRatio: 0.1, maxTokens: 48, seed: Date.now() % 1e6,
-        runId: 'demo-steady', timeoutMs: 30_000, connections: 64, maxInFlight: 2000, slo: { ttftMs: 1000, e2eMs: 5000 }, traceparent: false, signal: loadAbort.signal,
-        onProgress: (p) => { if (Math.round(p.elapsedS) % 30 === 0) log.info({ load: p }, 'steady load'); },
+        models: ['hopscope-llama-8b-v1', 'hopscope-llama-8b-v2'],
+        backend: 'mix',
+        agentRatio: 0.1,
+        maxTokens: 48,
+        seed: Date.now() % 1e6,
+        runId: 'demo-steady',
+        timeoutMs: 30_000,
+        connections: 64,
+        maxInFlight: 2000,
+        slo: { ttftMs: 1000, e2eMs: 5000 },
+        traceparent: false,
+        signal: loadAbort.signal,
+        onProgress: (p) => {
+          if (Math.round(p.elapsedS) % 30 === 0) log.info({ load: p }, 'steady load');
+        },
       });
       log.info({ sent: sum.sent, errors: sum.errors.total }, 'steady load run ended');
     }

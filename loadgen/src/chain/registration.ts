@@ -12,20 +12,31 @@ export async function registerWithExporter(
   exporterUrl: string,
   reg: { pid: number; pod: string; namespace: string; node: string; service: string },
   log: Logger,
-  token: string | undefined,
+  token: string | undefined
 ): Promise<boolean> {
   try {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (token) headers.authorization = `Bearer ${token}`;
-    const res = await fetch(new URL('/register', exporterUrl), { method: 'POST', headers, body: JSON.stringify(reg), signal: AbortSignal.timeout(2000) });
+    const res = await fetch(new URL('/register', exporterUrl), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(reg),
+      signal: AbortSignal.timeout(2000),
+    });
     if (res.status === 401 || res.status === 403) {
-      throw new Error(`HTTP ${res.status}: ${token ? 'the exporter refused HOPSCOPE_EXPORTER_TOKEN (it must equal its HOPSCOPE_BPF_TOKEN)' : 'the exporter requires a token: set HOPSCOPE_EXPORTER_TOKEN to its HOPSCOPE_BPF_TOKEN'}`);
+      throw new Error(
+        `HTTP ${res.status}: ${token ? 'the exporter refused HOPSCOPE_EXPORTER_TOKEN (it must equal its HOPSCOPE_BPF_TOKEN)' : 'the exporter requires a token: set HOPSCOPE_EXPORTER_TOKEN to its HOPSCOPE_BPF_TOKEN'}`
+      );
     }
     if (!res.ok) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
     log.info({ exporter: exporterUrl, ...reg }, 'registered pid with the bpf-exporter');
     return true;
   } catch (err) {
-    if (!warned) log.warn({ exporter: exporterUrl, err: (err as Error).message }, 'could not register pid with the bpf-exporter (continuing without)');
+    if (!warned)
+      log.warn(
+        { exporter: exporterUrl, err: (err as Error).message },
+        'could not register pid with the bpf-exporter (continuing without)'
+      );
     warned = true;
     return false;
   }

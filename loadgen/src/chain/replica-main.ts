@@ -14,8 +14,16 @@ if (!pod || !process.send) {
 }
 const cfg: ChainConfig = loadChainConfig(JSON.parse(process.env.HOPSCOPE_SPLIT_CONFIG ?? '{}') as ChainConfig);
 const log = makeLogger(cfg.logLevel, `chain:${pod}`);
-const send = (m: FromReplica) => { if (process.connected) process.send!(m); };
-const chain = await startChain({ ...cfg, logger: log, only: [pod], endpoints: JSON.parse(process.env.HOPSCOPE_SPLIT_ENDPOINTS ?? '{}'), control: false });
+const send = (m: FromReplica) => {
+  if (process.connected) process.send!(m);
+};
+const chain = await startChain({
+  ...cfg,
+  logger: log,
+  only: [pod],
+  endpoints: JSON.parse(process.env.HOPSCOPE_SPLIT_ENDPOINTS ?? '{}'),
+  control: false,
+});
 process.on('message', (m: ToReplica) => {
   if (m.type === 'fault-start') chain.faults.mirror(m.fault);
   else if (m.type === 'fault-end') chain.faults.end(m.id);
@@ -25,7 +33,16 @@ const llm = chain.llm.get(pod);
 if (llm) {
   setInterval(() => {
     const e = llm.engine;
-    send({ type: 'engine', pod, stats: { busyMsTotal: e.busyMsTotal, lastBatchSize: e.lastBatchSize, kvUsage: e.kvUsage, opts: { maxNumSeqs: e.opts.maxNumSeqs } } });
+    send({
+      type: 'engine',
+      pod,
+      stats: {
+        busyMsTotal: e.busyMsTotal,
+        lastBatchSize: e.lastBatchSize,
+        kvUsage: e.kvUsage,
+        opts: { maxNumSeqs: e.opts.maxNumSeqs },
+      },
+    });
   }, 500).unref();
 }
 send({ type: 'ready', pod, gpuDriverPid: chain.gpuDriverPids[pod] });

@@ -18,8 +18,12 @@ import { startChain } from './start';
 import { chainCert } from './tls';
 import { HOPS, replicasOf } from './topology';
 
-export type ToReplica = { type: 'fault-start'; fault: Fault } | { type: 'fault-end'; id: string } | { type: 'settings'; vectorCacheHitRate: number };
-export type FromReplica = { type: 'ready'; pod: string; gpuDriverPid?: number } | { type: 'engine'; pod: string; stats: EngineStats };
+export type ToReplica =
+  | { type: 'fault-start'; fault: Fault }
+  | { type: 'fault-end'; id: string }
+  | { type: 'settings'; vectorCacheHitRate: number };
+export type FromReplica =
+  { type: 'ready'; pod: string; gpuDriverPid?: number } | { type: 'engine'; pod: string; stats: EngineStats };
 
 /** The kernel's ephemeral range: outgoing connections take source ports from it. */
 function ephemeralLow(): number {
@@ -30,11 +34,12 @@ function ephemeralLow(): number {
   }
 }
 
-const listenable = (host: string, port: number): Promise<boolean> => new Promise((resolve) => {
-  const s = net.createServer();
-  s.once('error', () => resolve(false));
-  s.listen(port, host, () => s.close(() => resolve(true)));
-});
+const listenable = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
+  });
 
 const taken = new Set<number>();
 /**
@@ -47,16 +52,25 @@ async function freePort(host: string): Promise<number> {
   const floor = Math.min(20000, Math.max(1024, low - 8000));
   for (let tries = 0; tries < 200 && low - floor > 100; tries++) {
     const p = floor + Math.floor(Math.random() * (low - floor));
-    if (!taken.has(p) && (await listenable(host, p))) { taken.add(p); return p; }
+    if (!taken.has(p) && (await listenable(host, p))) {
+      taken.add(p);
+      return p;
+    }
   }
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
-    s.listen(0, host, () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
+    s.listen(0, host, () => {
+      const p = (s.address() as AddressInfo).port;
+      s.close(() => resolve(p));
+    });
   });
 }
 
-export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<RunningChain & { children: ChildProcess[] }> {
+export async function startSplitChain(
+  cfg: ChainConfig,
+  log: Logger
+): Promise<RunningChain & { children: ChildProcess[] }> {
   const bindProblem = controlBindProblem(cfg);
   if (bindProblem) throw new Error(`invalid chain configuration:\n  host: ${bindProblem}`);
   const gpuNodeNames = Array.from({ length: cfg.gpuNodes }, (_, i) => `gpu-node-${i}`);
@@ -64,7 +78,10 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
   const endpoints: Record<string, { url: string; tlsUrl?: string }> = {};
   for (const r of replicas) {
     const port = r.hop === 'gateway' && r.index === 0 && cfg.gatewayPort ? cfg.gatewayPort : await freePort(cfg.host);
-    endpoints[r.pod] = { url: `http://${cfg.host}:${port}`, ...(cfg.tlsHops.includes(r.hop) ? { tlsUrl: `https://${cfg.host}:${await freePort(cfg.host)}` } : {}) };
+    endpoints[r.pod] = {
+      url: `http://${cfg.host}:${port}`,
+      ...(cfg.tlsHops.includes(r.hop) ? { tlsUrl: `https://${cfg.host}:${await freePort(cfg.host)}` } : {}),
+    };
   }
   const children: ChildProcess[] = [];
   const chainRef: { chain?: RunningChain } = {};
@@ -73,17 +90,38 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
   // Built once here, before the LLM replica processes start and would race to build it.
   if (cfg.cudaStandIn) ensureCudaStandIn();
   const entry = join(import.meta.dirname, 'replica-main.ts');
-  const tlsEnv = cfg.tlsHops.length ? { HOPSCOPE_CHAIN_TLS_KEY: chainCert().key.toString(), HOPSCOPE_CHAIN_TLS_CERT: chainCert().cert.toString() } : {};
+  const tlsEnv = cfg.tlsHops.length
+    ? { HOPSCOPE_CHAIN_TLS_KEY: chainCert().key.toString(), HOPSCOPE_CHAIN_TLS_CERT: chainCert().cert.toString() }
+    : {};
   const stopChildren = async (): Promise<void> => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => c.exitCode !== null ? undefined : new Promise((r) => { c.once('exit', r); setTimeout(() => { c.kill('SIGKILL'); r(undefined); }, 4000).unref(); })));
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode !== null
+          ? undefined
+          : new Promise((r) => {
+              c.once('exit', r);
+              setTimeout(() => {
+                c.kill('SIGKILL');
+                r(undefined);
+              }, 4000).unref();
+            })
+      )
+    );
   };
   try {
     for (const r of replicas) {
       const child = fork(entry, [], {
         execArgv: ['--import', 'tsx'],
         // The control API's token stays here: replicas serve no control API.
-        env: { ...process.env, ...tlsEnv, HOPSCOPE_CHAIN_TOKEN: '', HOPSCOPE_SPLIT_POD: r.pod, HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints), HOPSCOPE_SPLIT_CONFIG: JSON.stringify({ ...cfg, controlToken: undefined }) },
+        env: {
+          ...process.env,
+          ...tlsEnv,
+          HOPSCOPE_CHAIN_TOKEN: '',
+          HOPSCOPE_SPLIT_POD: r.pod,
+          HOPSCOPE_SPLIT_ENDPOINTS: JSON.stringify(endpoints),
+          HOPSCOPE_SPLIT_CONFIG: JSON.stringify({ ...cfg, controlToken: undefined }),
+        },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       child.on('message', (m: FromReplica) => {
@@ -93,25 +131,41 @@ export async function startSplitChain(cfg: ChainConfig, log: Logger): Promise<Ru
         }
         if (m.type === 'engine') chainRef.chain?.remoteEngines.set(m.pod, m.stats);
       });
-      child.on('exit', (code, sig) => { if (!stopping) log.error({ pod: r.pod, code, sig }, 'replica process exited'); });
+      child.on('exit', (code, sig) => {
+        if (!stopping) log.error({ pod: r.pod, code, sig }, 'replica process exited');
+      });
       children.push(child);
     }
     const deadline = Date.now() + 60_000;
     while (readyPods.size < replicas.length) {
-      if (Date.now() > deadline) throw new Error(`replicas not ready: ${replicas.filter((r) => !readyPods.has(r.pod)).map((r) => r.pod).join(', ')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `replicas not ready: ${replicas
+            .filter((r) => !readyPods.has(r.pod))
+            .map((r) => r.pod)
+            .join(', ')}`
+        );
       if (children.some((c) => c.exitCode !== null)) throw new Error('a replica process exited during start');
       await new Promise((r) => setTimeout(r, 100));
     }
     const chain = await startChain({ ...cfg, logger: log, only: [], endpoints, control: true });
     chainRef.chain = chain;
-    replicas.forEach((r, i) => { chain.pids[r.pod] = children[i].pid!; });
+    replicas.forEach((r, i) => {
+      chain.pids[r.pod] = children[i].pid!;
+    });
     Object.assign(chain.gpuDriverPids, gpuDriverPids);
-    const broadcast = (m: ToReplica) => { for (const c of children) if (c.connected) c.send(m); };
+    const broadcast = (m: ToReplica) => {
+      for (const c of children) if (c.connected) c.send(m);
+    };
     chain.faults.on('start', (f: Fault) => broadcast({ type: 'fault-start', fault: f }));
     chain.faults.on('end', (f: Fault) => broadcast({ type: 'fault-end', id: f.id }));
     chain.onSettings = () => broadcast({ type: 'settings', vectorCacheHitRate: chain.settings.vectorCacheHitRate });
     const stopParent = chain.stop;
-    chain.stop = async () => { stopping = true; await stopParent(); await stopChildren(); };
+    chain.stop = async () => {
+      stopping = true;
+      await stopParent();
+      await stopChildren();
+    };
     log.info({ processes: children.length, pids: children.map((c) => c.pid) }, 'split mode: one process per pod');
     return Object.assign(chain, { children });
   } catch (err) {

@@ -59,7 +59,10 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
   const podsByHop: Record<string, string[]> = {};
   for (const r of replicas) (podsByHop[r.hop] ??= []).push(r.pod);
   const faults = new FaultRegistry(podsByHop);
-  const settings = { vectorCacheHitRate: cfg.vectorCacheHitRate, dcgm: { smActive: cfg.dcgmSmActive, hostnameLabel: cfg.dcgmHostnameLabel, mig: cfg.mig } as DcgmOptions };
+  const settings = {
+    vectorCacheHitRate: cfg.vectorCacheHitRate,
+    dcgm: { smActive: cfg.dcgmSmActive, hostnameLabel: cfg.dcgmHostnameLabel, mig: cfg.mig } as DcgmOptions,
+  };
   const scale = (ms: number) => ms * cfg.timeScale;
   // The LLM replicas run here allocate through the stand-in CUDA driver, built now if needed.
   const runsLlm = replicas.some((r) => r.hop.startsWith('llm-') && (!only || only.includes(r.pod)));
@@ -67,7 +70,11 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
   if (cfg.cudaStandIn && runsLlm) {
     const built = ensureCudaStandIn();
     if (built.ok) cudaStandIn = built;
-    else log.warn({ reason: built.reason }, `no stand-in libcuda.so.1: ${built.reason}. GPU OOM is simulated without the kernel signal (no cuMemAlloc_v2 a probe could see)`);
+    else
+      log.warn(
+        { reason: built.reason },
+        `no stand-in libcuda.so.1: ${built.reason}. GPU OOM is simulated without the kernel signal (no cuMemAlloc_v2 a probe could see)`
+      );
   }
 
   const servers: HopServer[] = [];
@@ -86,7 +93,10 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(burners.map((b) => b.close()));
     // Flush spans, but do not hang on an unreachable OTLP endpoint (the demo gives each part 5 s to stop).
-    await Promise.race([Promise.all(telemetries.map((t) => t.shutdown().catch(() => {}))), new Promise((r) => setTimeout(r, 1500).unref())]);
+    await Promise.race([
+      Promise.all(telemetries.map((t) => t.shutdown().catch(() => {}))),
+      new Promise((r) => setTimeout(r, 1500).unref()),
+    ]);
   };
 
   try {
@@ -94,27 +104,67 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       if (only && !only.includes(replica.pod)) {
         const ep = endpoints?.[replica.pod];
         if (!ep) throw new Error(`split mode: no endpoint for ${replica.pod}`);
-        hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: ep.url, tlsUrl: ep.tlsUrl, metricsUrl: `${ep.url}/metrics` });
+        hops.push({
+          hop: replica.hop,
+          pod: replica.pod,
+          node: replica.node,
+          namespace: replica.namespace,
+          url: ep.url,
+          tlsUrl: ep.tlsUrl,
+          metricsUrl: `${ep.url}/metrics`,
+        });
         continue;
       }
       const registry = podRegistry();
-      const tel = createHopTelemetry({ service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace }, {
-        tracing: cfg.tracing, otlpEndpoint: cfg.otlpEndpoint, otlpProtocol: cfg.otlpProtocol, otlpHeaders: cfg.otlpHeaders, serviceNamespace: cfg.serviceNamespace,
-        resourceAttributes: cfg.resourceAttributes, samplerBaseRate: cfg.samplerBaseRate, samplerMinRate: cfg.samplerMinRate,
-        samplerP99KneeMs: cfg.samplerP99KneeMs, samplerAdaptive: cfg.samplerAdaptive, registry, extraProcessors: spanProcessors,
-      });
+      const tel = createHopTelemetry(
+        { service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace },
+        {
+          tracing: cfg.tracing,
+          otlpEndpoint: cfg.otlpEndpoint,
+          otlpProtocol: cfg.otlpProtocol,
+          otlpHeaders: cfg.otlpHeaders,
+          serviceNamespace: cfg.serviceNamespace,
+          resourceAttributes: cfg.resourceAttributes,
+          samplerBaseRate: cfg.samplerBaseRate,
+          samplerMinRate: cfg.samplerMinRate,
+          samplerP99KneeMs: cfg.samplerP99KneeMs,
+          samplerAdaptive: cfg.samplerAdaptive,
+          registry,
+          extraProcessors: spanProcessors,
+        }
+      );
       telemetries.push(tel);
       const client = new HopClient(directory, tel.tracer, cfg.tlsHops, cfg.hopTimeoutMs);
       clients.push(client);
       const burner = new CpuBurner();
       burners.push(burner);
-      const env: HopEnv = { cfg, replica, tracer: tel.tracer, registry, faults, log: log.child({ hop: replica.hop, pod: replica.pod }), client, rand, burner, scale, cudaStandIn };
+      const env: HopEnv = {
+        cfg,
+        replica,
+        tracer: tel.tracer,
+        registry,
+        faults,
+        log: log.child({ hop: replica.hop, pod: replica.pod }),
+        client,
+        rand,
+        burner,
+        scale,
+        cudaStandIn,
+      };
       let routes: Routes;
       switch (replica.hop) {
-        case 'gateway': routes = gatewayRoutes(env); break;
-        case 'embedding': routes = embeddingRoutes(env); break;
-        case 'vector-cache': routes = vectorCacheRoutes(env, () => settings.vectorCacheHitRate); break;
-        case 'rag': routes = ragRoutes(env); break;
+        case 'gateway':
+          routes = gatewayRoutes(env);
+          break;
+        case 'embedding':
+          routes = embeddingRoutes(env);
+          break;
+        case 'vector-cache':
+          routes = vectorCacheRoutes(env, () => settings.vectorCacheHitRate);
+          break;
+        case 'rag':
+          routes = ragRoutes(env);
+          break;
         case 'llm-vllm':
         case 'llm-tgi': {
           const l = createLlmHop(env);
@@ -122,16 +172,38 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
           routes = l.routes;
           break;
         }
-        case 'agent': routes = agentRoutes(env); break;
-        case 'tool': routes = toolRoutes(env); break;
+        case 'agent':
+          routes = agentRoutes(env);
+          break;
+        case 'tool':
+          routes = toolRoutes(env);
+          break;
       }
       const fixed = endpoints?.[replica.pod];
-      const port = fixed ? Number(new URL(fixed.url).port) : replica.hop === 'gateway' && replica.index === 0 ? cfg.gatewayPort : nextFixedPort ? nextFixedPort++ : 0;
+      const port = fixed
+        ? Number(new URL(fixed.url).port)
+        : replica.hop === 'gateway' && replica.index === 0
+          ? cfg.gatewayPort
+          : nextFixedPort
+            ? nextFixedPort++
+            : 0;
       const server = await startHopServer(env, routes, port, fixed?.tlsUrl ? Number(new URL(fixed.tlsUrl).port) : 0);
       servers.push(server);
-      hops.push({ hop: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace, url: server.url, tlsUrl: server.tlsUrl, metricsUrl: `${server.url}/metrics` });
+      hops.push({
+        hop: replica.hop,
+        pod: replica.pod,
+        node: replica.node,
+        namespace: replica.namespace,
+        url: server.url,
+        tlsUrl: server.tlsUrl,
+        metricsUrl: `${server.url}/metrics`,
+      });
     }
-    for (const h of HOPS) directory.set(h, hops.filter((x) => x.hop === h).map((x) => ({ pod: x.pod, url: x.url, tlsUrl: x.tlsUrl })));
+    for (const h of HOPS)
+      directory.set(
+        h,
+        hops.filter((x) => x.hop === h).map((x) => ({ pod: x.pod, url: x.url, tlsUrl: x.tlsUrl }))
+      );
 
     const remoteEngines = new Map<string, EngineStats>();
     const idle: EngineStats = { busyMsTotal: 0, lastBatchSize: 0, kvUsage: 0, opts: { maxNumSeqs: 32 } };
@@ -145,9 +217,31 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       owners.forEach((r, i) => {
         const l = llm.get(r.pod);
         // A getter, so a remote replica's latest report is read at scrape time.
-        const stats: EngineStats = l ? l.engine : { get busyMsTotal() { return (remoteEngines.get(r.pod) ?? idle).busyMsTotal; }, get lastBatchSize() { return (remoteEngines.get(r.pod) ?? idle).lastBatchSize; }, get kvUsage() { return (remoteEngines.get(r.pod) ?? idle).kvUsage; }, get opts() { return (remoteEngines.get(r.pod) ?? idle).opts; } };
+        const stats: EngineStats = l
+          ? l.engine
+          : {
+              get busyMsTotal() {
+                return (remoteEngines.get(r.pod) ?? idle).busyMsTotal;
+              },
+              get lastBatchSize() {
+                return (remoteEngines.get(r.pod) ?? idle).lastBatchSize;
+              },
+              get kvUsage() {
+                return (remoteEngines.get(r.pod) ?? idle).kvUsage;
+              },
+              get opts() {
+                return (remoteEngines.get(r.pod) ?? idle).opts;
+              },
+            };
         for (const g of mine.slice(i * per, i * per + per)) {
-          g.owner = { pod: r.pod, namespace: r.namespace, container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm', engine: stats, weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per, oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')) };
+          g.owner = {
+            pod: r.pod,
+            namespace: r.namespace,
+            container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm',
+            engine: stats,
+            weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per,
+            oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')),
+          };
         }
       });
     }
@@ -157,7 +251,10 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       let builtFor = JSON.stringify(settings.dcgm);
       const server = http.createServer(async (req, res) => {
         if (req.url?.startsWith('/metrics')) {
-          if (JSON.stringify(settings.dcgm) !== builtFor) { reg = dcgmRegistry(node, gpus, settings.dcgm); builtFor = JSON.stringify(settings.dcgm); }
+          if (JSON.stringify(settings.dcgm) !== builtFor) {
+            reg = dcgmRegistry(node, gpus, settings.dcgm);
+            builtFor = JSON.stringify(settings.dcgm);
+          }
           res.writeHead(200, { 'content-type': reg.contentType });
           res.end(await reg.metrics());
         } else {
@@ -166,9 +263,20 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
         }
       });
       const port = nextFixedPort ? nextFixedPort++ : 0;
-      await new Promise<void>((r, j) => { server.once('error', j); server.listen(port, cfg.host, () => r()); });
+      await new Promise<void>((r, j) => {
+        server.once('error', j);
+        server.listen(port, cfg.host, () => r());
+      });
       const url = `http://${cfg.host}:${(server.address() as AddressInfo).port}`;
-      servers.push({ url, port: 0, close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }) });
+      servers.push({
+        url,
+        port: 0,
+        close: () =>
+          new Promise((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
+      });
       dcgm.push({ node, url, metricsUrl: `${url}/metrics` });
     }
 
@@ -183,12 +291,19 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       settings,
       remoteEngines,
       pids: Object.fromEntries(hops.filter((h) => !only || only.includes(h.pod)).map((h) => [h.pod, process.pid])),
-      gpuDriverPids: Object.fromEntries([...llm].filter(([, l]) => l.gpuDriverPid).map(([pod, l]) => [pod, l.gpuDriverPid!])),
+      gpuDriverPids: Object.fromEntries(
+        [...llm].filter(([, l]) => l.gpuDriverPid).map(([pod, l]) => [pod, l.gpuDriverPid!])
+      ),
       targets: () => [
-        ...hops.map((h) => ({ targets: [new URL(h.url).host], labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace } })),
+        ...hops.map((h) => ({
+          targets: [new URL(h.url).host],
+          labels: { service: h.hop, pod: h.pod, node: h.node, namespace: h.namespace },
+        })),
         ...dcgm.map((d) => ({ targets: [new URL(d.url).host], labels: { service: 'dcgm-exporter', node: d.node } })),
       ],
-      forceFlush: async () => { await Promise.all(telemetries.map((t) => t.forceFlush())); },
+      forceFlush: async () => {
+        await Promise.all(telemetries.map((t) => t.forceFlush()));
+      },
       stop: async () => {},
     };
     if (control) {
@@ -205,11 +320,33 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
       const url = cfg.exporterUrl;
       const drivers = hops.filter((h) => chain.gpuDriverPids[h.pod]);
       void (async () => {
-        await registerWithExporter(url, { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop }, log, cfg.exporterToken);
-        for (const h of drivers) await registerWithExporter(url, { pid: chain.gpuDriverPids[h.pod], pod: h.pod, namespace: cfg.namespace, node: h.node, service: h.hop }, log, cfg.exporterToken);
+        await registerWithExporter(
+          url,
+          { pid: process.pid, pod: mine.pod, namespace: cfg.namespace, node: mine.node, service: mine.hop },
+          log,
+          cfg.exporterToken
+        );
+        for (const h of drivers)
+          await registerWithExporter(
+            url,
+            { pid: chain.gpuDriverPids[h.pod], pod: h.pod, namespace: cfg.namespace, node: h.node, service: h.hop },
+            log,
+            cfg.exporterToken
+          );
       })();
     }
-    log.info({ gateway: chain.gatewayUrl, control: chain.controlUrl, hops: hops.length, gpus: gpus.length, tracing: cfg.tracing, otlp: cfg.otlpEndpoint, cudaStandIn: cudaStandIn?.library ?? 'off' }, 'chain started');
+    log.info(
+      {
+        gateway: chain.gatewayUrl,
+        control: chain.controlUrl,
+        hops: hops.length,
+        gpus: gpus.length,
+        tracing: cfg.tracing,
+        otlp: cfg.otlpEndpoint,
+        cudaStandIn: cudaStandIn?.library ?? 'off',
+      },
+      'chain started'
+    );
     return chain;
   } catch (err) {
     await stopAll();

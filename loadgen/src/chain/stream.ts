@@ -23,7 +23,11 @@ export interface RelayStats {
   done: boolean;
 }
 
-export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
 
 export async function relayChatStream(up: CallResult, res: ServerResponse, keepUsage: boolean): Promise<RelayStats> {
   const stats: RelayStats = { contentChunks: 0, chunkTimes: [], done: false };
@@ -35,7 +39,11 @@ export async function relayChatStream(up: CallResult, res: ServerResponse, keepU
       return;
     }
     let ev: any;
-    try { ev = JSON.parse(data); } catch { return; }
+    try {
+      ev = JSON.parse(data);
+    } catch {
+      return;
+    }
     stats.id ??= ev.id;
     stats.created ??= ev.created;
     stats.model ??= ev.model;
@@ -61,9 +69,15 @@ export async function relayChatStream(up: CallResult, res: ServerResponse, keepU
 }
 
 /** Ends a relayed stream: the answer-info chunk (when there is one), then `data: [DONE]`. */
-export function endChatStream(res: ServerResponse, meta: Pick<RelayStats, 'id' | 'created' | 'model'>, info?: unknown): void {
+export function endChatStream(
+  res: ServerResponse,
+  meta: Pick<RelayStats, 'id' | 'created' | 'model'>,
+  info?: unknown
+): void {
   if (info !== undefined) {
-    res.write(`data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created ?? Math.floor(Date.now() / 1000), model: meta.model, choices: [], hopscope: info })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created ?? Math.floor(Date.now() / 1000), model: meta.model, choices: [], hopscope: info })}\n\n`
+    );
   }
   res.end('data: [DONE]\n\n');
 }

@@ -7,7 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface ChainCert { key: Buffer; cert: Buffer }
+export interface ChainCert {
+  key: Buffer;
+  cert: Buffer;
+}
 
 let cached: ChainCert | undefined;
 
@@ -15,16 +18,37 @@ export function chainCert(): ChainCert {
   if (cached) return cached;
   // Split mode: the control process hands its certificate to every replica process, so they all trust one another.
   if (process.env.HOPSCOPE_CHAIN_TLS_KEY && process.env.HOPSCOPE_CHAIN_TLS_CERT) {
-    cached = { key: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_KEY), cert: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_CERT) };
+    cached = {
+      key: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_KEY),
+      cert: Buffer.from(process.env.HOPSCOPE_CHAIN_TLS_CERT),
+    };
     return cached;
   }
   const dir = mkdtempSync(join(tmpdir(), 'lg-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '7',
-      '-subj', '/CN=hopscope.local', '-addext', 'subjectAltName=DNS:*.hopscope.local,DNS:hopscope.local',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '7',
+        '-subj',
+        '/CN=hopscope.local',
+        '-addext',
+        'subjectAltName=DNS:*.hopscope.local,DNS:hopscope.local',
+      ],
+      { stdio: 'ignore' }
+    );
     cached = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
     return cached;
   } catch (err) {

@@ -15,7 +15,14 @@ export interface Replica {
 }
 
 export const DEFAULT_REPLICAS: Record<HopName, number> = {
-  gateway: 1, embedding: 1, 'vector-cache': 1, rag: 2, 'llm-vllm': 2, 'llm-tgi': 2, agent: 1, tool: 1,
+  gateway: 1,
+  embedding: 1,
+  'vector-cache': 1,
+  rag: 2,
+  'llm-vllm': 2,
+  'llm-tgi': 2,
+  agent: 1,
+  tool: 1,
 };
 
 export const GPU_NODES = ['gpu-node-0', 'gpu-node-1'];

@@ -39,8 +39,12 @@ export class ConcurrencyGate {
   private active = 0;
   private readonly waiters: Array<() => void> = [];
   constructor(private readonly limit: number) {}
-  get queued(): number { return this.waiters.length; }
-  get running(): number { return this.active; }
+  get queued(): number {
+    return this.waiters.length;
+  }
+  get running(): number {
+    return this.active;
+  }
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((r) => this.waiters.push(r));
     this.active++;
@@ -53,8 +57,10 @@ export class ConcurrencyGate {
   }
 }
 
-const WORDS = ('the model answer context retrieval vector token cache latency query document request user system plan tool ' +
-  'result search engine batch decode prefill memory kernel network summary reason step final data source value').split(' ');
+const WORDS = (
+  'the model answer context retrieval vector token cache latency query document request user system plan tool ' +
+  'result search engine batch decode prefill memory kernel network summary reason step final data source value'
+).split(' ');
 
 /** Deterministic filler text of n tokens (as counted by countTokens). */
 export function fillerText(n: number, seed: number): string {

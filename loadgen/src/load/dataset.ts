@@ -40,7 +40,9 @@ export function loadDataset(file: string): PromptLine[] {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`cannot read prompt dataset ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new UsageError(
+      `cannot read prompt dataset ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`
+    );
   }
   return parseDataset(text, file);
 }

@@ -11,13 +11,27 @@ import type { FaultRequest } from '../../../contract/faults';
 
 const TIMEOUT_MS = 5000;
 
-async function call(method: 'POST' | 'DELETE', url: string, token: string | undefined, body?: unknown): Promise<{ status: number; json: any }> {
+async function call(
+  method: 'POST' | 'DELETE',
+  url: string,
+  token: string | undefined,
+  body?: unknown
+): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = body ? { 'content-type': 'application/json' } : {};
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(url, { method, headers, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: body ? JSON.stringify(body) : undefined,
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
   const text = await res.text();
   let json: any = null;
-  try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, json };
 }
 
@@ -36,11 +50,15 @@ export class FaultSchedule {
     private readonly faults: ScenarioFault[],
     private readonly control: string,
     private readonly warn: (m: string) => void,
-    private readonly token: string | undefined = process.env.HOPSCOPE_CHAIN_TOKEN?.trim() || undefined,
+    private readonly token: string | undefined = process.env.HOPSCOPE_CHAIN_TOKEN?.trim() || undefined
   ) {
     this.applied = faults.map((f) => ({
-      atS: f.at, target: f.target, kind: f.kind,
-      ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}), ...(f.for !== undefined ? { forS: f.for } : {}), ...(f.pod ? { pod: f.pod } : {}),
+      atS: f.at,
+      target: f.target,
+      kind: f.kind,
+      ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}),
+      ...(f.for !== undefined ? { forS: f.for } : {}),
+      ...(f.pod ? { pod: f.pod } : {}),
     }));
   }
 
@@ -52,16 +70,24 @@ export class FaultSchedule {
   /** Arms a timer per fault, counted from now (the start of the load). */
   start(): void {
     this.faults.forEach((f, i) => {
-      this.timers.push(setTimeout(() => {
-        const p = this.apply(f, this.applied[i]).finally(() => this.inFlight.delete(p));
-        this.inFlight.add(p);
-      }, f.at * 1000));
+      this.timers.push(
+        setTimeout(() => {
+          const p = this.apply(f, this.applied[i]).finally(() => this.inFlight.delete(p));
+          this.inFlight.add(p);
+        }, f.at * 1000)
+      );
     });
   }
 
   private async apply(f: ScenarioFault, rec: AppliedFault): Promise<void> {
     if (this.stopped) return;
-    const body: FaultRequest = { target: f.target, kind: f.kind, ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}), ...(f.for !== undefined ? { durationS: f.for } : {}), ...(f.pod ? { pod: f.pod } : {}) };
+    const body: FaultRequest = {
+      target: f.target,
+      kind: f.kind,
+      ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}),
+      ...(f.for !== undefined ? { durationS: f.for } : {}),
+      ...(f.pod ? { pod: f.pod } : {}),
+    };
     rec.startMs = Date.now();
     try {
       const a = await call('POST', `${this.control}/faults`, this.token, body);
@@ -69,9 +95,10 @@ export class FaultSchedule {
         rec.id = a.json.id;
         return;
       }
-      rec.error = a.status === 401 || a.status === 403
-        ? `the fault API answered ${a.status}: ${this.token ? 'it refused HOPSCOPE_CHAIN_TOKEN (not the chain\'s token)' : 'it requires a token: set HOPSCOPE_CHAIN_TOKEN to the chain\'s'}`
-        : `the fault API answered ${a.status}: ${a.json?.error?.message ?? 'no fault id'}`;
+      rec.error =
+        a.status === 401 || a.status === 403
+          ? `the fault API answered ${a.status}: ${this.token ? "it refused HOPSCOPE_CHAIN_TOKEN (not the chain's token)" : "it requires a token: set HOPSCOPE_CHAIN_TOKEN to the chain's"}`
+          : `the fault API answered ${a.status}: ${a.json?.error?.message ?? 'no fault id'}`;
     } catch (err) {
       rec.error = `the fault API at ${this.control} is unreachable (${why(err)})`;
     }
@@ -85,22 +112,28 @@ export class FaultSchedule {
     for (const t of this.timers) clearTimeout(t);
     await Promise.all([...this.inFlight]);
     const now = Date.now();
-    await Promise.all(this.applied.map(async (rec) => {
-      if (!rec.id || rec.startMs === undefined) {
-        if (!rec.error && rec.startMs === undefined) rec.error = 'not applied: the run ended before its time';
-        return;
-      }
-      const naturalEnd = rec.forS !== undefined ? rec.startMs + rec.forS * 1000 : undefined;
-      if (naturalEnd !== undefined && naturalEnd <= now) { rec.endMs = naturalEnd; return; }
-      try {
-        const a = await call('DELETE', `${this.control}/faults/${encodeURIComponent(rec.id)}`, this.token);
-        rec.endMs = Date.now();
-        if (a.status >= 400 && a.status !== 404) rec.error = `could not remove it at the end: the fault API answered ${a.status}`;
-      } catch (err) {
-        rec.error = `could not remove it at the end (${why(err)}): remove it with DELETE ${this.control}/faults/${rec.id}`;
-        this.warn(`fault ${rec.id} (${rec.kind} on ${rec.target}) ${rec.error}`);
-      }
-    }));
+    await Promise.all(
+      this.applied.map(async (rec) => {
+        if (!rec.id || rec.startMs === undefined) {
+          if (!rec.error && rec.startMs === undefined) rec.error = 'not applied: the run ended before its time';
+          return;
+        }
+        const naturalEnd = rec.forS !== undefined ? rec.startMs + rec.forS * 1000 : undefined;
+        if (naturalEnd !== undefined && naturalEnd <= now) {
+          rec.endMs = naturalEnd;
+          return;
+        }
+        try {
+          const a = await call('DELETE', `${this.control}/faults/${encodeURIComponent(rec.id)}`, this.token);
+          rec.endMs = Date.now();
+          if (a.status >= 400 && a.status !== 404)
+            rec.error = `could not remove it at the end: the fault API answered ${a.status}`;
+        } catch (err) {
+          rec.error = `could not remove it at the end (${why(err)}): remove it with DELETE ${this.control}/faults/${rec.id}`;
+          this.warn(`fault ${rec.id} (${rec.kind} on ${rec.target}) ${rec.error}`);
+        }
+      })
+    );
     return this.planned();
   }
 }

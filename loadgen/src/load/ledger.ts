@@ -12,9 +12,17 @@ export class RequestLedger {
   private bad: RunRequest[] = [];
   private badSeen = 0;
   private readonly rnd: () => number;
-  readonly traceIds: Record<TraceIdSource, number> & { sampled: number } = { sent: 0, traceresponse: 0, none: 0, sampled: 0 };
+  readonly traceIds: Record<TraceIdSource, number> & { sampled: number } = {
+    sent: 0,
+    traceresponse: 0,
+    none: 0,
+    sampled: 0,
+  };
 
-  constructor(private readonly keep = 100, seed = 1) {
+  constructor(
+    private readonly keep = 100,
+    seed = 1
+  ) {
     this.rnd = seededRandom(seed ^ 0x1ed9e);
   }
 
@@ -22,7 +30,14 @@ export class RequestLedger {
    * `served`: answered (ok or degraded), a candidate for the slowest; `failed`: not ok (degraded, error, timeout).
    * `build` runs only for a request that is kept, so the common case allocates nothing.
    */
-  add(e2eMs: number, served: boolean, failed: boolean, source: TraceIdSource, sampled: boolean, build: () => RunRequest): void {
+  add(
+    e2eMs: number,
+    served: boolean,
+    failed: boolean,
+    source: TraceIdSource,
+    sampled: boolean,
+    build: () => RunRequest
+  ): void {
     this.traceIds[source]++;
     if (sampled) this.traceIds.sampled++;
     let req: RunRequest | undefined;

@@ -52,7 +52,11 @@ const MODEL_STEP = 0.4142135623730951;
 
 export function requestPlanner(o: MixOptions): (index: number) => PlannedRequest {
   const pickModel = weighted(Object.entries(o.models));
-  const pickRoute = weighted<Route>([['chat', o.routes.chat], ['rag', o.routes.rag], ['agent', o.routes.agent]]);
+  const pickRoute = weighted<Route>([
+    ['chat', o.routes.chat],
+    ['rag', o.routes.rag],
+    ['agent', o.routes.agent],
+  ]);
   const offset = frac(o.seed * 0.7548776662466927);
   const prompts = o.prompts;
   return (index) => {
@@ -60,9 +64,13 @@ export function requestPlanner(o: MixOptions): (index: number) => PlannedRequest
     let model = pickModel(frac(offset + index * MODEL_STEP));
     let route = pickRoute(frac(offset + index * ROUTE_STEP));
     if (prompts.kind === 'none') return { model, route, backend, messages: [] };
-    if (prompts.kind === 'synth') return { model, route, backend, messages: synthPrompt(o.seed, index, prompts.options).messages };
+    if (prompts.kind === 'synth')
+      return { model, route, backend, messages: synthPrompt(o.seed, index, prompts.options).messages };
     const n = prompts.lines.length;
-    const line = prompts.lines[prompts.order === 'sequential' ? index % n : Math.floor(seededRandom((o.seed * 2654435761) ^ index)() * n)];
+    const line =
+      prompts.lines[
+        prompts.order === 'sequential' ? index % n : Math.floor(seededRandom((o.seed * 2654435761) ^ index)() * n)
+      ];
     if (line.model) model = line.model;
     if (line.route) route = line.route;
     const messages = line.messages ?? [{ role: 'user' as const, content: line.prompt! }];

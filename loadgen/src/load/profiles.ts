@@ -28,26 +28,40 @@ export const MAX_DURATION_S = 7 * 24 * 3600;
 export function validateProfile(p: Profile): void {
   const errs: string[] = [];
   const rate = (name: string, v: number | undefined, required: boolean) => {
-    if (v === undefined) { if (required) errs.push(`${name} is required for the ${p.kind} profile`); return; }
+    if (v === undefined) {
+      if (required) errs.push(`${name} is required for the ${p.kind} profile`);
+      return;
+    }
     if (!Number.isFinite(v) || v <= 0) errs.push(`${name} must be > 0 (got ${v})`);
     else if (v > MAX_RPS) errs.push(`${name} must be ≤ ${MAX_RPS} (got ${v})`);
   };
   const secs = (name: string, v: number | undefined, required: boolean, min = 0) => {
-    if (v === undefined) { if (required) errs.push(`${name} is required for the ${p.kind} profile`); return; }
-    if (!Number.isFinite(v) || v < min || (min === 0 && v <= 0)) errs.push(`${name} must be ${min === 0 ? '> 0' : `≥ ${min}`} s (got ${v})`);
+    if (v === undefined) {
+      if (required) errs.push(`${name} is required for the ${p.kind} profile`);
+      return;
+    }
+    if (!Number.isFinite(v) || v < min || (min === 0 && v <= 0))
+      errs.push(`${name} must be ${min === 0 ? '> 0' : `≥ ${min}`} s (got ${v})`);
     else if (v > MAX_DURATION_S) errs.push(`${name} must be ≤ ${MAX_DURATION_S} s (got ${v})`);
   };
-  if (!['constant', 'ramp', 'step', 'spike'].includes(p.kind)) errs.push(`unknown profile ${JSON.stringify(p.kind)}; allowed: constant, ramp, step, spike`);
-  if (!['uniform', 'poisson'].includes(p.arrivals)) errs.push(`unknown arrivals ${JSON.stringify(p.arrivals)}; allowed: uniform, poisson`);
+  if (!['constant', 'ramp', 'step', 'spike'].includes(p.kind))
+    errs.push(`unknown profile ${JSON.stringify(p.kind)}; allowed: constant, ramp, step, spike`);
+  if (!['uniform', 'poisson'].includes(p.arrivals))
+    errs.push(`unknown arrivals ${JSON.stringify(p.arrivals)}; allowed: uniform, poisson`);
   rate('rps', p.rps, true);
   secs('duration', p.durationS, true);
   if (p.kind === 'ramp') rate('start-rps', p.startRps, true);
-  if (p.kind === 'step') { rate('start-rps', p.startRps, true); rate('step-rps', p.stepRps, true); secs('step-every', p.stepEveryS, true); }
+  if (p.kind === 'step') {
+    rate('start-rps', p.startRps, true);
+    rate('step-rps', p.stepRps, true);
+    secs('step-every', p.stepEveryS, true);
+  }
   if (p.kind === 'spike') {
     rate('spike-rps', p.spikeRps, true);
     secs('spike-at', p.spikeAtS, true, 0.000001);
     secs('spike-for', p.spikeForS, true);
-    if (p.spikeAtS !== undefined && p.spikeAtS >= p.durationS) errs.push(`spike-at (${p.spikeAtS} s) must fall inside the run (duration ${p.durationS} s)`);
+    if (p.spikeAtS !== undefined && p.spikeAtS >= p.durationS)
+      errs.push(`spike-at (${p.spikeAtS} s) must fall inside the run (duration ${p.durationS} s)`);
   }
   if (errs.length) throw new Error(`invalid load profile:\n  ${errs.join('\n  ')}`);
 }
@@ -55,10 +69,14 @@ export function validateProfile(p: Profile): void {
 /** Target rate at `t` seconds into the run. */
 export function rateAt(p: Profile, t: number): number {
   switch (p.kind) {
-    case 'constant': return p.rps;
-    case 'ramp': return p.startRps! + (p.rps - p.startRps!) * Math.min(1, Math.max(0, t / p.durationS));
-    case 'step': return Math.min(p.rps, p.startRps! + p.stepRps! * Math.floor(t / p.stepEveryS!));
-    case 'spike': return t >= p.spikeAtS! && t < p.spikeAtS! + p.spikeForS! ? p.spikeRps! : p.rps;
+    case 'constant':
+      return p.rps;
+    case 'ramp':
+      return p.startRps! + (p.rps - p.startRps!) * Math.min(1, Math.max(0, t / p.durationS));
+    case 'step':
+      return Math.min(p.rps, p.startRps! + p.stepRps! * Math.floor(t / p.stepEveryS!));
+    case 'spike':
+      return t >= p.spikeAtS! && t < p.spikeAtS! + p.spikeForS! ? p.spikeRps! : p.rps;
   }
 }
 

@@ -5,15 +5,45 @@
  */
 import { fillerText, seededRandom } from '../chain/util';
 
-export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
-export interface SynthPrompt { messages: ChatMessage[]; perturbations: string[]; turns: number; approxTokens: number }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+export interface SynthPrompt {
+  messages: ChatMessage[];
+  perturbations: string[];
+  turns: number;
+  approxTokens: number;
+}
 
-const TOPICS = ['the KV cache', 'continuous batching', 'prefix caching', 'speculative decoding', 'tensor parallelism', 'the vector index', 'TLS session resumption', 'TCP retransmission', 'GPU memory fragmentation', 'the retrieval pipeline'];
-const ASKS = ['How does {t} affect latency?', 'Why would {t} fail under load?', 'What is the best way to tune {t}?', 'Explain how {t} interacts with the scheduler.', 'When should we disable {t}?'];
+const TOPICS = [
+  'the KV cache',
+  'continuous batching',
+  'prefix caching',
+  'speculative decoding',
+  'tensor parallelism',
+  'the vector index',
+  'TLS session resumption',
+  'TCP retransmission',
+  'GPU memory fragmentation',
+  'the retrieval pipeline',
+];
+const ASKS = [
+  'How does {t} affect latency?',
+  'Why would {t} fail under load?',
+  'What is the best way to tune {t}?',
+  'Explain how {t} interacts with the scheduler.',
+  'When should we disable {t}?',
+];
 const SYNONYMS: Record<string, string[]> = {
-  affect: ['influence', 'change', 'impact'], fail: ['break', 'degrade', 'misbehave'], best: ['most effective', 'right', 'safest'],
-  tune: ['configure', 'adjust', 'optimise'], explain: ['describe', 'clarify', 'walk through'], disable: ['turn off', 'switch off', 'avoid'],
-  latency: ['response time', 'delay', 'tail latency'], load: ['pressure', 'heavy traffic', 'a surge'],
+  affect: ['influence', 'change', 'impact'],
+  fail: ['break', 'degrade', 'misbehave'],
+  best: ['most effective', 'right', 'safest'],
+  tune: ['configure', 'adjust', 'optimise'],
+  explain: ['describe', 'clarify', 'walk through'],
+  disable: ['turn off', 'switch off', 'avoid'],
+  latency: ['response time', 'delay', 'tail latency'],
+  load: ['pressure', 'heavy traffic', 'a surge'],
 };
 
 export interface SynthOptions {
@@ -29,7 +59,7 @@ export interface SynthOptions {
 
 export function synthPrompt(seed: number, index: number, o: SynthOptions = {}): SynthPrompt {
   const rnd = seededRandom((seed * 2654435761) ^ index);
-  const pick = <T,>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   const perturbations: string[] = [];
   const topic = pick(TOPICS);
   let q = pick(ASKS).replace('{t}', topic);
@@ -43,7 +73,12 @@ export function synthPrompt(seed: number, index: number, o: SynthOptions = {}): 
     perturbations.push('synonym_swap');
   }
   if (rnd() < (o.inversionP ?? 0.2)) {
-    q = q.replace(/^(How|Why|What|When)( does| would| is| should)?/, (_m, w: string, v: string | undefined) => `${w}${v ?? ''} not`).replace(/\?$/, ', unless the opposite holds?');
+    q = q
+      .replace(
+        /^(How|Why|What|When)( does| would| is| should)?/,
+        (_m, w: string, v: string | undefined) => `${w}${v ?? ''} not`
+      )
+      .replace(/\?$/, ', unless the opposite holds?');
     perturbations.push('logic_inversion');
   }
   if (rnd() < (o.nestingP ?? 0.25)) {

@@ -8,15 +8,34 @@ import type { ClientSummary, RegressionVerdict } from '../../../contract/runs';
 import { REGRESSION_RULE_RE, THRESHOLD_METRICS, type ThresholdMetric } from '../../../contract/scenario';
 import { thresholdValue } from './thresholds';
 
-export interface RegressionRule { metric: ThresholdMetric; direction: '+' | '-'; amount: number; relative: boolean; allowed: string }
+export interface RegressionRule {
+  metric: ThresholdMetric;
+  direction: '+' | '-';
+  amount: number;
+  relative: boolean;
+  allowed: string;
+}
 
 export function parseMaxRegression(text: string): RegressionRule[] {
   const rules: RegressionRule[] = [];
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = REGRESSION_RULE_RE.exec(part);
-    if (!m) throw new Error(`bad regression rule ${JSON.stringify(part)}: expected <metric>:+<n>% or <metric>:+<n>, e.g. p99_ms:+10%`);
-    if (!(m[1] in THRESHOLD_METRICS)) throw new Error(`unknown regression metric ${m[1]}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}`);
-    rules.push({ metric: m[1] as ThresholdMetric, direction: m[2] as '+' | '-', amount: Number(m[3]), relative: m[4] === '%', allowed: `${m[2]}${m[3]}${m[4]}` });
+    if (!m)
+      throw new Error(
+        `bad regression rule ${JSON.stringify(part)}: expected <metric>:+<n>% or <metric>:+<n>, e.g. p99_ms:+10%`
+      );
+    if (!(m[1] in THRESHOLD_METRICS))
+      throw new Error(`unknown regression metric ${m[1]}; allowed: ${Object.keys(THRESHOLD_METRICS).join(', ')}`);
+    rules.push({
+      metric: m[1] as ThresholdMetric,
+      direction: m[2] as '+' | '-',
+      amount: Number(m[3]),
+      relative: m[4] === '%',
+      allowed: `${m[2]}${m[3]}${m[4]}`,
+    });
   }
   if (!rules.length) throw new Error('--max-regression needs at least one rule, e.g. p99_ms:+10%');
   return rules;
@@ -25,7 +44,11 @@ export function parseMaxRegression(text: string): RegressionRule[] {
 const EPS = 1e-9;
 const r6 = (v: number): number => Number(v.toPrecision(6));
 
-export function judgeRegressions(rules: RegressionRule[], baseline: ClientSummary, run: ClientSummary): RegressionVerdict[] {
+export function judgeRegressions(
+  rules: RegressionRule[],
+  baseline: ClientSummary,
+  run: ClientSummary
+): RegressionVerdict[] {
   return rules.map((rule) => {
     const b = thresholdValue(baseline, rule.metric);
     const a = thresholdValue(run, rule.metric);
@@ -39,7 +62,15 @@ export function judgeRegressions(rules: RegressionRule[], baseline: ClientSummar
       const slack = rule.relative ? (Math.abs(b) * rule.amount) / 100 : rule.amount;
       pass = rule.direction === '+' ? a - b <= slack + EPS : b - a <= slack + EPS;
     }
-    return { metric: rule.metric, allowed: rule.allowed, baseline: known(b) ? b : null, actual: known(a) ? a : null, delta, deltaRatio, pass };
+    return {
+      metric: rule.metric,
+      allowed: rule.allowed,
+      baseline: known(b) ? b : null,
+      actual: known(a) ? a : null,
+      delta,
+      deltaRatio,
+      pass,
+    };
   });
 }
 
@@ -47,6 +78,9 @@ export function judgeRegressions(rules: RegressionRule[], baseline: ClientSummar
 export function describeRegression(v: RegressionVerdict): string {
   if (v.baseline === null) return `${v.metric}: not judged, the baseline has no figure`;
   if (v.actual === null) return `${v.metric}: this run has no figure (baseline ${v.baseline}), allowed ${v.allowed}`;
-  const change = v.delta === 0 ? 'unchanged' : `${v.delta! > 0 ? 'rose' : 'fell'} ${v.deltaRatio !== null ? `${Math.abs(v.deltaRatio * 100).toFixed(1)}%` : `by ${Math.abs(v.delta!)}`}`;
+  const change =
+    v.delta === 0
+      ? 'unchanged'
+      : `${v.delta! > 0 ? 'rose' : 'fell'} ${v.deltaRatio !== null ? `${Math.abs(v.deltaRatio * 100).toFixed(1)}%` : `by ${Math.abs(v.delta!)}`}`;
   return `${v.metric} ${change} (${r6(v.baseline)} → ${r6(v.actual)}), allowed ${v.allowed}: ${v.pass ? 'pass' : 'REGRESSED'}`;
 }

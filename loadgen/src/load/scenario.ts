@@ -52,10 +52,15 @@ export function findScenario(ref: string, env: NodeJS.ProcessEnv = process.env, 
     for (const ext of EXTENSIONS) if (existsSync(join(d, ref + ext))) return join(d, ref + ext);
   }
   const known = listScenarios(env);
-  throw new UsageError(`unknown scenario ${JSON.stringify(ref)}; available: ${known.join(', ') || '(none found)'}; or give a file path`);
+  throw new UsageError(
+    `unknown scenario ${JSON.stringify(ref)}; available: ${known.join(', ') || '(none found)'}; or give a file path`
+  );
 }
 
-interface Located { line: number; col: number }
+interface Located {
+  line: number;
+  col: number;
+}
 
 /** The node a zod issue path points at (its key for an unknown field), or the deepest one found on the way. */
 function locate(doc: Document.Parsed, lc: LineCounter, path: readonly PropertyKey[], keyOfLast: boolean): Located {
@@ -67,7 +72,10 @@ function locate(doc: Document.Parsed, lc: LineCounter, path: readonly PropertyKe
     if (isMap(node)) {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
       // A missing field: the key of the object that lacks it says where.
-      if (!pair) { at = parentKey ?? at; break; }
+      if (!pair) {
+        at = parentKey ?? at;
+        break;
+      }
       parentKey = (pair.key as { range?: [number, number, number] }).range;
       const key = pair.key as { range?: [number, number, number] };
       const value = pair.value as { range?: [number, number, number] } | null;
@@ -109,19 +117,25 @@ export function parseScenario(text: string, file: string): Scenario {
       const p = lc.linePos(e.pos[0]);
       return `${file}:${p.line || 1}:${p.col || 1}: ${e.message.split('\n')[0]}`;
     });
-    throw new UsageError(`bad scenario ${file} (not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}):\n  ${msgs.join('\n  ')}`);
+    throw new UsageError(
+      `bad scenario ${file} (not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}):\n  ${msgs.join('\n  ')}`
+    );
   }
   const raw: unknown = doc.toJS({ maxAliasCount: 100 });
   if (raw === null || raw === undefined) throw new UsageError(`bad scenario ${file}: the file is empty`);
   const r = Scenario.safeParse(raw);
-  if (!r.success) throw new UsageError(`bad scenario ${file}:\n  ${formatIssues(file, r.error.issues, doc, lc).split('\n').join('\n  ')}`);
+  if (!r.success)
+    throw new UsageError(
+      `bad scenario ${file}:\n  ${formatIssues(file, r.error.issues, doc, lc).split('\n').join('\n  ')}`
+    );
   return r.data;
 }
 
 /** Validates a scenario again after the command line changed it (issues named by field; no file line applies). */
 export function revalidate(s: Scenario, what: string): Scenario {
   const r = Scenario.safeParse(s);
-  if (!r.success) throw new UsageError(`${what}:\n  ${formatIssues('scenario', r.error.issues).split('\n').join('\n  ')}`);
+  if (!r.success)
+    throw new UsageError(`${what}:\n  ${formatIssues('scenario', r.error.issues).split('\n').join('\n  ')}`);
   return r.data;
 }
 
@@ -140,7 +154,11 @@ export function loadScenario(ref: string, env: NodeJS.ProcessEnv = process.env, 
 }
 
 /** A path inside a scenario (a dataset) is relative to the scenario's own folder. */
-export function scenarioRelative(loaded: Pick<LoadedScenario, 'file'> | undefined, path: string, cwd = process.cwd()): string {
+export function scenarioRelative(
+  loaded: Pick<LoadedScenario, 'file'> | undefined,
+  path: string,
+  cwd = process.cwd()
+): string {
   if (isAbsolute(path)) return path;
   return resolve(loaded ? dirname(loaded.file) : cwd, path);
 }

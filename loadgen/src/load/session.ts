@@ -6,7 +6,14 @@
  * 2 usage (bad baseline, run id reused, metrics port in use), 130 interrupted.
  */
 import { writeFileSync } from 'node:fs';
-import { ClientSummary, type AppliedFault, type RegressionVerdict, type RunFinish, type RunRegistration, type ThresholdVerdict } from '../../../contract/runs';
+import {
+  ClientSummary,
+  type AppliedFault,
+  type RegressionVerdict,
+  type RunFinish,
+  type RunRegistration,
+  type ThresholdVerdict,
+} from '../../../contract/runs';
 import type { Scenario, ScenarioFault } from '../../../contract/scenario';
 import { startClientMetrics, type MetricsMode } from '../metrics/readers';
 import { loadBaseline, type Baseline } from '../report/baseline';
@@ -27,7 +34,14 @@ export interface SessionPlan {
   thresholds: Threshold[];
   faults: ScenarioFault[];
   control: string;
-  report: { url: string; token?: string; join: boolean; spoolDir: string; retryForMs: number; heartbeatMs?: number } | null;
+  report: {
+    url: string;
+    token?: string;
+    join: boolean;
+    spoolDir: string;
+    retryForMs: number;
+    heartbeatMs?: number;
+  } | null;
   workerId: string;
   metrics: { mode: MetricsMode; host: string; port: number; waitMaxMs: number; portGiven: boolean };
   baseline?: { ref: string; rules: RegressionRule[] };
@@ -61,10 +75,14 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     if (plan.baseline) {
       baseline = await loadBaseline(plan.baseline.ref, client);
       for (const w of baseline.warnings) warn(w);
-      if (baseline.scenario && baseline.scenario !== plan.scenario.name) warn(`the baseline ran scenario ${baseline.scenario}, this run ${plan.scenario.name}`);
+      if (baseline.scenario && baseline.scenario !== plan.scenario.name)
+        warn(`the baseline ran scenario ${baseline.scenario}, this run ${plan.scenario.name}`);
     }
   } catch (e) {
-    if (e instanceof UsageError) { io.err(`hopscope-load: ${e.message}\n`); return EXIT.usage; }
+    if (e instanceof UsageError) {
+      io.err(`hopscope-load: ${e.message}\n`);
+      return EXIT.usage;
+    }
     throw e;
   }
 
@@ -73,8 +91,16 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
   let metrics;
   try {
     metrics = await startClientMetrics({
-      mode: plan.metrics.mode, runId: plan.load.runId, scenario: plan.scenario.name, workerId: plan.workerId, host: plan.metrics.host, port: plan.metrics.port,
-      waitMaxMs: plan.metrics.waitMaxMs, expectScrape: () => Boolean(known.reporter?.registered) || plan.metrics.portGiven, env: io.env, warn,
+      mode: plan.metrics.mode,
+      runId: plan.load.runId,
+      scenario: plan.scenario.name,
+      workerId: plan.workerId,
+      host: plan.metrics.host,
+      port: plan.metrics.port,
+      waitMaxMs: plan.metrics.waitMaxMs,
+      expectScrape: () => Boolean(known.reporter?.registered) || plan.metrics.portGiven,
+      env: io.env,
+      warn,
     });
   } catch (e) {
     io.err(`hopscope-load: ${(e as Error).message}\n`);
@@ -83,19 +109,41 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
 
   const schedule = new FaultSchedule(plan.faults, plan.control, warn);
   const registration: RunRegistration = {
-    runId: plan.load.runId, scenario: plan.scenario.name, workerId: plan.workerId, ...(plan.report?.join ? { join: true } : {}), startMs: Date.now(),
+    runId: plan.load.runId,
+    scenario: plan.scenario.name,
+    workerId: plan.workerId,
+    ...(plan.report?.join ? { join: true } : {}),
+    startMs: Date.now(),
     target: new URL(plan.load.path, plan.load.target).toString(),
-    options: { scenario: plan.scenario.resolved, ...(plan.scenario.file ? { scenarioFile: plan.scenario.file } : {}), metrics: plan.metrics.mode },
-    thresholds: plan.thresholds.map((t) => t.text), faults: schedule.planned(),
+    options: {
+      scenario: plan.scenario.resolved,
+      ...(plan.scenario.file ? { scenarioFile: plan.scenario.file } : {}),
+      metrics: plan.metrics.mode,
+    },
+    thresholds: plan.thresholds.map((t) => t.text),
+    faults: schedule.planned(),
     ...(metrics.url ? { metricsUrl: metrics.url } : {}),
     ...(baseline?.runId ? { baselineRunId: baseline.runId } : {}),
   };
-  const reporter = known.reporter = client && plan.report ? new RunReporter({ client, registration, warn, spoolDir: plan.report.spoolDir, retryForMs: plan.report.retryForMs, heartbeatMs: plan.report.heartbeatMs }) : undefined;
+  const reporter = (known.reporter =
+    client && plan.report
+      ? new RunReporter({
+          client,
+          registration,
+          warn,
+          spoolDir: plan.report.spoolDir,
+          retryForMs: plan.report.retryForMs,
+          heartbeatMs: plan.report.heartbeatMs,
+        })
+      : undefined);
   try {
     await reporter?.register();
   } catch (e) {
     await metrics.close();
-    if (e instanceof UsageError) { io.err(`hopscope-load: ${e.message}\n`); return EXIT.usage; }
+    if (e instanceof UsageError) {
+      io.err(`hopscope-load: ${e.message}\n`);
+      return EXIT.usage;
+    }
     throw e;
   }
 
@@ -108,13 +156,18 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
       onStart: (live) => {
         metrics.instruments?.attach(live);
         schedule.start();
-        reporter?.startHeartbeats(() => { const l = live(); return { sent: l.sent, completed: l.completed, errors: l.errors, inFlight: l.inFlight }; });
+        reporter?.startHeartbeats(() => {
+          const l = live();
+          return { sent: l.sent, completed: l.completed, errors: l.errors, inFlight: l.inFlight };
+        });
       },
       onResult: metrics.instruments ? (r) => metrics.instruments!.record(r) : undefined,
-      onProgress: plan.quiet ? undefined : (p) => {
-        const line = `[${p.elapsedS.toFixed(0).padStart(4)} s] sent ${p.sent} rps ${p.rps} p99 ${Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '-'} ms errors ${p.errors} degraded ${p.degraded} timeouts ${p.timeouts} in-flight ${p.inFlight}`;
-        io.err(io.tty ? `\r${line.padEnd(110)}` : `${line}\n`);
-      },
+      onProgress: plan.quiet
+        ? undefined
+        : (p) => {
+            const line = `[${p.elapsedS.toFixed(0).padStart(4)} s] sent ${p.sent} rps ${p.rps} p99 ${Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '-'} ms errors ${p.errors} degraded ${p.degraded} timeouts ${p.timeouts} in-flight ${p.inFlight}`;
+            io.err(io.tty ? `\r${line.padEnd(110)}` : `${line}\n`);
+          },
     });
   } finally {
     // Whatever happened, the chain is left without our faults.
@@ -133,15 +186,23 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     const actual = thresholdValue(sum, t.metric);
     return { threshold: t.text, metric: t.metric, actual, pass: checkThreshold(t, actual) };
   });
-  const regressions: RegressionVerdict[] = baseline && plan.baseline ? judgeRegressions(plan.baseline.rules, baseline.summary, clientSummary(sum)) : [];
+  const regressions: RegressionVerdict[] =
+    baseline && plan.baseline ? judgeRegressions(plan.baseline.rules, baseline.summary, clientSummary(sum)) : [];
   const failed = thresholds.some((t) => !t.pass) || regressions.some((r) => !r.pass);
   const status: RunFinish['status'] = interrupted ? 'aborted' : failed ? 'failed' : 'passed';
 
   let reportLine: Record<string, unknown> = { delivered: false, to: null };
   if (reporter && plan.report) {
     const finish: RunFinish = {
-      workerId: plan.workerId, endMs: Date.now(), status, summary: clientSummary(sum), thresholds, regressions, faults,
-      slowest: sum.slowest.slice(0, 100), failed: sum.failed.slice(0, 100),
+      workerId: plan.workerId,
+      endMs: Date.now(),
+      status,
+      summary: clientSummary(sum),
+      thresholds,
+      regressions,
+      faults,
+      slowest: sum.slowest.slice(0, 100),
+      failed: sum.failed.slice(0, 100),
     };
     // Interrupted: someone is waiting at the terminal; retry briefly, then spool.
     const r = await reporter.finish(finish, interrupted ? Math.min(plan.report.retryForMs, 10_000) : undefined);
@@ -153,8 +214,22 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
   }
   await metrics.close();
 
-  say(`${formatTable(sum, { thresholds, regressions, baseline: baseline?.runId ?? baseline?.source, faults, scenarioNotes: plan.scenario.resolved.notes })}\n`);
-  const json = JSON.stringify({ ...sum, status, thresholds, regressions, faults, ...(baseline ? { baseline: { runId: baseline.runId ?? null, source: baseline.source } } : {}), report: reportLine }, null, 2);
+  say(
+    `${formatTable(sum, { thresholds, regressions, baseline: baseline?.runId ?? baseline?.source, faults, scenarioNotes: plan.scenario.resolved.notes })}\n`
+  );
+  const json = JSON.stringify(
+    {
+      ...sum,
+      status,
+      thresholds,
+      regressions,
+      faults,
+      ...(baseline ? { baseline: { runId: baseline.runId ?? null, source: baseline.source } } : {}),
+      report: reportLine,
+    },
+    null,
+    2
+  );
   if (jsonToStdout) io.out(`${json}\n`);
   else {
     try {
@@ -165,7 +240,12 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
   }
   if (interrupted) return EXIT.interrupted;
   if (regressions.some((r) => !r.pass)) {
-    io.err(`hopscope-load: regressed against baseline ${baseline?.runId ?? baseline?.source}: ${regressions.filter((r) => !r.pass).map((r) => r.metric).join(', ')}\n`);
+    io.err(
+      `hopscope-load: regressed against baseline ${baseline?.runId ?? baseline?.source}: ${regressions
+        .filter((r) => !r.pass)
+        .map((r) => r.metric)
+        .join(', ')}\n`
+    );
   }
   return failed ? EXIT.failed : EXIT.pass;
 }

@@ -8,11 +8,18 @@ export class Samples {
     if (this.xs.length && v < this.xs[this.xs.length - 1]) this.sorted = false;
     this.xs.push(v);
   }
-  get count(): number { return this.xs.length; }
+  get count(): number {
+    return this.xs.length;
+  }
   /** The recorded values (sorted or not). */
-  values(): readonly number[] { return this.xs; }
+  values(): readonly number[] {
+    return this.xs;
+  }
   private sort(): number[] {
-    if (!this.sorted) { this.xs.sort((a, b) => a - b); this.sorted = true; }
+    if (!this.sorted) {
+      this.xs.sort((a, b) => a - b);
+      this.sorted = true;
+    }
     return this.xs;
   }
   /** Nearest-rank percentile (q in 0..100); NaN when empty. */
@@ -24,11 +31,21 @@ export class Samples {
   mean(): number {
     return this.xs.length ? this.xs.reduce((a, b) => a + b, 0) / this.xs.length : NaN;
   }
-  max(): number { return this.xs.length ? this.sort()[this.xs.length - 1] : NaN; }
+  max(): number {
+    return this.xs.length ? this.sort()[this.xs.length - 1] : NaN;
+  }
   /** The contract's LatencySummary: absent figures are null. */
   summary(): LatencySummary {
     const r = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(3)) : null);
-    return { count: this.count, mean: r(this.mean()), p50: r(this.pct(50)), p90: r(this.pct(90)), p95: r(this.pct(95)), p99: r(this.pct(99)), max: r(this.max()) };
+    return {
+      count: this.count,
+      mean: r(this.mean()),
+      p50: r(this.pct(50)),
+      p90: r(this.pct(90)),
+      p95: r(this.pct(95)),
+      p99: r(this.pct(99)),
+      max: r(this.max()),
+    };
   }
 }
 

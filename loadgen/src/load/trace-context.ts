@@ -20,7 +20,9 @@ const TRACE_RESPONSE_RE = /^\s*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9
 const ZERO_TRACE = '0'.repeat(32);
 
 /** The trace id and sampled flag of a `traceresponse` header; undefined when absent or malformed. */
-export function parseTraceresponse(value: string | string[] | undefined): { traceId: string; sampled: boolean } | undefined {
+export function parseTraceresponse(
+  value: string | string[] | undefined
+): { traceId: string; sampled: boolean } | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (!v) return undefined;
   const m = TRACE_RESPONSE_RE.exec(v);

@@ -15,7 +15,14 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type InstrumentType, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type InstrumentType,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import { ClientInstruments, SCOPE } from './client-metrics';
 
 export type MetricsMode = 'none' | 'otlp' | 'prometheus';
@@ -69,18 +76,28 @@ function resource(workerId: string, env: NodeJS.ProcessEnv) {
 /** Says once when exports fail (the SDK itself only logs through a silent diag logger). */
 class WarnOnFailure implements PushMetricExporter {
   private warned = false;
-  constructor(private readonly inner: PushMetricExporter, private readonly where: string, private readonly warn: (m: string) => void) {}
+  constructor(
+    private readonly inner: PushMetricExporter,
+    private readonly where: string,
+    private readonly warn: (m: string) => void
+  ) {}
   export(metrics: ResourceMetrics, done: (r: ExportResult) => void): void {
     this.inner.export(metrics, (r) => {
       if (r.code !== ExportResultCode.SUCCESS && !this.warned) {
         this.warned = true;
-        this.warn(`client metrics could not be exported to ${this.where}: ${r.error?.message ?? 'failed'} (the run goes on)`);
+        this.warn(
+          `client metrics could not be exported to ${this.where}: ${r.error?.message ?? 'failed'} (the run goes on)`
+        );
       }
       done(r);
     });
   }
-  forceFlush(): Promise<void> { return this.inner.forceFlush(); }
-  shutdown(): Promise<void> { return this.inner.shutdown(); }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
   selectAggregationTemporality(t: InstrumentType): AggregationTemporality {
     return this.inner.selectAggregationTemporality?.(t) ?? AggregationTemporality.CUMULATIVE;
   }
@@ -94,22 +111,43 @@ export async function startClientMetrics(s: MetricsSetup): Promise<ClientMetrics
 
   if (s.mode === 'otlp') {
     const endpoint = otlpMetricsEndpoint(env);
-    if (!endpoint) throw new Error('--metrics otlp needs OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
+    if (!endpoint)
+      throw new Error('--metrics otlp needs OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
     const protocol = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (protocol && protocol !== 'http/json') warn(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: the load generator sends OTLP/HTTP JSON (http/json) to ${endpoint}`);
+    if (protocol && protocol !== 'http/json')
+      warn(
+        `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: the load generator sends OTLP/HTTP JSON (http/json) to ${endpoint}`
+      );
     const intervalMs = Math.max(100, Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 5000) || 5000);
     const exporter = new WarnOnFailure(new OTLPMetricExporter({ url: endpoint }), endpoint, warn);
     const instruments = new ClientInstruments(labels);
     const provider = new MeterProvider({
       resource: resource(s.workerId, env),
-      readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 10_000), metricProducers: [instruments] })],
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis: intervalMs,
+          exportTimeoutMillis: Math.min(intervalMs, 10_000),
+          metricProducers: [instruments],
+        }),
+      ],
     });
     instruments.observe(provider.getMeter(SCOPE.name, SCOPE.version));
     let closed = false;
     return {
-      mode: 'otlp', instruments, endpoint,
-      finish: async () => { await provider.forceFlush().catch(() => {}); return undefined; },
-      close: async () => { if (!closed) { closed = true; await provider.shutdown().catch(() => {}); } },
+      mode: 'otlp',
+      instruments,
+      endpoint,
+      finish: async () => {
+        await provider.forceFlush().catch(() => {});
+        return undefined;
+      },
+      close: async () => {
+        if (!closed) {
+          closed = true;
+          await provider.shutdown().catch(() => {});
+        }
+      },
     };
   }
 
@@ -129,22 +167,41 @@ export async function startClientMetrics(s: MetricsSetup): Promise<ClientMetrics
     res.end(JSON.stringify({ error: { code: 'not_found', message: 'the client metrics are at /metrics' } }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code === 'EADDRINUSE' ? `--metrics-port ${s.port}: the port is in use` : `cannot serve client metrics on ${s.host}:${s.port}: ${err.message}`)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `--metrics-port ${s.port}: the port is in use`
+            : `cannot serve client metrics on ${s.host}:${s.port}: ${err.message}`
+        )
+      )
+    );
     server.listen(s.port, s.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const advertised = s.host === '0.0.0.0' || s.host === '::' ? hostname() : s.host.includes(':') ? `[${s.host}]` : s.host;
+  const advertised =
+    s.host === '0.0.0.0' || s.host === '::' ? hostname() : s.host.includes(':') ? `[${s.host}]` : s.host;
   const url = `http://${advertised}:${port}/metrics`;
   let closed = false;
   return {
-    mode: 'prometheus', instruments, url,
+    mode: 'prometheus',
+    instruments,
+    url,
     finish: async () => {
       const since = Math.max(instruments.lastUpdate, performance.now() - 1);
-      const gaps = scrapes.slice(1).map((t, i) => t - scrapes[i]).sort((a, b) => a - b);
+      const gaps = scrapes
+        .slice(1)
+        .map((t, i) => t - scrapes[i])
+        .sort((a, b) => a - b);
       // The bound: 2.5 scrape intervals when we have seen them, else the longest wait if a scraper is expected.
-      const bound = gaps.length ? Math.min(s.waitMaxMs, 2.5 * gaps[Math.floor(gaps.length / 2)]) : s.expectScrape() || scrapes.length ? s.waitMaxMs : 0;
+      const bound = gaps.length
+        ? Math.min(s.waitMaxMs, 2.5 * gaps[Math.floor(gaps.length / 2)])
+        : s.expectScrape() || scrapes.length
+          ? s.waitMaxMs
+          : 0;
       const t0 = performance.now();
-      while (!(scrapes.length && scrapes[scrapes.length - 1] > since) && performance.now() - t0 < bound) await new Promise((r) => setTimeout(r, 50));
+      while (!(scrapes.length && scrapes[scrapes.length - 1] > since) && performance.now() - t0 < bound)
+        await new Promise((r) => setTimeout(r, 50));
       if (scrapes.length && scrapes[scrapes.length - 1] > since) return undefined;
       if (bound === 0) return undefined;
       return `no scrape of ${url} after the last update within ${(bound / 1000).toFixed(1)} s: Prometheus may lack the run's last seconds`;

@@ -27,15 +27,31 @@ function fromJson(raw: unknown, source: string): Baseline {
     return fromRecord(r.data, source);
   }
   const s = ClientSummary.safeParse(raw);
-  if (!s.success) throw new UsageError(`baseline ${source} is neither a run record nor a hopscope-load JSON summary: ${formatZodError(s.error)}`);
-  return { runId: typeof obj?.runId === 'string' ? obj.runId : undefined, scenario: typeof obj?.scenario === 'string' ? obj.scenario : undefined, summary: s.data, source, warnings: [] };
+  if (!s.success)
+    throw new UsageError(
+      `baseline ${source} is neither a run record nor a hopscope-load JSON summary: ${formatZodError(s.error)}`
+    );
+  return {
+    runId: typeof obj?.runId === 'string' ? obj.runId : undefined,
+    scenario: typeof obj?.scenario === 'string' ? obj.scenario : undefined,
+    summary: s.data,
+    source,
+    warnings: [],
+  };
 }
 
 function fromRecord(rec: RunRecord, source: string): Baseline {
   if (!rec.summary) {
-    throw new UsageError(`baseline run ${rec.runId} has no client summary yet (status ${rec.status})${rec.status === 'running' ? ': wait until it has finished' : ''}`);
+    throw new UsageError(
+      `baseline run ${rec.runId} has no client summary yet (status ${rec.status})${rec.status === 'running' ? ': wait until it has finished' : ''}`
+    );
   }
-  const warnings = rec.status === 'aborted' ? [`baseline run ${rec.runId} was aborted (${rec.abortReason ?? 'no reason given'}): its figures may not be representative`] : [];
+  const warnings =
+    rec.status === 'aborted'
+      ? [
+          `baseline run ${rec.runId} was aborted (${rec.abortReason ?? 'no reason given'}): its figures may not be representative`,
+        ]
+      : [];
   return { runId: rec.runId, scenario: rec.scenario, summary: rec.summary, source, warnings };
 }
 
@@ -46,11 +62,16 @@ export async function loadBaseline(ref: string, client: ProxyClient | undefined)
     try {
       raw = JSON.parse(readFileSync(ref, 'utf8'));
     } catch (err) {
-      throw new UsageError(`cannot read baseline file ${ref}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+      throw new UsageError(
+        `cannot read baseline file ${ref}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`
+      );
     }
     return fromJson(raw, ref);
   }
-  if (!client) throw new UsageError(`--baseline-run ${ref} is a run id, which needs the proxy (--report none was given): give the baseline's JSON summary file instead`);
+  if (!client)
+    throw new UsageError(
+      `--baseline-run ${ref} is a run id, which needs the proxy (--report none was given): give the baseline's JSON summary file instead`
+    );
   let a;
   try {
     a = await client.send('GET', `/api/runs/${encodeURIComponent(ref)}`, undefined, performance.now() + 10_000);
@@ -58,9 +79,11 @@ export async function loadBaseline(ref: string, client: ProxyClient | undefined)
     if (err instanceof ProxyUnavailable) throw new UsageError(`cannot fetch baseline run ${ref}: ${err.message}`);
     throw err;
   }
-  if (a.status === 404) throw new UsageError(`unknown baseline run ${ref}: the proxy at ${client.baseUrl} has no such run`);
+  if (a.status === 404)
+    throw new UsageError(`unknown baseline run ${ref}: the proxy at ${client.baseUrl} has no such run`);
   if (a.status !== 200) throw new UsageError(`cannot fetch baseline run ${ref} (${answerMessage(a)})`);
   const r = RunRecord.safeParse(a.body);
-  if (!r.success) throw new UsageError(`baseline run ${ref}: the proxy's answer is not a run record: ${formatZodError(r.error)}`);
+  if (!r.success)
+    throw new UsageError(`baseline run ${ref}: the proxy's answer is not a run record: ${formatZodError(r.error)}`);
   return fromRecord(r.data, `run ${ref}`);
 }

@@ -4,12 +4,19 @@
  * honouring Retry-After, until a deadline; every other answer is returned as it is.
  */
 
-export interface ProxyAnswer { status: number; body: unknown; retryAfterMs?: number }
+export interface ProxyAnswer {
+  status: number;
+  body: unknown;
+  retryAfterMs?: number;
+}
 
 /** The proxy could not be reached (network error or timeout), or kept answering "later" until the deadline. */
 export class ProxyUnavailable extends Error {
   override name = 'ProxyUnavailable';
-  constructor(message: string, readonly last?: ProxyAnswer) {
+  constructor(
+    message: string,
+    readonly last?: ProxyAnswer
+  ) {
     super(message);
   }
 }
@@ -31,7 +38,11 @@ export function answerMessage(a: ProxyAnswer): string {
 }
 
 export class ProxyClient {
-  constructor(readonly baseUrl: string, private readonly token?: string, private readonly timeoutMs = 5000) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly token?: string,
+    private readonly timeoutMs = 5000
+  ) {}
 
   /** One call; throws ProxyUnavailable on a network error or timeout. */
   async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<ProxyAnswer> {
@@ -40,15 +51,27 @@ export class ProxyClient {
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     let res: Response;
     try {
-      res = await fetch(new URL(path, this.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
-      const why = e.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
+      const why =
+        e.name === 'TimeoutError'
+          ? `no answer within ${this.timeoutMs} ms`
+          : (e.cause?.code ?? e.cause?.message ?? e.message);
       throw new ProxyUnavailable(`the proxy at ${this.baseUrl} is unreachable (${why})`);
     }
     const text = await res.text().catch(() => '');
     let parsed: unknown = text;
-    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed, retryAfterMs: retryAfterMs(res.headers.get('retry-after')) };
   }
 
@@ -56,7 +79,13 @@ export class ProxyClient {
    * Retries until `deadline` (performance.now() ms) what may pass later; returns the first other answer. Throws
    * ProxyUnavailable when the deadline passes first.
    */
-  async send(method: 'GET' | 'POST', path: string, body: unknown, deadline: number, onRetry?: (why: string, waitMs: number) => void): Promise<ProxyAnswer> {
+  async send(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    deadline: number,
+    onRetry?: (why: string, waitMs: number) => void
+  ): Promise<ProxyAnswer> {
     let backoff = 250;
     for (let attempt = 1; ; attempt++) {
       let why: string;
@@ -75,7 +104,8 @@ export class ProxyClient {
       }
       backoff = Math.min(8000, backoff * 2);
       wait = Math.min(wait, 30_000);
-      if (performance.now() + wait > deadline) throw new ProxyUnavailable(`${why} (gave up after ${attempt} attempt(s))`, last);
+      if (performance.now() + wait > deadline)
+        throw new ProxyUnavailable(`${why} (gave up after ${attempt} attempt(s))`, last);
       onRetry?.(why, wait);
       await new Promise((r) => setTimeout(r, wait));
     }

@@ -22,7 +22,11 @@ export interface ReporterOptions {
   registerForMs?: number;
 }
 
-export interface FinishOutcome { delivered: boolean; spoolFile?: string; message?: string }
+export interface FinishOutcome {
+  delivered: boolean;
+  spoolFile?: string;
+  message?: string;
+}
 
 const runPath = (runId: string, tail = ''): string => `/api/runs/${encodeURIComponent(runId)}${tail}`;
 const ok = (a: ProxyAnswer): boolean => a.status >= 200 && a.status < 300;
@@ -35,7 +39,9 @@ export class RunReporter {
 
   constructor(private readonly o: ReporterOptions) {}
 
-  private get url(): string { return this.o.client.baseUrl; }
+  private get url(): string {
+    return this.o.client.baseUrl;
+  }
 
   /** Refusals that are the user's to fix end the run before it starts (UsageError); anything else is a warning. */
   async register(): Promise<void> {
@@ -48,14 +54,23 @@ export class RunReporter {
       this.o.warn(`${err.message}; the run goes on, and its record is sent at the end`);
       return;
     }
-    if (ok(a)) { this.registered = true; return; }
+    if (ok(a)) {
+      this.registered = true;
+      return;
+    }
     if (a.status === 409) {
-      throw new UsageError(`run id ${reg.runId} is already used on the proxy (${answerMessage(a)}): choose another --run-id, or add --join to add this worker to that run`);
+      throw new UsageError(
+        `run id ${reg.runId} is already used on the proxy (${answerMessage(a)}): choose another --run-id, or add --join to add this worker to that run`
+      );
     }
     if (a.status === 401 || a.status === 403) {
-      throw new UsageError(`the proxy at ${this.url} refused the token (${answerMessage(a)}): set HOPSCOPE_PROXY_TOKEN to the proxy's token, or --report none`);
+      throw new UsageError(
+        `the proxy at ${this.url} refused the token (${answerMessage(a)}): set HOPSCOPE_PROXY_TOKEN to the proxy's token, or --report none`
+      );
     }
-    this.o.warn(`the proxy at ${this.url} did not register the run (${answerMessage(a)}); the run goes on, and its record is sent at the end`);
+    this.o.warn(
+      `the proxy at ${this.url} did not register the run (${answerMessage(a)}); the run goes on, and its record is sent at the end`
+    );
   }
 
   /**
@@ -75,18 +90,31 @@ export class RunReporter {
           const r = await this.registerAgain(performance.now() + 1000);
           if (!ok(r)) throw new Error(answerMessage(r));
         }
-        const a = await this.o.client.call('POST', runPath(this.o.registration.runId, '/heartbeat'), { workerId: this.o.registration.workerId, ...live() } satisfies RunHeartbeat);
+        const a = await this.o.client.call('POST', runPath(this.o.registration.runId, '/heartbeat'), {
+          workerId: this.o.registration.workerId,
+          ...live(),
+        } satisfies RunHeartbeat);
         if (a.status === 404) this.registered = false;
         if (!ok(a)) throw new Error(answerMessage(a));
-        if (this.heartbeatFailing) { this.heartbeatFailing = false; this.o.warn(`heartbeats reach the proxy at ${this.url} again`); }
+        if (this.heartbeatFailing) {
+          this.heartbeatFailing = false;
+          this.o.warn(`heartbeats reach the proxy at ${this.url} again`);
+        }
       } catch (err) {
         if (!this.heartbeatFailing) {
           this.heartbeatFailing = true;
-          this.o.warn(`heartbeat to the proxy failed (${(err as Error).message}); the run goes on, retrying every ${(this.o.heartbeatMs ?? 5000) / 1000} s`);
+          this.o.warn(
+            `heartbeat to the proxy failed (${(err as Error).message}); the run goes on, retrying every ${(this.o.heartbeatMs ?? 5000) / 1000} s`
+          );
         }
       }
     };
-    this.timer = setInterval(() => { if (!this.beating) this.beating = beat().finally(() => { this.beating = undefined; }); }, this.o.heartbeatMs ?? 5000);
+    this.timer = setInterval(() => {
+      if (!this.beating)
+        this.beating = beat().finally(() => {
+          this.beating = undefined;
+        });
+    }, this.o.heartbeatMs ?? 5000);
   }
 
   async stopHeartbeats(): Promise<void> {
@@ -104,7 +132,9 @@ export class RunReporter {
     const onRetry = (why: string, waitMs: number): void => {
       if (said) return;
       said = true;
-      this.o.warn(`finish not delivered yet (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s, for up to ${(retryForMs / 1000).toFixed(0)} s`);
+      this.o.warn(
+        `finish not delivered yet (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s, for up to ${(retryForMs / 1000).toFixed(0)} s`
+      );
     };
     let reason: string;
     try {
@@ -115,7 +145,12 @@ export class RunReporter {
       reason = err.message;
     }
     try {
-      const spoolFile = writeSpool(this.o.spoolDir, { proxyUrl: this.url, registration: this.o.registration, finish: f, reason });
+      const spoolFile = writeSpool(this.o.spoolDir, {
+        proxyUrl: this.url,
+        registration: this.o.registration,
+        finish: f,
+        reason,
+      });
       return { delivered: false, spoolFile, message: reason };
     } catch (err) {
       return { delivered: false, message: `${reason}; and ${(err as Error).message}` };
@@ -127,7 +162,14 @@ export class RunReporter {
  * POSTs the finish (registering first when needed, or when the proxy does not know the run). Returns '' when
  * delivered, else why not; throws ProxyUnavailable when the deadline passed.
  */
-async function deliver(client: ProxyClient, reg: RunRegistration, f: RunFinish, deadline: number, onRetry?: (why: string, ms: number) => void, registered = false): Promise<string> {
+async function deliver(
+  client: ProxyClient,
+  reg: RunRegistration,
+  f: RunFinish,
+  deadline: number,
+  onRetry?: (why: string, ms: number) => void,
+  registered = false
+): Promise<string> {
   // The same body as the first try: a retry of an identical registration is idempotent on the proxy.
   const register = async (): Promise<string> => {
     const a = await client.send('POST', '/api/runs', reg, deadline, onRetry);
@@ -147,16 +189,29 @@ async function deliver(client: ProxyClient, reg: RunRegistration, f: RunFinish, 
 }
 
 /** `hopscope-load --resend FILE`: delivers a spooled run; the file is removed once delivered. */
-export async function resendSpool(file: string, opts: { proxyUrl?: string; token?: string; retryForMs?: number; warn: (m: string) => void }): Promise<FinishOutcome> {
+export async function resendSpool(
+  file: string,
+  opts: { proxyUrl?: string; token?: string; retryForMs?: number; warn: (m: string) => void }
+): Promise<FinishOutcome> {
   const rec = readSpool(file);
   const client = new ProxyClient(opts.proxyUrl ?? rec.proxyUrl, opts.token);
   try {
-    const why = await deliver(client, rec.registration, rec.finish, performance.now() + (opts.retryForMs ?? 30_000), (w, ms) => opts.warn(`not delivered yet (${w}); retrying in ${(ms / 1000).toFixed(1)} s`));
+    const why = await deliver(
+      client,
+      rec.registration,
+      rec.finish,
+      performance.now() + (opts.retryForMs ?? 30_000),
+      (w, ms) => opts.warn(`not delivered yet (${w}); retrying in ${(ms / 1000).toFixed(1)} s`)
+    );
     if (why) return { delivered: false, spoolFile: file, message: why };
   } catch (err) {
     if (!(err instanceof ProxyUnavailable)) throw err;
     return { delivered: false, spoolFile: file, message: err.message };
   }
-  try { unlinkSync(file); } catch { /* delivered all the same */ }
+  try {
+    unlinkSync(file);
+  } catch {
+    /* delivered all the same */
+  }
   return { delivered: true };
 }

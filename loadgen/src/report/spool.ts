@@ -37,7 +37,9 @@ export function writeSpool(dir: string, rec: Omit<SpoolRecord, 'kind' | 'version
       mkdirSync(d, { recursive: true });
       writeFileSync(join(d, name), body, { mode: 0o600 });
       return join(d, name);
-    } catch { /* try the next folder */ }
+    } catch {
+      /* try the next folder */
+    }
   }
   throw new Error(`cannot write the spool file in ${dir} nor in the temp folder`);
 }
@@ -47,7 +49,9 @@ export function readSpool(file: string): SpoolRecord {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`cannot read spool file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new UsageError(
+      `cannot read spool file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`
+    );
   }
   const r = SpoolRecord.safeParse(raw);
   if (!r.success) throw new UsageError(`${file} is not a hopscope-load spool file: ${formatZodError(r.error)}`);

@@ -115,7 +115,14 @@ export class AdaptiveSampler implements Sampler {
     this.arrivals.set(s, (this.arrivals.get(s) ?? 0) + 1);
   }
 
-  shouldSample(_ctx: Context, traceId: string, _name?: string, _kind?: SpanKind, _attrs?: Attributes, _links?: Link[]): SamplingResult {
+  shouldSample(
+    _ctx: Context,
+    traceId: string,
+    _name?: string,
+    _kind?: SpanKind,
+    _attrs?: Attributes,
+    _links?: Link[]
+  ): SamplingResult {
     const t = this.now();
     this.recordArrival(t);
     this.update(t);
@@ -148,13 +155,16 @@ export class AdaptiveSampler implements Sampler {
     const s = Math.floor(t / SECOND);
     for (const k of this.arrivals.keys()) if (k < s - this.windowS - 3) this.arrivals.delete(k);
     const windowStart = t - this.windowS * SECOND;
-    if (this.latencies.length && this.latencies[0][0] < windowStart) this.latencies = this.latencies.filter(([at]) => at >= windowStart);
+    if (this.latencies.length && this.latencies[0][0] < windowStart)
+      this.latencies = this.latencies.filter(([at]) => at >= windowStart);
 
     const current = this.qpsAt(s);
     let baseline = Infinity;
     // Only 2-second windows that lie entirely after the sampler started count (no false jump at start-up).
-    for (let k = Math.max(s - this.windowS, this.startSecond + 2); k <= s - 2; k++) baseline = Math.min(baseline, this.qpsAt(k));
-    const jump = current >= this.minJumpQps && Number.isFinite(baseline) && current >= this.jumpRatio * Math.max(baseline, 0.5);
+    for (let k = Math.max(s - this.windowS, this.startSecond + 2); k <= s - 2; k++)
+      baseline = Math.min(baseline, this.qpsAt(k));
+    const jump =
+      current >= this.minJumpQps && Number.isFinite(baseline) && current >= this.jumpRatio * Math.max(baseline, 0.5);
     // Latency: judge the recent past (a third of the window), so recovery is not held back by old slow requests.
     const overKnee = this.p99(t - (this.windowS * SECOND) / 3) > this.kneeMs;
 

@@ -16,6 +16,11 @@ export function traceExemplar(span: Span | undefined, failed = false): ExemplarL
 }
 
 /** Observes a histogram made with `enableExemplars: true` (which only takes the object form of observe). */
-export function observeWithExemplar<T extends string>(h: Histogram<T>, labels: Partial<Record<T, string | number>>, value: number, exemplar?: ExemplarLabels): void {
+export function observeWithExemplar<T extends string>(
+  h: Histogram<T>,
+  labels: Partial<Record<T, string | number>>,
+  value: number,
+  exemplar?: ExemplarLabels
+): void {
   h.observe({ labels, value, exemplarLabels: (exemplar ?? {}) as Partial<Record<T, string | number>> });
 }

@@ -11,7 +11,11 @@
 import { SpanStatusCode, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-interface Buffered { span: ReadableSpan; to: SpanProcessor; at: number }
+interface Buffered {
+  span: ReadableSpan;
+  to: SpanProcessor;
+  at: number;
+}
 
 const MAX_TRACES = 5000;
 const TTL_MS = 30_000;
@@ -33,7 +37,8 @@ function evict(now: number): void {
       if (buffer.size <= MAX_TRACES * 0.8) break;
     }
   }
-  if (kept.size > MAX_TRACES) for (const [k, t] of kept) if (now - t > TTL_MS || kept.size > MAX_TRACES * 0.8) kept.delete(k);
+  if (kept.size > MAX_TRACES)
+    for (const [k, t] of kept) if (now - t > TTL_MS || kept.size > MAX_TRACES * 0.8) kept.delete(k);
 }
 
 export class KeepErrorsSpanProcessor implements SpanProcessor {

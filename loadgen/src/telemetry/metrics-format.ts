@@ -15,7 +15,7 @@ export const OPENMETRICS_CONTENT_TYPE = Registry.OPENMETRICS_CONTENT_TYPE;
 export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 export function wantsOpenMetrics(accept: string | string[] | undefined): boolean {
-  const a = Array.isArray(accept) ? accept.join(',') : accept ?? '';
+  const a = Array.isArray(accept) ? accept.join(',') : (accept ?? '');
   return a.includes('application/openmetrics-text');
 }
 
@@ -26,10 +26,21 @@ export function podRegistry(): Registry {
   return r as unknown as Registry;
 }
 
-interface MetricData { name: string; type: string; help: string; values: unknown[] }
-interface Renderable { type?: string; get(): Promise<MetricData>; getForPromString?: () => Promise<MetricData> }
+interface MetricData {
+  name: string;
+  type: string;
+  help: string;
+  values: unknown[];
+}
+interface Renderable {
+  type?: string;
+  get(): Promise<MetricData>;
+  getForPromString?: () => Promise<MetricData>;
+}
 /** prom-client renders one metric with this (untyped) method, in the rendering registry's content type. */
-interface RenderingRegistry { getMetricsAsString(m: Pick<Renderable, 'get' | 'getForPromString'>): Promise<string> }
+interface RenderingRegistry {
+  getMetricsAsString(m: Pick<Renderable, 'get' | 'getForPromString'>): Promise<string>;
+}
 
 const renderer = (contentType: typeof OPENMETRICS_CONTENT_TYPE | typeof PROMETHEUS_CONTENT_TYPE): RenderingRegistry => {
   const r = new Registry<OpenMetricsContentType>();
@@ -42,18 +53,35 @@ const TEXT = renderer(PROMETHEUS_CONTENT_TYPE);
 function view(m: MetricObject, openMetrics: boolean): Pick<Renderable, 'get' | 'getForPromString'> {
   const metric = m as unknown as Renderable;
   // OpenMetrics names a counter family without `_total`; prom-client adds `_total` to its samples.
-  if (openMetrics && metric.type === 'counter') return { get: async () => { const d = await metric.get(); return { ...d, name: d.name.replace(/_total$/, '') }; } };
-  return metric.getForPromString ? { get: () => metric.get(), getForPromString: () => metric.getForPromString!() } : { get: () => metric.get() };
+  if (openMetrics && metric.type === 'counter')
+    return {
+      get: async () => {
+        const d = await metric.get();
+        return { ...d, name: d.name.replace(/_total$/, '') };
+      },
+    };
+  return metric.getForPromString
+    ? { get: () => metric.get(), getForPromString: () => metric.getForPromString!() }
+    : { get: () => metric.get() };
 }
 
 /** The registry's metrics in the OpenMetrics text format (exemplars included) or the Prometheus text format. */
 export async function metricsText(registry: Registry, openMetrics: boolean): Promise<string> {
-  const parts = await Promise.all(registry.getMetricsAsArray().map((m) => (openMetrics ? OM : TEXT).getMetricsAsString(view(m, openMetrics))));
+  const parts = await Promise.all(
+    registry.getMetricsAsArray().map((m) => (openMetrics ? OM : TEXT).getMetricsAsString(view(m, openMetrics)))
+  );
   return openMetrics ? `${parts.join('\n')}\n# EOF\n` : `${parts.join('\n\n')}\n`;
 }
 
 /** What to answer a scrape with. */
-export async function renderMetrics(registry: Registry, accept: string | string[] | undefined, opts: { openMetrics: boolean }): Promise<{ contentType: string; body: string }> {
+export async function renderMetrics(
+  registry: Registry,
+  accept: string | string[] | undefined,
+  opts: { openMetrics: boolean }
+): Promise<{ contentType: string; body: string }> {
   const om = opts.openMetrics && wantsOpenMetrics(accept);
-  return { contentType: om ? OPENMETRICS_CONTENT_TYPE : PROMETHEUS_CONTENT_TYPE, body: await metricsText(registry, om) };
+  return {
+    contentType: om ? OPENMETRICS_CONTENT_TYPE : PROMETHEUS_CONTENT_TYPE,
+    body: await metricsText(registry, om),
+  };
 }

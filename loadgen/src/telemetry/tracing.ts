@@ -10,7 +10,13 @@ import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } 
 import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type Span,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { Context } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { AdaptiveSampler, parentBasedAdaptive } from './adaptive-sampler';
@@ -25,7 +31,9 @@ export function installTelemetryGlobals(): void {
   const cm = new AsyncLocalStorageContextManager();
   cm.enable();
   context.setGlobalContextManager(cm);
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] })
+  );
 }
 
 export interface HopIdentity {
@@ -69,8 +77,12 @@ class LatencyFeed implements SpanProcessor {
       this.sampler.observeLatency(span.duration[0] * 1000 + span.duration[1] / 1e6);
     }
   }
-  forceFlush(): Promise<void> { return Promise.resolve(); }
-  shutdown(): Promise<void> { return Promise.resolve(); }
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): HopTelemetry {
@@ -88,8 +100,13 @@ export function createHopTelemetry(id: HopIdentity, opts: HopTelemetryOptions): 
     registry: opts.registry,
   });
   const exporterConfig = { url: opts.otlpEndpoint, timeoutMillis: 5000, headers: opts.otlpHeaders ?? {} };
-  const exporter = opts.otlpProtocol === 'http/json' ? new OTLPJsonExporter(exporterConfig) : new OTLPProtoExporter(exporterConfig);
-  const batch = new BatchSpanProcessor(exporter, { maxQueueSize: 8192, maxExportBatchSize: 512, scheduledDelayMillis: 500 });
+  const exporter =
+    opts.otlpProtocol === 'http/json' ? new OTLPJsonExporter(exporterConfig) : new OTLPProtoExporter(exporterConfig);
+  const batch = new BatchSpanProcessor(exporter, {
+    maxQueueSize: 8192,
+    maxExportBatchSize: 512,
+    scheduledDelayMillis: 500,
+  });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
       ...opts.resourceAttributes,

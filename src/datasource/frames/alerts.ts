@@ -18,11 +18,19 @@ export function evaluatorText(answer: Pick<AlertsAnswer, 'evaluator' | 'evaluate
   if (!e) {
     return undefined;
   }
-  const last = answer.evaluatedAt !== null ? `, last at ${new Date(answer.evaluatedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}` : '';
+  const last =
+    answer.evaluatedAt !== null
+      ? `, last at ${new Date(answer.evaluatedAt)
+          .toISOString()
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, ' UTC')}`
+      : '';
   if (e.holder === null) {
     return `No proxy holds the evaluator lease: the rules are not being evaluated now${last}.`;
   }
-  return e.self ? `Evaluated by this proxy (${e.holder})${last}.` : `Evaluated by another proxy (${e.holder}); this one reads the shared database${last}.`;
+  return e.self
+    ? `Evaluated by this proxy (${e.holder})${last}.`
+    : `Evaluated by another proxy (${e.holder}); this one reads the shared database${last}.`;
 }
 
 /** The range's transitions, newest first: when each alert fired or resolved (a table part, `history`). */
@@ -30,14 +38,54 @@ export function alertHistoryFrame(answer: AlertsAnswer, refId: string): DataFram
   const h = answer.history ?? [];
   return frame(
     [
-      field('at', TIME, h.map((x) => x.atMs), { displayName: 'At' }),
-      field('state', STRING, h.map((x) => x.alert.state), { displayName: 'Became' }),
-      field('severity', STRING, h.map((x) => x.alert.severity), { displayName: 'Severity' }),
-      field('name', STRING, h.map((x) => x.alert.name), { displayName: 'Rule', links: [DRILLDOWN] }),
-      field('pod', STRING, h.map((x) => x.alert.pod ?? ''), { displayName: 'Pod' }),
-      field('summary', STRING, h.map((x) => x.alert.summary), { displayName: 'Summary' }),
-      field('ruleId', STRING, h.map((x) => x.alert.ruleId), HIDDEN),
-      field('link', STRING, h.map((x) => x.alert.link), HIDDEN),
+      field(
+        'at',
+        TIME,
+        h.map((x) => x.atMs),
+        { displayName: 'At' }
+      ),
+      field(
+        'state',
+        STRING,
+        h.map((x) => x.alert.state),
+        { displayName: 'Became' }
+      ),
+      field(
+        'severity',
+        STRING,
+        h.map((x) => x.alert.severity),
+        { displayName: 'Severity' }
+      ),
+      field(
+        'name',
+        STRING,
+        h.map((x) => x.alert.name),
+        { displayName: 'Rule', links: [DRILLDOWN] }
+      ),
+      field(
+        'pod',
+        STRING,
+        h.map((x) => x.alert.pod ?? ''),
+        { displayName: 'Pod' }
+      ),
+      field(
+        'summary',
+        STRING,
+        h.map((x) => x.alert.summary),
+        { displayName: 'Summary' }
+      ),
+      field(
+        'ruleId',
+        STRING,
+        h.map((x) => x.alert.ruleId),
+        HIDDEN
+      ),
+      field(
+        'link',
+        STRING,
+        h.map((x) => x.alert.link),
+        HIDDEN
+      ),
     ],
     { name: 'alert history', refId: partRefId(refId, 'history') }
   );
@@ -47,8 +95,12 @@ export function alertHistoryFrame(answer: AlertsAnswer, refId: string): DataFram
 export function alertsNotices(answer: AlertsAnswer): QueryResultMetaNotice[] {
   const who = evaluatorText(answer);
   return [
-    ...(who ? [{ severity: answer.evaluator?.holder === null ? ('warning' as const) : ('info' as const), text: who }] : []),
-    ...(answer.history === undefined ? [{ severity: 'info' as const, text: 'This proxy keeps no alert history.' }] : []),
+    ...(who
+      ? [{ severity: answer.evaluator?.holder === null ? ('warning' as const) : ('info' as const), text: who }]
+      : []),
+    ...(answer.history === undefined
+      ? [{ severity: 'info' as const, text: 'This proxy keeps no alert history.' }]
+      : []),
   ];
 }
 
@@ -56,17 +108,72 @@ export function alertsFrame(answer: AlertsAnswer): DataFrame {
   const a = answer.alerts;
   return frame(
     [
-      field('state', STRING, a.map((x) => x.state), { displayName: 'State' }),
-      field('severity', STRING, a.map((x) => x.severity), { displayName: 'Severity' }),
-      field('name', STRING, a.map((x) => x.name), { displayName: 'Rule', links: [DRILLDOWN] }),
-      field('pod', STRING, a.map((x) => x.pod ?? ''), { displayName: 'Pod' }),
-      field('startsAt', TIME, a.map((x) => x.startsAt), { displayName: 'Since' }),
-      field('endsAt', TIME, a.map((x) => x.endsAt ?? null), { displayName: 'Until' }),
-      field('summary', STRING, a.map((x) => x.summary), { displayName: 'Summary' }),
-      field('ruleId', STRING, a.map((x) => x.ruleId), { displayName: 'Rule id' }),
-      field('link', STRING, a.map((x) => x.link), { custom: { hidden: true } }),
+      field(
+        'state',
+        STRING,
+        a.map((x) => x.state),
+        { displayName: 'State' }
+      ),
+      field(
+        'severity',
+        STRING,
+        a.map((x) => x.severity),
+        { displayName: 'Severity' }
+      ),
+      field(
+        'name',
+        STRING,
+        a.map((x) => x.name),
+        { displayName: 'Rule', links: [DRILLDOWN] }
+      ),
+      field(
+        'pod',
+        STRING,
+        a.map((x) => x.pod ?? ''),
+        { displayName: 'Pod' }
+      ),
+      field(
+        'startsAt',
+        TIME,
+        a.map((x) => x.startsAt),
+        { displayName: 'Since' }
+      ),
+      field(
+        'endsAt',
+        TIME,
+        a.map((x) => x.endsAt ?? null),
+        { displayName: 'Until' }
+      ),
+      field(
+        'summary',
+        STRING,
+        a.map((x) => x.summary),
+        { displayName: 'Summary' }
+      ),
+      field(
+        'ruleId',
+        STRING,
+        a.map((x) => x.ruleId),
+        { displayName: 'Rule id' }
+      ),
+      field(
+        'link',
+        STRING,
+        a.map((x) => x.link),
+        { custom: { hidden: true } }
+      ),
     ],
-    { name: 'alerts', meta: { custom: { evaluatedAt: answer.evaluatedAt, evaluator: answer.evaluator, evaluatorText: evaluatorText(answer), rulesVersion: answer.rulesVersion } } }
+    {
+      name: 'alerts',
+      meta: {
+        custom: {
+          evaluatedAt: answer.evaluatedAt,
+          evaluator: answer.evaluator,
+          evaluatorText: evaluatorText(answer),
+          rulesVersion: answer.rulesVersion,
+        },
+      },
+    }
   );
 }
 
@@ -74,14 +181,34 @@ const ANNOTATIONS = 'annotations' as unknown as DataTopic;
 
 export function faultAnnotationsFrame(answer: AnnotationsAnswer): DataFrame {
   const a = answer.annotations;
-  const title = (x: AnnotationsAnswer['annotations'][number]) => `fault ${x.kind} on ${x.target}${x.pod ? ` (${x.pod})` : ''}`;
+  const title = (x: AnnotationsAnswer['annotations'][number]) =>
+    `fault ${x.kind} on ${x.target}${x.pod ? ` (${x.pod})` : ''}`;
   return frame(
     [
-      field('time', TIME, a.map((x) => x.startMs)),
-      field('timeEnd', TIME, a.map((x) => x.endMs ?? x.startMs)),
+      field(
+        'time',
+        TIME,
+        a.map((x) => x.startMs)
+      ),
+      field(
+        'timeEnd',
+        TIME,
+        a.map((x) => x.endMs ?? x.startMs)
+      ),
       field('title', STRING, a.map(title)),
-      field('text', STRING, a.map((x) => `${title(x)}${x.magnitude !== undefined ? `, magnitude ${x.magnitude}` : ''}${x.note ? ` — ${x.note}` : ''}`)),
-      field('tags', OTHER, a.map((x) => ['fault', x.kind, x.target])),
+      field(
+        'text',
+        STRING,
+        a.map(
+          (x) =>
+            `${title(x)}${x.magnitude !== undefined ? `, magnitude ${x.magnitude}` : ''}${x.note ? ` — ${x.note}` : ''}`
+        )
+      ),
+      field(
+        'tags',
+        OTHER,
+        a.map((x) => ['fault', x.kind, x.target])
+      ),
     ],
     { name: 'faults', meta: { dataTopic: ANNOTATIONS } }
   );

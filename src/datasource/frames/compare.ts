@@ -74,11 +74,36 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
   });
   const stats = frame(
     [
-      field('stat', STRING, rows.map((r) => r[0]), { displayName: 'Statistic', custom: { width: 200 } }),
-      field('a', NUMBER, rows.map((r) => r[1]), statColumn(d.a, la)),
-      field('b', NUMBER, rows.map((r) => r[2]), statColumn(d.b, lb)),
-      field('change', NUMBER, rows.map((r) => change(r[1], r[2])), { displayName: 'B vs A', unit: 'percentunit', decimals: 1, custom: { width: 100 } }),
-      field('source', STRING, rows.map((r) => r[3]), { displayName: 'Source' }),
+      field(
+        'stat',
+        STRING,
+        rows.map((r) => r[0]),
+        { displayName: 'Statistic', custom: { width: 200 } }
+      ),
+      field(
+        'a',
+        NUMBER,
+        rows.map((r) => r[1]),
+        statColumn(d.a, la)
+      ),
+      field(
+        'b',
+        NUMBER,
+        rows.map((r) => r[2]),
+        statColumn(d.b, lb)
+      ),
+      field(
+        'change',
+        NUMBER,
+        rows.map((r) => change(r[1], r[2])),
+        { displayName: 'B vs A', unit: 'percentunit', decimals: 1, custom: { width: 100 } }
+      ),
+      field(
+        'source',
+        STRING,
+        rows.map((r) => r[3]),
+        { displayName: 'Source' }
+      ),
     ],
     { name: 'statistics', refId: partRefId(refId, 'stats') }
   );
@@ -87,15 +112,28 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
       field('time', TIME, d.times),
       field(`${la} P99`, NUMBER, d.a.p99Series, { unit: 'ms', displayNameFromDS: `${la} P99` }),
       field(`${lb} P99`, NUMBER, d.b.p99Series, { unit: 'ms', displayNameFromDS: `${lb} P99` }),
-      field(`${la} P50`, NUMBER, d.a.p50Series, { unit: 'ms', displayNameFromDS: `${la} P50`, custom: { lineStyle: { fill: 'dash', dash: [6, 4] } } }),
-      field(`${lb} P50`, NUMBER, d.b.p50Series, { unit: 'ms', displayNameFromDS: `${lb} P50`, custom: { lineStyle: { fill: 'dash', dash: [6, 4] } } }),
+      field(`${la} P50`, NUMBER, d.a.p50Series, {
+        unit: 'ms',
+        displayNameFromDS: `${la} P50`,
+        custom: { lineStyle: { fill: 'dash', dash: [6, 4] } },
+      }),
+      field(`${lb} P50`, NUMBER, d.b.p50Series, {
+        unit: 'ms',
+        displayNameFromDS: `${lb} P50`,
+        custom: { lineStyle: { fill: 'dash', dash: [6, 4] } },
+      }),
     ],
     { name: 'latency over time', refId: partRefId(refId, 'latency') }
   );
   const zoneAt = (s: CompareSide, t: number) => s.hotZones.find((z) => t >= z.startMs && t < z.endMs);
-  const state = (s: CompareSide) => d.times.map((t, i) => (s.p99Series[i] === null ? null : zoneAt(s, t) ? HOT : STEADY));
+  const state = (s: CompareSide) =>
+    d.times.map((t, i) => (s.p99Series[i] === null ? null : zoneAt(s, t) ? HOT : STEADY));
   const hot = frame(
-    [field('time', TIME, d.times), field(la, STRING, state(d.a), { displayName: la }), field(lb, STRING, state(d.b), { displayName: lb })],
+    [
+      field('time', TIME, d.times),
+      field(la, STRING, state(d.a), { displayName: la }),
+      field(lb, STRING, state(d.b), { displayName: lb }),
+    ],
     { name: 'jitter hot zones', refId: partRefId(refId, 'hotZones') }
   );
   return [histogram, stats, series, hot];
@@ -117,6 +155,13 @@ export function sidesProvenance(d: CompareAnswer): string {
 export function compareNotices(d: CompareAnswer): QueryResultMetaNotice[] {
   return (['a', 'b'] as const).flatMap((k) => {
     const side = d[k];
-    return side.exact ? [] : [{ severity: 'info' as const, text: `${k.toUpperCase()}: ${sideProvenance(side)}${side.note ? ` — ${side.note}` : ''}` }];
+    return side.exact
+      ? []
+      : [
+          {
+            severity: 'info' as const,
+            text: `${k.toUpperCase()}: ${sideProvenance(side)}${side.note ? ` — ${side.note}` : ''}`,
+          },
+        ];
   });
 }

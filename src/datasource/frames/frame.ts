@@ -2,7 +2,15 @@
  * Building blocks of the data frames the data source returns: plain objects in Grafana's DataFrame shape (no runtime
  * import of @grafana/data, so the transforms run and are tested in Node), and the per-source notices a panel shows.
  */
-import type { DataFrame, QueryResultMeta, Field, FieldConfig, FieldType, Labels, QueryResultMetaNotice } from '@grafana/data';
+import type {
+  DataFrame,
+  QueryResultMeta,
+  Field,
+  FieldConfig,
+  FieldType,
+  Labels,
+  QueryResultMetaNotice,
+} from '@grafana/data';
 
 import type { SourceStatus } from '../../../contract';
 
@@ -13,11 +21,20 @@ export const STRING = 'string' as FieldType;
 export const BOOLEAN = 'boolean' as FieldType;
 export const OTHER = 'other' as FieldType;
 
-export function field<T>(name: string, type: FieldType, values: T[], config: FieldConfig = {}, labels?: Labels): Field<T> {
+export function field<T>(
+  name: string,
+  type: FieldType,
+  values: T[],
+  config: FieldConfig = {},
+  labels?: Labels
+): Field<T> {
   return labels ? { name, type, values, config, labels } : { name, type, values, config };
 }
 
-export function frame(fields: Field[], options: { name?: string; refId?: string; meta?: QueryResultMeta } = {}): DataFrame {
+export function frame(
+  fields: Field[],
+  options: { name?: string; refId?: string; meta?: QueryResultMeta } = {}
+): DataFrame {
   return { ...options, fields, length: fields[0]?.values.length ?? 0 };
 }
 
@@ -25,7 +42,10 @@ export function frame(fields: Field[], options: { name?: string; refId?: string;
 export function sourceNotices(sources: SourceStatus[] | undefined): QueryResultMetaNotice[] {
   return (sources ?? [])
     .filter((s) => !s.ok)
-    .map((s) => ({ severity: 'warning' as const, text: `${s.source}: ${s.error ?? 'unavailable'} — showing what the other sources returned` }));
+    .map((s) => ({
+      severity: 'warning' as const,
+      text: `${s.source}: ${s.error ?? 'unavailable'} — showing what the other sources returned`,
+    }));
 }
 
 /**

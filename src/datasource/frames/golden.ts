@@ -53,12 +53,21 @@ export function goldenFrames(answer: GoldenAnswer, refId: string): DataFrame[] {
       frames.push(
         frame(
           [
-            field('time', TIME, s.points.map((p) => p[0])),
+            field(
+              'time',
+              TIME,
+              s.points.map((p) => p[0])
+            ),
             field(
               name,
               NUMBER,
               s.points.map((p) => p[1]),
-              { unit: info.unit, decimals: info.decimals, displayNameFromDS: name, ...(info.softMax !== undefined ? { custom: { axisSoftMin: 0, axisSoftMax: info.softMax } } : {}) },
+              {
+                unit: info.unit,
+                decimals: info.decimals,
+                displayNameFromDS: name,
+                ...(info.softMax !== undefined ? { custom: { axisSoftMin: 0, axisSoftMax: info.softMax } } : {}),
+              },
               { backend: s.backend, ...s.labels }
             ),
           ],
@@ -77,11 +86,27 @@ export function goldenFrames(answer: GoldenAnswer, refId: string): DataFrame[] {
     if (series.length) {
       const { times, values } = combineSeries(series, info.combine);
       frames.push(
-        frame([field('time', TIME, times), field(info.title, NUMBER, values, { unit: info.unit, decimals: info.decimals, displayNameFromDS: info.title })], {
-          name: `${info.title} (${info.combine} of ${series.length} series)`,
-          refId: combinedRefId(refId, info.metric),
-          meta: { custom: { metric: info.metric, combine: info.combine, queries: series.flatMap((s) => (s.query ? [s.query] : [])) } },
-        })
+        frame(
+          [
+            field('time', TIME, times),
+            field(info.title, NUMBER, values, {
+              unit: info.unit,
+              decimals: info.decimals,
+              displayNameFromDS: info.title,
+            }),
+          ],
+          {
+            name: `${info.title} (${info.combine} of ${series.length} series)`,
+            refId: combinedRefId(refId, info.metric),
+            meta: {
+              custom: {
+                metric: info.metric,
+                combine: info.combine,
+                queries: series.flatMap((s) => (s.query ? [s.query] : [])),
+              },
+            },
+          }
+        )
       );
     }
     // A metric without series still has its parts (empty frames), so what is said about it reaches its panels.
@@ -90,7 +115,9 @@ export function goldenFrames(answer: GoldenAnswer, refId: string): DataFrame[] {
       const notices = missing.map((m) => ({ severity: 'info' as const, text: `${m.backend}: ${m.reason}` }));
       frames.push(frame([], { refId: partRefId(refId, info.metric), meta: notices.length ? { notices } : undefined }));
       if (!series.length) {
-        frames.push(frame([], { refId: combinedRefId(refId, info.metric), meta: notices.length ? { notices } : undefined }));
+        frames.push(
+          frame([], { refId: combinedRefId(refId, info.metric), meta: notices.length ? { notices } : undefined })
+        );
       }
     }
   }

@@ -21,7 +21,10 @@ export function heatmapRowName(r: Row): string {
 /** The note every GPU heatmap carries (the design's honest limit), with the field the values come from. */
 export function heatmapNote(answer: HeatmapAnswer): QueryResultMetaNotice {
   const what = answer.field ? `${answer.field}` : 'no DCGM field';
-  return { severity: 'info', text: `${answer.note ?? 'Per GPU / MIG instance: no live source gives per-SM figures.'} Values: ${what}.` };
+  return {
+    severity: 'info',
+    text: `${answer.note ?? 'Per GPU / MIG instance: no live source gives per-SM figures.'} Values: ${what}.`,
+  };
 }
 
 /**
@@ -64,6 +67,9 @@ export function heatmapFrame(answer: HeatmapAnswer, services?: ServicesAnswer): 
   });
   return frame([field('time', TIME, answer.times), ...rows], {
     name: answer.field ?? 'GPU activity',
-    meta: { type: HEATMAP_ROWS, custom: { field: answer.field, granularity: answer.granularity, stepMs: answer.stepMs } },
+    meta: {
+      type: HEATMAP_ROWS,
+      custom: { field: answer.field, granularity: answer.granularity, stepMs: answer.stepMs },
+    },
   });
 }

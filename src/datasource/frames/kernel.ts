@@ -25,16 +25,66 @@ export function kernelEventsFrame(events: KernelEvent[], refId: string): DataFra
   const e = [...events].sort((a, b) => a.ts - b.ts);
   return frame(
     [
-      field('time', TIME, e.map((x) => x.ts), { displayName: 'Time' }),
-      field('signal', STRING, e.map((x) => KERNEL_EVENT_TYPES[x.type].label), { displayName: 'Signal' }),
-      field('type', STRING, e.map((x) => x.type), HIDDEN),
-      field('duration', NUMBER, e.map((x) => x.durationMs ?? null), { displayName: 'Duration', unit: 'ms' }),
-      field('pod', STRING, e.map((x) => x.pod ?? ''), { displayName: 'Pod' }),
-      field('process', STRING, e.map((x) => `${x.comm} (${x.pid})`), { displayName: 'Process' }),
-      field('detail', STRING, e.map((x) => describeDetail(x.detail)), { displayName: 'Detail' }),
-      field('traceId', STRING, e.map((x) => x.traceId ?? ''), { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }),
-      field('tracePath', STRING, e.map((x) => (x.traceId ? appPaths.trace(x.traceId) : '')), HIDDEN),
-      field('mode', STRING, e.map((x) => x.mode), { displayName: 'Mode' }),
+      field(
+        'time',
+        TIME,
+        e.map((x) => x.ts),
+        { displayName: 'Time' }
+      ),
+      field(
+        'signal',
+        STRING,
+        e.map((x) => KERNEL_EVENT_TYPES[x.type].label),
+        { displayName: 'Signal' }
+      ),
+      field(
+        'type',
+        STRING,
+        e.map((x) => x.type),
+        HIDDEN
+      ),
+      field(
+        'duration',
+        NUMBER,
+        e.map((x) => x.durationMs ?? null),
+        { displayName: 'Duration', unit: 'ms' }
+      ),
+      field(
+        'pod',
+        STRING,
+        e.map((x) => x.pod ?? ''),
+        { displayName: 'Pod' }
+      ),
+      field(
+        'process',
+        STRING,
+        e.map((x) => `${x.comm} (${x.pid})`),
+        { displayName: 'Process' }
+      ),
+      field(
+        'detail',
+        STRING,
+        e.map((x) => describeDetail(x.detail)),
+        { displayName: 'Detail' }
+      ),
+      field(
+        'traceId',
+        STRING,
+        e.map((x) => x.traceId ?? ''),
+        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }
+      ),
+      field(
+        'tracePath',
+        STRING,
+        e.map((x) => (x.traceId ? appPaths.trace(x.traceId) : '')),
+        HIDDEN
+      ),
+      field(
+        'mode',
+        STRING,
+        e.map((x) => x.mode),
+        { displayName: 'Mode' }
+      ),
     ],
     { name: 'kernel events', refId }
   );
@@ -64,8 +114,12 @@ export function kernelNotices(answer: PodKernelEventsAnswer): QueryResultMetaNot
   if (answer.truncated || answer.dropped) {
     notices.push({ severity: 'warning', text: `Truncated: ${answer.dropped} events dropped by the exporter.` });
   }
-  const tls = answer.events.filter((e) => e.type === 'tls_handshake' && e.durationMs !== undefined).map((e) => e.durationMs!);
-  const connect = answer.events.filter((e) => e.type === 'tcp_connect' && e.durationMs !== undefined).map((e) => e.durationMs!);
+  const tls = answer.events
+    .filter((e) => e.type === 'tls_handshake' && e.durationMs !== undefined)
+    .map((e) => e.durationMs!);
+  const connect = answer.events
+    .filter((e) => e.type === 'tcp_connect' && e.durationMs !== undefined)
+    .map((e) => e.durationMs!);
   const fmt = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(v < 10 ? 1 : 0)} ms`);
   const withTrace = answer.events.filter((e) => e.traceId).length;
   notices.push({

@@ -174,11 +174,27 @@ export function runMarksFrame(list: RunList, now: number): DataFrame {
   const title = (x: RunListItem) => `run ${x.runId} (${x.scenario}): ${x.status}`;
   return frame(
     [
-      field('time', TIME, r.map((x) => x.startMs)),
-      field('timeEnd', TIME, r.map((x) => x.endMs ?? now)),
+      field(
+        'time',
+        TIME,
+        r.map((x) => x.startMs)
+      ),
+      field(
+        'timeEnd',
+        TIME,
+        r.map((x) => x.endMs ?? now)
+      ),
       field('title', STRING, r.map(title)),
-      field('text', STRING, r.map((x) => `${title(x)} — ${x.endMs === null ? 'started, still running' : 'start … end'}`)),
-      field('tags', OTHER, r.map((x) => ['run', x.scenario, x.status])),
+      field(
+        'text',
+        STRING,
+        r.map((x) => `${title(x)} — ${x.endMs === null ? 'started, still running' : 'start … end'}`)
+      ),
+      field(
+        'tags',
+        OTHER,
+        r.map((x) => ['run', x.scenario, x.status])
+      ),
     ],
     { name: 'runs', meta: { dataTopic: 'annotations' as unknown as DataTopic } }
   );

@@ -7,7 +7,14 @@
 import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import { appPaths } from '../../../contract/app-urls';
-import { KERNEL_EVENT_TYPES, type FigureOrigin, type FigureSources, type KernelEventType, type PodsAnswer, type ServicesAnswer } from '../../../contract';
+import {
+  KERNEL_EVENT_TYPES,
+  type FigureOrigin,
+  type FigureSources,
+  type KernelEventType,
+  type PodsAnswer,
+  type ServicesAnswer,
+} from '../../../contract';
 import { field, frame, NUMBER, STRING } from './frame';
 import { appPathLink, HIDDEN } from './links';
 
@@ -36,10 +43,42 @@ interface FigureRow {
  */
 function figureFields(rows: FigureRow[]) {
   return [
-    field('requests', NUMBER, rows.map((x) => x.requests), { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows), custom: { width: 90 } }),
-    field('rps', NUMBER, rows.map((x) => x.rps), { displayName: 'RPS', unit: 'reqps', decimals: 2, description: figureDescription('rate', rows), custom: { width: 100 } }),
-    field('errors', NUMBER, rows.map((x) => x.errors), { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows), custom: { width: 70 } }),
-    field('errorRate', NUMBER, rows.map((x) => x.errorRate), { displayName: 'Error rate', unit: 'percentunit', decimals: 1, description: 'Errors / requests', custom: { width: 90 } }),
+    field(
+      'requests',
+      NUMBER,
+      rows.map((x) => x.requests),
+      { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows), custom: { width: 90 } }
+    ),
+    field(
+      'rps',
+      NUMBER,
+      rows.map((x) => x.rps),
+      {
+        displayName: 'RPS',
+        unit: 'reqps',
+        decimals: 2,
+        description: figureDescription('rate', rows),
+        custom: { width: 100 },
+      }
+    ),
+    field(
+      'errors',
+      NUMBER,
+      rows.map((x) => x.errors),
+      { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows), custom: { width: 70 } }
+    ),
+    field(
+      'errorRate',
+      NUMBER,
+      rows.map((x) => x.errorRate),
+      {
+        displayName: 'Error rate',
+        unit: 'percentunit',
+        decimals: 1,
+        description: 'Errors / requests',
+        custom: { width: 90 },
+      }
+    ),
   ];
 }
 
@@ -56,7 +95,9 @@ const FIGURE_KEYS = Object.keys(FIGURE_WORDS) as Array<keyof FigureSources>;
 
 /** Where a row's figures come from: its origins (`service metrics`, `service metrics + sampled traces`). */
 export function originsCell(figures: FigureSources | undefined): string {
-  return figures ? [...new Set(FIGURE_KEYS.map((k) => ORIGIN_LABELS[figures[k].origin]))].join(' + ') : 'kernel probes only';
+  return figures
+    ? [...new Set(FIGURE_KEYS.map((k) => ORIGIN_LABELS[figures[k].origin]))].join(' + ')
+    : 'kernel probes only';
 }
 
 /** Which of a row's figures are estimates rather than counts: `none`, `all`, or their names (`latency`). */
@@ -71,23 +112,41 @@ export function estimatesCell(figures: FigureSources | undefined): string | null
 /** The two provenance columns: the origins, and the estimates in a warning colour (anything but `none`). */
 function provenanceFields(rows: Array<{ figures?: FigureSources }>) {
   return [
-    field('source', STRING, rows.map((x) => originsCell(x.figures)), { displayName: 'Source', description: 'Where the figures come from (the proxy prefers counts: service metrics, span metrics, ingest counters, then sampled traces)', custom: { width: 130 } }),
-    field('estimated', STRING, rows.map((x) => estimatesCell(x.figures)), {
-      displayName: 'Estimated',
-      description: 'The figures that are estimates, not counts (a sample of traces, interpolated percentiles): the column descriptions and the notices say why',
-      custom: { width: 150, cellOptions: { type: 'color-text' } },
-      mappings: [
-        { type: 'value' as never, options: { none: { color: 'text', index: 0 } } },
-        { type: 'regex' as never, options: { pattern: '.+', result: { color: 'orange', index: 1 } } },
-      ],
-    }),
+    field(
+      'source',
+      STRING,
+      rows.map((x) => originsCell(x.figures)),
+      {
+        displayName: 'Source',
+        description:
+          'Where the figures come from (the proxy prefers counts: service metrics, span metrics, ingest counters, then sampled traces)',
+        custom: { width: 130 },
+      }
+    ),
+    field(
+      'estimated',
+      STRING,
+      rows.map((x) => estimatesCell(x.figures)),
+      {
+        displayName: 'Estimated',
+        description:
+          'The figures that are estimates, not counts (a sample of traces, interpolated percentiles): the column descriptions and the notices say why',
+        custom: { width: 150, cellOptions: { type: 'color-text' } },
+        mappings: [
+          { type: 'value' as never, options: { none: { color: 'text', index: 0 } } },
+          { type: 'regex' as never, options: { pattern: '.+', result: { color: 'orange', index: 1 } } },
+        ],
+      }
+    ),
   ];
 }
 
 /** A column's description (its header's tooltip in Grafana): where the figure of its rows comes from, estimates first. */
 export function figureDescription(key: keyof FigureSources, rows: Array<{ figures?: FigureSources }>): string {
   const seen = new Set<string>();
-  for (const r of [...rows].sort((a, b) => Number(a.figures?.[key].exact ?? true) - Number(b.figures?.[key].exact ?? true))) {
+  for (const r of [...rows].sort(
+    (a, b) => Number(a.figures?.[key].exact ?? true) - Number(b.figures?.[key].exact ?? true)
+  )) {
     const f = r.figures?.[key];
     if (f) {
       seen.add(`${f.exact ? 'Counted' : 'Estimated'} from ${ORIGIN_LABELS[f.origin]}${f.note ? `: ${f.note}` : ''}`);
@@ -101,15 +160,62 @@ export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Re
   const s = answer.services;
   return frame(
     [
-      field('service', STRING, s.map((x) => x.service), { displayName: 'Service', links: [appPathLink('Open service', 'servicePath')] }),
-      field('servicePath', STRING, s.map((x) => appPaths.service(x.service)), HIDDEN),
+      field(
+        'service',
+        STRING,
+        s.map((x) => x.service),
+        { displayName: 'Service', links: [appPathLink('Open service', 'servicePath')] }
+      ),
+      field(
+        'servicePath',
+        STRING,
+        s.map((x) => appPaths.service(x.service)),
+        HIDDEN
+      ),
       ...figureFields(s),
       // Each latency on its own scale (a bar of P99 is not drawn against the request counts).
-      field('p50', NUMBER, s.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), custom: { width: 90 } }),
-      field('p99', NUMBER, s.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', fieldMinMax: true, description: figureDescription('latency', s), links: [appPathLink('Open service', 'servicePath')], custom: { width: 90 } }),
-      field('pods', NUMBER, s.map((x) => x.pods.length), { displayName: 'Pods', decimals: 0, custom: { width: 60 } }),
+      field(
+        'p50',
+        NUMBER,
+        s.map((x) => x.p50Ms),
+        {
+          displayName: 'P50',
+          unit: 'ms',
+          fieldMinMax: true,
+          description: figureDescription('latency', s),
+          custom: { width: 90 },
+        }
+      ),
+      field(
+        'p99',
+        NUMBER,
+        s.map((x) => x.p99Ms),
+        {
+          displayName: 'P99',
+          unit: 'ms',
+          fieldMinMax: true,
+          description: figureDescription('latency', s),
+          links: [appPathLink('Open service', 'servicePath')],
+          custom: { width: 90 },
+        }
+      ),
+      field(
+        'pods',
+        NUMBER,
+        s.map((x) => x.pods.length),
+        { displayName: 'Pods', decimals: 0, custom: { width: 60 } }
+      ),
       ...provenanceFields(s),
-      ...(kernel ? [field('kernel', STRING, s.map((x) => (kernel[x.service] ? kernelCell(kernel[x.service]) : 'unavailable')), { displayName: 'Kernel signals' })] : []),
+      ...(kernel
+        ? [
+            field(
+              'kernel',
+              STRING,
+              s.map((x) => (kernel[x.service] ? kernelCell(kernel[x.service]) : 'unavailable')),
+              { displayName: 'Kernel signals' }
+            ),
+          ]
+        : []),
     ],
     { name: 'services' }
   );
@@ -119,15 +225,50 @@ export function podsFrame(answer: PodsAnswer): DataFrame {
   const p = answer.pods;
   return frame(
     [
-      field('pod', STRING, p.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }),
-      field('podPath', STRING, p.map((x) => appPaths.pod(answer.service, x.pod)), HIDDEN),
-      field('node', STRING, p.map((x) => x.node ?? ''), { displayName: 'Node' }),
+      field(
+        'pod',
+        STRING,
+        p.map((x) => x.pod),
+        { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }
+      ),
+      field(
+        'podPath',
+        STRING,
+        p.map((x) => appPaths.pod(answer.service, x.pod)),
+        HIDDEN
+      ),
+      field(
+        'node',
+        STRING,
+        p.map((x) => x.node ?? ''),
+        { displayName: 'Node' }
+      ),
       ...figureFields(p),
-      field('p50', NUMBER, p.map((x) => x.p50Ms), { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }),
-      field('p99', NUMBER, p.map((x) => x.p99Ms), { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }),
+      field(
+        'p50',
+        NUMBER,
+        p.map((x) => x.p50Ms),
+        { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }
+      ),
+      field(
+        'p99',
+        NUMBER,
+        p.map((x) => x.p99Ms),
+        { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }
+      ),
       ...provenanceFields(p),
-      field('kernel', STRING, p.map((x) => kernelCell(x.kernelEvents)), { displayName: 'Kernel signals' }),
-      field('kernelEvents', NUMBER, p.map((x) => total(x.kernelEvents)), { displayName: 'Kernel events', decimals: 0, custom: { width: 110 } }),
+      field(
+        'kernel',
+        STRING,
+        p.map((x) => kernelCell(x.kernelEvents)),
+        { displayName: 'Kernel signals' }
+      ),
+      field(
+        'kernelEvents',
+        NUMBER,
+        p.map((x) => total(x.kernelEvents)),
+        { displayName: 'Kernel events', decimals: 0, custom: { width: 110 } }
+      ),
     ],
     { name: `pods of ${answer.service}` }
   );
@@ -148,19 +289,29 @@ export function kernelByService(answers: PodsAnswer[]): Record<string, Record<st
   return out;
 }
 
-const FIGURE_NAMES: Record<keyof FigureSources, string> = { rate: 'Requests and RPS', errors: 'Errors', latency: 'P50 and P99' };
+const FIGURE_NAMES: Record<keyof FigureSources, string> = {
+  rate: 'Requests and RPS',
+  errors: 'Errors',
+  latency: 'P50 and P99',
+};
 
 /**
  * What the reader must know about these figures: the answer's caveats, and each figure that is an estimate rather
  * than a count (from sampled traces, an interpolated percentile…), with the proxy's reason.
  */
-export function figureNotices(answer: { notes: string[] }, rows: Array<{ figures?: FigureSources }>): QueryResultMetaNotice[] {
+export function figureNotices(
+  answer: { notes: string[] },
+  rows: Array<{ figures?: FigureSources }>
+): QueryResultMetaNotice[] {
   const seen = new Set<string>();
   const out: QueryResultMetaNotice[] = answer.notes.map((text) => ({ severity: 'info', text }));
   for (const r of rows) {
     for (const key of Object.keys(FIGURE_NAMES) as Array<keyof FigureSources>) {
       const f = r.figures?.[key];
-      const text = f && !f.exact ? `${FIGURE_NAMES[key]} are estimated from ${ORIGIN_LABELS[f.origin]}${f.note ? `: ${f.note}` : ''}.` : undefined;
+      const text =
+        f && !f.exact
+          ? `${FIGURE_NAMES[key]} are estimated from ${ORIGIN_LABELS[f.origin]}${f.note ? `: ${f.note}` : ''}.`
+          : undefined;
       if (text && !seen.has(text)) {
         seen.add(text);
         out.push({ severity: 'info', text });

@@ -6,7 +6,16 @@
 import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import { appPaths } from '../../../contract/app-urls';
-import { EVIDENCE_KINDS, type Candidate, type KernelEvidenceUsed, type RcaAnswer, type SavedRcaAnswerMeta, type Span, type TraceDetail, type TraceSummary } from '../../../contract';
+import {
+  EVIDENCE_KINDS,
+  type Candidate,
+  type KernelEvidenceUsed,
+  type RcaAnswer,
+  type SavedRcaAnswerMeta,
+  type Span,
+  type TraceDetail,
+  type TraceSummary,
+} from '../../../contract';
 import { partRefId } from '../query';
 import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { appPathLink, HIDDEN } from './links';
@@ -14,13 +23,48 @@ import { appPathLink, HIDDEN } from './links';
 export function traceListFrame(traces: TraceSummary[], name = 'traces'): DataFrame {
   return frame(
     [
-      field('traceId', STRING, traces.map((t) => t.traceId), { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }),
-      field('tracePath', STRING, traces.map((t) => appPaths.trace(t.traceId)), HIDDEN),
-      field('root', STRING, traces.map((t) => `${t.rootService} ${t.rootName}`), { displayName: 'Root' }),
-      field('start', TIME, traces.map((t) => t.startMs), { displayName: 'Start' }),
-      field('duration', NUMBER, traces.map((t) => t.durationMs), { displayName: 'Duration', unit: 'ms' }),
-      field('status', STRING, traces.map((t) => t.status), { displayName: 'Status' }),
-      field('spans', NUMBER, traces.map((t) => t.spanCount ?? null), { displayName: 'Spans', decimals: 0 }),
+      field(
+        'traceId',
+        STRING,
+        traces.map((t) => t.traceId),
+        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }
+      ),
+      field(
+        'tracePath',
+        STRING,
+        traces.map((t) => appPaths.trace(t.traceId)),
+        HIDDEN
+      ),
+      field(
+        'root',
+        STRING,
+        traces.map((t) => `${t.rootService} ${t.rootName}`),
+        { displayName: 'Root' }
+      ),
+      field(
+        'start',
+        TIME,
+        traces.map((t) => t.startMs),
+        { displayName: 'Start' }
+      ),
+      field(
+        'duration',
+        NUMBER,
+        traces.map((t) => t.durationMs),
+        { displayName: 'Duration', unit: 'ms' }
+      ),
+      field(
+        'status',
+        STRING,
+        traces.map((t) => t.status),
+        { displayName: 'Status' }
+      ),
+      field(
+        'spans',
+        NUMBER,
+        traces.map((t) => t.spanCount ?? null),
+        { displayName: 'Spans', decimals: 0 }
+      ),
     ],
     { name }
   );
@@ -41,22 +85,83 @@ export function traceFrame(trace: TraceDetail): DataFrame {
   const s = trace.spans;
   return frame(
     [
-      field('traceID', STRING, s.map((x) => x.traceId)),
-      field('spanID', STRING, s.map((x) => x.spanId)),
-      field('parentSpanID', STRING, s.map((x) => x.parentSpanId ?? '')),
-      field('operationName', STRING, s.map((x) => x.name)),
-      field('serviceName', STRING, s.map((x) => x.service)),
-      field('kind', STRING, s.map((x) => x.kind)),
-      field('statusCode', NUMBER, s.map((x) => STATUS_CODE[x.status])),
-      field('status', STRING, s.map((x) => x.status)),
-      field('statusMessage', STRING, s.map((x) => x.statusMessage ?? '')),
-      field('startTime', NUMBER, s.map((x) => x.startMs), { unit: 'dateTimeAsIso' }),
-      field('duration', NUMBER, s.map((x) => x.endMs - x.startMs), { unit: 'ms' }),
-      field('pod', STRING, s.map((x) => podOf(x) ?? '')),
-      field('serviceTags', OTHER, s.map((x) => kv(x.resource))),
-      field('tags', OTHER, s.map((x) => kv(x.attributes))),
+      field(
+        'traceID',
+        STRING,
+        s.map((x) => x.traceId)
+      ),
+      field(
+        'spanID',
+        STRING,
+        s.map((x) => x.spanId)
+      ),
+      field(
+        'parentSpanID',
+        STRING,
+        s.map((x) => x.parentSpanId ?? '')
+      ),
+      field(
+        'operationName',
+        STRING,
+        s.map((x) => x.name)
+      ),
+      field(
+        'serviceName',
+        STRING,
+        s.map((x) => x.service)
+      ),
+      field(
+        'kind',
+        STRING,
+        s.map((x) => x.kind)
+      ),
+      field(
+        'statusCode',
+        NUMBER,
+        s.map((x) => STATUS_CODE[x.status])
+      ),
+      field(
+        'status',
+        STRING,
+        s.map((x) => x.status)
+      ),
+      field(
+        'statusMessage',
+        STRING,
+        s.map((x) => x.statusMessage ?? '')
+      ),
+      field(
+        'startTime',
+        NUMBER,
+        s.map((x) => x.startMs),
+        { unit: 'dateTimeAsIso' }
+      ),
+      field(
+        'duration',
+        NUMBER,
+        s.map((x) => x.endMs - x.startMs),
+        { unit: 'ms' }
+      ),
+      field(
+        'pod',
+        STRING,
+        s.map((x) => podOf(x) ?? '')
+      ),
+      field(
+        'serviceTags',
+        OTHER,
+        s.map((x) => kv(x.resource))
+      ),
+      field(
+        'tags',
+        OTHER,
+        s.map((x) => kv(x.attributes))
+      ),
     ],
-    { name: `trace ${trace.traceId}`, meta: { preferredVisualisationType: TRACE, custom: { partial: trace.partial ?? false } } }
+    {
+      name: `trace ${trace.traceId}`,
+      meta: { preferredVisualisationType: TRACE, custom: { partial: trace.partial ?? false } },
+    }
   );
 }
 
@@ -64,9 +169,21 @@ export function traceFrame(trace: TraceDetail): DataFrame {
 export function spansOfFrame(f: DataFrame): Span[] {
   const col = (name: string) => f.fields.find((x) => x.name === name)?.values ?? [];
   const [traceId, spanId, parent, name, service, kind, status, msg, start, duration, serviceTags, tags] = [
-    'traceID', 'spanID', 'parentSpanID', 'operationName', 'serviceName', 'kind', 'status', 'statusMessage', 'startTime', 'duration', 'serviceTags', 'tags',
+    'traceID',
+    'spanID',
+    'parentSpanID',
+    'operationName',
+    'serviceName',
+    'kind',
+    'status',
+    'statusMessage',
+    'startTime',
+    'duration',
+    'serviceTags',
+    'tags',
   ].map(col);
-  const obj = (pairs: Array<{ key: string; value: string | number | boolean }> | undefined) => Object.fromEntries((pairs ?? []).map((p) => [p.key, p.value]));
+  const obj = (pairs: Array<{ key: string; value: string | number | boolean }> | undefined) =>
+    Object.fromEntries((pairs ?? []).map((p) => [p.key, p.value]));
   return Array.from({ length: f.length }, (_, i) => ({
     traceId: traceId[i],
     spanId: spanId[i],
@@ -109,7 +226,11 @@ export interface RcaAbout {
   savedAnswer?: SavedRcaAnswerMeta;
 }
 
-const clock = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const clock = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 
 /** Where the kernel events of a root cause came from, as one plain sentence. */
 export function kernelEvidenceText(k: KernelEvidenceUsed | undefined): string | undefined {
@@ -134,7 +255,9 @@ export function rcaAbout(answer: RcaAnswer, savedAnswer?: SavedRcaAnswerMeta): R
   return {
     traceId: answer.traceId,
     tookMs: answer.tookMs,
-    ...(answer.kernelEvidence ? { kernelEvidence: answer.kernelEvidence, kernelEvidenceText: kernelEvidenceText(answer.kernelEvidence) } : {}),
+    ...(answer.kernelEvidence
+      ? { kernelEvidence: answer.kernelEvidence, kernelEvidenceText: kernelEvidenceText(answer.kernelEvidence) }
+      : {}),
     missing: answer.missing,
     inferredCalls: answer.candidates.filter((c) => c.evidence.some((e) => e.kind === 'inferred_call')).length,
     ...(savedAnswer ? { savedAnswer } : {}),
@@ -154,40 +277,160 @@ export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedR
   const c = answer.candidates;
   const candidates = frame(
     [
-      field('rank', NUMBER, c.map((x) => x.rank), { displayName: '#', decimals: 0, custom: { width: 50 } }),
-      field('service', STRING, c.map((x) => x.service), { displayName: 'Service', custom: { width: 120 } }),
-      field('pod', STRING, c.map((x) => x.pod), { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')], custom: { width: 170 } }),
-      field('podPath', STRING, c.map((x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service))), HIDDEN),
-      field('operation', STRING, c.map((x) => x.operation ?? ''), {
-        displayName: 'Operation',
-        links: [{ title: 'Show this span', url: '${__url.path}${__url.params:exclude:span}&span=${__data.fields.spanId:raw}' }],
-        custom: { width: 170 },
+      field(
+        'rank',
+        NUMBER,
+        c.map((x) => x.rank),
+        { displayName: '#', decimals: 0, custom: { width: 50 } }
+      ),
+      field(
+        'service',
+        STRING,
+        c.map((x) => x.service),
+        { displayName: 'Service', custom: { width: 120 } }
+      ),
+      field(
+        'pod',
+        STRING,
+        c.map((x) => x.pod),
+        { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')], custom: { width: 170 } }
+      ),
+      field(
+        'podPath',
+        STRING,
+        c.map((x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service))),
+        HIDDEN
+      ),
+      field(
+        'operation',
+        STRING,
+        c.map((x) => x.operation ?? ''),
+        {
+          displayName: 'Operation',
+          links: [
+            {
+              title: 'Show this span',
+              url: '${__url.path}${__url.params:exclude:span}&span=${__data.fields.spanId:raw}',
+            },
+          ],
+          custom: { width: 170 },
+        }
+      ),
+      field(
+        'score',
+        NUMBER,
+        c.map((x) => x.score),
+        { displayName: 'Score', decimals: 2, custom: { width: 70 } }
+      ),
+      field(
+        'selfMs',
+        NUMBER,
+        c.map((x) => x.selfMs ?? null),
+        { displayName: 'Own time', unit: 'ms', custom: { width: 90 } }
+      ),
+      field(
+        'baselineMs',
+        NUMBER,
+        c.map((x) => x.baselineMs ?? null),
+        { displayName: 'Baseline', unit: 'ms', custom: { width: 90 } }
+      ),
+      field('evidence', STRING, c.map(evidenceText), {
+        displayName: 'Evidence',
+        custom: { cellOptions: { type: 'auto', wrapText: true } },
       }),
-      field('score', NUMBER, c.map((x) => x.score), { displayName: 'Score', decimals: 2, custom: { width: 70 } }),
-      field('selfMs', NUMBER, c.map((x) => x.selfMs ?? null), { displayName: 'Own time', unit: 'ms', custom: { width: 90 } }),
-      field('baselineMs', NUMBER, c.map((x) => x.baselineMs ?? null), { displayName: 'Baseline', unit: 'ms', custom: { width: 90 } }),
-      field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence', custom: { cellOptions: { type: 'auto', wrapText: true } } }),
-      field('evidenceKinds', STRING, c.map((x) => x.evidence.map((e) => e.kind).join(',')), HIDDEN),
-      field('spanId', STRING, c.map((x) => x.spanId ?? ''), HIDDEN),
+      field(
+        'evidenceKinds',
+        STRING,
+        c.map((x) => x.evidence.map((e) => e.kind).join(',')),
+        HIDDEN
+      ),
+      field(
+        'spanId',
+        STRING,
+        c.map((x) => x.spanId ?? ''),
+        HIDDEN
+      ),
     ],
-    { name: 'ranked causes', refId, meta: { custom: { tookMs: answer.tookMs, traceId: answer.traceId, rca: rcaAbout(answer, savedAnswer) } } }
+    {
+      name: 'ranked causes',
+      refId,
+      meta: { custom: { tookMs: answer.tookMs, traceId: answer.traceId, rca: rcaAbout(answer, savedAnswer) } },
+    }
   );
   const p = answer.criticalPath;
   const path = frame(
     [
-      field('spanId', STRING, p.map((x) => x.spanId)),
-      field('parentSpanId', STRING, p.map((x) => x.parentSpanId ?? '')),
-      field('depth', NUMBER, p.map((x) => x.depth)),
-      field('service', STRING, p.map((x) => x.service)),
-      field('pod', STRING, p.map((x) => x.pod)),
-      field('operation', STRING, p.map((x) => x.operation)),
-      field('start', TIME, p.map((x) => x.startMs)),
-      field('durationMs', NUMBER, p.map((x) => x.durationMs), { unit: 'ms' }),
-      field('selfMs', NUMBER, p.map((x) => x.selfMs), { unit: 'ms' }),
-      field('onPathMs', NUMBER, p.map((x) => x.onPathMs), { unit: 'ms' }),
-      field('gapMs', NUMBER, p.map((x) => x.gapMs ?? null), { unit: 'ms' }),
-      field('baselineSelfMs', NUMBER, p.map((x) => x.baselineSelfMs ?? null), { unit: 'ms' }),
-      field('skewCorrectedMs', NUMBER, p.map((x) => x.skewCorrectedMs ?? null), { unit: 'ms' }),
+      field(
+        'spanId',
+        STRING,
+        p.map((x) => x.spanId)
+      ),
+      field(
+        'parentSpanId',
+        STRING,
+        p.map((x) => x.parentSpanId ?? '')
+      ),
+      field(
+        'depth',
+        NUMBER,
+        p.map((x) => x.depth)
+      ),
+      field(
+        'service',
+        STRING,
+        p.map((x) => x.service)
+      ),
+      field(
+        'pod',
+        STRING,
+        p.map((x) => x.pod)
+      ),
+      field(
+        'operation',
+        STRING,
+        p.map((x) => x.operation)
+      ),
+      field(
+        'start',
+        TIME,
+        p.map((x) => x.startMs)
+      ),
+      field(
+        'durationMs',
+        NUMBER,
+        p.map((x) => x.durationMs),
+        { unit: 'ms' }
+      ),
+      field(
+        'selfMs',
+        NUMBER,
+        p.map((x) => x.selfMs),
+        { unit: 'ms' }
+      ),
+      field(
+        'onPathMs',
+        NUMBER,
+        p.map((x) => x.onPathMs),
+        { unit: 'ms' }
+      ),
+      field(
+        'gapMs',
+        NUMBER,
+        p.map((x) => x.gapMs ?? null),
+        { unit: 'ms' }
+      ),
+      field(
+        'baselineSelfMs',
+        NUMBER,
+        p.map((x) => x.baselineSelfMs ?? null),
+        { unit: 'ms' }
+      ),
+      field(
+        'skewCorrectedMs',
+        NUMBER,
+        p.map((x) => x.skewCorrectedMs ?? null),
+        { unit: 'ms' }
+      ),
     ],
     { name: 'critical path', refId: partRefId(refId, 'criticalPath') }
   );
@@ -198,18 +441,30 @@ export function rcaNotices(answer: RcaAnswer): QueryResultMetaNotice[] {
   const kernel = kernelEvidenceText(answer.kernelEvidence);
   return [
     { severity: 'info', text: `Ranked in ${answer.tookMs.toFixed(1)} ms` },
-    ...(kernel ? [{ severity: answer.kernelEvidence?.source === 'rings' ? ('info' as const) : ('warning' as const), text: kernel }] : []),
+    ...(kernel
+      ? [
+          {
+            severity: answer.kernelEvidence?.source === 'rings' ? ('info' as const) : ('warning' as const),
+            text: kernel,
+          },
+        ]
+      : []),
     ...answer.missing.map((m) => ({ severity: 'warning' as const, text: `Missing evidence: ${m}` })),
   ];
 }
 
-
 /** The engine's critical path back from its frame (the icicle marks these spans). */
-export function criticalPathOfFrame(f: DataFrame | undefined): Array<{ spanId: string; onPathMs: number; skewCorrectedMs: number | null }> {
+export function criticalPathOfFrame(
+  f: DataFrame | undefined
+): Array<{ spanId: string; onPathMs: number; skewCorrectedMs: number | null }> {
   if (!f) {
     return [];
   }
   const col = (name: string) => f.fields.find((x) => x.name === name)?.values ?? [];
   const [spanId, onPath, skew] = ['spanId', 'onPathMs', 'skewCorrectedMs'].map(col);
-  return Array.from({ length: f.length }, (_, i) => ({ spanId: spanId[i], onPathMs: onPath[i], skewCorrectedMs: skew[i] ?? null }));
+  return Array.from({ length: f.length }, (_, i) => ({
+    spanId: spanId[i],
+    onPathMs: onPath[i],
+    skewCorrectedMs: skew[i] ?? null,
+  }));
 }

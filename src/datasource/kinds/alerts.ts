@@ -13,9 +13,20 @@ export interface AlertsQuery {
 }
 
 const ofRule = (a: AlertsAnswer, ruleId?: string): AlertsAnswer =>
-  ruleId ? { ...a, alerts: a.alerts.filter((x) => x.ruleId === ruleId), history: a.history?.filter((x) => x.alert.ruleId === ruleId) } : a;
+  ruleId
+    ? {
+        ...a,
+        alerts: a.alerts.filter((x) => x.ruleId === ruleId),
+        history: a.history?.filter((x) => x.alert.ruleId === ruleId),
+      }
+    : a;
 
 export const alerts = defineKind<AlertsQuery>({
   run: (q, ctx) =>
-    answerFrames(ctx, api.alerts({ from: ctx.from, to: ctx.to }), (a) => [alertsFrame(ofRule(a, q.ruleId)), alertHistoryFrame(ofRule(a, q.ruleId), ctx.refId)], alertsNotices),
+    answerFrames(
+      ctx,
+      api.alerts({ from: ctx.from, to: ctx.to }),
+      (a) => [alertsFrame(ofRule(a, q.ruleId)), alertHistoryFrame(ofRule(a, q.ruleId), ctx.refId)],
+      alertsNotices
+    ),
 });

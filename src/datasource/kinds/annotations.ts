@@ -4,5 +4,6 @@ import { faultAnnotationsFrame } from '../frames/alerts';
 import { answerFrames, defineKind } from '../kind';
 
 export const annotations = defineKind<Record<string, never>>({
-  run: (_q, ctx) => answerFrames(ctx, api.annotations({ from: ctx.from, to: ctx.to }), (a) => [faultAnnotationsFrame(a)]),
+  run: (_q, ctx) =>
+    answerFrames(ctx, api.annotations({ from: ctx.from, to: ctx.to }), (a) => [faultAnnotationsFrame(a)]),
 });

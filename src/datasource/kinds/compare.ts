@@ -10,5 +10,11 @@ export interface CompareQuery {
 }
 
 export const compare = defineKind<CompareQuery>({
-  run: (q, ctx) => answerFrames(ctx, api.compare(q.a, q.b, { from: ctx.from, to: ctx.to }), (a) => compareFrames(a, ctx.refId), compareNotices),
+  run: (q, ctx) =>
+    answerFrames(
+      ctx,
+      api.compare(q.a, q.b, { from: ctx.from, to: ctx.to }),
+      (a) => compareFrames(a, ctx.refId),
+      compareNotices
+    ),
 });

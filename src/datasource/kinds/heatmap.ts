@@ -11,6 +11,11 @@ export const heatmap = defineKind<Record<string, never>>({
   run: async (_q, ctx) => {
     const w = { from: ctx.from, to: ctx.to };
     const [answer, services] = await Promise.all([api.heatmap(w), fetchServices(w)]);
-    return answerFrames(ctx, Promise.resolve(answer), (a) => [heatmapFrame(a, services.ok ? services.data : undefined)], (a) => [heatmapNote(a)]);
+    return answerFrames(
+      ctx,
+      Promise.resolve(answer),
+      (a) => [heatmapFrame(a, services.ok ? services.data : undefined)],
+      (a) => [heatmapNote(a)]
+    );
   },
 });

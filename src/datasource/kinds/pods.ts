@@ -8,5 +8,11 @@ export interface PodsQuery {
 }
 
 export const pods = defineKind<PodsQuery>({
-  run: (q, ctx) => answerFrames(ctx, api.pods(q.service, { from: ctx.from, to: ctx.to }), (a) => [podsFrame(a)], (a) => figureNotices(a, a.pods)),
+  run: (q, ctx) =>
+    answerFrames(
+      ctx,
+      api.pods(q.service, { from: ctx.from, to: ctx.to }),
+      (a) => [podsFrame(a)],
+      (a) => figureNotices(a, a.pods)
+    ),
 });

@@ -44,7 +44,14 @@ export const rca = defineKind<RcaQuery>({
       shown(q),
       (d) => rcaFrames(d.answer, ctx.refId, d.saved),
       (d) => [
-        ...(d.saved ? [{ severity: 'info' as const, text: `Saved answer ${d.saved.id}, as ranked on ${new Date(d.saved.createdMs).toISOString()}` }] : []),
+        ...(d.saved
+          ? [
+              {
+                severity: 'info' as const,
+                text: `Saved answer ${d.saved.id}, as ranked on ${new Date(d.saved.createdMs).toISOString()}`,
+              },
+            ]
+          : []),
         ...rcaNotices(d.answer),
       ]
     ),

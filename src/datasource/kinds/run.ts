@@ -30,7 +30,9 @@ export const run = defineKind<RunQuery>({
         }
         const wanted = new Set(q.parts.map((p) => (p === 'summary' ? ctx.refId : partRefId(ctx.refId, p))));
         // An annotations layer reads the frames as they come: a single part keeps the query's own refId.
-        return frames.filter((f) => wanted.has(f.refId ?? '')).map((f) => (q.parts!.length === 1 ? { ...f, refId: ctx.refId } : f));
+        return frames
+          .filter((f) => wanted.has(f.refId ?? ''))
+          .map((f) => (q.parts!.length === 1 ? { ...f, refId: ctx.refId } : f));
       },
       (a) => (q.parts?.length ? [] : runNotices(a))
     ),

@@ -18,8 +18,20 @@ export const runCompare = defineKind<RunCompareQuery>({
   timeRange: false,
   run: (q, ctx): Promise<KindResult> => {
     if (!q.baselineRunId) {
-      return Promise.resolve({ frames: [frame([], { refId: ctx.refId, meta: { notices: [{ severity: 'info', text: 'Pick a run to compare with ("Compare with…" above).' }] } })] });
+      return Promise.resolve({
+        frames: [
+          frame([], {
+            refId: ctx.refId,
+            meta: { notices: [{ severity: 'info', text: 'Pick a run to compare with ("Compare with…" above).' }] },
+          }),
+        ],
+      });
     }
-    return answerFrames(ctx, api.runCompare(q.runId, q.baselineRunId), (a) => runCompareFrames(a, ctx.refId), runCompareNotices);
+    return answerFrames(
+      ctx,
+      api.runCompare(q.runId, q.baselineRunId),
+      (a) => runCompareFrames(a, ctx.refId),
+      runCompareNotices
+    );
   },
 });

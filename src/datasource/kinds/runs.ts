@@ -21,7 +21,13 @@ export const runs = defineKind<RunsQuery>({
   run: (q, ctx) =>
     answerFrames(
       ctx,
-      api.runs({ from: ctx.from, to: ctx.to, scenario: q.scenario || undefined, status: q.status || undefined, limit: q.limit ?? 1000 }),
+      api.runs({
+        from: ctx.from,
+        to: ctx.to,
+        scenario: q.scenario || undefined,
+        status: q.status || undefined,
+        limit: q.limit ?? 1000,
+      }),
       (a) => [q.marks ? runMarksFrame(a, Date.now()) : runsFrame(a, Date.now())],
       (a) => (q.marks ? [] : runsNotices(a))
     ),

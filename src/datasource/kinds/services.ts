@@ -14,7 +14,8 @@ export interface ServicesQuery {
 type WithKernel = ServicesAnswer & { kernel?: Record<string, Record<string, number>> };
 
 /** One call for the panels of a refresh that need the services of the same window (the heatmap's links too). */
-export const fetchServices = (w: { from: number; to: number }) => shared(`services:${w.from}:${w.to}`, () => api.services(w));
+export const fetchServices = (w: { from: number; to: number }) =>
+  shared(`services:${w.from}:${w.to}`, () => api.services(w));
 
 async function servicesWithKernel(w: { from: number; to: number }, kernel: boolean): Promise<ApiResult<WithKernel>> {
   const res = await fetchServices(w);
@@ -26,5 +27,11 @@ async function servicesWithKernel(w: { from: number; to: number }, kernel: boole
 }
 
 export const services = defineKind<ServicesQuery>({
-  run: (q, ctx) => answerFrames(ctx, servicesWithKernel({ from: ctx.from, to: ctx.to }, Boolean(q.kernel)), (a) => [servicesFrame(a, a.kernel)], (a) => figureNotices(a, a.services)),
+  run: (q, ctx) =>
+    answerFrames(
+      ctx,
+      servicesWithKernel({ from: ctx.from, to: ctx.to }, Boolean(q.kernel)),
+      (a) => [servicesFrame(a, a.kernel)],
+      (a) => figureNotices(a, a.services)
+    ),
 });

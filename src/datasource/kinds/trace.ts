@@ -12,5 +12,11 @@ export const fetchTrace = (traceId: string) => shared(`trace:${traceId}`, () => 
 
 export const trace = defineKind<TraceQuery>({
   timeRange: false,
-  run: (q, ctx) => answerFrames(ctx, fetchTrace(q.traceId), (a) => [traceFrame(a)], (a) => (a.partial ? [{ severity: 'warning', text: 'Partial trace: some spans have not arrived (yet).' }] : [])),
+  run: (q, ctx) =>
+    answerFrames(
+      ctx,
+      fetchTrace(q.traceId),
+      (a) => [traceFrame(a)],
+      (a) => (a.partial ? [{ severity: 'warning', text: 'Partial trace: some spans have not arrived (yet).' }] : [])
+    ),
 });

@@ -14,7 +14,9 @@ export interface TraceKernelEventsQuery {
   traceId: string;
 }
 
-async function kernelForTrace(traceId: string): Promise<ApiResult<{ events: KernelEvent[]; from: number; to: number }>> {
+async function kernelForTrace(
+  traceId: string
+): Promise<ApiResult<{ events: KernelEvent[]; from: number; to: number }>> {
   const [t, r] = await Promise.all([fetchTrace(traceId), fetchRca(traceId)]);
   if (!t.ok) {
     return t;
@@ -44,5 +46,8 @@ async function kernelForTrace(traceId: string): Promise<ApiResult<{ events: Kern
 
 export const traceKernelEvents = defineKind<TraceKernelEventsQuery>({
   timeRange: false,
-  run: (q, ctx) => answerFrames(ctx, kernelForTrace(q.traceId), (a) => [{ ...kernelEventsFrame(a.events, ctx.refId), meta: { custom: { fromMs: a.from, toMs: a.to } } }]),
+  run: (q, ctx) =>
+    answerFrames(ctx, kernelForTrace(q.traceId), (a) => [
+      { ...kernelEventsFrame(a.events, ctx.refId), meta: { custom: { fromMs: a.from, toMs: a.to } } },
+    ]),
 });

@@ -20,7 +20,15 @@ export const traces = defineKind<TracesQuery>({
   run: (q, ctx) =>
     answerFrames(
       ctx,
-      api.traces({ from: ctx.from, to: ctx.to, service: q.service, minDurationMs: q.minDurationMs, status: q.status, limit: q.limit ?? 100, sort: 'duration' }),
+      api.traces({
+        from: ctx.from,
+        to: ctx.to,
+        service: q.service,
+        minDurationMs: q.minDurationMs,
+        status: q.status,
+        limit: q.limit ?? 100,
+        sort: 'duration',
+      }),
       (a) => [traceListFrame(q.top ? slowestTraces(a.traces, q.top) : slowestTraces(a.traces, a.traces.length))]
     ),
 });

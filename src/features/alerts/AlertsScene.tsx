@@ -20,7 +20,16 @@ import {
   type SceneObjectUrlValues,
   type SceneQueryRunner,
 } from '@grafana/scenes';
-import { Alert as AlertBox, Button, ConfirmModal, InteractiveTable, Switch, TextArea, useStyles2, type Column } from '@grafana/ui';
+import {
+  Alert as AlertBox,
+  Button,
+  ConfirmModal,
+  InteractiveTable,
+  Switch,
+  TextArea,
+  useStyles2,
+  type Column,
+} from '@grafana/ui';
 import React, { useMemo, useRef } from 'react';
 
 import { VIEW_URL_KEYS } from '../../../contract/app-urls';
@@ -29,7 +38,13 @@ import { api, type ApiError, type ApiResult } from '../../api/client';
 import { hopscopeQuery, partRefId } from '../../datasource/query';
 import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { testIds } from '../../testIds';
-import { describeCondition, EXAMPLE_RULE, readRulesFile, validateRuleText, type RuleProblem } from '../../transforms/alertRules';
+import {
+  describeCondition,
+  EXAMPLE_RULE,
+  readRulesFile,
+  validateRuleText,
+  type RuleProblem,
+} from '../../transforms/alertRules';
 
 interface AlertsState extends SceneObjectState {
   rules?: AlertRule[];
@@ -93,7 +108,9 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
     const history = hopscopePanel(
       PanelBuilders.table()
         .setTitle('History: alerts that fired or resolved in the range')
-        .setDescription('Every transition the evaluator recorded, newest first. Click a rule name to open its drill-down.')
+        .setDescription(
+          'Every transition the evaluator recorded, newest first. Click a rule name to open its drill-down.'
+        )
         .setData(partOf(partRefId(ALERTS, 'history')))
         .setOption('sortBy', [{ displayName: 'At', desc: true }])
         .setOption('cellHeight', 'sm' as never),
@@ -112,7 +129,10 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
       void this.loadRules();
       const sub = runner.subscribeToState(({ data }) => {
         const custom = data?.series.find((f) => f.refId === ALERTS)?.meta?.custom;
-        if (custom && (custom.evaluatorText !== this.state.evaluator || custom.rulesVersion !== this.state.rulesVersion)) {
+        if (
+          custom &&
+          (custom.evaluatorText !== this.state.evaluator || custom.rulesVersion !== this.state.rulesVersion)
+        ) {
           this.setState({ evaluator: custom.evaluatorText, rulesVersion: custom.rulesVersion });
         }
       });
@@ -162,7 +182,15 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
 
   public edit(rule?: AlertRule): void {
     const rules = this.state.rules ?? [];
-    this.setState({ editing: { text: JSON.stringify(rule ?? { ...EXAMPLE_RULE, id: `rule-${rules.length + 1}` }, null, 2), originalId: rule?.id }, problems: undefined, saveError: undefined, info: undefined });
+    this.setState({
+      editing: {
+        text: JSON.stringify(rule ?? { ...EXAMPLE_RULE, id: `rule-${rules.length + 1}` }, null, 2),
+        originalId: rule?.id,
+      },
+      problems: undefined,
+      saveError: undefined,
+      info: undefined,
+    });
   }
 
   public cancel(): void {
@@ -181,7 +209,10 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
       return;
     }
     const rules = this.state.rules ?? [];
-    const v = validateRuleText(editing.text, rules.filter((r) => r.id !== editing.originalId).map((r) => r.id));
+    const v = validateRuleText(
+      editing.text,
+      rules.filter((r) => r.id !== editing.originalId).map((r) => r.id)
+    );
     if (!v.ok) {
       this.setState({ problems: v.problems });
       return;
@@ -209,7 +240,10 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
       return;
     }
     download(`hopscope-alert-rules-v${res.data.version}.json`, `${JSON.stringify(res.data, null, 2)}\n`);
-    this.setState({ info: `Exported ${res.data.rules.length} rule(s) (version ${res.data.version}).`, saveError: undefined });
+    this.setState({
+      info: `Exported ${res.data.rules.length} rule(s) (version ${res.data.version}).`,
+      saveError: undefined,
+    });
   }
 
   /** A file picked for import: read and checked here, then confirmed by the user (it replaces every rule). */
@@ -233,19 +267,33 @@ export class AlertsScene extends SceneObjectBase<AlertsState> {
     }
     this.setState({ pendingImport: undefined });
     if (await this.send(api.importAlertRules({ rules: pending.rules, expectedVersion: this.state.version }), false)) {
-      this.setState({ info: `Imported ${pending.rules.length} rule(s) from ${pending.fileName} (version ${this.state.version}).` });
+      this.setState({
+        info: `Imported ${pending.rules.length} rule(s) from ${pending.fileName} (version ${this.state.version}).`,
+      });
     }
   }
 
   /** One save (PUT or import): a 409 is a conflict to reload, anything else refused its message. */
-  private async send(call: Promise<ApiResult<{ rules: AlertRule[]; version?: number }>>, closeEditor: boolean): Promise<boolean> {
+  private async send(
+    call: Promise<ApiResult<{ rules: AlertRule[]; version?: number }>>,
+    closeEditor: boolean
+  ): Promise<boolean> {
     this.setState({ saving: true, saveError: undefined, conflict: undefined, info: undefined });
     const res = await call;
     if (!res.ok) {
-      this.setState(res.error.status === 409 ? { saving: false, conflict: res.error.message } : { saving: false, saveError: message(res.error) });
+      this.setState(
+        res.error.status === 409
+          ? { saving: false, conflict: res.error.message }
+          : { saving: false, saveError: message(res.error) }
+      );
       return false;
     }
-    this.setState({ rules: res.data.rules, version: res.data.version, saving: false, ...(closeEditor ? { editing: undefined, problems: undefined } : {}) });
+    this.setState({
+      rules: res.data.rules,
+      version: res.data.version,
+      saving: false,
+      ...(closeEditor ? { editing: undefined, problems: undefined } : {}),
+    });
     if (this.runner.isActive) {
       this.runner.runQueries();
     }
@@ -272,14 +320,26 @@ function RulesTable({ model }: { model: AlertsScene }) {
         ),
       },
       { id: 'name', header: 'Rule', sortType: 'string' },
-      { id: 'when', header: 'When all of', cell: ({ row }) => `${row.original.conditions.map(describeCondition).join(' AND ')} within ${row.original.withinMs / 1000} s` },
+      {
+        id: 'when',
+        header: 'When all of',
+        cell: ({ row }) =>
+          `${row.original.conditions.map(describeCondition).join(' AND ')} within ${row.original.withinMs / 1000} s`,
+      },
       { id: 'severity', header: 'Severity', sortType: 'string' },
       {
         id: 'edit',
         header: '',
         disableGrow: true,
         cell: ({ row }) => (
-          <Button size="sm" variant="secondary" fill="text" icon="pen" onClick={() => model.edit(row.original)} data-testid={testIds.alerts.ruleEdit(row.original.id)}>
+          <Button
+            size="sm"
+            variant="secondary"
+            fill="text"
+            icon="pen"
+            onClick={() => model.edit(row.original)}
+            data-testid={testIds.alerts.ruleEdit(row.original.id)}
+          >
             Edit
           </Button>
         ),
@@ -300,10 +360,24 @@ function RulesFileButtons({ model }: { model: AlertsScene }) {
   const input = useRef<HTMLInputElement>(null);
   return (
     <>
-      <Button size="sm" variant="secondary" icon="download-alt" onClick={() => model.exportRules()} disabled={rules === undefined} data-testid={testIds.alerts.exportRules}>
+      <Button
+        size="sm"
+        variant="secondary"
+        icon="download-alt"
+        onClick={() => model.exportRules()}
+        disabled={rules === undefined}
+        data-testid={testIds.alerts.exportRules}
+      >
         Export
       </Button>
-      <Button size="sm" variant="secondary" icon="upload" onClick={() => input.current?.click()} disabled={saving || rules === undefined} data-testid={testIds.alerts.importRules}>
+      <Button
+        size="sm"
+        variant="secondary"
+        icon="upload"
+        onClick={() => input.current?.click()}
+        disabled={saving || rules === undefined}
+        data-testid={testIds.alerts.importRules}
+      >
         Import
       </Button>
       <input
@@ -326,7 +400,22 @@ function RulesFileButtons({ model }: { model: AlertsScene }) {
 }
 
 function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
-  const { rules, version, notice, loadError, editing, problems, saveError, conflict, info, saving, pendingImport, evaluator, rulesVersion, alerts } = model.useState();
+  const {
+    rules,
+    version,
+    notice,
+    loadError,
+    editing,
+    problems,
+    saveError,
+    conflict,
+    info,
+    saving,
+    pendingImport,
+    evaluator,
+    rulesVersion,
+    alerts,
+  } = model.useState();
   const styles = useStyles2(getStyles);
   const stale = !conflict && version !== undefined && rulesVersion !== undefined && rulesVersion > version;
   return (
@@ -343,7 +432,10 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
       )}
       {stale && (
         <div data-testid={testIds.alerts.stale}>
-          <AlertBox severity="info" title={`The rules changed since this page read them (version ${version} → ${rulesVersion})`}>
+          <AlertBox
+            severity="info"
+            title={`The rules changed since this page read them (version ${version} → ${rulesVersion})`}
+          >
             <Button size="sm" variant="secondary" icon="sync" onClick={() => model.reload()}>
               Reload the rules
             </Button>
@@ -396,7 +488,9 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
         ) : rules === undefined ? (
           <p className={styles.help}>Loading…</p>
         ) : rules.length === 0 ? (
-          <p className={styles.help}>No rule yet: create one (the example joins slow TLS handshakes and a GPU allocation failure).</p>
+          <p className={styles.help}>
+            No rule yet: create one (the example joins slow TLS handshakes and a GPU allocation failure).
+          </p>
         ) : (
           <RulesTable model={model} />
         )}
@@ -405,10 +499,17 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
         <div className={styles.editor} data-testid={testIds.alerts.editor}>
           <h4>{editing.originalId ? `Edit rule ${editing.originalId}` : 'New rule'}</h4>
           <p className={styles.help}>
-            JSON: <code>id</code>, <code>name</code>, <code>conditions</code> (metric: expr/op/threshold; kernel: type, minDurationMs, consecutive or atLeast), <code>withinMs</code>,{' '}
-            <code>lookbackMs</code>, <code>severity</code>, <code>enabled</code>.
+            JSON: <code>id</code>, <code>name</code>, <code>conditions</code> (metric: expr/op/threshold; kernel: type,
+            minDurationMs, consecutive or atLeast), <code>withinMs</code>, <code>lookbackMs</code>,{' '}
+            <code>severity</code>, <code>enabled</code>.
           </p>
-          <TextArea rows={14} value={editing.text} onChange={(e) => model.setText(e.currentTarget.value)} className={styles.code} aria-label="Rule JSON" />
+          <TextArea
+            rows={14}
+            value={editing.text}
+            onChange={(e) => model.setText(e.currentTarget.value)}
+            className={styles.code}
+            aria-label="Rule JSON"
+          />
           {(problems?.length || saveError) && (
             <div data-testid={testIds.alerts.editorError} role="alert">
               <AlertBox severity="error" title="The rule cannot be saved yet">
@@ -435,7 +536,11 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
       <ConfirmModal
         isOpen={pendingImport !== undefined}
         title="Replace the rules?"
-        body={pendingImport ? `Replace the ${rules?.length ?? 0} rule(s) with the ${pendingImport.rules.length} rule(s) of ${pendingImport.fileName}?` : ''}
+        body={
+          pendingImport
+            ? `Replace the ${rules?.length ?? 0} rule(s) with the ${pendingImport.rules.length} rule(s) of ${pendingImport.fileName}?`
+            : ''
+        }
         confirmText="Import"
         onConfirm={() => model.confirmImport()}
         onDismiss={() => model.cancelImport()}
@@ -446,11 +551,32 @@ function AlertsRenderer({ model }: SceneComponentProps<AlertsScene>) {
 
 const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
-  rules: css({ padding: theme.spacing(1), border: `1px solid ${theme.colors.border.weak}`, borderRadius: theme.shape.radius.default, background: theme.colors.background.primary }),
-  header: css({ display: 'flex', justifyContent: 'space-between', alignItems: 'center', marginBottom: theme.spacing(1), gap: theme.spacing(1), flexWrap: 'wrap' }),
+  rules: css({
+    padding: theme.spacing(1),
+    border: `1px solid ${theme.colors.border.weak}`,
+    borderRadius: theme.shape.radius.default,
+    background: theme.colors.background.primary,
+  }),
+  header: css({
+    display: 'flex',
+    justifyContent: 'space-between',
+    alignItems: 'center',
+    marginBottom: theme.spacing(1),
+    gap: theme.spacing(1),
+    flexWrap: 'wrap',
+  }),
   title: css({ ...theme.typography.h5, margin: 0 }),
-  muted: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize, fontWeight: theme.typography.fontWeightRegular }),
-  editor: css({ padding: theme.spacing(2), border: `1px solid ${theme.colors.border.medium}`, borderRadius: theme.shape.radius.default, background: theme.colors.background.secondary }),
+  muted: css({
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightRegular,
+  }),
+  editor: css({
+    padding: theme.spacing(2),
+    border: `1px solid ${theme.colors.border.medium}`,
+    borderRadius: theme.shape.radius.default,
+    background: theme.colors.background.secondary,
+  }),
   help: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
   info: css({ color: theme.colors.text.secondary, margin: 0 }),
   code: css({ fontFamily: theme.typography.fontFamilyMonospace }),

@@ -10,7 +10,8 @@ export function alertsPage(): SceneAppPage {
     url: appPaths.alerts(),
     routePath: 'alerts/*',
     title: 'Alerts',
-    subTitle: 'Composite rules across metrics and kernel events, and the alerts they raised, each linked to its drill-down.',
+    subTitle:
+      'Composite rules across metrics and kernel events, and the alerts they raised, each linked to its drill-down.',
     variables: false,
     body: () => new AlertsScene(),
   });

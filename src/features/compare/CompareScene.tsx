@@ -42,7 +42,9 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
   const stats = hopscopePanel(
     PanelBuilders.table()
       .setTitle('Side by side')
-      .setDescription('Each side’s statistics and B’s change against A; a side counted from a sample of traces is marked "estimated", the Source column says how each row was obtained.')
+      .setDescription(
+        'Each side’s statistics and B’s change against A; a side counted from a sample of traces is marked "estimated", the Source column says how each row was obtained.'
+      )
       .setData(partOf(partRefId(COMPARE, 'stats')))
       .setOption('cellHeight', 'sm' as never),
     { key: 'compare-stats' }
@@ -50,7 +52,9 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
   const histogram = hopscopePanel(
     PanelBuilders.histogram()
       .setTitle('Latency distribution')
-      .setDescription('Requests of each side on the same bins (log-spaced): a shift right is slower, a longer tail is jitter.')
+      .setDescription(
+        'Requests of each side on the same bins (log-spaced): a shift right is slower, a longer tail is jitter.'
+      )
       .setData(partOf(partRefId(COMPARE, 'histogram'))),
     { key: 'compare-histogram' }
   );
@@ -70,7 +74,13 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
       .setDescription('Buckets where P99/P50 jumps against the side’s own median ratio.')
       .setData(partOf(partRefId(COMPARE, 'hotZones')))
       .setMappings([
-        { type: 'value' as never, options: { [HOT]: { color: 'red', text: 'hot zone', index: 0 }, [STEADY]: { color: 'green', text: 'steady', index: 1 } } },
+        {
+          type: 'value' as never,
+          options: {
+            [HOT]: { color: 'red', text: 'hot zone', index: 0 },
+            [STEADY]: { color: 'green', text: 'steady', index: 1 },
+          },
+        },
       ])
       .setOption('showValue', 'never' as never),
     { key: 'compare-hot-zones' }
@@ -81,7 +91,11 @@ function compareBody(runner: SceneQueryRunner): SceneObject {
     children: [
       // The statistics full width (six rows and where they come from), then the two distributions side by side.
       new SceneFlexItem({ height: 320, body: stats }),
-      new SceneFlexLayout({ direction: 'row', height: 280, children: [new SceneFlexItem({ width: '45%', body: histogram }), new SceneFlexItem({ body: latency })] }),
+      new SceneFlexLayout({
+        direction: 'row',
+        height: 280,
+        children: [new SceneFlexItem({ width: '45%', body: histogram }), new SceneFlexItem({ body: latency })],
+      }),
       new SceneFlexItem({ height: 150, body: hot }),
     ],
   });
@@ -122,21 +136,41 @@ export class CompareScene extends SceneObjectBase<CompareState> {
   }
 }
 
-function SideEditor({ label, value, onChange, testId }: { label: string; value: string; onChange: (v: string) => void; testId: string }) {
+function SideEditor({
+  label,
+  value,
+  onChange,
+  testId,
+}: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  testId: string;
+}) {
   const s = parseSelector(value);
   return (
     <div data-testid={testId} style={{ display: 'flex', gap: 8, alignItems: 'flex-end' }}>
       <Field label={`${label}: backend`}>
         <Select
           width={14}
-          options={[{ label: 'any', value: '' }, { label: 'vLLM', value: 'vllm' }, { label: 'TGI', value: 'tgi' }]}
+          options={[
+            { label: 'any', value: '' },
+            { label: 'vLLM', value: 'vllm' },
+            { label: 'TGI', value: 'tgi' },
+          ]}
           value={s.backend ?? ''}
           onChange={(o) => onChange(formatSelector({ ...s, backend: o.value || undefined }))}
           aria-label={`${label} backend`}
         />
       </Field>
       <Field label={`${label}: model version`}>
-        <Input width={24} value={s.model ?? ''} placeholder="any" onChange={(e) => onChange(formatSelector({ ...s, model: e.currentTarget.value || undefined }))} aria-label={`${label} model`} />
+        <Input
+          width={24}
+          value={s.model ?? ''}
+          placeholder="any"
+          onChange={(e) => onChange(formatSelector({ ...s, model: e.currentTarget.value || undefined }))}
+          aria-label={`${label} model`}
+        />
       </Field>
     </div>
   );

@@ -40,7 +40,10 @@ async function pngOf(control: HTMLElement): Promise<ApiResult<Blob>> {
   try {
     return { ok: true, data: await captureView(viewRootOf(control), config.theme2) };
   } catch (err) {
-    return { ok: false, error: { kind: 'invalid', code: 'capture_failed', message: err instanceof Error ? err.message : String(err) } };
+    return {
+      ok: false,
+      error: { kind: 'invalid', code: 'capture_failed', message: err instanceof Error ? err.message : String(err) },
+    };
   }
 }
 
@@ -70,7 +73,10 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     ]);
     const saved: string[] = [];
     const errors: string[] = [];
-    for (const [result, ext] of [[png, 'png'], [md, 'md']] as const) {
+    for (const [result, ext] of [
+      [png, 'png'],
+      [md, 'md'],
+    ] as const) {
       if (!result) {
         continue;
       }
@@ -84,7 +90,10 @@ export class ExportButton extends SceneObjectBase<ExportState> {
     }
     this.setState(
       errors.length
-        ? { status: 'error', message: `${saved.length ? `Saved ${saved.join(', ')}; ` : ''}export failed: ${errors.join('; ')}` }
+        ? {
+            status: 'error',
+            message: `${saved.length ? `Saved ${saved.join(', ')}; ` : ''}export failed: ${errors.join('; ')}`,
+          }
         : { status: 'done', message: `Saved ${saved.join(' and ')}` }
     );
   }
@@ -109,10 +118,22 @@ function ExportButtonRenderer({ model }: SceneComponentProps<ExportButton>) {
         >
           Export for postmortem
         </Button>
-        <Button icon="camera" variant="secondary" disabled={working} onClick={run('png')} tooltip="This view as a PNG, as you see it">
+        <Button
+          icon="camera"
+          variant="secondary"
+          disabled={working}
+          onClick={run('png')}
+          tooltip="This view as a PNG, as you see it"
+        >
           PNG
         </Button>
-        <Button icon="file-alt" variant="secondary" disabled={working} onClick={run('md')} tooltip="The Markdown summary: range, traces, ranked causes, links back">
+        <Button
+          icon="file-alt"
+          variant="secondary"
+          disabled={working}
+          onClick={run('md')}
+          tooltip="The Markdown summary: range, traces, ranked causes, links back"
+        >
           Markdown
         </Button>
       </ButtonGroup>

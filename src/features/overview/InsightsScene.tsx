@@ -5,7 +5,14 @@
  */
 import { css } from '@emotion/css';
 import { dateTime, FieldType, type DataFrame, type GrafanaTheme2 } from '@grafana/data';
-import { SceneObjectBase, sceneGraph, type SceneComponentProps, type SceneObjectRef, type SceneObjectState, type SceneQueryRunner } from '@grafana/scenes';
+import {
+  SceneObjectBase,
+  sceneGraph,
+  type SceneComponentProps,
+  type SceneObjectRef,
+  type SceneObjectState,
+  type SceneQueryRunner,
+} from '@grafana/scenes';
 import { Alert, useStyles2 } from '@grafana/ui';
 import React, { useMemo } from 'react';
 
@@ -33,7 +40,8 @@ export class InsightsScene extends SceneObjectBase<InsightsState> {
   }
 }
 
-const timeOf = (f: DataFrame | undefined): number[] => (f?.fields.find((x) => x.type === FieldType.time)?.values ?? []) as number[];
+const timeOf = (f: DataFrame | undefined): number[] =>
+  (f?.fields.find((x) => x.type === FieldType.time)?.values ?? []) as number[];
 
 function combined(frames: DataFrame[], metric: GoldenMetric): TimesValues | undefined {
   const f = frames.find((x) => x.refId === combinedRefId('golden', metric));
@@ -53,7 +61,12 @@ function InsightsRenderer({ model }: SceneComponentProps<InsightsScene>) {
       return [];
     }
     const h = heat?.series[0];
-    const gpu = h ? meanAcross(timeOf(h), h.fields.filter((x) => x.type === FieldType.number).map((x) => x.values as Array<number | null>)) : undefined;
+    const gpu = h
+      ? meanAcross(
+          timeOf(h),
+          h.fields.filter((x) => x.type === FieldType.number).map((x) => x.values as Array<number | null>)
+        )
+      : undefined;
     const step = (t: number[]) => (t.length > 1 ? t[1] - t[0] : 0);
     const input = insightInput(
       { rps, tokens: combined(frames, 'output_tokens_per_s'), p99: combined(frames, 'e2e_p99_s'), gpu },
@@ -69,7 +82,12 @@ function InsightsRenderer({ model }: SceneComponentProps<InsightsScene>) {
     <div className={styles.list}>
       {shown.map((i) => (
         <div key={i.id} data-testid={testIds.overview.insight(i.id)}>
-          <Alert severity="info" title={i.title} onRemove={() => model.dismiss(i.id)} buttonContent={<span data-testid={testIds.overview.insightDismiss(i.id)}>Dismiss</span>}>
+          <Alert
+            severity="info"
+            title={i.title}
+            onRemove={() => model.dismiss(i.id)}
+            buttonContent={<span data-testid={testIds.overview.insightDismiss(i.id)}>Dismiss</span>}
+          >
             {i.detail} Last seen {dateTime(i.atMs).format('HH:mm:ss')}.
           </Alert>
         </div>

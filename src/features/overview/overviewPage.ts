@@ -12,7 +12,8 @@ export function overviewPage(): SceneAppPage {
     url: appPaths.overview(),
     routePath: 'overview/*',
     title: 'Overview',
-    subTitle: 'Golden metrics of the AI chain, linked on one time range: hover one chart to see the same instant in all, drag to zoom.',
+    subTitle:
+      'Golden metrics of the AI chain, linked on one time range: hover one chart to see the same instant in all, drag to zoom.',
     // A load-test run picker (pins the range to its window) and every run's start … end marked on the charts.
     body: withRunSelector(overviewBody, { marks: true }),
     faults: true,

@@ -39,7 +39,9 @@ const COMBINED = `/^${GOLDEN}:.*:combined$/`;
 function latestPanel(): VizPanel {
   const builder = PanelBuilders.stat()
     .setTitle('Golden metrics — latest')
-    .setDescription('The latest value of each golden metric, all backends together: requests and tokens summed, P99s the highest, the KV-cache hit rate their mean.')
+    .setDescription(
+      'The latest value of each golden metric, all backends together: requests and tokens summed, P99s the highest, the KV-cache hit rate their mean.'
+    )
     .setData(partOf(COMBINED))
     .setOption('reduceOptions', { calcs: ['lastNotNull'], values: false, fields: '' })
     .setOption('colorMode', BigValueColorMode.Value)
@@ -49,9 +51,13 @@ function latestPanel(): VizPanel {
     .setNoValue('No data')
     .setThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }] })
     .setOverrides((b) =>
-      b
-        .matchFieldsWithName(GOLDEN_METRICS.find((m) => m.metric === 'e2e_p99_s')!.title)
-        .overrideThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'text' }, { value: INSIGHT_THRESHOLDS.p99Seconds, color: 'red' }] })
+      b.matchFieldsWithName(GOLDEN_METRICS.find((m) => m.metric === 'e2e_p99_s')!.title).overrideThresholds({
+        mode: 'absolute' as never,
+        steps: [
+          { value: -Infinity, color: 'text' },
+          { value: INSIGHT_THRESHOLDS.p99Seconds, color: 'red' },
+        ],
+      })
     );
   return hopscopePanel(builder, { key: 'golden-latest' });
 }
@@ -59,7 +65,9 @@ function latestPanel(): VizPanel {
 function timeseriesPanel(m: GoldenMetricInfo): VizPanel {
   const builder = PanelBuilders.timeseries()
     .setTitle(m.title)
-    .setDescription('Series by backend and model; the PromQL each one ran is in the panel menu (Inspect → Query, or Explore).')
+    .setDescription(
+      'Series by backend and model; the PromQL each one ran is in the panel menu (Inspect → Query, or Explore).'
+    )
     .setUnit(m.unit)
     .setDecimals(m.decimals)
     .setData(partOf(partRefId(GOLDEN, m.metric)))
@@ -80,7 +88,16 @@ function heatmapPanel(runner: SceneQueryRunner): VizPanel {
     .setData(runner)
     .setOption('calculate', false)
     .setOption('rowsFrame', { layout: 'unknown' as never })
-    .setOption('color', { mode: 'scheme' as never, scheme: 'Turbo', steps: 64, min: 0, max: 1, exponent: 0.5, fill: 'dark-orange', reverse: false })
+    .setOption('color', {
+      mode: 'scheme' as never,
+      scheme: 'Turbo',
+      steps: 64,
+      min: 0,
+      max: 1,
+      exponent: 0.5,
+      fill: 'dark-orange',
+      reverse: false,
+    })
     .setOption('cellValues', { unit: 'percentunit', decimals: 1 })
     .setOption('cellGap', 0)
     .setOption('yAxis', { axisPlacement: 'left' as never, reverse: false })
@@ -95,7 +112,9 @@ function heatmapPanel(runner: SceneQueryRunner): VizPanel {
 function servicesPanel(runner: SceneQueryRunner): VizPanel {
   const builder = PanelBuilders.bargauge()
     .setTitle(SERVICES_TITLE)
-    .setDescription('P99 latency of each traced service in the range, slowest first; a bar opens the service (its pods and slowest traces).')
+    .setDescription(
+      'P99 latency of each traced service in the range, slowest first; a bar opens the service (its pods and slowest traces).'
+    )
     .setData(
       new SceneDataTransformer({
         $data: runner,
@@ -112,7 +131,13 @@ function servicesPanel(runner: SceneQueryRunner): VizPanel {
     .setOption('namePlacement', 'left' as never)
     .setOption('showUnfilled', true)
     .setMin(0)
-    .setThresholds({ mode: 'absolute' as never, steps: [{ value: -Infinity, color: 'green' }, { value: INSIGHT_THRESHOLDS.p99Seconds * 1000, color: 'red' }] })
+    .setThresholds({
+      mode: 'absolute' as never,
+      steps: [
+        { value: -Infinity, color: 'green' },
+        { value: INSIGHT_THRESHOLDS.p99Seconds * 1000, color: 'red' },
+      ],
+    })
     // Each bar named by its row's service (Grafana interpolates the row's fields in a display name).
     .setOverrides((b) => b.matchFieldsWithName('p99').overrideDisplayName('${__data.fields.service}'));
   return hopscopePanel(builder, { key: 'overview-services' });
@@ -129,7 +154,9 @@ export function overviewBody(): SceneObject {
   return new SceneFlexLayout({
     direction: 'column',
     // One golden query for every stat and chart of the page; each panel takes its metric's part.
-    $data: hopscopeRunner(hopscopeQuery('golden', { backend: '$backend', model: '$model', service: '$service' }, GOLDEN)),
+    $data: hopscopeRunner(
+      hopscopeQuery('golden', { backend: '$backend', model: '$model', service: '$service' }, GOLDEN)
+    ),
     // The Overview is on screen: mark it (the bench reads the mark), then fetch the other pages' code while the user reads it.
     $behaviors: [markWhenDrawn(OVERVIEW_READY_MARK, preloadOtherPages)],
     children: [

@@ -30,7 +30,11 @@ export function isOverviewPath(pathname: string): boolean {
 export type RelativeTimeParser = (value: string, roundUp: boolean) => number | undefined;
 
 /** A URL time (`from`/`to`) as epoch ms, the way the page's time range reads it; undefined when unsure. */
-function urlTime(value: string, roundUp: boolean, parseRelative: RelativeTimeParser): { ms: number; relative: boolean } | undefined {
+function urlTime(
+  value: string,
+  roundUp: boolean,
+  parseRelative: RelativeTimeParser
+): { ms: number; relative: boolean } | undefined {
   if (value.includes('now')) {
     // Rounding (`now/d`) depends on the user's time zone and fiscal year: left to the page.
     if (value.includes('/')) {
@@ -40,7 +44,9 @@ function urlTime(value: string, roundUp: boolean, parseRelative: RelativeTimePar
     return ms !== undefined && Number.isFinite(ms) ? { ms, relative: true } : undefined;
   }
   // Epoch milliseconds (8- and 15-digit values are dates: YYYYMMDD, YYYYMMDDTHHmmss).
-  return /^\d+$/.test(value) && value.length !== 8 && value.length !== 15 ? { ms: Number(value), relative: false } : undefined;
+  return /^\d+$/.test(value) && value.length !== 8 && value.length !== 15
+    ? { ms: Number(value), relative: false }
+    : undefined;
 }
 
 /** A variable's value from the URL as the page's filter (undefined for All or empty); null when the URL is unusual. */
@@ -62,7 +68,10 @@ function urlVariable(q: URLSearchParams, name: string, allowed?: readonly string
  * later, so its `from`/`to` may differ by up to one golden step (less than one point of the charts). Undefined when
  * the location is not the Overview or its URL is anything unusual: then the page simply asks itself.
  */
-export function overviewEarlyRequests(location: { pathname: string; search: string }, parseRelative: RelativeTimeParser): EarlyRequest[] | undefined {
+export function overviewEarlyRequests(
+  location: { pathname: string; search: string },
+  parseRelative: RelativeTimeParser
+): EarlyRequest[] | undefined {
   if (location.pathname.replace(/\/+$/, '') !== appPaths.overview()) {
     return undefined;
   }

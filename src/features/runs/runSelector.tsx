@@ -108,7 +108,11 @@ function pinToRun(variable: CustomVariable): () => void {
     if (range.state.from === from && range.state.to === to) {
       return;
     }
-    range.setState({ from, to, value: { from: dateTime(w.from), to: w.to === 'now' ? dateTime() : dateTime(w.to), raw: { from, to } } });
+    range.setState({
+      from,
+      to,
+      value: { from: dateTime(w.from), to: w.to === 'now' ? dateTime() : dateTime(w.to), raw: { from, to } },
+    });
   };
   const pinTo = (runId: string) => {
     if (runId && runId !== NO_RUN) {

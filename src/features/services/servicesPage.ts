@@ -52,7 +52,11 @@ function podPage(service: string, pod: string, parent: SceneAppPageLike): SceneA
     routePath: 'pods/:pod/*',
     title: pod,
     subTitle: `Kernel evidence of ${pod} (${service}) and the slowest traces.`,
-    crumbs: [{ label: 'Services', href: (s) => appLinks.services(s) }, { label: service, href: (s) => appLinks.service(service, s) }, { label: pod }],
+    crumbs: [
+      { label: 'Services', href: (s) => appLinks.services(s) },
+      { label: service, href: (s) => appLinks.service(service, s) },
+      { label: pod },
+    ],
     getParentPage: () => parent,
     body: () => podBody(service, pod),
   });

@@ -17,7 +17,17 @@ export function currentSearch(): string {
   return locationService.getLocation().search;
 }
 
-export function AppLink({ href, children, testId, title }: { href: string; children: React.ReactNode; testId?: string; title?: string }) {
+export function AppLink({
+  href,
+  children,
+  testId,
+  title,
+}: {
+  href: string;
+  children: React.ReactNode;
+  testId?: string;
+  title?: string;
+}) {
   const styles = useStyles2(getStyles);
   return (
     <a

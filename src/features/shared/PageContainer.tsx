@@ -41,7 +41,11 @@ function PageContainerRenderer({ model }: SceneComponentProps<PageContainer>) {
           {crumbs.map((c, i) => (
             <span key={`${c.label}-${i}`} className={styles.crumb}>
               {i > 0 && <span className={styles.sep}>›</span>}
-              {c.href && i < crumbs.length - 1 ? <AppLink href={c.href(search)}>{c.label}</AppLink> : <span aria-current="page">{c.label}</span>}
+              {c.href && i < crumbs.length - 1 ? (
+                <AppLink href={c.href(search)}>{c.label}</AppLink>
+              ) : (
+                <span aria-current="page">{c.label}</span>
+              )}
             </span>
           ))}
         </nav>
@@ -53,7 +57,13 @@ function PageContainerRenderer({ model }: SceneComponentProps<PageContainer>) {
 
 const getStyles = (theme: GrafanaTheme2) => ({
   page: css({ display: 'flex', flexDirection: 'column', width: '100%' }),
-  nav: css({ display: 'flex', flexWrap: 'wrap', gap: theme.spacing(0.5), marginBottom: theme.spacing(1), fontSize: theme.typography.body.fontSize }),
+  nav: css({
+    display: 'flex',
+    flexWrap: 'wrap',
+    gap: theme.spacing(0.5),
+    marginBottom: theme.spacing(1),
+    fontSize: theme.typography.body.fontSize,
+  }),
   crumb: css({ display: 'inline-flex', gap: theme.spacing(0.5) }),
   sep: css({ color: theme.colors.text.disabled }),
 });

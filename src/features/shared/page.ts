@@ -81,11 +81,24 @@ function valuesVariable(name: string, label: string, query: VariableValuesQuery)
 function appVariables(): SceneVariableSet {
   return new SceneVariableSet({
     variables: [
-      new CustomVariable({ name: 'backend', label: 'Backend', query: BACKENDS.join(','), includeAll: true, defaultToAll: true, value: '$__all', text: 'All' }),
+      new CustomVariable({
+        name: 'backend',
+        label: 'Backend',
+        query: BACKENDS.join(','),
+        includeAll: true,
+        defaultToAll: true,
+        value: '$__all',
+        text: 'All',
+      }),
       valuesVariable('model', 'Model', 'models'),
       valuesVariable('service', 'Service', 'services'),
       // The user's Prometheus data sources; the one chosen on the config page first.
-      new DataSourceVariable({ name: PROMETHEUS_VARIABLE, label: 'Prometheus', pluginId: 'prometheus', value: getAppSettings().prometheusDatasourceUid ?? '' }),
+      new DataSourceVariable({
+        name: PROMETHEUS_VARIABLE,
+        label: 'Prometheus',
+        pluginId: 'prometheus',
+        value: getAppSettings().prometheusDatasourceUid ?? '',
+      }),
     ],
   });
 }
@@ -114,7 +127,13 @@ export function makeViewPage(def: ViewPageDefinition): SceneAppPage {
         body: new SceneFlexLayout({
           direction: 'column',
           children: [
-            new SceneFlexItem({ body: new PageContainer({ name: def.name ?? def.url.split('/').pop()!, crumbs: def.crumbs, body: def.body() }) }),
+            new SceneFlexItem({
+              body: new PageContainer({
+                name: def.name ?? def.url.split('/').pop()!,
+                crumbs: def.crumbs,
+                body: def.body(),
+              }),
+            }),
             new SceneFlexItem({ body: new InspectDrawer() }),
             new SceneFlexItem({ body: new PanelActions() }),
           ],

@@ -59,10 +59,18 @@ export class TraceSearchScene extends SceneObjectBase<SearchState> {
   constructor(search: TraceSearchState = {}) {
     const runner = hopscopeRunner(listQuery(search));
     const list = hopscopePanel(
-      PanelBuilders.table().setTitle('Traces, slowest first').setDescription('Click a trace id to open its root cause.').setData(runner).setOption('sortBy', [{ displayName: 'Duration', desc: true }]).setOption('cellHeight', 'sm' as never),
+      PanelBuilders.table()
+        .setTitle('Traces, slowest first')
+        .setDescription('Click a trace id to open its root cause.')
+        .setData(runner)
+        .setOption('sortBy', [{ displayName: 'Duration', desc: true }])
+        .setOption('cellHeight', 'sm' as never),
       { key: 'trace-list' }
     );
-    super({ search, list: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ height: 480, body: list })] }) });
+    super({
+      search,
+      list: new SceneFlexLayout({ direction: 'column', children: [new SceneFlexItem({ height: 480, body: list })] }),
+    });
     this.runner = runner;
   }
 
@@ -73,7 +81,10 @@ export class TraceSearchScene extends SceneObjectBase<SearchState> {
 
   /** Scenes passes only the keys that changed: the others keep their value. */
   public updateFromUrl(values: SceneObjectUrlValues): void {
-    const next = traceSearchFromUrl({ ...this.getUrlState(), ...(values as Record<string, string | string[] | null | undefined>) });
+    const next = traceSearchFromUrl({
+      ...this.getUrlState(),
+      ...(values as Record<string, string | string[] | null | undefined>),
+    });
     if (JSON.stringify(next) !== JSON.stringify(this.state.search)) {
       this.apply(next);
     }
@@ -116,23 +127,44 @@ function TraceSearchRenderer({ model }: SceneComponentProps<TraceSearchScene>) {
       return;
     }
     setErr(undefined);
-    model.setSearch({ ...search, traceId: q ? q.toLowerCase() : undefined, service: service.trim() || undefined, minDurationMs: min });
+    model.setSearch({
+      ...search,
+      traceId: q ? q.toLowerCase() : undefined,
+      service: service.trim() || undefined,
+      minDurationMs: min,
+    });
   };
   return (
     <div className={styles.page}>
       <form className={styles.form} onSubmit={submit} aria-label="Search traces">
         <Field label="Trace id" invalid={!!err} error={err} className={styles.grow}>
-          <Input value={text} onChange={(e) => setText(e.currentTarget.value)} placeholder="Paste a trace id to open its root cause" data-testid={testIds.traces.searchInput} />
+          <Input
+            value={text}
+            onChange={(e) => setText(e.currentTarget.value)}
+            placeholder="Paste a trace id to open its root cause"
+            data-testid={testIds.traces.searchInput}
+          />
         </Field>
         <Field label="Service">
           <Input value={service} onChange={(e) => setService(e.currentTarget.value)} placeholder="any" width={18} />
         </Field>
         <Field label="Min duration (ms)">
-          <Input value={minMs} onChange={(e) => setMinMs(e.currentTarget.value)} placeholder="0" width={14} inputMode="numeric" />
+          <Input
+            value={minMs}
+            onChange={(e) => setMinMs(e.currentTarget.value)}
+            placeholder="0"
+            width={14}
+            inputMode="numeric"
+          />
         </Field>
         <Field label="Status">
           <RadioButtonGroup
-            options={[{ label: 'Any', value: '' }, { label: 'Error', value: 'error' }, { label: 'Timeout', value: 'timeout' }, { label: 'OK', value: 'ok' }]}
+            options={[
+              { label: 'Any', value: '' },
+              { label: 'Error', value: 'error' },
+              { label: 'Timeout', value: 'timeout' },
+              { label: 'OK', value: 'ok' },
+            ]}
             value={search.status ?? ''}
             onChange={(v) => model.setSearch({ ...search, status: (v || undefined) as TraceSearchState['status'] })}
           />
@@ -174,7 +206,9 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     const candidates = hopscopePanel(
       PanelBuilders.table()
         .setTitle('Root cause: the hops that explain the delay, ranked')
-        .setDescription('Each candidate with its evidence (labels from the evidence catalogue). Click a pod for its kernel evidence, an operation to show its span.')
+        .setDescription(
+          'Each candidate with its evidence (labels from the evidence catalogue). Click a pod for its kernel evidence, an operation to show its span.'
+        )
         .setData(rcaRunner)
         .setOption('sortBy', [{ displayName: '#', desc: false }])
         .setOption('cellHeight', 'lg' as never),
@@ -183,7 +217,9 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     const icicle = hopscopePanel(
       new VizPanelBuilder<TraceIcicleOptions, object>(TRACE_ICICLE_PANEL, '1.0.0')
         .setTitle(`Trace ${traceId.slice(0, 16)}…`)
-        .setDescription("x is time, y is depth; the engine's critical path (clock skew corrected) solid, the other spans faded, root-cause ranks as badges. Click or Enter selects a span.")
+        .setDescription(
+          "x is time, y is depth; the engine's critical path (clock skew corrected) solid, the other spans faded, root-cause ranks as badges. Click or Enter selects a span."
+        )
         .setData(traceRunner),
       { key: 'trace-tree', traceId }
     );
@@ -222,7 +258,9 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     this.runners = { trace: traceRunner, rca: rcaRunner };
     // A span selected from the URL before the trace arrived: its window is shaded once the spans are known.
     this.addActivationHandler(() => {
-      const sub = traceRunner.subscribeToState(() => this.state.selectedSpanId && this.select(this.state.selectedSpanId));
+      const sub = traceRunner.subscribeToState(
+        () => this.state.selectedSpanId && this.select(this.state.selectedSpanId)
+      );
       return () => sub.unsubscribe();
     });
   }
@@ -234,7 +272,8 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
   /** Scenes passes only the keys that changed. */
   public updateFromUrl(values: SceneObjectUrlValues): void {
     if ('answer' in values) {
-      const answer = typeof values.answer === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(values.answer) ? values.answer : undefined;
+      const answer =
+        typeof values.answer === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(values.answer) ? values.answer : undefined;
       if (answer !== this.state.answerId) {
         this.showAnswer(answer);
       }
@@ -307,7 +346,9 @@ class TraceFindings extends SceneObjectBase<FindingsState> {
   static Component = TraceFindingsRenderer;
 
   span(spanId: string) {
-    const frame = this.state.data.resolve().state.data?.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
+    const frame = this.state.data
+      .resolve()
+      .state.data?.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
     return frame ? spansOfFrame(frame).find((s) => s.spanId === spanId) : undefined;
   }
 }
@@ -327,7 +368,12 @@ function TraceFindingsRenderer({ model }: SceneComponentProps<TraceFindings>) {
     const kinds = rca?.fields.find((x) => x.name === 'evidenceKinds')?.values ?? [];
     const text = rca?.fields.find((x) => x.name === 'evidence')?.values ?? [];
     const fromEngine = kinds.flatMap((k: string, i: number) =>
-      k.split(',').includes('broken_propagation') ? String(text[i]).split('\n').filter((l) => l.startsWith('Broken propagation')).map((l) => `${service[i]}: ${l}`) : []
+      k.split(',').includes('broken_propagation')
+        ? String(text[i])
+            .split('\n')
+            .filter((l) => l.startsWith('Broken propagation'))
+            .map((l) => `${service[i]}: ${l}`)
+        : []
     );
     return [...fromTree, ...fromEngine];
   }, [spans, series]);
@@ -338,13 +384,18 @@ function TraceFindingsRenderer({ model }: SceneComponentProps<TraceFindings>) {
       {about && (
         <div className={styles.evidence} aria-label="What the root cause saw">
           {about.kernelEvidenceText && (
-            <p className={styles.line} data-testid={testIds.traces.kernelEvidence} data-source={about.kernelEvidence?.source}>
+            <p
+              className={styles.line}
+              data-testid={testIds.traces.kernelEvidence}
+              data-source={about.kernelEvidence?.source}
+            >
               {about.kernelEvidenceText}
             </p>
           )}
           {about.inferredCalls > 0 && (
             <p className={styles.line}>
-              {about.inferredCalls} candidate(s) rest on calls inferred from the trace tree: their spans say no kind, so a child on another service or pod was taken as the server side.
+              {about.inferredCalls} candidate(s) rest on calls inferred from the trace tree: their spans say no kind, so
+              a child on another service or pod was taken as the server side.
             </p>
           )}
           {about.missing.length > 0 && (
@@ -435,7 +486,11 @@ class SavedAnswers extends SceneObjectBase<SavedAnswersState> {
 /** The app link of a saved answer: this trace's page on it, keeping the carried keys (time range, variables). */
 const answerHref = (traceId: string, id: string): string => appLinks.trace(traceId, currentSearch(), { answer: id });
 
-const when = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const when = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 
 function SavedAnswersRenderer({ model }: SceneComponentProps<SavedAnswers>) {
   const { traceId, data, answerId, saved, saving, error, justSaved } = model.useState();
@@ -448,8 +503,13 @@ function SavedAnswersRenderer({ model }: SceneComponentProps<SavedAnswers>) {
     <div className={styles.findings}>
       {answerId && (
         <div data-testid={testIds.traces.savedBanner}>
-          <Alert severity="info" title={`Saved answer ${answerId}${shown ? `, as ranked on ${when(shown.createdMs)}` : ''}`}>
-            {shown?.traceId && shown.traceId !== traceId ? `It was saved for trace ${shown.traceId}, not this one. ` : ''}
+          <Alert
+            severity="info"
+            title={`Saved answer ${answerId}${shown ? `, as ranked on ${when(shown.createdMs)}` : ''}`}
+          >
+            {shown?.traceId && shown.traceId !== traceId
+              ? `It was saved for trace ${shown.traceId}, not this one. `
+              : ''}
             The ranking below is the one saved; the engine may rank the trace differently now.{' '}
             <AppLink href={appLinks.trace(traceId, currentSearch())} testId={testIds.traces.liveLink}>
               Open the live root cause
@@ -459,14 +519,25 @@ function SavedAnswersRenderer({ model }: SceneComponentProps<SavedAnswers>) {
       )}
       <div className={styles.saveRow}>
         {!answerId && (
-          <Button size="sm" variant="secondary" icon="save" onClick={() => model.save()} disabled={saving} data-testid={testIds.traces.saveAnswer}>
+          <Button
+            size="sm"
+            variant="secondary"
+            icon="save"
+            onClick={() => model.save()}
+            disabled={saving}
+            data-testid={testIds.traces.saveAnswer}
+          >
             {saving ? 'Saving…' : 'Save this answer'}
           </Button>
         )}
         {justSaved && (
           <span className={styles.line}>
             Saved as{' '}
-            <AppLink href={answerHref(traceId, justSaved)} testId={testIds.traces.savedLink} title="A link to this answer as saved, for the postmortem">
+            <AppLink
+              href={answerHref(traceId, justSaved)}
+              testId={testIds.traces.savedLink}
+              title="A link to this answer as saved, for the postmortem"
+            >
               {justSaved}
             </AppLink>{' '}
             <ClipboardButton size="sm" variant="secondary" fill="text" icon="copy" getText={() => absolute(justSaved)}>
@@ -476,7 +547,9 @@ function SavedAnswersRenderer({ model }: SceneComponentProps<SavedAnswers>) {
         )}
         {others.length > 0 && (
           <span className={styles.line} data-testid={testIds.traces.savedList}>
-            <span className={styles.muted}>{answerId ? 'Other saved answers of this trace:' : 'Saved answers of this trace:'}</span>{' '}
+            <span className={styles.muted}>
+              {answerId ? 'Other saved answers of this trace:' : 'Saved answers of this trace:'}
+            </span>{' '}
             {others.slice(0, 5).map((a, i) => (
               <React.Fragment key={a.id}>
                 {i > 0 && ' · '}
@@ -503,9 +576,25 @@ const getStyles = (theme: GrafanaTheme2) => ({
   grow: css({ flex: 1, minWidth: 320 }),
   findings: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1) }),
   muted: css({ color: theme.colors.text.secondary }),
-  details: css({ padding: theme.spacing(1), background: theme.colors.background.secondary, borderRadius: theme.shape.radius.default, fontSize: theme.typography.bodySmall.fontSize }),
-  attrs: css({ display: 'flex', flexWrap: 'wrap', gap: theme.spacing(0.5, 2), marginTop: theme.spacing(0.5), fontFamily: theme.typography.fontFamilyMonospace }),
-  evidence: css({ padding: theme.spacing(1), border: `1px solid ${theme.colors.border.weak}`, borderRadius: theme.shape.radius.default, fontSize: theme.typography.bodySmall.fontSize }),
+  details: css({
+    padding: theme.spacing(1),
+    background: theme.colors.background.secondary,
+    borderRadius: theme.shape.radius.default,
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
+  attrs: css({
+    display: 'flex',
+    flexWrap: 'wrap',
+    gap: theme.spacing(0.5, 2),
+    marginTop: theme.spacing(0.5),
+    fontFamily: theme.typography.fontFamilyMonospace,
+  }),
+  evidence: css({
+    padding: theme.spacing(1),
+    border: `1px solid ${theme.colors.border.weak}`,
+    borderRadius: theme.shape.radius.default,
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
   line: css({ margin: 0 }),
   list: css({ margin: theme.spacing(0.5, 0, 0, 2) }),
   saveRow: css({ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: theme.spacing(2) }),

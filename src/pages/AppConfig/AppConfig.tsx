@@ -14,7 +14,9 @@ export type { HopscopeJsonData };
 
 /** A Grafana data source uid: letters, digits, `-` and `_`, at most 40 (empty: not chosen). */
 export function validateDatasourceUid(uid: string): string | undefined {
-  return uid === '' || /^[A-Za-z0-9_-]{1,40}$/.test(uid) ? undefined : 'A data source uid is 1–40 letters, digits, "-" or "_" (Connections → Data sources → the data source → its URL).';
+  return uid === '' || /^[A-Za-z0-9_-]{1,40}$/.test(uid)
+    ? undefined
+    : 'A data source uid is 1–40 letters, digits, "-" or "_" (Connections → Data sources → the data source → its URL).';
 }
 
 export type AppConfigProps = PluginConfigPageProps<AppPluginMeta<HopscopeJsonData>>;
@@ -47,7 +49,11 @@ export function AppConfig({ plugin }: AppConfigProps) {
     event.preventDefault();
     const error = validateProxyUrl(state.proxyUrl);
     setUrlError(error);
-    if (error || validateDatasourceUid(state.prometheusDatasourceUid) || validateDatasourceUid(state.tempoDatasourceUid)) {
+    if (
+      error ||
+      validateDatasourceUid(state.prometheusDatasourceUid) ||
+      validateDatasourceUid(state.tempoDatasourceUid)
+    ) {
       return;
     }
     setSaving(true);
@@ -115,8 +121,9 @@ export function AppConfig({ plugin }: AppConfigProps) {
       </FieldSet>
       <FieldSet label="Your data sources">
         <p className={styles.hint}>
-          Panels computed from PromQL offer “Explore” on your Prometheus, and a trace offers it on your Tempo: give their
-          data source uids (the last part of the data source’s URL in Grafana, e.g. <code>hopscope-prometheus</code>).
+          Panels computed from PromQL offer “Explore” on your Prometheus, and a trace offers it on your Tempo: give
+          their data source uids (the last part of the data source’s URL in Grafana, e.g.{' '}
+          <code>hopscope-prometheus</code>).
         </p>
         <Field
           label="Prometheus data source uid"
@@ -129,17 +136,25 @@ export function AppConfig({ plugin }: AppConfigProps) {
             value={state.prometheusDatasourceUid}
             placeholder="hopscope-prometheus"
             data-testid={testIds.appConfig.prometheusUid}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setState({ ...state, prometheusDatasourceUid: e.target.value.trim() })}
+            onChange={(e: ChangeEvent<HTMLInputElement>) =>
+              setState({ ...state, prometheusDatasourceUid: e.target.value.trim() })
+            }
           />
         </Field>
-        <Field label="Tempo data source uid" invalid={Boolean(validateDatasourceUid(state.tempoDatasourceUid))} error={validateDatasourceUid(state.tempoDatasourceUid)}>
+        <Field
+          label="Tempo data source uid"
+          invalid={Boolean(validateDatasourceUid(state.tempoDatasourceUid))}
+          error={validateDatasourceUid(state.tempoDatasourceUid)}
+        >
           <Input
             id="hopscope-tempo-uid"
             width={40}
             value={state.tempoDatasourceUid}
             placeholder="hopscope-tempo"
             data-testid={testIds.appConfig.tempoUid}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setState({ ...state, tempoDatasourceUid: e.target.value.trim() })}
+            onChange={(e: ChangeEvent<HTMLInputElement>) =>
+              setState({ ...state, tempoDatasourceUid: e.target.value.trim() })
+            }
           />
         </Field>
         {saveError && (
@@ -148,7 +163,12 @@ export function AppConfig({ plugin }: AppConfigProps) {
           </Alert>
         )}
         <div className={styles.actions}>
-          <Button type="submit" data-testid={testIds.appConfig.submit} disabled={saving} icon={saving ? 'spinner' : undefined}>
+          <Button
+            type="submit"
+            data-testid={testIds.appConfig.submit}
+            disabled={saving}
+            icon={saving ? 'spinner' : undefined}
+          >
             Save settings
           </Button>
         </div>

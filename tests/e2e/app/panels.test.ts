@@ -12,11 +12,30 @@ import type { Browser, Page } from 'playwright-core';
 
 import { STAND_IN_IDS } from '../../host/client/hostTestIds';
 import { startHost, type RunningHost } from '../../host/server';
-import { FROM, GOLDEN_METRICS, NOW, promqlOf, SERVICES, STAND_IN_APP_URL, startStandInProxy, type StandInProxy } from '../../host/standInProxy';
+import {
+  FROM,
+  GOLDEN_METRICS,
+  NOW,
+  promqlOf,
+  SERVICES,
+  STAND_IN_APP_URL,
+  startStandInProxy,
+  type StandInProxy,
+} from '../../host/standInProxy';
 import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
 import { appUrl, DIST, startTestHost } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
-import { hostPanelIds, inspect, inspectedTable, menuItem, notices, openPanelMenu, panel, SERVICES_PANEL, serviceBar } from './support/panels';
+import {
+  hostPanelIds,
+  inspect,
+  inspectedTable,
+  menuItem,
+  notices,
+  openPanelMenu,
+  panel,
+  SERVICES_PANEL,
+  serviceBar,
+} from './support/panels';
 
 const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
 const RANGE = { from: String(FROM), to: String(NOW) };
@@ -41,16 +60,26 @@ after(async () => {
   await proxy?.close();
 });
 
-async function overview(theme: 'dark' | 'light' = 'dark', h: RunningHost = host): Promise<{ page: Page; problems: { all(): string[] }; close(): Promise<void> }> {
+async function overview(
+  theme: 'dark' | 'light' = 'dark',
+  h: RunningHost = host
+): Promise<{ page: Page; problems: { all(): string[] }; close(): Promise<void> }> {
   const { page, problems, context } = await openAppPage(browser, appUrl(h, 'overview', { theme, query: RANGE }));
-  await page.getByTestId(testIds.page.container('overview')).waitFor().catch(() => undefined);
-  await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
+  await page
+    .getByTestId(testIds.page.container('overview'))
+    .waitFor()
+    .catch(() => undefined);
+  await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, {
+    timeout: 30_000,
+  });
   return { page, problems, close: () => context.close() };
 }
 
 /** A variable's picker among the page's controls, by its label (Grafana's template variable selectors). */
 const variable = (page: Page, label: string) =>
-  page.getByTestId('data-testid template variable').filter({ has: page.getByTestId(`data-testid Dashboard template variables submenu Label ${label}`) });
+  page
+    .getByTestId('data-testid template variable')
+    .filter({ has: page.getByTestId(`data-testid Dashboard template variables submenu Label ${label}`) });
 
 /** The options a variable's picker offers (opened, read, closed). */
 async function variableOptions(page: Page, label: string): Promise<string[]> {
@@ -71,11 +100,19 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     try {
       // The latest value of each metric, all backends together, each in its unit.
       const latest = panel(page, 'Golden metrics — latest').getByTestId(hostPanelIds.stat);
-      const values = await latest.locator('[aria-label]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+      const values = await latest
+        .locator('[aria-label]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
       assert.equal(values.length, GOLDEN_METRICS.length);
       assert.match(values[0]!, /^Requests \/ s: \d+(\.\d)? req\/s$/);
-      assert.match(values.find((v) => v!.startsWith('KV-cache hit rate'))!, /: \d+\.\d%$/);
-      assert.match(values.find((v) => v!.startsWith('End-to-end P99'))!, /: \d+(\.\d+)? s$/);
+      assert.match(
+        values.find((v) => v!.startsWith('KV-cache hit rate'))!,
+        /: \d+\.\d%$/
+      );
+      assert.match(
+        values.find((v) => v!.startsWith('End-to-end P99'))!,
+        /: \d+(\.\d+)? s$/
+      );
       // One chart per metric, each with both backends' series in its legend.
       assert.equal(await page.locator('.uplot canvas').count(), GOLDEN_METRICS.length);
       const legend = await panel(page, 'Requests / s').innerText();
@@ -90,7 +127,9 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       assert.match(await notices(page, 'GPU activity per GPU', 'info'), /per-SM.*DCGM_FI_PROF_SM_ACTIVE/);
       assert.equal(await page.locator(`[data-testid^="${hostPanelIds.heatmapRow('')}"]`).count(), 64);
       // Services: one bar per service, slowest P99 first, each its drill-down.
-      const bars = await panel(page, SERVICES_PANEL).getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('aria-label')));
+      const bars = await panel(page, SERVICES_PANEL)
+        .getByRole('link')
+        .evaluateAll((as) => as.map((a) => a.getAttribute('aria-label')));
       assert.equal(bars.length, 7);
       assert.match(bars[0]!, /^agent: 960 ms$/);
       assert.match(bars[6]!, /^gateway: 900 ms$/);
@@ -112,10 +151,16 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       assert.equal(rows.length, 720);
       assert.match(rows[0][1], /^\d+(\.\d)? req\/s$/, 'values with the panel unit');
       await page.getByTestId(testIds.inspect.tab('query')).click();
-      assert.match(await page.getByTestId(testIds.inspect.query).innerText(), new RegExp(promqlOf('rps', 'tgi').replace(/[{}"]/g, '.')));
+      assert.match(
+        await page.getByTestId(testIds.inspect.query).innerText(),
+        new RegExp(promqlOf('rps', 'tgi').replace(/[{}"]/g, '.'))
+      );
       await page.getByTestId(testIds.inspect.tab('json')).click();
       const json = JSON.parse(await page.getByTestId(testIds.inspect.json).innerText());
-      assert.deepEqual(json.map((f: { schema: { refId: string } }) => f.schema.refId), ['golden:rps', 'golden:rps']);
+      assert.deepEqual(
+        json.map((f: { schema: { refId: string } }) => f.schema.refId),
+        ['golden:rps', 'golden:rps']
+      );
       await page.goBack();
       await page.goBack();
       await page.getByTestId(testIds.inspect.drawer).waitFor({ state: 'detached' });
@@ -137,13 +182,21 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     try {
       const menu = await openPanelMenu(page, 'End-to-end P99');
       const item = menuItem(menu, 'Explore');
-      const href = (await item.getAttribute('href')) ?? (await item.locator('xpath=ancestor-or-self::a').getAttribute('href'));
+      const href =
+        (await item.getAttribute('href')) ?? (await item.locator('xpath=ancestor-or-self::a').getAttribute('href'));
       const url = new URL(href!, host.url);
       assert.equal(url.pathname, '/explore');
       const panes = JSON.parse(url.searchParams.get('panes')!);
-      const pane = Object.values(panes)[0] as { datasource: string; queries: Array<{ expr: string; datasource: { uid: string; type: string } }>; range: { from: string; to: string } };
+      const pane = Object.values(panes)[0] as {
+        datasource: string;
+        queries: Array<{ expr: string; datasource: { uid: string; type: string } }>;
+        range: { from: string; to: string };
+      };
       assert.equal(pane.datasource, PROM_UID);
-      assert.deepEqual(pane.queries.map((q) => q.expr), [promqlOf('e2e_p99_s', 'vllm'), promqlOf('e2e_p99_s', 'tgi')]);
+      assert.deepEqual(
+        pane.queries.map((q) => q.expr),
+        [promqlOf('e2e_p99_s', 'vllm'), promqlOf('e2e_p99_s', 'tgi')]
+      );
       assert.deepEqual(pane.queries[0].datasource, { uid: PROM_UID, type: 'prometheus' });
       // The panel's range (Scenes writes an absolute range as ISO times).
       assert.deepEqual([Date.parse(pane.range.from), Date.parse(pane.range.to)], [FROM, NOW]);
@@ -157,7 +210,7 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     }
   });
 
-  test('panel menu → Add to dashboard / Create alert rule open Grafana\'s exposed components with the PromQL on the Prometheus (host stand-ins); absent without them', async () => {
+  test("panel menu → Add to dashboard / Create alert rule open Grafana's exposed components with the PromQL on the Prometheus (host stand-ins); absent without them", async () => {
     // A Grafana without those components (the plain host): the menu does not offer them.
     const plain = await overview();
     try {
@@ -169,7 +222,13 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       await plain.close();
     }
     // The host's stand-ins registered under Grafana's ids.
-    const h = await startHost({ port: 0, proxyUrl: proxy.url, dist: DIST, jsonData: { prometheusDatasourceUid: PROM_UID }, standInExposedComponents: true });
+    const h = await startHost({
+      port: 0,
+      proxyUrl: proxy.url,
+      dist: DIST,
+      jsonData: { prometheusDatasourceUid: PROM_UID },
+      standInExposedComponents: true,
+    });
     try {
       const { page, problems, close } = await overview('light', h);
       try {
@@ -181,8 +240,14 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
         assert.equal(added.panel.type, 'timeseries');
         assert.equal(added.panel.title, 'End-to-end P99');
         assert.deepEqual(added.panel.datasource, { type: 'prometheus', uid: PROM_UID });
-        assert.deepEqual(added.panel.targets.map((t: { expr: string }) => t.expr), expected);
-        assert.deepEqual(added.panel.targets.map((t: { refId: string }) => t.refId), ['A', 'B']);
+        assert.deepEqual(
+          added.panel.targets.map((t: { expr: string }) => t.expr),
+          expected
+        );
+        assert.deepEqual(
+          added.panel.targets.map((t: { refId: string }) => t.refId),
+          ['A', 'B']
+        );
         assert.deepEqual([ms(added.range.from), ms(added.range.to)], [FROM, NOW], "the panel's time range");
         await form.getByRole('button', { name: 'Cancel' }).click();
         await form.waitFor({ state: 'detached' });
@@ -192,7 +257,10 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
         await alert.waitFor();
         const rule = JSON.parse(await alert.getByTestId(STAND_IN_IDS.payload).innerText());
         assert.equal(rule.panel.title, 'End-to-end P99');
-        assert.deepEqual(rule.panel.targets.map((t: { expr: string; datasource: { uid: string } }) => [t.expr, t.datasource.uid]), expected.map((e) => [e, PROM_UID]));
+        assert.deepEqual(
+          rule.panel.targets.map((t: { expr: string; datasource: { uid: string } }) => [t.expr, t.datasource.uid]),
+          expected.map((e) => [e, PROM_UID])
+        );
         await alert.getByRole('button', { name: 'Cancel' }).click();
         await alert.waitFor({ state: 'detached' });
 
@@ -215,9 +283,15 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     const { page, problems, close } = await overview();
     try {
       assert.deepEqual(await variableOptions(page, 'Service'), ['All', ...[...SERVICES].sort()]);
-      assert.deepEqual(await variableOptions(page, 'Model'), ['All', 'model-0', 'model-1'], "the golden series' model labels");
+      assert.deepEqual(
+        await variableOptions(page, 'Model'),
+        ['All', 'model-0', 'model-1'],
+        "the golden series' model labels"
+      );
       assert.deepEqual(await variableOptions(page, 'Prometheus'), [`Prometheus (${PROM_UID})`]);
-      const filtered = page.waitForRequest((r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'rag');
+      const filtered = page.waitForRequest(
+        (r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'rag'
+      );
       await variable(page, 'Service').getByRole('combobox').click();
       await page.getByRole('option', { name: 'rag', exact: true }).click();
       await filtered;
@@ -225,11 +299,15 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       await page.goBack();
       await page.waitForFunction(() => new URL(location.href).searchParams.get('var-service') !== 'rag');
       // A link's value the window does not list is kept (Grafana's allowCustomValue), and filters the panels.
-      const custom = page.waitForRequest((r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'not-in-window');
+      const custom = page.waitForRequest(
+        (r) => r.url().includes('/api/golden') && new URL(r.url()).searchParams.get('service') === 'not-in-window'
+      );
       await page.goto(appUrl(host, 'overview', { query: { ...RANGE, 'var-service': 'not-in-window' } }));
       await custom;
       // The picker shows it (Grafana's value selector) once the variable has taken it from the URL.
-      await variable(page, 'Service').getByTestId('data-testid Dashboard template variables Variable Value DropDown value link text not-in-window').waitFor({ timeout: 5000 });
+      await variable(page, 'Service')
+        .getByTestId('data-testid Dashboard template variables Variable Value DropDown value link text not-in-window')
+        .waitFor({ timeout: 5000 });
       assert.match(await variable(page, 'Service').innerText(), /not-in-window/);
       assert.deepEqual(problems.all(), []);
     } finally {
@@ -287,7 +365,10 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
       await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2, { steps: 4 });
       await page.mouse.up();
       const abs = (v: string | null): number => (v && /^\d+$/.test(v) ? Number(v) : Date.parse(v ?? ''));
-      await page.waitForFunction((from) => Date.parse(new URL(location.href).searchParams.get('from') ?? '') !== from, FROM);
+      await page.waitForFunction(
+        (from) => Date.parse(new URL(location.href).searchParams.get('from') ?? '') !== from,
+        FROM
+      );
       const u = new URL(page.url());
       const span = abs(u.searchParams.get('to')) - abs(u.searchParams.get('from'));
       assert.ok(span > 0 && span < 600_000, `zoomed to ${span} ms (10% of an hour ≈ 6 min)`);
@@ -297,7 +378,7 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     }
   });
 
-  test('Export → PNG: the view as drawn, taken in the browser, in both themes (the view\'s size, not blank, themed); Markdown: the proxy\'s summary with absolute links', async () => {
+  test("Export → PNG: the view as drawn, taken in the browser, in both themes (the view's size, not blank, themed); Markdown: the proxy's summary with absolute links", async () => {
     const luminance: Record<string, number> = {};
     for (const theme of ['dark', 'light'] as const) {
       const { page, problems, close } = await overview(theme);
@@ -312,7 +393,11 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
         const download = page.waitForEvent('download');
         await page.getByRole('button', { name: 'PNG', exact: true }).click();
         const png = await download;
-        assert.match(png.suggestedFilename(), /^hopscope-overview-\d{4}-\d\d-\d\dT\d\d-\d\d\.png$/, 'the view and its time range name the file');
+        assert.match(
+          png.suggestedFilename(),
+          /^hopscope-overview-\d{4}-\d\d-\d\dT\d\d-\d\d\.png$/,
+          'the view and its time range name the file'
+        );
         const bytes = readFileSync((await png.path())!);
         assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
         // Decoded by the browser: its size is the view's (controls and panels), and it holds a picture, not a blank.
@@ -332,7 +417,10 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
           }
           return { width: bitmap.width, height: bitmap.height, colors: colors.size, luminance: sum / n };
         }, bytes.toString('base64'));
-        assert.ok(Math.abs(image.width - expected.width) <= 2 && Math.abs(image.height - expected.height) <= 2, `${theme}: ${image.width}×${image.height} is the view (${expected.width}×${expected.height})`);
+        assert.ok(
+          Math.abs(image.width - expected.width) <= 2 && Math.abs(image.height - expected.height) <= 2,
+          `${theme}: ${image.width}×${image.height} is the view (${expected.width}×${expected.height})`
+        );
         assert.ok(image.width >= 1000 && image.height >= 600, `${theme}: ${image.width}×${image.height}`);
         assert.ok(image.colors > 100, `${theme}: ${image.colors} colours — charts, text and the heatmap, not a blank`);
         luminance[theme] = image.luminance;
@@ -352,7 +440,10 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
         await close();
       }
     }
-    assert.ok(luminance.dark < luminance.light - 40, `the picture has the theme's colours (mean luminance dark ${luminance.dark.toFixed(0)}, light ${luminance.light.toFixed(0)})`);
+    assert.ok(
+      luminance.dark < luminance.light - 40,
+      `the picture has the theme's colours (mean luminance dark ${luminance.dark.toFixed(0)}, light ${luminance.light.toFixed(0)})`
+    );
   });
 
   test('both themes, without a console error', async () => {

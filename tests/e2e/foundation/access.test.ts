@@ -27,7 +27,12 @@ after(async () => {
   await proxy?.close();
 });
 
-async function call(role: OrgRole, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+async function call(
+  role: OrgRole,
+  method: string,
+  path: string,
+  body?: unknown
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${hosts[role]!.url}/api/plugin-proxy/hopscope-rca-app/${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -37,9 +42,12 @@ async function call(role: OrgRole, method: string, path: string, body?: unknown)
 }
 
 describe('plugin routes by role, through the host', () => {
-  test('a Viewer reads, and saving the alert rules is refused with Grafana\'s 403', async () => {
+  test("a Viewer reads, and saving the alert rules is refused with Grafana's 403", async () => {
     assert.equal((await call('Viewer', 'GET', 'api/alerts/rules')).status, 200);
-    assert.deepEqual(await call('Viewer', 'PUT', 'api/alerts/rules', { rules: [] }), { status: 403, body: { message: 'plugin proxy route access denied' } });
+    assert.deepEqual(await call('Viewer', 'PUT', 'api/alerts/rules', { rules: [] }), {
+      status: 403,
+      body: { message: 'plugin proxy route access denied' },
+    });
   });
 
   test('an Editor saves the rules: the PUT reaches the proxy with its body', async () => {
@@ -48,8 +56,14 @@ describe('plugin routes by role, through the host', () => {
   });
 
   test('a user without an org role reads nothing; a method no route has is 404', async () => {
-    assert.deepEqual(await call('None', 'GET', 'api/health'), { status: 403, body: { message: 'plugin proxy route access denied' } });
-    assert.deepEqual(await call('Editor', 'DELETE', 'api/alerts/rules'), { status: 404, body: { message: 'plugin route match not found' } });
+    assert.deepEqual(await call('None', 'GET', 'api/health'), {
+      status: 403,
+      body: { message: 'plugin proxy route access denied' },
+    });
+    assert.deepEqual(await call('Editor', 'DELETE', 'api/alerts/rules'), {
+      status: 404,
+      body: { message: 'plugin route match not found' },
+    });
   });
 
   test('the page tells the app who is signed in (boot data orgRole)', async () => {

@@ -50,7 +50,10 @@ const traceViewContext = (traceID = TRACE_ID.toUpperCase()) => ({
   datasource: { name: 'Tempo', uid: 'hopscope-tempo', type: 'tempo' },
 });
 
-async function extensionPoint(id: string, context: unknown): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
+async function extensionPoint(
+  id: string,
+  context: unknown
+): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
   const { page, problems, context: browserContext } = await openPage(browser);
   const url = new URL('/host/extension-point', host.url);
   url.searchParams.set('id', id);
@@ -70,7 +73,11 @@ describe("the app's links on Grafana's extension points", { skip }, () => {
       assert.equal(href.pathname, `/a/hopscope-rca-app/traces/${TRACE_ID}`);
       assert.equal(Number(href.searchParams.get('from')), NOW - 10_000 - 5 * 60_000);
       assert.equal(Number(href.searchParams.get('to')), NOW + 5 * 60_000);
-      assert.equal(href.searchParams.get('uel_epid'), 'grafana/traceview/header/actions', "Grafana's tracking parameters are added");
+      assert.equal(
+        href.searchParams.get('uel_epid'),
+        'grafana/traceview/header/actions',
+        "Grafana's tracking parameters are added"
+      );
       await link.click();
       // The trace page, on the trace the link named: its ranked causes, rag first (the stand-in's answer).
       const rca = page.getByTestId('data-testid Panel header Root cause: the hops that explain the delay, ranked');
@@ -101,7 +108,9 @@ describe("the app's links on Grafana's extension points", { skip }, () => {
     const { page, problems, close } = await extensionPoint('grafana/dashboard/panel/menu', panelContext);
     try {
       await page.getByTestId(EXTENSION_POINT_IDS.link(LINK)).click();
-      await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => performance.getEntriesByName('hopscope:overview:ready').length > 0, undefined, {
+        timeout: 30_000,
+      });
       const url = new URL(page.url());
       assert.equal(url.pathname, '/a/hopscope-rca-app/overview');
       // (The page's time range writes an absolute range back as ISO times.)

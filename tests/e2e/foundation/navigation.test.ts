@@ -78,7 +78,11 @@ describe('foundation: navigation', () => {
     // Changing the range is a history step: back returns to the 6 hour view.
     await page.goBack();
     await page.waitForURL((u) => u.searchParams.get('from') === 'now-6h');
-    await page.waitForFunction(() => /Last 6 hours/.test(document.querySelector('[data-testid="data-testid TimePicker Open Button"]')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Last 6 hours/.test(
+        document.querySelector('[data-testid="data-testid TimePicker Open Button"]')?.textContent ?? ''
+      )
+    );
     await screenshot(page, 'navigation-compare-6h');
     assert.deepEqual(problems.all(), []);
   });

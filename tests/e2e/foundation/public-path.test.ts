@@ -37,9 +37,16 @@ it('lazy chunks load from the base module.js was served from', async () => {
   await page.goto(appUrl(host, 'overview'), { waitUntil: 'domcontentloaded' });
   await page.locator('h1', { hasText: 'Overview' }).first().waitFor({ state: 'visible', timeout: 30_000 });
   const pluginScripts = scripts.filter((p) => !p.startsWith('/public/host/'));
-  assert.ok(pluginScripts.includes('/cdn/hopscope-rca-app/0.1.0/module.js'), `module.js from the CDN base: ${pluginScripts.join(', ')}`);
+  assert.ok(
+    pluginScripts.includes('/cdn/hopscope-rca-app/0.1.0/module.js'),
+    `module.js from the CDN base: ${pluginScripts.join(', ')}`
+  );
   const chunks = pluginScripts.filter((p) => !p.endsWith('/module.js'));
   assert.ok(chunks.length > 0, 'the app page is a lazy chunk');
-  assert.deepEqual(chunks.filter((p) => !p.startsWith('/cdn/hopscope-rca-app/0.1.0/')), [], 'every chunk from the same base');
+  assert.deepEqual(
+    chunks.filter((p) => !p.startsWith('/cdn/hopscope-rca-app/0.1.0/')),
+    [],
+    'every chunk from the same base'
+  );
   assert.deepEqual(problems.all(), []);
 });

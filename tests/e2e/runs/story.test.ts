@@ -256,7 +256,12 @@ test(
         10_000,
         100
       );
-      await waitFor('the comparison gone', async () => (await panel(page, 'Which hop regressed').count()) === 0, 10_000, 100);
+      await waitFor(
+        'the comparison gone',
+        async () => (await panel(page, 'Which hop regressed').count()) === 0,
+        10_000,
+        100
+      );
       await page.goForward();
       await waitFor('the comparison again', async () => query(page).get('compareWith') === 'story-1', 10_000, 100);
       await rowsMatching(page, 'Which hop regressed', /^1 \| rag \|/, 30_000);
@@ -279,12 +284,7 @@ test(
     );
     try {
       const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
-      await waitFor(
-        "pinned to the run's window",
-        async () => urlMs(page, 'from') === r2.startMs,
-        10_000,
-        100
-      );
+      await waitFor("pinned to the run's window", async () => urlMs(page, 'from') === r2.startMs, 10_000, 100);
       assert.equal(urlMs(page, 'to'), r2.endMs);
       // What the page shows is that window, not its default hour.
       await waitFor(
@@ -340,7 +340,7 @@ test(
         200
       );
       await page.getByTestId(testIds.runs.selectorLink).waitFor();
-    await shoot(page, 'overview-run-dark');
+      await shoot(page, 'overview-run-dark');
 
       // Picking the first run pins the range to its window (a history step); back returns to the second.
       await page.getByLabel('Run', { exact: true }).click();
@@ -350,8 +350,7 @@ test(
         .click();
       await waitFor(
         'pinned to story-1',
-        async () =>
-          query(page).get('var-run') === 'story-1' && urlMs(page, 'from') === r1.startMs,
+        async () => query(page).get('var-run') === 'story-1' && urlMs(page, 'from') === r1.startMs,
         10_000,
         100
       );
@@ -359,8 +358,7 @@ test(
       await page.goBack();
       await waitFor(
         'back to story-2',
-        async () =>
-          query(page).get('var-run') === 'story-2' && urlMs(page, 'from') === r2.startMs,
+        async () => query(page).get('var-run') === 'story-2' && urlMs(page, 'from') === r2.startMs,
         10_000,
         100
       );

@@ -11,13 +11,14 @@ import React, { useMemo } from 'react';
 
 import { EXTENSION_POINT_IDS } from './hostTestIds';
 
-
 function parseContext(text: string | null): object | undefined {
   if (!text) {
     return undefined;
   }
   return JSON.parse(text, (_key, value: unknown) =>
-    value && typeof value === 'object' && '$dateTime' in value ? dateTime((value as { $dateTime: number }).$dateTime) : value
+    value && typeof value === 'object' && '$dateTime' in value
+      ? dateTime((value as { $dateTime: number }).$dateTime)
+      : value
   ) as object;
 }
 
@@ -32,7 +33,13 @@ export function ExtensionPointPage() {
       {links.length === 0 && <Alert severity="info" title="No plugin adds a link here for this context" />}
       <Stack direction="column" gap={1}>
         {links.map((link) => (
-          <a key={link.id} href={link.path} title={link.description} data-testid={EXTENSION_POINT_IDS.link(link.title)} onClick={link.onClick}>
+          <a
+            key={link.id}
+            href={link.path}
+            title={link.description}
+            data-testid={EXTENSION_POINT_IDS.link(link.title)}
+            onClick={link.onClick}
+          >
             {link.title}
           </a>
         ))}

@@ -55,7 +55,8 @@ export class HostBackendSrv implements BackendSrv {
       const headers = new Headers(options.headers ?? {});
       let body: BodyInit | undefined;
       if (options.data !== undefined && method !== 'GET' && method !== 'HEAD') {
-        const isRaw = options.data instanceof FormData || options.data instanceof Blob || typeof options.data === 'string';
+        const isRaw =
+          options.data instanceof FormData || options.data instanceof Blob || typeof options.data === 'string';
         body = isRaw ? (options.data as BodyInit) : JSON.stringify(options.data);
         if (!isRaw && !headers.has('content-type')) {
           headers.set('content-type', 'application/json');
@@ -82,8 +83,17 @@ export class HostBackendSrv implements BackendSrv {
             subscriber.next(response);
             subscriber.complete();
           } else {
-            const message = typeof (data as { message?: unknown })?.message === 'string' ? (data as { message: string }).message : res.statusText;
-            const error: FetchError = { status: res.status, statusText: res.statusText, data, message, config: options };
+            const message =
+              typeof (data as { message?: unknown })?.message === 'string'
+                ? (data as { message: string }).message
+                : res.statusText;
+            const error: FetchError = {
+              status: res.status,
+              statusText: res.statusText,
+              data,
+              message,
+              config: options,
+            };
             subscriber.error(error);
           }
         })
@@ -108,14 +118,15 @@ export class HostBackendSrv implements BackendSrv {
   }
 
   chunked(options: BackendSrvRequest): Observable<FetchResponse<Uint8Array | undefined>> {
-    return this.fetch<ArrayBuffer>({ ...options, responseType: 'arraybuffer' }).pipe((source) =>
-      new Observable((subscriber) =>
-        source.subscribe({
-          next: (res) => subscriber.next({ ...res, data: res.data ? new Uint8Array(res.data) : undefined }),
-          error: (e) => subscriber.error(e),
-          complete: () => subscriber.complete(),
-        })
-      )
+    return this.fetch<ArrayBuffer>({ ...options, responseType: 'arraybuffer' }).pipe(
+      (source) =>
+        new Observable((subscriber) =>
+          source.subscribe({
+            next: (res) => subscriber.next({ ...res, data: res.data ? new Uint8Array(res.data) : undefined }),
+            error: (e) => subscriber.error(e),
+            complete: () => subscriber.complete(),
+          })
+        )
     );
   }
 
@@ -127,7 +138,12 @@ export class HostBackendSrv implements BackendSrv {
     return lastValueFrom(this.fetch<T>(options));
   }
 
-  get<T = unknown>(url: string, params?: BackendSrvRequest['params'], requestId?: string, options?: Partial<BackendSrvRequest>): Promise<T> {
+  get<T = unknown>(
+    url: string,
+    params?: BackendSrvRequest['params'],
+    requestId?: string,
+    options?: Partial<BackendSrvRequest>
+  ): Promise<T> {
     return this.request<T>({ ...options, url, params, requestId, method: 'GET' });
   }
 

@@ -77,7 +77,14 @@ export function HostPluginPage({ pageNav, actions, subTitle, renderTitle, layout
         {tabs.length > 0 && (
           <TabsBar className={styles.tabs}>
             {tabs.map((tab) => (
-              <Tab key={tab.url ?? tab.text} label={tab.text} active={tab.active} href={tab.url} icon={tab.icon as never} onChangeTab={(e) => e && go(e as MouseEvent, tab.url ?? '')} />
+              <Tab
+                key={tab.url ?? tab.text}
+                label={tab.text}
+                active={tab.active}
+                href={tab.url}
+                icon={tab.icon as never}
+                onChangeTab={(e) => e && go(e as MouseEvent, tab.url ?? '')}
+              />
             ))}
           </TabsBar>
         )}
@@ -98,9 +105,14 @@ export function HostChrome({ appName, logoUrl, nav, children }: ChromeProps) {
   const styles = useStyles2(getStyles);
   const theme = useTheme2();
   const location = useLocation();
-  const active = nav.filter((n) => location.pathname === n.url || location.pathname.startsWith(`${n.url}/`)).sort((a, b) => b.url.length - a.url.length)[0];
+  const active = nav
+    .filter((n) => location.pathname === n.url || location.pathname.startsWith(`${n.url}/`))
+    .sort((a, b) => b.url.length - a.url.length)[0];
   const [pageCrumbs, setPageCrumbs] = useState<NavLinkItem[] | undefined>();
-  const crumbs: NavLinkItem[] = [{ text: 'Home', url: '' }, { text: 'Apps', url: '' }];
+  const crumbs: NavLinkItem[] = [
+    { text: 'Home', url: '' },
+    { text: 'Apps', url: '' },
+  ];
   if (pageCrumbs?.length) {
     // Grafana puts the app itself before the page's own trail.
     if (pageCrumbs[0].text !== appName) {

@@ -100,7 +100,11 @@ function extensionId(pluginId: string, extensionPointId: string, title: string):
 }
 
 /** usePluginLinks, computed on each call (the host's contexts are small). */
-export function pluginLinks({ extensionPointId, context, limitPerPlugin }: UsePluginLinksOptions): PluginExtensionLink[] {
+export function pluginLinks({
+  extensionPointId,
+  context,
+  limitPerPlugin,
+}: UsePluginLinksOptions): PluginExtensionLink[] {
   const frozen = context ? readOnly(context) : {};
   const perPlugin: Record<string, number> = {};
   const out: PluginExtensionLink[] = [];
@@ -108,7 +112,15 @@ export function pluginLinks({ extensionPointId, context, limitPerPlugin }: UsePl
     if (limitPerPlugin && (perPlugin[pluginId] ?? 0) >= limitPerPlugin) {
       continue;
     }
-    let overrides: Partial<{ title: string; description: string; path: string; icon: PluginExtensionLink['icon']; category: string }> | undefined = {};
+    let overrides:
+      | Partial<{
+          title: string;
+          description: string;
+          path: string;
+          icon: PluginExtensionLink['icon'];
+          category: string;
+        }>
+      | undefined = {};
     try {
       overrides = link.configure ? link.configure(frozen as never) : {};
     } catch (err) {
@@ -118,7 +130,13 @@ export function pluginLinks({ extensionPointId, context, limitPerPlugin }: UsePl
     if (overrides === undefined) {
       continue; // hidden by its configure
     }
-    const { title = link.title, description = link.description ?? '', path = link.path, icon = link.icon, category = link.category } = overrides;
+    const {
+      title = link.title,
+      description = link.description ?? '',
+      path = link.path,
+      icon = link.icon,
+      category = link.category,
+    } = overrides;
     if (path && !isLinkPathValid(pluginId, path)) {
       console.error(`Failed to configure link with title "${link.title}": invalid path "${path}"`);
       continue;
@@ -132,7 +150,9 @@ export function pluginLinks({ extensionPointId, context, limitPerPlugin }: UsePl
       description,
       icon,
       category,
-      path: path ? urlUtil.appendQueryToUrl(path, urlUtil.toUrlParams({ uel_pid: pluginId, uel_epid: extensionPointId })) : undefined,
+      path: path
+        ? urlUtil.appendQueryToUrl(path, urlUtil.toUrlParams({ uel_pid: pluginId, uel_epid: extensionPointId }))
+        : undefined,
     });
   }
   return out;
@@ -149,7 +169,9 @@ export function setupPluginExtensions(pluginId: string): void {
   setPluginComponentHook((id: string) => {
     const declared = appMeta(pluginId).dependencies?.extensions?.exposedComponents ?? [];
     if (!declared.includes(id)) {
-      console.error(`${pluginId} uses the exposed component "${id}" without declaring it in plugin.json (dependencies.extensions.exposedComponents)`);
+      console.error(
+        `${pluginId} uses the exposed component "${id}" without declaring it in plugin.json (dependencies.extensions.exposedComponents)`
+      );
       return { isLoading: false, component: null };
     }
     return { isLoading: false, component: (exposedComponents.get(id) as ComponentType<object> | undefined) ?? null };

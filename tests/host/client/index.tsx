@@ -69,19 +69,31 @@ function PluginConfigPage({ plugin }: { plugin: AppPlugin }) {
       pageNav={{
         text: meta.name,
         img: meta.info.logos.small,
-        children: (plugin.configPages ?? []).map((p) => ({ text: p.title, url: `/plugins/${pluginId}`, active: p === page })),
+        children: (plugin.configPages ?? []).map((p) => ({
+          text: p.title,
+          url: `/plugins/${pluginId}`,
+          active: p === page,
+        })),
       }}
       subTitle={meta.info.description}
     >
       <PluginContextProvider meta={meta}>
-        {page ? <page.body plugin={plugin} query={locationService.getSearchObject() as KeyValue} /> : <Alert title="This app has no config page" severity="info" />}
+        {page ? (
+          <page.body plugin={plugin} query={locationService.getSearchObject() as KeyValue} />
+        ) : (
+          <Alert title="This app has no config page" severity="info" />
+        )}
       </PluginContextProvider>
     </HostPluginPage>
   );
 }
 
 function NotFound() {
-  return <Alert title="Page not found" severity="warning">This host serves only the app plugin pages and its configuration.</Alert>;
+  return (
+    <Alert title="Page not found" severity="warning">
+      This host serves only the app plugin pages and its configuration.
+    </Alert>
+  );
 }
 
 async function boot(): Promise<void> {

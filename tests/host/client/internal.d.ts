@@ -8,7 +8,10 @@ declare module 'grafana-runtime-internal/plugin-page' {
 }
 
 declare module 'grafana-i18n-internal' {
-  export function initializeI18n(options: { language?: string; ns?: string[] }, regionalFormat?: string): Promise<{ language: string }>;
+  export function initializeI18n(
+    options: { language?: string; ns?: string[] },
+    regionalFormat?: string
+  ): Promise<{ language: string }>;
 }
 
 // d3 is shared by Grafana under its bare name; its types are not installed (plugins use d3-* packages instead).

@@ -108,20 +108,20 @@ function runRequest(
 ): Observable<PanelData> {
   const loading: PanelData = { state: LoadingState.Loading, series: [], timeRange: request.range, request };
   const answer = defer(() => from(queryFunction ? queryFunction(request) : datasource.query(request))).pipe(
-    map(
-      (res: DataQueryResponse): PanelData => ({
-        state: res.state ?? (res.errors?.length || res.error ? LoadingState.Error : LoadingState.Done),
-        series: (res.data ?? []).map((d) => toDataFrame(d)),
-        errors: res.errors ?? (res.error ? [res.error] : undefined),
-        timeRange: request.range,
-        request,
-      })
-    ),
+    map((res: DataQueryResponse): PanelData => ({
+      state: res.state ?? (res.errors?.length || res.error ? LoadingState.Error : LoadingState.Done),
+      series: (res.data ?? []).map((d) => toDataFrame(d)),
+      errors: res.errors ?? (res.error ? [res.error] : undefined),
+      timeRange: request.range,
+      request,
+    })),
     catchError((err: unknown) =>
       of<PanelData>({
         state: LoadingState.Error,
         series: [],
-        errors: [{ message: err instanceof Error ? err.message : String((err as { message?: string })?.message ?? err) }],
+        errors: [
+          { message: err instanceof Error ? err.message : String((err as { message?: string })?.message ?? err) },
+        ],
         timeRange: request.range,
         request,
       })
@@ -149,7 +149,15 @@ export function setupRuntimeServices(): void {
         continue;
       }
       seen.add(info.id);
-      items.push({ id: info.id, name: info.name, description: info.description, transformation: info, editor: () => null, imageDark: '', imageLight: '' });
+      items.push({
+        id: info.id,
+        name: info.name,
+        description: info.description,
+        transformation: info,
+        editor: () => null,
+        imageDark: '',
+        imageLight: '',
+      });
     }
     return items;
   });

@@ -16,7 +16,6 @@ import React from 'react';
 import { exposeComponent } from './extensions';
 import { STAND_IN_IDS } from './hostTestIds';
 
-
 interface AddToDashboardFormProps {
   onClose: () => void;
   buildPanel: () => Panel;

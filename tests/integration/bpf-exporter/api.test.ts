@@ -21,8 +21,16 @@ function recording(n: number, gapMs: number): string {
   const lines: string[] = [];
   for (let i = 0; i < n; i++) {
     const e: KernelEvent = {
-      ts: T0 + i * gapMs, type: i % 2 ? 'tcp_retransmit' : 'tls_handshake', pid: 100 + (i % 3), comm: 'rag', pod: `rag-${i % 3}`,
-      namespace: 'bx', node: 'bx-node', durationMs: i % 2 ? undefined : 600, detail: { i }, mode: 'live',
+      ts: T0 + i * gapMs,
+      type: i % 2 ? 'tcp_retransmit' : 'tls_handshake',
+      pid: 100 + (i % 3),
+      comm: 'rag',
+      pod: `rag-${i % 3}`,
+      namespace: 'bx',
+      node: 'bx-node',
+      durationMs: i % 2 ? undefined : 600,
+      detail: { i },
+      mode: 'live',
       ...(i === 3 ? { traceId: 'a'.repeat(32) } : {}),
     };
     lines.push(JSON.stringify(e));
@@ -52,7 +60,12 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
 
   test('fast replay: recorded timestamps, every event and /health say replay, probes reported not attached', async () => {
     const e = await start({ HOPSCOPE_BPF_REPLAY: join(dir, 'small.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'fast' });
-    const { body: health } = await getJson<{ mode: string; ok: boolean; probes: Array<{ attached: boolean; code: string }>; replay: { events: number; done: boolean } }>(`${e.url}/health`);
+    const { body: health } = await getJson<{
+      mode: string;
+      ok: boolean;
+      probes: Array<{ attached: boolean; code: string }>;
+      replay: { events: number; done: boolean };
+    }>(`${e.url}/health`);
     assert.equal(health.mode, 'replay');
     assert.equal(health.replay.events, 6);
     assert.ok(health.probes.length > 0 && health.probes.every((p) => !p.attached && p.code === 'replay_mode'));
@@ -62,14 +75,31 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
     assert.equal(body.events.length, 6);
     assert.ok(body.events.every((x) => x.mode === 'replay'));
     assert.equal(body.events[0].ts, T0);
-    const { body: filtered } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events?pod=rag-1&type=tcp_retransmit`);
-    assert.deepEqual(filtered.events.map((x) => x.detail.i), [1]);
+    const { body: filtered } = await getJson<{ events: KernelEvent[] }>(
+      `${e.url}/events?pod=rag-1&type=tcp_retransmit`
+    );
+    assert.deepEqual(
+      filtered.events.map((x) => x.detail.i),
+      [1]
+    );
     const { body: byTrace } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events?traceId=${'a'.repeat(32)}`);
-    assert.deepEqual(byTrace.events.map((x) => x.detail.i), [3]);
-    const { body: byPid } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events?pid=102&from=${T0}&to=${T0 + 10_000}`);
-    assert.deepEqual(byPid.events.map((x) => x.detail.i), [2, 5]);
+    assert.deepEqual(
+      byTrace.events.map((x) => x.detail.i),
+      [3]
+    );
+    const { body: byPid } = await getJson<{ events: KernelEvent[] }>(
+      `${e.url}/events?pid=102&from=${T0}&to=${T0 + 10_000}`
+    );
+    assert.deepEqual(
+      byPid.events.map((x) => x.detail.i),
+      [2, 5]
+    );
     const { body: limited } = await getJson<{ events: KernelEvent[]; truncated: boolean }>(`${e.url}/events?limit=2`);
-    assert.deepEqual(limited.events.map((x) => x.detail.i), [4, 5], 'the limit keeps the newest');
+    assert.deepEqual(
+      limited.events.map((x) => x.detail.i),
+      [4, 5],
+      'the limit keeps the newest'
+    );
     assert.equal(limited.truncated, true);
   });
 
@@ -78,10 +108,14 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
     const startedAt = Date.now();
     const { body: early } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events`);
     assert.ok(early.events.length < 6, 'not everything at once');
-    const all = await waitFor('all replayed', async () => {
-      const { body } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events`);
-      return body.events.length === 6 ? body.events : undefined;
-    }, 10_000);
+    const all = await waitFor(
+      'all replayed',
+      async () => {
+        const { body } = await getJson<{ events: KernelEvent[] }>(`${e.url}/events`);
+        return body.events.length === 6 ? body.events : undefined;
+      },
+      10_000
+    );
     assert.ok(all[0].ts >= startedAt - 1000);
     assert.equal(all[0].detail.recordedTs, T0);
     const gap = all[5].ts - all[0].ts;
@@ -90,7 +124,11 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
   });
 
   test('an event storm never grows the ring: the oldest are evicted and counted', async () => {
-    const e = await start({ HOPSCOPE_BPF_REPLAY: join(dir, 'storm.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'fast', HOPSCOPE_BPF_RING_SIZE: '1000' });
+    const e = await start({
+      HOPSCOPE_BPF_REPLAY: join(dir, 'storm.jsonl'),
+      HOPSCOPE_BPF_REPLAY_TIMING: 'fast',
+      HOPSCOPE_BPF_RING_SIZE: '1000',
+    });
     const { body } = await getJson<{ events: KernelEvent[]; dropped: number }>(`${e.url}/events?limit=10000`);
     assert.equal(body.events.length, 1000);
     assert.equal(body.dropped, 4000);
@@ -108,7 +146,11 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
 
   test('without bpftrace it still serves /health saying why, and empty /events (never fake data)', async () => {
     const e = await start({ HOPSCOPE_BPFTRACE: '/nonexistent/bpftrace' });
-    const { body } = await getJson<{ ok: boolean; mode: string; probes: Array<{ attached: boolean; code: string; reason: string }> }>(`${e.url}/health`);
+    const { body } = await getJson<{
+      ok: boolean;
+      mode: string;
+      probes: Array<{ attached: boolean; code: string; reason: string }>;
+    }>(`${e.url}/health`);
     assert.equal(body.ok, false);
     assert.equal(body.mode, 'live');
     for (const p of body.probes) {
@@ -147,14 +189,22 @@ describe('bpf-exporter API (replay mode, no eBPF needed)', () => {
 
   test('POST /register validates, GET lists, DELETE removes', async () => {
     const e = exporters[0];
-    const post = (body: unknown): Promise<Response> => fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown): Promise<Response> =>
+      fetch(`${e.url}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     assert.equal((await post({ pod: 'x' })).status, 400);
     assert.equal((await post({ pid: 1.5, pod: 'x' })).status, 400);
     assert.equal((await post({ pid: 42, pod: 'x', extra: 1 })).status, 400);
     const ok = await post({ pid: 42, pod: 'gateway-0', namespace: 'chain', service: 'gateway' });
     assert.equal(ok.status, 201);
     const { body } = await getJson<{ registrations: Array<{ pid: number; pod: string }> }>(`${e.url}/register`);
-    assert.deepEqual(body.registrations.map((r) => [r.pid, r.pod]), [[42, 'gateway-0']]);
+    assert.deepEqual(
+      body.registrations.map((r) => [r.pid, r.pod]),
+      [[42, 'gateway-0']]
+    );
     assert.equal((await fetch(`${e.url}/register/42`, { method: 'DELETE' })).status, 204);
     assert.equal((await fetch(`${e.url}/register/42`, { method: 'DELETE' })).status, 404);
     assert.equal((await fetch(`${e.url}/register/abc`, { method: 'DELETE' })).status, 400);

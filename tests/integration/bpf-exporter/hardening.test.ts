@@ -28,11 +28,19 @@ describe('bpf-exporter hardening', () => {
     dir = mkdtempSync(join(tmpdir(), 'bx-bpf-hard-'));
     const ev = { ts: 1_700_000_000_000, type: 'tcp_retransmit', pid: 7, comm: 'rag', detail: {}, mode: 'live' };
     writeFileSync(join(dir, 'one.jsonl'), `${JSON.stringify(ev)}\n`);
-    e = await startExporter(loadConfig({
-      HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_HOST: '0.0.0.0', HOPSCOPE_BPF_TOKEN: TOKEN, HOPSCOPE_BPF_SSE_MAX_CLIENTS: '2',
-      HOPSCOPE_BPF_HEADERS_TIMEOUT_MS: '1000', HOPSCOPE_BPF_REQUEST_TIMEOUT_MS: '2000',
-      HOPSCOPE_BPF_REPLAY: join(dir, 'one.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'fast',
-    }), log);
+    e = await startExporter(
+      loadConfig({
+        HOPSCOPE_BPF_PORT: '0',
+        HOPSCOPE_BPF_HOST: '0.0.0.0',
+        HOPSCOPE_BPF_TOKEN: TOKEN,
+        HOPSCOPE_BPF_SSE_MAX_CLIENTS: '2',
+        HOPSCOPE_BPF_HEADERS_TIMEOUT_MS: '1000',
+        HOPSCOPE_BPF_REQUEST_TIMEOUT_MS: '2000',
+        HOPSCOPE_BPF_REPLAY: join(dir, 'one.jsonl'),
+        HOPSCOPE_BPF_REPLAY_TIMING: 'fast',
+      }),
+      log
+    );
     base = `http://127.0.0.1:${e.port}`;
   });
   after(async () => {
@@ -41,13 +49,26 @@ describe('bpf-exporter hardening', () => {
   });
 
   test('without a token it will not listen beyond loopback', () => {
-    assert.throws(() => loadConfig({ HOPSCOPE_BPF_HOST: '0.0.0.0' }), /not a loopback address and HOPSCOPE_BPF_TOKEN is not set/);
-    assert.equal(e.server.address() && typeof e.server.address() === 'object' ? (e.server.address() as { address: string }).address : '', '0.0.0.0', 'with one it does');
+    assert.throws(
+      () => loadConfig({ HOPSCOPE_BPF_HOST: '0.0.0.0' }),
+      /not a loopback address and HOPSCOPE_BPF_TOKEN is not set/
+    );
+    assert.equal(
+      e.server.address() && typeof e.server.address() === 'object'
+        ? (e.server.address() as { address: string }).address
+        : '',
+      '0.0.0.0',
+      'with one it does'
+    );
   });
 
   test('/register and the event API need the bearer token (401 without, 401 wrong); /metrics and /health do not', async () => {
     const reg = (headers: Record<string, string>): Promise<Response> =>
-      fetch(`${base}/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ pid: 4242, pod: 'x-0' }) });
+      fetch(`${base}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ pid: 4242, pod: 'x-0' }),
+      });
     const none = await reg({});
     assert.equal(none.status, 401);
     assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="hopscope-bpf-exporter"');
@@ -84,7 +105,7 @@ describe('bpf-exporter hardening', () => {
       await new Promise((r) => setTimeout(r, 50));
       c = await sse(`${base}/events/stream`, bearer);
     }
-    assert.equal(c?.status, 200, 'the closed subscriber\'s place is free again');
+    assert.equal(c?.status, 200, "the closed subscriber's place is free again");
     b.close();
     c?.close();
   });
@@ -94,7 +115,9 @@ describe('bpf-exporter hardening', () => {
     await new Promise<void>((r) => sock.once('connect', () => r()));
     const t0 = Date.now();
     let answer = '';
-    sock.on('data', (d: Buffer) => { answer += d.toString(); });
+    sock.on('data', (d: Buffer) => {
+      answer += d.toString();
+    });
     // One header line, then nothing: a slowloris.
     sock.write('GET /health HTTP/1.1\r\nHost: x\r\n');
     const drip = setInterval(() => sock.write('X-a: b\r\n'), 300);

@@ -20,8 +20,16 @@ export function sh(cmd: string, args: string[], input?: string): string {
 }
 
 /** A child whose stdout lines can be awaited. */
-export function child(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess & { lines: string[]; waitLine(re: RegExp, ms?: number): Promise<string> } {
-  const c = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] }) as ChildProcess & { lines: string[]; waitLine(re: RegExp, ms?: number): Promise<string> };
+export function child(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}
+): ChildProcess & { lines: string[]; waitLine(re: RegExp, ms?: number): Promise<string> } {
+  const c = spawn(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcess & { lines: string[]; waitLine(re: RegExp, ms?: number): Promise<string> };
   c.lines = [];
   let buf = '';
   let err = '';
@@ -31,7 +39,9 @@ export function child(cmd: string, args: string[], opts: { cwd?: string; env?: N
     buf = parts.pop() ?? '';
     c.lines.push(...parts);
   });
-  c.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  c.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
   c.waitLine = async (re, ms = 15_000) => {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
@@ -51,7 +61,13 @@ export async function getJson<T = unknown>(url: string): Promise<{ status: numbe
 }
 
 /** Polls /events until `pred` holds for some event (or throws with what was seen). */
-export async function waitForEvents(base: string, query: string, pred: (e: KernelEvent) => boolean, ms = 15_000, count = 1): Promise<KernelEvent[]> {
+export async function waitForEvents(
+  base: string,
+  query: string,
+  pred: (e: KernelEvent) => boolean,
+  ms = 15_000,
+  count = 1
+): Promise<KernelEvent[]> {
   const deadline = Date.now() + ms;
   let last: KernelEvent[] = [];
   while (Date.now() < deadline) {
@@ -61,10 +77,16 @@ export async function waitForEvents(base: string, query: string, pred: (e: Kerne
     if (hits.length >= count) return hits;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`no matching event for ${query} within ${ms} ms; saw ${last.length}: ${JSON.stringify(last.slice(-5))}`);
+  throw new Error(
+    `no matching event for ${query} within ${ms} ms; saw ${last.length}: ${JSON.stringify(last.slice(-5))}`
+  );
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms = 15_000
+): Promise<T> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const v = await fn();
@@ -74,11 +96,21 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> 
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export interface SseMessage { id?: string; event: string; data: string }
+export interface SseMessage {
+  id?: string;
+  event: string;
+  data: string;
+}
 
 /** A live SSE subscription read with fetch: messages as they arrive, the HTTP status, and a way to wait for one. */
-export async function sse(url: string, headers: Record<string, string> = {}): Promise<{
-  status: number; messages: SseMessage[]; ended: () => boolean; close(): void;
+export async function sse(
+  url: string,
+  headers: Record<string, string> = {}
+): Promise<{
+  status: number;
+  messages: SseMessage[];
+  ended: () => boolean;
+  close(): void;
   waitFor(pred: (m: SseMessage) => boolean, ms?: number): Promise<SseMessage>;
 }> {
   const ac = new AbortController();
@@ -106,12 +138,17 @@ export async function sse(url: string, headers: Record<string, string> = {}): Pr
               const v = rest.join(':').replace(/^ /, '');
               if (k === 'id') m.id = v;
               else if (k === 'event') m.event = v;
-              else if (k === 'data') { m.data += v; hasData = true; }
+              else if (k === 'data') {
+                m.data += v;
+                hasData = true;
+              }
             }
             if (hasData) messages.push(m);
           }
         }
-      } catch { /* aborted */ }
+      } catch {
+        /* aborted */
+      }
       done = true;
     })();
   } else {
@@ -119,7 +156,10 @@ export async function sse(url: string, headers: Record<string, string> = {}): Pr
     done = true;
   }
   return {
-    status: res.status, messages, ended: () => done, close: () => ac.abort(),
+    status: res.status,
+    messages,
+    ended: () => done,
+    close: () => ac.abort(),
     async waitFor(pred, ms = 10_000) {
       const deadline = Date.now() + ms;
       while (Date.now() < deadline) {

@@ -10,8 +10,15 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface Recorded { response_status_code: number; response_body: string }
-export interface Recording { source: Record<string, unknown>; list: Recorded; watch: Recorded }
+export interface Recorded {
+  response_status_code: number;
+  response_body: string;
+}
+export interface Recording {
+  source: Record<string, unknown>;
+  list: Recorded;
+  watch: Recorded;
+}
 
 export function recording(name: string): Recording {
   return JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/kubernetes', name), 'utf8')) as Recording;
@@ -24,9 +31,16 @@ export interface Scenario {
   watches: Array<{ body: string; end?: boolean }>;
 }
 
-export interface SeenRequest { path: string; query: URLSearchParams; authorization?: string }
+export interface SeenRequest {
+  path: string;
+  query: URLSearchParams;
+  authorization?: string;
+}
 
-export async function startKubeReplay(s: Scenario, tls?: { key: Buffer; cert: Buffer }): Promise<{ url: string; requests: SeenRequest[]; close(): Promise<void> }> {
+export async function startKubeReplay(
+  s: Scenario,
+  tls?: { key: Buffer; cert: Buffer }
+): Promise<{ url: string; requests: SeenRequest[]; close(): Promise<void> }> {
   const requests: SeenRequest[] = [];
   const open = new Set<ServerResponse>();
   let watches = 0;

@@ -27,11 +27,29 @@ const log = pino({ level: 'silent' });
 const TOKEN = 'bx-kube-token-0123456789';
 const COREDNS_UID = 'f78db027-d69e-485e-9a9e-a6dc7493b6d7';
 
-interface KubeHealth { attribution: { mode: string; reason?: string; kubernetes?: { source: string; server: string; node: string; synced: boolean; pods: number; deletedKept: number; resourceVersion: string; watches: number; lastError?: string } } }
+interface KubeHealth {
+  attribution: {
+    mode: string;
+    reason?: string;
+    kubernetes?: {
+      source: string;
+      server: string;
+      node: string;
+      synced: boolean;
+      pods: number;
+      deletedKept: number;
+      resourceVersion: string;
+      watches: number;
+      lastError?: string;
+    };
+  };
+}
 
 function kubeconfig(dir: string, server: string, user: Record<string, string>, ca?: Buffer): string {
   const file = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(file, `apiVersion: v1
+  writeFileSync(
+    file,
+    `apiVersion: v1
 kind: Config
 current-context: bx
 contexts:
@@ -44,7 +62,8 @@ clusters:
 ${ca ? `    certificate-authority-data: ${ca.toString('base64')}\n` : ''}users:
 - name: bx
   user: ${JSON.stringify(user)}
-`);
+`
+  );
   return file;
 }
 
@@ -61,13 +80,29 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
   const aeraki = recording('kind-aeraki-watch-delete.json');
 
   let tls: { key: Buffer; cert: Buffer } | undefined;
-  const noTls = (): string | undefined => (tls ? undefined : 'openssl missing (the replay server\'s certificate)');
+  const noTls = (): string | undefined => (tls ? undefined : "openssl missing (the replay server's certificate)");
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'bx-bpf-kube-'));
     writeFileSync(join(dir, 'empty.jsonl'), '');
     if (!has('openssl')) return;
-    sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'api.key'), '-out', join(dir, 'api.crt'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
+    sh('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, 'api.key'),
+      '-out',
+      join(dir, 'api.crt'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ]);
     tls = { key: readFileSync(join(dir, 'api.key')), cert: readFileSync(join(dir, 'api.crt')) };
   });
   after(async () => {
@@ -76,49 +111,85 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('lists its node\'s pods, watches from the list\'s resourceVersion, token over verified TLS; UID → name, labels, owner, workload', async (t) => {
+  test("lists its node's pods, watches from the list's resourceVersion, token over verified TLS; UID → name, labels, owner, workload", async (t) => {
     if (noTls()) return t.skip(noTls());
     const cert = tls!.cert;
     const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] }, tls);
     closers.push(api.close);
     const e = await start({
-      HOPSCOPE_BPF_NODE: 'v1.36-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, cert),
-      HOPSCOPE_BPF_POD_LABELS: 'k8s-app,tier', HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl'),
+      HOPSCOPE_BPF_NODE: 'v1.36-control-plane',
+      HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, cert),
+      HOPSCOPE_BPF_POD_LABELS: 'k8s-app,tier',
+      HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl'),
     });
     const k = await waitFor('informer synced and watching', async () => {
       const { body } = await getJson<KubeHealth>(`${e.url}/health`);
       // The exporter counts a watch once it asks for it; the replay server sees the request a moment later.
-      return body.attribution.kubernetes?.synced && body.attribution.kubernetes.watches >= 1 && api.requests.length >= 2 ? body.attribution : undefined;
+      return body.attribution.kubernetes?.synced && body.attribution.kubernetes.watches >= 1 && api.requests.length >= 2
+        ? body.attribution
+        : undefined;
     });
     assert.equal(k.mode, 'kubernetes');
-    assert.deepEqual([k.kubernetes!.source, k.kubernetes!.server, k.kubernetes!.node, k.kubernetes!.pods], ['kubeconfig', api.url, 'v1.36-control-plane', 8]);
+    assert.deepEqual(
+      [k.kubernetes!.source, k.kubernetes!.server, k.kubernetes!.node, k.kubernetes!.pods],
+      ['kubeconfig', api.url, 'v1.36-control-plane', 8]
+    );
     const [list, watch] = api.requests;
-    assert.equal(list.query.get('fieldSelector'), 'spec.nodeName=v1.36-control-plane', 'only this node\'s pods');
+    assert.equal(list.query.get('fieldSelector'), 'spec.nodeName=v1.36-control-plane', "only this node's pods");
     assert.equal(list.query.get('watch'), null);
     assert.equal(list.authorization, `Bearer ${TOKEN}`);
-    assert.deepEqual([watch.query.get('watch'), watch.query.get('resourceVersion'), watch.query.get('allowWatchBookmarks'), watch.query.get('fieldSelector')],
-      ['true', '554', 'true', 'spec.nodeName=v1.36-control-plane'], 'watch from the list\'s resourceVersion');
+    assert.deepEqual(
+      [
+        watch.query.get('watch'),
+        watch.query.get('resourceVersion'),
+        watch.query.get('allowWatchBookmarks'),
+        watch.query.get('fieldSelector'),
+      ],
+      ['true', '554', 'true', 'spec.nodeName=v1.36-control-plane'],
+      "watch from the list's resourceVersion"
+    );
     // The recorded bookmark moves the resourceVersion on.
-    await waitFor('bookmark applied', async () => ((await getJson<KubeHealth>(`${e.url}/health`)).body.attribution.kubernetes!.resourceVersion === '550') || undefined);
+    await waitFor(
+      'bookmark applied',
+      async () =>
+        (await getJson<KubeHealth>(`${e.url}/health`)).body.attribution.kubernetes!.resourceVersion === '550' ||
+        undefined
+    );
     const pods = e.pipeline.pods!;
     assert.deepEqual(pods.byUid(COREDNS_UID), {
-      uid: COREDNS_UID, name: 'coredns-589f44dc88-4fpns', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' },
-      owner: { kind: 'ReplicaSet', name: 'coredns-589f44dc88' }, workload: { kind: 'Deployment', name: 'coredns' },
+      uid: COREDNS_UID,
+      name: 'coredns-589f44dc88-4fpns',
+      namespace: 'kube-system',
+      labels: { 'k8s-app': 'kube-dns' },
+      owner: { kind: 'ReplicaSet', name: 'coredns-589f44dc88' },
+      workload: { kind: 'Deployment', name: 'coredns' },
     });
-    assert.deepEqual(pods.byUid('cb900117-5e77-4015-9a6a-60501bac2b2a'), {
-      uid: 'cb900117-5e77-4015-9a6a-60501bac2b2a', name: 'etcd-v1.36-control-plane', namespace: 'kube-system', labels: { tier: 'control-plane' },
-      owner: { kind: 'Node', name: 'v1.36-control-plane' }, workload: { kind: 'Node', name: 'v1.36-control-plane' },
-    }, 'a static pod: owned by its node');
+    assert.deepEqual(
+      pods.byUid('cb900117-5e77-4015-9a6a-60501bac2b2a'),
+      {
+        uid: 'cb900117-5e77-4015-9a6a-60501bac2b2a',
+        name: 'etcd-v1.36-control-plane',
+        namespace: 'kube-system',
+        labels: { tier: 'control-plane' },
+        owner: { kind: 'Node', name: 'v1.36-control-plane' },
+        workload: { kind: 'Node', name: 'v1.36-control-plane' },
+      },
+      'a static pod: owned by its node'
+    );
     assert.equal(pods.byUid('kindnet-4pxt7'), undefined, 'by UID, not by name');
   });
 
   test('a watch that ends is renewed from its last resourceVersion; a deleted pod stays known for a while, marked deleted', async (t) => {
     if (noTls()) return t.skip(noTls());
     writeFileSync(join(dir, 'token'), `${TOKEN}\n`);
-    const api = await startKubeReplay({ list: aeraki.list, watches: [{ body: aeraki.watch.response_body, end: true }] }, tls);
+    const api = await startKubeReplay(
+      { list: aeraki.list, watches: [{ body: aeraki.watch.response_body, end: true }] },
+      tls
+    );
     closers.push(api.close);
     const e = await start({
-      HOPSCOPE_BPF_NODE: 'aeraki-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { tokenFile: join(dir, 'token') }, tls!.cert),
+      HOPSCOPE_BPF_NODE: 'aeraki-control-plane',
+      HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { tokenFile: join(dir, 'token') }, tls!.cert),
       HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl'),
     });
     const k = await waitFor('second watch', async () => {
@@ -126,8 +197,15 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
       return (body.attribution.kubernetes?.watches ?? 0) >= 2 ? body.attribution.kubernetes : undefined;
     });
     const watches = api.requests.filter((r) => r.query.get('watch') === 'true');
-    assert.deepEqual(watches.map((w) => w.query.get('resourceVersion')), ['744175', '760032'], 'renewed from the DELETED event\'s resourceVersion');
-    assert.ok(api.requests.every((r) => r.authorization === `Bearer ${TOKEN}`), 'the token file\'s token');
+    assert.deepEqual(
+      watches.map((w) => w.query.get('resourceVersion')),
+      ['744175', '760032'],
+      "renewed from the DELETED event's resourceVersion"
+    );
+    assert.ok(
+      api.requests.every((r) => r.authorization === `Bearer ${TOKEN}`),
+      "the token file's token"
+    );
     assert.deepEqual([k!.pods, k!.deletedKept], [1, 1]);
     const pods = e.pipeline.pods!;
     assert.equal(pods.byUid('c7173455-4a47-4d7f-818d-6634df001f15')?.name, 'network-tool1');
@@ -141,7 +219,11 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     const api = await startKubeReplay({ list: kind.list, watches: [] }, tls);
     const url = api.url;
     await api.close();
-    const e = await start({ HOPSCOPE_BPF_NODE: 'n1', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, url, { token: TOKEN }, tls!.cert), HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl') });
+    const e = await start({
+      HOPSCOPE_BPF_NODE: 'n1',
+      HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, url, { token: TOKEN }, tls!.cert),
+      HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl'),
+    });
     const k = await waitFor('list failure reported', async () => {
       const { body } = await getJson<KubeHealth>(`${e.url}/health`);
       return body.attribution.kubernetes?.lastError ? body.attribution.kubernetes : undefined;
@@ -149,7 +231,10 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     assert.equal(k!.synced, false);
     assert.match(k!.lastError!, /^list: .*ECONNREFUSED/);
     const bad = join(dir, 'exec-kubeconfig');
-    writeFileSync(bad, 'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: aws}}}]\n');
+    writeFileSync(
+      bad,
+      'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: aws}}}]\n'
+    );
     const e2 = await start({ HOPSCOPE_BPF_KUBECONFIG: bad, HOPSCOPE_BPF_REPLAY: join(dir, 'empty.jsonl') });
     const { body } = await getJson<KubeHealth>(`${e2.url}/health`);
     assert.equal(body.attribution.mode, 'proc');
@@ -159,45 +244,79 @@ describe('bpf-exporter: pod identity from the Kubernetes API (recorded real API 
     assert.deepEqual([off.attribution.mode, /off-cluster/.test(off.attribution.reason!)], ['proc', true]);
   });
 
-  test('root: a process in that pod\'s cgroup connects; the real probe names the pod, labels and owner from the API', async (t) => {
+  test("root: a process in that pod's cgroup connects; the real probe names the pod, labels and owner from the API", async (t) => {
     const skip = probeSkipReason() ?? (has('python3') ? undefined : 'python3 missing') ?? noTls();
     if (skip) return t.skip(skip);
-    const cg2 = ['/sys/fs/cgroup/unified', '/sys/fs/cgroup'].find((p) => { try { readFileSync(join(p, 'cgroup.procs')); return true; } catch { return false; } });
+    const cg2 = ['/sys/fs/cgroup/unified', '/sys/fs/cgroup'].find((p) => {
+      try {
+        readFileSync(join(p, 'cgroup.procs'));
+        return true;
+      } catch {
+        return false;
+      }
+    });
     if (!cg2) return t.skip('no cgroup v2 mount');
     const api = await startKubeReplay({ list: kind.list, watches: [{ body: kind.watch.response_body }] }, tls);
     closers.push(api.close);
     const e = await start({
-      HOPSCOPE_BPF_NODE: 'v1.36-control-plane', HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, tls!.cert),
-      HOPSCOPE_BPF_PROBES: 'tcp_connect', HOPSCOPE_BPF_POD_LABELS: 'k8s-app', HOPSCOPE_BPF_EVENT_BUDGET: '100000',
+      HOPSCOPE_BPF_NODE: 'v1.36-control-plane',
+      HOPSCOPE_BPF_KUBECONFIG: kubeconfig(dir, api.url, { token: TOKEN }, tls!.cert),
+      HOPSCOPE_BPF_PROBES: 'tcp_connect',
+      HOPSCOPE_BPF_POD_LABELS: 'k8s-app',
+      HOPSCOPE_BPF_EVENT_BUDGET: '100000',
     });
     await e.pipeline.settled(60_000);
     await waitFor('informer synced', () => e.pipeline.pods!.synced || undefined);
     // The cgroup the kubelet (systemd driver, containerd) gives a container of the recorded coredns pod.
-    const scope = join(cg2, 'kubepods.slice/kubepods-burstable.slice', `kubepods-burstable-pod${COREDNS_UID.replace(/-/g, '_')}.slice`, `cri-containerd-${'b'.repeat(60)}${process.pid.toString(16).padStart(4, '0').slice(-4)}.scope`);
+    const scope = join(
+      cg2,
+      'kubepods.slice/kubepods-burstable.slice',
+      `kubepods-burstable-pod${COREDNS_UID.replace(/-/g, '_')}.slice`,
+      `cri-containerd-${'b'.repeat(60)}${process.pid.toString(16).padStart(4, '0').slice(-4)}.scope`
+    );
     mkdirSync(scope, { recursive: true });
-    const py = child('python3', ['-c', `
+    const py = child('python3', [
+      '-c',
+      `
 import socket, sys
 srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()
 print('ready', srv.getsockname()[1], flush=True); sys.stdin.readline()
 socket.create_connection(srv.getsockname()).close(); print('done', flush=True); sys.stdin.readline()
-`]);
+`,
+    ]);
     try {
       const port = Number((await py.waitLine(/^ready/)).split(' ')[1]);
       writeFileSync(join(scope, 'cgroup.procs'), String(py.pid));
       py.stdin!.write('go\n');
       await py.waitLine(/^done/);
-      const [ev] = await waitForEvents(e.url, `pid=${py.pid}&type=tcp_connect`, (x: KernelEvent) => x.detail.dport === port);
-      assert.deepEqual([ev.pod, ev.namespace, ev.labels], ['coredns-589f44dc88-4fpns', 'kube-system', { 'k8s-app': 'kube-dns' }]);
+      const [ev] = await waitForEvents(
+        e.url,
+        `pid=${py.pid}&type=tcp_connect`,
+        (x: KernelEvent) => x.detail.dport === port
+      );
+      assert.deepEqual(
+        [ev.pod, ev.namespace, ev.labels],
+        ['coredns-589f44dc88-4fpns', 'kube-system', { 'k8s-app': 'kube-dns' }]
+      );
       assert.equal(ev.detail.attribution, 'kubernetes');
       assert.equal(ev.detail.podUid, COREDNS_UID);
       assert.deepEqual(ev.detail.owner, { kind: 'ReplicaSet', name: 'coredns-589f44dc88' });
       assert.deepEqual(ev.detail.workload, { kind: 'Deployment', name: 'coredns' });
       const metrics = await (await fetch(`${e.url}/metrics`)).text();
-      assert.match(metrics, /hopscope_tcp_connect_seconds_count\{pod="coredns-589f44dc88-4fpns",namespace="kube-system",node="v1.36-control-plane",label_k8s_app="kube-dns"\} [1-9]/);
+      assert.match(
+        metrics,
+        /hopscope_tcp_connect_seconds_count\{pod="coredns-589f44dc88-4fpns",namespace="kube-system",node="v1.36-control-plane",label_k8s_app="kube-dns"\} [1-9]/
+      );
     } finally {
       py.kill();
       await new Promise((r) => setTimeout(r, 200));
-      for (let d = scope; d.startsWith(join(cg2, 'kubepods.slice')); d = dirname(d)) { try { rmdirSync(d); } catch { break; } }
+      for (let d = scope; d.startsWith(join(cg2, 'kubepods.slice')); d = dirname(d)) {
+        try {
+          rmdirSync(d);
+        } catch {
+          break;
+        }
+      }
     }
   });
 });

@@ -36,15 +36,26 @@ describe('bpf-exporter probes on the real kernel', { skip }, () => {
     // The stand-in CUDA driver and a program allocating through it.
     if (has('gcc')) {
       sh('gcc', ['-shared', '-fPIC', '-O1', '-o', join(dir, 'libcuda.so.1'), join(here, 'fake-libcuda.c')]);
-      sh('gcc', ['-O1', '-o', join(dir, 'cuda-alloc'), join(here, 'cuda-alloc.c'), `-L${dir}`, '-l:libcuda.so.1', `-Wl,-rpath,${dir}`]);
+      sh('gcc', [
+        '-O1',
+        '-o',
+        join(dir, 'cuda-alloc'),
+        join(here, 'cuda-alloc.c'),
+        `-L${dir}`,
+        '-l:libcuda.so.1',
+        `-Wl,-rpath,${dir}`,
+      ]);
     } else gpuSkip = 'gcc missing: cannot build the stand-in libcuda.so.1';
     if (!has('ip') || !has('nft') || !has('python3')) nsSkip = 'ip, nft or python3 missing';
     const cfg = loadConfig({
-      HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'bx-node',
+      HOPSCOPE_BPF_PORT: '0',
+      HOPSCOPE_BPF_NODE: 'bx-node',
       HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake,gpu_alloc_fail,http_traceparent',
-      HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1', HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'),
+      HOPSCOPE_BPF_TRACEPARENT_SAMPLE: '1',
+      HOPSCOPE_BPF_LIBCUDA: join(dir, 'libcuda.so.1'),
       // The test's own processes are not pods: name the files (discovery has its own tests, discovery.test.ts).
-      HOPSCOPE_BPF_NODE_BINARY: process.execPath, HOPSCOPE_BPF_LIBSSL: '/usr/lib/x86_64-linux-gnu/libssl.so.3',
+      HOPSCOPE_BPF_NODE_BINARY: process.execPath,
+      HOPSCOPE_BPF_LIBSSL: '/usr/lib/x86_64-linux-gnu/libssl.so.3',
       // This file checks each probe's per-event evidence; the budget has its own tests (budget.test.ts). With every
       // request sampled, the rest of this shared machine's HTTP traffic can use up the default 200 records/s.
       HOPSCOPE_BPF_EVENT_BUDGET: '100000',
@@ -57,18 +68,32 @@ describe('bpf-exporter probes on the real kernel', { skip }, () => {
   after(async () => {
     for (const c of children) c.kill();
     await exp?.stop();
-    try { sh('ip', ['netns', 'del', NS]); } catch { /* not created */ }
+    try {
+      sh('ip', ['netns', 'del', NS]);
+    } catch {
+      /* not created */
+    }
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('/health shows every probe attached (GPU on the stand-in library)', async () => {
-    const { body } = await getJson<{ ok: boolean; mode: string; probes: Array<{ name: string; attached: boolean; reason?: string }> }>(`${base}/health`);
+    const { body } = await getJson<{
+      ok: boolean;
+      mode: string;
+      probes: Array<{ name: string; attached: boolean; reason?: string }>;
+    }>(`${base}/health`);
     assert.equal(body.mode, 'live');
     for (const p of body.probes) {
       if (p.name === 'gpu_alloc_fail' && gpuSkip) continue;
       assert.equal(p.attached, true, `${p.name} not attached: ${p.reason}`);
     }
-    assert.deepEqual(body.probes.map((p) => p.name).sort(), ['gpu_alloc_fail', 'http_traceparent', 'tcp_connect', 'tcp_retransmit', 'tls_handshake']);
+    assert.deepEqual(body.probes.map((p) => p.name).sort(), [
+      'gpu_alloc_fail',
+      'http_traceparent',
+      'tcp_connect',
+      'tcp_retransmit',
+      'tls_handshake',
+    ]);
   });
 
   test('SYN and data retransmits and connect latency in a namespace with an nftables drop rule, joined to the registered pod', async (t) => {
@@ -77,12 +102,16 @@ describe('bpf-exporter probes on the real kernel', { skip }, () => {
     sh('ip', ['-n', NS, 'link', 'set', 'lo', 'up']);
     // Every second SYN to :8080 is dropped (the first one: numgen starts at 0) → exactly one SYN retransmit, ~1 s
     // connect. Every second data segment to :8081 is dropped on input → one data retransmit by the sender.
-    sh('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], `table inet bx-drop {
+    sh(
+      'ip',
+      ['netns', 'exec', NS, 'nft', '-f', '-'],
+      `table inet bx-drop {
   chain input { type filter hook input priority 0; policy accept;
     tcp dport 8080 tcp flags & (syn | ack) == syn numgen inc mod 2 == 0 drop
     tcp dport 8081 tcp flags & psh == psh numgen inc mod 2 == 0 drop
   }
-}`);
+}`
+    );
     const script = `
 import socket, sys, time
 a = socket.socket(); a.bind(('127.0.0.1', 8080)); a.listen()
@@ -100,7 +129,11 @@ print('got', s.recv(10), flush=True)
     children.push(py);
     await py.waitLine(/^ready/);
     const pid = py.pid!; // ip netns exec execs: same pid
-    const reg = await fetch(`${base}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid, pod: 'bx-client-0', namespace: 'bx-ns', service: 'bx-client' }) });
+    const reg = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pid, pod: 'bx-client-0', namespace: 'bx-ns', service: 'bx-client' }),
+    });
     assert.equal(reg.status, 201);
     py.stdin!.write('go\n');
     const line = await py.waitLine(/^connect /);
@@ -132,11 +165,26 @@ print('got', s.recv(10), flush=True)
     assert.ok(KernelEventList.safeParse({ events: rts }).success);
 
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="syn"\} 1/);
-    assert.match(metrics, /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="data"\} [1-9]/);
-    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="2",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 2/);
-    assert.match(metrics, /hopscope_tcp_connect_seconds_bucket\{le="0.5",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/);
-    assert.match(metrics, /hopscope_tcp_connect_failures_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/);
+    assert.match(
+      metrics,
+      /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="syn"\} 1/
+    );
+    assert.match(
+      metrics,
+      /hopscope_tcp_retransmits_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name="",segment="data"\} [1-9]/
+    );
+    assert.match(
+      metrics,
+      /hopscope_tcp_connect_seconds_bucket\{le="2",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 2/
+    );
+    assert.match(
+      metrics,
+      /hopscope_tcp_connect_seconds_bucket\{le="0.5",pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/
+    );
+    assert.match(
+      metrics,
+      /hopscope_tcp_connect_failures_total\{pod="bx-client-0",namespace="bx-ns",node="bx-node",label_app_kubernetes_io_name=""\} 1/
+    );
 
     const del = await fetch(`${base}/register/${pid}`, { method: 'DELETE' });
     assert.equal(del.status, 204);
@@ -144,9 +192,32 @@ print('got', s.recv(10), flush=True)
 
   test('TLS handshakes of openssl s_server/s_client (libssl.so.3) with role and duration', async (t) => {
     if (!has('openssl')) return t.skip('openssl missing');
-    sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost']);
+    sh('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+    ]);
     const port = 20000 + (process.pid % 20000);
-    const srv = child('openssl', ['s_server', '-accept', `127.0.0.1:${port}`, '-cert', join(dir, 'cert.pem'), '-key', join(dir, 'key.pem'), '-quiet']);
+    const srv = child('openssl', [
+      's_server',
+      '-accept',
+      `127.0.0.1:${port}`,
+      '-cert',
+      join(dir, 'cert.pem'),
+      '-key',
+      join(dir, 'key.pem'),
+      '-quiet',
+    ]);
     children.push(srv);
     await waitFor('s_server listening', () => sh('ss', ['-ltn']).includes(`127.0.0.1:${port}`) || undefined);
     const cli = child('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-quiet']);
@@ -180,14 +251,18 @@ srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.addres
       assert.ok(e.durationMs! > 0 && e.durationMs! < 5000);
     }
     // The HTTPS request's traceparent, read before encryption from Node's SSL_write, deduplicated to one event.
-    const tps = await waitForEvents(base, `traceId=${TLS_TRACE_ID}&type=http_traceparent&pid=${node.pid}`, (e) => e.detail.direction === 'outgoing');
+    const tps = await waitForEvents(
+      base,
+      `traceId=${TLS_TRACE_ID}&type=http_traceparent&pid=${node.pid}`,
+      (e) => e.detail.direction === 'outgoing'
+    );
     assert.equal(tps.length, 1);
     assert.equal(tps[0].detail.syscall, 'ssl_write');
     const metrics = await (await fetch(`${base}/metrics`)).text();
     assert.match(metrics, /hopscope_tls_handshake_seconds_count\{[^}]*role="client",result="ok"\} [1-9]/);
   });
 
-  test('a slow TLS handshake (delayed SNICallback, the mechanism of the chain\'s tls_slow_handshake fault) is measured as slow', async (t) => {
+  test("a slow TLS handshake (delayed SNICallback, the mechanism of the chain's tls_slow_handshake fault) is measured as slow", async (t) => {
     if (!has('openssl')) return t.skip('openssl missing (certificate)');
     const script = `
 const https = require('node:https'); const tls = require('node:tls'); const fs = require('node:fs');
@@ -199,7 +274,11 @@ srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.addres
     children.push(node);
     await node.waitLine(/^done/);
     const events = await waitForEvents(base, `pid=${node.pid}&type=tls_handshake`, () => true, 15_000, 2);
-    for (const e of events) assert.ok(e.durationMs! >= 390 && e.durationMs! < 5000, `${e.detail.role} handshake ${e.durationMs} ms, expected ≥ 400`);
+    for (const e of events)
+      assert.ok(
+        e.durationMs! >= 390 && e.durationMs! < 5000,
+        `${e.detail.role} handshake ${e.durationMs} ms, expected ≥ 400`
+      );
     const metrics = await (await fetch(`${base}/metrics`)).text();
     assert.match(metrics, /hopscope_tls_handshake_seconds_bucket\{le="0.25"[^}]*role="server",result="ok"\} (\d+)/);
   });
@@ -229,7 +308,10 @@ srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.addres
     assert.equal(events[0].detail.function, 'cuMemAlloc_v2');
     assert.equal(events[0].detail.error, 'CUDA_ERROR_OUT_OF_MEMORY');
     assert.equal(events[0].detail.bytes, 2 ** 40);
-    await Promise.race([gotSse, new Promise((_, rej) => setTimeout(() => rej(new Error(`no SSE event: ${sse}`)), 10_000))]);
+    await Promise.race([
+      gotSse,
+      new Promise((_, rej) => setTimeout(() => rej(new Error(`no SSE event: ${sse}`)), 10_000)),
+    ]);
     ac.abort();
     const streamed = JSON.parse(/event: kernel\ndata: (.*)\n/.exec(sse)![1]) as KernelEvent;
     assert.equal(streamed.pid, prog.pid);
@@ -237,7 +319,7 @@ srv.listen(0, '127.0.0.1', () => https.get({ host: '127.0.0.1', port: srv.addres
     assert.match(metrics, /hopscope_gpu_alloc_failures_total\{[^}]*error="CUDA_ERROR_OUT_OF_MEMORY"\} 1/);
   });
 
-  test('traceparent of an HTTP request, outgoing and incoming, and the join of that pid\'s connect to the trace', async () => {
+  test("traceparent of an HTTP request, outgoing and incoming, and the join of that pid's connect to the trace", async () => {
     const tp = `00-${TRACE_ID}-${SPAN_ID}-01`;
     const script = `
 const http = require('node:http');
@@ -281,8 +363,16 @@ print('done', flush=True)
     py.stdin!.write('go\n');
     await py.waitLine(/^done/);
     const events = await waitForEvents(base, `type=tcp_connect`, (e) => e.detail.dport === port, 15_000, 2);
-    assert.deepEqual(events.map((e) => e.pid), [py.pid, py.pid], 'the real pid, not 1');
-    assert.deepEqual(events.map((e) => e.comm), names, 'the exact name, byte for byte (15 bytes kept: TASK_COMM_LEN)');
+    assert.deepEqual(
+      events.map((e) => e.pid),
+      [py.pid, py.pid],
+      'the real pid, not 1'
+    );
+    assert.deepEqual(
+      events.map((e) => e.comm),
+      names,
+      'the exact name, byte for byte (15 bytes kept: TASK_COMM_LEN)'
+    );
     const { body } = await getJson<{ events: KernelEvent[] }>(`${base}/events?pid=1&type=tcp_connect`);
     assert.equal(body.events.filter((e) => e.detail.dport === port).length, 0, 'nothing attributed to pid 1');
   });
@@ -292,25 +382,43 @@ print('done', flush=True)
     const before = runner.status.restarts;
     assert.ok(runner.killChild('SIGKILL'));
     const restarting = await waitFor('restart recorded', async () => {
-      const { body } = await getJson<{ probes: Array<{ name: string; state: string; restarts: number; reason?: string }> }>(`${base}/health`);
+      const { body } = await getJson<{
+        probes: Array<{ name: string; state: string; restarts: number; reason?: string }>;
+      }>(`${base}/health`);
       const p = body.probes.find((x) => x.name === 'tcp_connect')!;
       return p.restarts > before ? p : undefined;
     });
     assert.match(restarting.reason ?? '', /bpftrace exited \(SIGKILL\)/);
-    await waitFor('re-attached', async () => {
-      const { body } = await getJson<{ probes: Array<{ name: string; attached: boolean }> }>(`${base}/health`);
-      return body.probes.find((x) => x.name === 'tcp_connect')!.attached || undefined;
-    }, 30_000);
+    await waitFor(
+      're-attached',
+      async () => {
+        const { body } = await getJson<{ probes: Array<{ name: string; attached: boolean }> }>(`${base}/health`);
+        return body.probes.find((x) => x.name === 'tcp_connect')!.attached || undefined;
+      },
+      30_000
+    );
   });
 
   test('a library without the symbols, or missing, is refused with why; the rest still run', async () => {
-    const { body } = await getJson<{ probes: Array<{ name: string; uprobes?: { attached: Array<{ path: string; source: string; symbols: string[] }> } }> }>(`${base}/health`);
+    const { body } = await getJson<{
+      probes: Array<{
+        name: string;
+        uprobes?: { attached: Array<{ path: string; source: string; symbols: string[] }> };
+      }>;
+    }>(`${base}/health`);
     assert.ok(body.probes.length === 5);
     const gpu = body.probes.find((p) => p.name === 'gpu_alloc_fail')!;
-    if (!gpuSkip) assert.deepEqual(gpu.uprobes?.attached.map((f) => [f.path, f.source, f.symbols.sort()]), [[join(dir, 'libcuda.so.1'), 'explicit', ['cuMemAllocHost_v2', 'cuMemAllocManaged', 'cuMemAlloc_v2']]]);
+    if (!gpuSkip)
+      assert.deepEqual(
+        gpu.uprobes?.attached.map((f) => [f.path, f.source, f.symbols.sort()]),
+        [[join(dir, 'libcuda.so.1'), 'explicit', ['cuMemAllocHost_v2', 'cuMemAllocManaged', 'cuMemAlloc_v2']]]
+      );
     // Checked without a second exporter: the symbol listing the runner uses.
     const { exportedSymbols } = await import('../../../bpf-exporter/src/core/preflight');
     assert.equal((await exportedSymbols('bpftrace', join(dir, 'nope.so'), ['cuMemAlloc_v2'])).size, 0);
-    assert.equal((await exportedSymbols('bpftrace', process.execPath, ['cuMemAlloc_v2', 'SSL_write'])).has('SSL_write'), true);
+    assert.equal(
+      (await exportedSymbols('bpftrace', process.execPath, ['cuMemAlloc_v2', 'SSL_write'])).has('SSL_write'),
+      true
+    );
   });
 });

@@ -29,9 +29,20 @@ function recording(n: number, gapMs: number, pad = 0): { text: string; events: K
     const type = TYPES[i % TYPES.length];
     const slow = (type === 'tls_handshake' || type === 'tcp_connect') && i % 3 === 0;
     const e: KernelEvent = {
-      ts: T0 + i * gapMs, type, pid: 100 + (i % 5), comm: 'rag', pod: `rag-${i % 5}`, namespace: 'bx', node: 'bx-node',
-      detail: { i, ...(pad ? { pad: 'x'.repeat(pad) } : {}) }, mode: 'live',
-      ...(slow ? { notable: true, durationMs: 900 } : KERNEL_EVENT_TYPES[type].notable === 'always' ? { notable: true } : {}),
+      ts: T0 + i * gapMs,
+      type,
+      pid: 100 + (i % 5),
+      comm: 'rag',
+      pod: `rag-${i % 5}`,
+      namespace: 'bx',
+      node: 'bx-node',
+      detail: { i, ...(pad ? { pad: 'x'.repeat(pad) } : {}) },
+      mode: 'live',
+      ...(slow
+        ? { notable: true, durationMs: 900 }
+        : KERNEL_EVENT_TYPES[type].notable === 'always'
+          ? { notable: true }
+          : {}),
     };
     events.push(e);
   }
@@ -91,21 +102,40 @@ describe('bpf-exporter event stream: resumable, filterable, bounded', () => {
     // The rest of the replay goes on while the consumer is away.
     await new Promise((r) => setTimeout(r, 400));
     const second = await sse(`${e.url}/events/stream`, { 'last-event-id': lastId });
-    await second.waitFor(() => got.length + second.messages.filter((m) => m.event === 'kernel').length >= live.events.length, 15_000);
+    await second.waitFor(
+      () => got.length + second.messages.filter((m) => m.event === 'kernel').length >= live.events.length,
+      15_000
+    );
     second.close();
-    assert.equal(second.messages.some((m) => m.event === 'gap'), false, 'the ring holds everything: no gap');
+    assert.equal(
+      second.messages.some((m) => m.event === 'gap'),
+      false,
+      'the ring holds everything: no gap'
+    );
     const all = [...got, ...second.messages.filter((m) => m.event === 'kernel')];
     const seqs = all.map((m) => Number(m.id));
-    for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, `consecutive at ${i}: ${seqs[i - 1]} → ${seqs[i]}`);
+    for (let i = 1; i < seqs.length; i++)
+      assert.equal(seqs[i], seqs[i - 1] + 1, `consecutive at ${i}: ${seqs[i - 1]} → ${seqs[i]}`);
     const events = all.map((m) => JSON.parse(m.data) as KernelEvent);
-    assert.deepEqual(events.map((x) => x.detail.i), live.events.map((x) => x.detail.i), 'every recorded event once, in order');
-    assert.deepEqual(events.map((x) => x.seq), seqs, 'the event carries its seq too');
+    assert.deepEqual(
+      events.map((x) => x.detail.i),
+      live.events.map((x) => x.detail.i),
+      'every recorded event once, in order'
+    );
+    assert.deepEqual(
+      events.map((x) => x.seq),
+      seqs,
+      'the event carries its seq too'
+    );
     assert.ok(KernelEventList.safeParse({ events }).success);
     // ?after= is the same position for a consumer that is not an EventSource.
     const third = await sse(`${e.url}/events/stream?after=${seqs[29]}`);
     await third.waitFor(() => third.messages.filter((m) => m.event === 'kernel').length >= 10);
     third.close();
-    assert.deepEqual(third.messages.filter((m) => m.event === 'kernel').map((m) => Number(m.id)), seqs.slice(30));
+    assert.deepEqual(
+      third.messages.filter((m) => m.event === 'kernel').map((m) => Number(m.id)),
+      seqs.slice(30)
+    );
   });
 
   test('class=notable: only the notable events, resumed from the start of the ring with a gap marker for what came before', async () => {
@@ -118,13 +148,20 @@ describe('bpf-exporter event stream: resumable, filterable, bounded', () => {
     assert.equal(gap.reason, 'exporter_restarted', 'position 0 is before this exporter started');
     assert.equal(gap.missed, null, 'how many came before is not knowable');
     const events = s.messages.filter((m) => m.event === 'kernel').map((m) => JSON.parse(m.data) as KernelEvent);
-    assert.deepEqual(events.map((x) => x.detail.i), want);
+    assert.deepEqual(
+      events.map((x) => x.detail.i),
+      want
+    );
     assert.ok(events.every((x) => x.notable === true));
     assert.ok(want.length > 0 && want.length < many.events.length, 'the filter has something to leave out');
   });
 
   test('a position the ring no longer holds: an exact gap marker, then everything it does hold', async () => {
-    const e = await start({ HOPSCOPE_BPF_REPLAY: join(dir, 'many.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'fast', HOPSCOPE_BPF_RING_SIZE: '10' });
+    const e = await start({
+      HOPSCOPE_BPF_REPLAY: join(dir, 'many.jsonl'),
+      HOPSCOPE_BPF_REPLAY_TIMING: 'fast',
+      HOPSCOPE_BPF_RING_SIZE: '10',
+    });
     const { body: health } = await getJson<{ seq: { first: number; last: number; start: number } }>(`${e.url}/health`);
     assert.equal(health.seq.last - health.seq.first + 1, 10);
     assert.equal(health.seq.first - health.seq.start, 40, '40 of 50 evicted');
@@ -138,25 +175,45 @@ describe('bpf-exporter event stream: resumable, filterable, bounded', () => {
     assert.equal(ids[0], health.seq.first);
     assert.equal(ids.length, 10);
     // The same through the polling API, paged.
-    const { body: p1 } = await getJson<{ events: KernelEvent[]; truncated: boolean; resumeAfter: number; gap: { missed: number } }>(`${e.url}/events?after=${position}&limit=4`);
+    const { body: p1 } = await getJson<{
+      events: KernelEvent[];
+      truncated: boolean;
+      resumeAfter: number;
+      gap: { missed: number };
+    }>(`${e.url}/events?after=${position}&limit=4`);
     assert.deepEqual([p1.events.map((x) => x.seq), p1.truncated, p1.gap.missed], [ids.slice(0, 4), true, 35]);
-    const { body: p2 } = await getJson<{ events: KernelEvent[]; truncated: boolean; resumeAfter: number; gap?: unknown }>(`${e.url}/events?after=${p1.resumeAfter}&limit=100`);
+    const { body: p2 } = await getJson<{
+      events: KernelEvent[];
+      truncated: boolean;
+      resumeAfter: number;
+      gap?: unknown;
+    }>(`${e.url}/events?after=${p1.resumeAfter}&limit=100`);
     assert.deepEqual([p2.events.map((x) => x.seq), p2.truncated, p2.gap], [ids.slice(4), false, undefined]);
     const bad = await fetch(`${e.url}/events/stream`, { headers: { 'last-event-id': 'yesterday' } });
     assert.equal(bad.status, 400);
   });
 
   test('a consumer that stops reading is closed with a reason once it falls behind the ring, not buffered without bound', async () => {
-    const e = await start({ HOPSCOPE_BPF_REPLAY: join(dir, 'big.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'original', HOPSCOPE_BPF_RING_SIZE: '500' });
+    const e = await start({
+      HOPSCOPE_BPF_REPLAY: join(dir, 'big.jsonl'),
+      HOPSCOPE_BPF_REPLAY_TIMING: 'original',
+      HOPSCOPE_BPF_RING_SIZE: '500',
+    });
     // A raw client that sends its request and then does not read (its socket buffers fill, then the server's).
     const sock = connect(e.port, '127.0.0.1');
     await new Promise<void>((r) => sock.once('connect', () => r()));
     sock.write('GET /events/stream HTTP/1.1\r\nHost: x\r\n\r\n');
     sock.pause();
-    const health = await waitFor('the stalled client dropped', async () => {
-      const { body } = await getJson<{ sse: { dropped: number; clients: number }; replay: { done: boolean } }>(`${e.url}/health`);
-      return body.sse.dropped >= 1 ? body : undefined;
-    }, 20_000);
+    const health = await waitFor(
+      'the stalled client dropped',
+      async () => {
+        const { body } = await getJson<{ sse: { dropped: number; clients: number }; replay: { done: boolean } }>(
+          `${e.url}/health`
+        );
+        return body.sse.dropped >= 1 ? body : undefined;
+      },
+      20_000
+    );
     assert.equal(health.sse.clients, 0);
     // What the client then reads: the events it was sent, consecutive, and a last word saying why it was closed.
     const chunks: Buffer[] = [];
@@ -172,6 +229,9 @@ describe('bpf-exporter event stream: resumable, filterable, bounded', () => {
     assert.equal(why.reason, 'slow_consumer');
     assert.equal(why.lastSeq, ids[ids.length - 1], 'says where to resume from');
     assert.ok(why.missed > 0);
-    assert.ok(text.length < 12 * 1024 * 1024, `bounded: ${text.length} bytes reached the client of ${6000 * 2100} produced`);
+    assert.ok(
+      text.length < 12 * 1024 * 1024,
+      `bounded: ${text.length} bytes reached the client of ${6000 * 2100} produced`
+    );
   });
 });

@@ -14,12 +14,18 @@ import { forEachEngine, quietLog, type Fresh } from './engines';
 /** Starts the writer, waits for `minAcks` acknowledgements (and a little more writing), SIGKILLs it mid-write. */
 function writeThenKill(where: Fresh['where'], prefix: string, minAcks: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'durable-writer.ts'), JSON.stringify(where), prefix], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'durable-writer.ts'), JSON.stringify(where), prefix],
+      { stdio: ['ignore', 'pipe', 'pipe'] }
+    );
     const acked: string[] = [];
     let buf = '';
     let stderr = '';
     let killed = false;
-    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
       let nl: number;
@@ -33,7 +39,10 @@ function writeThenKill(where: Fresh['where'], prefix: string, minAcks: number): 
         child.kill('SIGKILL'); // between two writes or in the middle of one: either way nothing acknowledged may go
       }
     });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`writer made ${acked.length} acks in 120 s: ${stderr}`)); }, 120_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`writer made ${acked.length} acks in 120 s: ${stderr}`));
+    }, 120_000);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (signal !== 'SIGKILL') reject(new Error(`writer exited by itself (${code}): ${stderr}`));
@@ -64,13 +73,22 @@ forEachEngine((e) => {
       const runs = new RunsService({ db, log: quietLog });
       const acked: string[] = [];
       for (let i = 0; i < 100; i++) {
-        await runs.register({ runId: `pk-${i}`, scenario: 'durability', workerId: 'w1', startMs: Date.now(), target: 'http://127.0.0.1:9', options: {} });
+        await runs.register({
+          runId: `pk-${i}`,
+          scenario: 'durability',
+          workerId: 'w1',
+          startMs: Date.now(),
+          target: 'http://127.0.0.1:9',
+          options: {},
+        });
         acked.push(`pk-${i}`);
       }
       e.server!.kill9();
       await e.server!.start();
       const reopened = await e.open(where);
-      const found = (await reopened.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE run_id LIKE 'pk-%'`)).rows.map((r) => r.run_id);
+      const found = (
+        await reopened.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE run_id LIKE 'pk-%'`)
+      ).rows.map((r) => r.run_id);
       assert.deepEqual(found.sort(), [...acked].sort());
       // The first pool's connections died with the server; it recovers by itself.
       assert.equal((await runs.get('pk-0')).runId, 'pk-0');

@@ -15,6 +15,13 @@ const runs = new RunsService({ db, log });
 process.stdout.write('ready\n');
 for (let i = 0; ; i++) {
   const runId = `${prefix}-${i}`;
-  await runs.register({ runId, scenario: 'durability', workerId: 'w1', startMs: Date.now(), target: 'http://127.0.0.1:9', options: { i } });
+  await runs.register({
+    runId,
+    scenario: 'durability',
+    workerId: 'w1',
+    startMs: Date.now(),
+    target: 'http://127.0.0.1:9',
+    options: { i },
+  });
   process.stdout.write(`ack ${runId}\n`);
 }

@@ -64,9 +64,10 @@ function engine(kind: Engine['kind']): Engine & { setup(): Promise<void>; teardo
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },
     async fresh(): Promise<Fresh> {
-      const where = kind === 'postgres'
-        ? { databaseUrl: await e.server!.createDatabase() }
-        : { dataDir: join(tempDir('hopscope-db-'), 'data') };
+      const where =
+        kind === 'postgres'
+          ? { databaseUrl: await e.server!.createDatabase() }
+          : { dataDir: join(tempDir('hopscope-db-'), 'data') };
       if (where.dataDir) cpSync(template!, where.dataDir, { recursive: true });
       return { db: await open(where), where };
     },

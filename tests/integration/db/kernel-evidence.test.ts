@@ -2,7 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KernelEvent } from '../../../contract';
-import { insertKernelEvents, keptCoverage, pruneKernelEvidence, queryKernelEvidence } from '../../../backend-proxy/src/db/kernel-evidence-repo';
+import {
+  insertKernelEvents,
+  keptCoverage,
+  pruneKernelEvidence,
+  queryKernelEvidence,
+} from '../../../backend-proxy/src/db/kernel-evidence-repo';
 import { KernelEvidenceKeeper } from '../../../backend-proxy/src/db/kernel-evidence-keeper';
 import { isNotableKernelEvent } from '../../../backend-proxy/src/db/kernel-notable';
 import { forEachEngine, quietLog } from './engines';
@@ -11,19 +16,39 @@ const T = 1_750_000_000_000;
 const trace = 'ab'.repeat(16);
 
 function ev(i: number, o: Partial<KernelEvent> = {}): KernelEvent {
-  return { ts: T + i * 10 + 0.25, type: 'tcp_retransmit', pid: 1000 + (i % 3), comm: 'python', pod: i % 2 ? 'rag-0' : 'llm-0', namespace: 'chain', node: 'node-a', detail: { seq: i }, mode: 'live', ...o };
+  return {
+    ts: T + i * 10 + 0.25,
+    type: 'tcp_retransmit',
+    pid: 1000 + (i % 3),
+    comm: 'python',
+    pod: i % 2 ? 'rag-0' : 'llm-0',
+    namespace: 'chain',
+    node: 'node-a',
+    detail: { seq: i },
+    mode: 'live',
+    ...o,
+  };
 }
 
 test('notable events: failed or slow connects and handshakes, retransmits, GPU allocation failures', () => {
   assert.equal(isNotableKernelEvent(ev(0)), true);
   assert.equal(isNotableKernelEvent(ev(0, { type: 'gpu_alloc_fail' })), true);
   assert.equal(isNotableKernelEvent(ev(0, { type: 'tcp_connect_fail' })), true);
-  assert.equal(isNotableKernelEvent(ev(0, { type: 'tcp_connect', durationMs: 2, detail: { synRetransmits: 0 } })), false);
+  assert.equal(
+    isNotableKernelEvent(ev(0, { type: 'tcp_connect', durationMs: 2, detail: { synRetransmits: 0 } })),
+    false
+  );
   assert.equal(isNotableKernelEvent(ev(0, { type: 'tcp_connect', durationMs: 150, detail: {} })), true);
-  assert.equal(isNotableKernelEvent(ev(0, { type: 'tcp_connect', durationMs: 2, detail: { synRetransmits: 1 } })), true);
+  assert.equal(
+    isNotableKernelEvent(ev(0, { type: 'tcp_connect', durationMs: 2, detail: { synRetransmits: 1 } })),
+    true
+  );
   assert.equal(isNotableKernelEvent(ev(0, { type: 'tls_handshake', durationMs: 20, detail: { result: 'ok' } })), false);
   assert.equal(isNotableKernelEvent(ev(0, { type: 'tls_handshake', durationMs: 600, detail: { result: 'ok' } })), true);
-  assert.equal(isNotableKernelEvent(ev(0, { type: 'tls_handshake', durationMs: 20, detail: { result: 'aborted' } })), true);
+  assert.equal(
+    isNotableKernelEvent(ev(0, { type: 'tls_handshake', durationMs: 20, detail: { result: 'aborted' } })),
+    true
+  );
   assert.equal(isNotableKernelEvent(ev(0, { type: 'http_traceparent' })), false);
 });
 
@@ -35,11 +60,20 @@ forEachEngine((e) => {
     const again = await insertKernelEvents(db, [...batch.slice(40), ev(50), ev(50)]);
     assert.equal(again.inserted, 1);
     assert.equal(again.duplicates, 11);
-    const bad = await insertKernelEvents(db, [{ ...ev(60), type: 'nope' }, { ...ev(61), detail: { big: 'x'.repeat(5000) } }]);
+    const bad = await insertKernelEvents(db, [
+      { ...ev(60), type: 'nope' },
+      { ...ev(61), detail: { big: 'x'.repeat(5000) } },
+    ]);
     assert.equal(bad.rejected, 2);
     assert.match(bad.firstRejection!, /type/);
     assert.equal((await db.query<{ n: number }>('SELECT count(*) AS n FROM kernel_events')).rows[0].n, 51);
-    await assert.rejects(insertKernelEvents(db, Array.from({ length: 1001 }, (_, i) => ev(i))), /at most 1000/);
+    await assert.rejects(
+      insertKernelEvents(
+        db,
+        Array.from({ length: 1001 }, (_, i) => ev(i))
+      ),
+      /at most 1000/
+    );
   });
 
   test('queries by pod and window, trace id, pid and type; oldest first; truncated past the limit', async () => {
@@ -56,8 +90,14 @@ forEachEngine((e) => {
     const byTrace = await queryKernelEvidence(db, { traceId: trace, from: T, to: T + 10_000 });
     assert.equal(byTrace.events.length, 1);
     assert.equal(byTrace.events[0].durationMs, 700);
-    assert.equal((await queryKernelEvidence(db, { pid: 1000, node: 'node-a', from: T, to: T + 10_000 })).events.length, 14);
-    assert.equal((await queryKernelEvidence(db, { types: ['tls_handshake'], from: T, to: T + 10_000 })).events.length, 1);
+    assert.equal(
+      (await queryKernelEvidence(db, { pid: 1000, node: 'node-a', from: T, to: T + 10_000 })).events.length,
+      14
+    );
+    assert.equal(
+      (await queryKernelEvidence(db, { types: ['tls_handshake'], from: T, to: T + 10_000 })).events.length,
+      1
+    );
     const limited = await queryKernelEvidence(db, { from: T, to: T + 10_000, limit: 5 });
     assert.equal(limited.events.length, 5);
     assert.equal(limited.truncated, true);
@@ -67,7 +107,10 @@ forEachEngine((e) => {
 
   test('retention deletes by time in batches and says from when evidence is kept', async () => {
     const { db } = await e.fresh();
-    await insertKernelEvents(db, Array.from({ length: 100 }, (_, i) => ev(i)));
+    await insertKernelEvents(
+      db,
+      Array.from({ length: 100 }, (_, i) => ev(i))
+    );
     const cut = T + 500;
     const first = await pruneKernelEvidence(db, cut, 20);
     assert.deepEqual(first, { deleted: 20, more: true });
@@ -87,12 +130,25 @@ forEachEngine((e) => {
   test('the keeper: only notable events, back-pressure over the high-water mark, retention by its setting', async () => {
     const { db } = await e.fresh();
     let now = T + 10 * 86_400_000;
-    const keeper = new KernelEvidenceKeeper({ db, log: quietLog, retentionMs: 7 * 86_400_000, highWater: 20, batch: 10, now: () => now });
+    const keeper = new KernelEvidenceKeeper({
+      db,
+      log: quietLog,
+      retentionMs: 7 * 86_400_000,
+      highWater: 20,
+      batch: 10,
+      now: () => now,
+    });
     const routine = ev(0, { type: 'tcp_connect', durationMs: 1, detail: {} });
     assert.equal(keeper.offer([routine, ...Array.from({ length: 15 }, (_, i) => ev(i, { ts: now - 1000 + i }))]), true);
-    assert.equal(keeper.offer(Array.from({ length: 10 }, (_, i) => ev(i + 15, { ts: now - 1000 + i + 15 }))), false, 'over the high-water mark: stop reading');
+    assert.equal(
+      keeper.offer(Array.from({ length: 10 }, (_, i) => ev(i + 15, { ts: now - 1000 + i + 15 }))),
+      false,
+      'over the high-water mark: stop reading'
+    );
     let drained = false;
-    const wait = keeper.drained().then(() => { drained = true; });
+    const wait = keeper.drained().then(() => {
+      drained = true;
+    });
     await keeper.flush();
     await wait;
     assert.equal(drained, true);
@@ -115,7 +171,13 @@ forEachEngine((e) => {
   if (e.kind === 'postgres') {
     test('the keeper holds its queue while PostgreSQL is down and writes it when it is back', async () => {
       const { db } = await e.fresh();
-      const keeper = new KernelEvidenceKeeper({ db, log: quietLog, retentionMs: 86_400_000, highWater: 100, batch: 10 });
+      const keeper = new KernelEvidenceKeeper({
+        db,
+        log: quietLog,
+        retentionMs: 86_400_000,
+        highWater: 100,
+        batch: 10,
+      });
       await e.server!.stop();
       try {
         keeper.offer(Array.from({ length: 30 }, (_, i) => ev(i)));

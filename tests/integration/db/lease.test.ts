@@ -50,7 +50,10 @@ forEachEngine((e) => {
 
   test('many proxies racing for a free lease: exactly one wins', async () => {
     const { db, where } = await e.fresh();
-    const conns = e.kind === 'postgres' ? await Promise.all(Array.from({ length: 6 }, () => e.open(where))) : Array.from({ length: 6 }, () => db);
+    const conns =
+      e.kind === 'postgres'
+        ? await Promise.all(Array.from({ length: 6 }, () => e.open(where)))
+        : Array.from({ length: 6 }, () => db);
     const results = await Promise.all(conns.map((c, i) => acquireLease(c, 'race', `proxy-${i}`, 30_000)));
     assert.equal(results.filter((r) => r.held).length, 1);
     const winner = results.find((r) => r.held)!.lease!.holder;
@@ -60,8 +63,22 @@ forEachEngine((e) => {
   test('LeaseKeeper: one keeper holds, the other takes over when the holder stops', async () => {
     const [a, b] = await twoProxies();
     const changes: string[] = [];
-    const ka = new LeaseKeeper({ db: a, name: 'alerts-evaluator', holder: 'proxy-a', ttlMs: 900, log: quietLog, onChange: (held) => changes.push(`a:${held}`) });
-    const kb = new LeaseKeeper({ db: b, name: 'alerts-evaluator', holder: 'proxy-b', ttlMs: 900, log: quietLog, onChange: (held) => changes.push(`b:${held}`) });
+    const ka = new LeaseKeeper({
+      db: a,
+      name: 'alerts-evaluator',
+      holder: 'proxy-a',
+      ttlMs: 900,
+      log: quietLog,
+      onChange: (held) => changes.push(`a:${held}`),
+    });
+    const kb = new LeaseKeeper({
+      db: b,
+      name: 'alerts-evaluator',
+      holder: 'proxy-b',
+      ttlMs: 900,
+      log: quietLog,
+      onChange: (held) => changes.push(`b:${held}`),
+    });
     await ka.tick();
     ka.start();
     kb.start();

@@ -8,7 +8,12 @@ import { describe, it } from 'node:test';
 import { ensurePluginBuilt, ROOT } from '../../support/host';
 
 const main = join(ROOT, 'tests/host/main.ts');
-const node = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, HOPSCOPE_HOST_PORT: '' } });
+const node = (args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', main, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, HOPSCOPE_HOST_PORT: '' },
+  });
 
 describe('host CLI', () => {
   it('--help prints the options and exits 0', () => {
@@ -27,7 +32,11 @@ describe('host CLI', () => {
 
   it('serves on the port it reports and stops cleanly on SIGTERM', async () => {
     ensurePluginBuilt();
-    const child = spawn(process.execPath, ['--import', 'tsx', main, '--port', '0', '--proxy-url', 'http://127.0.0.1:9'], { cwd: ROOT });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', main, '--port', '0', '--proxy-url', 'http://127.0.0.1:9'],
+      { cwd: ROOT }
+    );
     try {
       let out = '';
       const url = await new Promise<string>((resolve, reject) => {

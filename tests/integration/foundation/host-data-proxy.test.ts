@@ -32,7 +32,13 @@ describe('host data proxy', () => {
       for await (const chunk of req) {
         body += chunk;
       }
-      seen.push({ method: req.method!, url: req.url!, authorization: req.headers.authorization, cookie: req.headers.cookie, body });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+        body,
+      });
       if (req.url === '/api/stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('data: first\n\n');
@@ -41,7 +47,9 @@ describe('host data proxy', () => {
         return;
       }
       if (req.url?.startsWith('/api/missing')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'nope' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { code: 'not_found', message: 'nope' } }));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' }).end(JSON.stringify({ ok: true }));

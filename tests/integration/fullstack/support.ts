@@ -29,15 +29,24 @@ export function kernelSkipReason(): string | undefined {
  * chain's other settings come from `chain` (its OTLP endpoint, time scale…). Resolves once the probes have settled.
  */
 export async function startKernelChain(chain: Partial<ChainConfig>): Promise<{ exp: Exporter; chain: SplitChain }> {
-  const exp = await startExporter(loadConfig({
-    HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'fs-node', HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake',
-    HOPSCOPE_BPF_NODE_BINARY: process.execPath,
-  }), pino({ level: 'warn' }));
+  const exp = await startExporter(
+    loadConfig({
+      HOPSCOPE_BPF_PORT: '0',
+      HOPSCOPE_BPF_NODE: 'fs-node',
+      HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake',
+      HOPSCOPE_BPF_NODE_BINARY: process.execPath,
+    }),
+    pino({ level: 'warn' })
+  );
   const cfg = loadChainConfig({ gatewayPort: 0, controlPort: 0, logLevel: 'silent', ...chain, exporterUrl: exp.url });
   // Split mode picks its ports before forking the replicas: on this shared machine one may be taken meanwhile.
   const startSplit = async (): Promise<SplitChain> => {
     for (let attempt = 1; ; attempt++) {
-      try { return await startSplitChain(cfg, makeLogger('silent')); } catch (err) { if (attempt >= 3) throw err; }
+      try {
+        return await startSplitChain(cfg, makeLogger('silent'));
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
     }
   };
   try {
@@ -51,14 +60,16 @@ export async function startKernelChain(chain: Partial<ChainConfig>): Promise<{ e
 
 /** The probes that did not attach, with the exporter's reason (empty: all attached). */
 export async function unattachedProbes(exp: Exporter): Promise<string[]> {
-  const health = await (await fetch(`${exp.url}/health`)).json() as { probes: Array<{ name: string; attached: boolean; reason?: string }> };
+  const health = (await (await fetch(`${exp.url}/health`)).json()) as {
+    probes: Array<{ name: string; attached: boolean; reason?: string }>;
+  };
   return health.probes.filter((p) => !p.attached).map((p) => `${p.name}: ${p.reason}`);
 }
 
 /** The exporter's events for a query string (`from=…&to=…&type=…`). */
 export async function exporterEvents(exp: Exporter, query: string): Promise<KernelEvent[]> {
   const res = await fetch(`${exp.url}/events?${query}`);
-  const body = await res.json() as { error?: { message: string } };
+  const body = (await res.json()) as { error?: { message: string } };
   if (!res.ok) throw new Error(`exporter /events?${query}: ${res.status} ${body.error?.message ?? ''}`);
   return KernelEventList.parse(body).events;
 }
@@ -67,5 +78,6 @@ export async function exporterEvents(exp: Exporter, query: string): Promise<Kern
 export function removeChainNftTables(): void {
   if (!has('nft')) return;
   const tables = spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout ?? '';
-  for (const m of tables.matchAll(new RegExp(`table inet (lg-hopscope-${process.pid}-\\d+)`, 'g'))) spawnSync('nft', ['delete', 'table', 'inet', m[1]]);
+  for (const m of tables.matchAll(new RegExp(`table inet (lg-hopscope-${process.pid}-\\d+)`, 'g')))
+    spawnSync('nft', ['delete', 'table', 'inet', m[1]]);
 }

@@ -5,7 +5,10 @@ import { fixture } from '../../support/fixtures';
 
 export const fixtures = fixture;
 
-export interface CatalogEntry { type: string; note: string }
+export interface CatalogEntry {
+  type: string;
+  note: string;
+}
 
 /** vLLM: exposed_name → type (from metrics-catalog.tsv; rows like "a / b" expand to several names). */
 export function vllmCatalog(): Map<string, CatalogEntry> {
@@ -33,13 +36,23 @@ export function tgiCatalog(): Map<string, CatalogEntry> {
 export function tgiDurationBuckets(): number[] {
   const text = readFileSync(fixtures('metrics', 'tgi', 'metric-catalog-from-source.tsv'), 'utf8');
   const m = /k=1\.\.35 =\n# ([\s\S]*?)\(\+Inf\)/.exec(text);
-  return (m?.[1] ?? '').replace(/#/g, '').split(',').map((s) => Number(s.trim())).filter((n) => Number.isFinite(n) && n > 0);
+  return (m?.[1] ?? '')
+    .replace(/#/g, '')
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((n) => Number.isFinite(n) && n > 0);
 }
 
 /** vLLM histogram buckets as the catalog lists them (for the named histogram). */
 export function vllmBuckets(name: string): number[] {
-  const line = readFileSync(fixtures('metrics', 'vllm', 'metrics-catalog.tsv'), 'utf8').split('\n').find((l) => l.startsWith(`${name}\t`))!;
-  return line.split('\t')[3].split(/[\s,]+/).map(Number).filter((n) => Number.isFinite(n) && n > 0);
+  const line = readFileSync(fixtures('metrics', 'vllm', 'metrics-catalog.tsv'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}\t`))!;
+  return line
+    .split('\t')[3]
+    .split(/[\s,]+/)
+    .map(Number)
+    .filter((n) => Number.isFinite(n) && n > 0);
 }
 
 /** DCGM: field → type from both CSVs, including commented-out fields (e.g. DCGM_FI_PROF_SM_ACTIVE, off by default). */
@@ -58,7 +71,9 @@ export function dcgmCatalog(): Map<string, CatalogEntry & { commentedOut: boolea
 
 /** GenAI semconv metrics, as the OTel → Prometheus translation names them: dots → _, unit s → _seconds. */
 export function genAiPrometheusNames(): Map<string, string> {
-  const y = parseYaml(readFileSync(fixtures('semconv-genai', 'model', 'gen-ai', 'metrics.yaml'), 'utf8')) as { groups: Array<{ metric_name?: string; instrument?: string; unit?: string }> };
+  const y = parseYaml(readFileSync(fixtures('semconv-genai', 'model', 'gen-ai', 'metrics.yaml'), 'utf8')) as {
+    groups: Array<{ metric_name?: string; instrument?: string; unit?: string }>;
+  };
   const out = new Map<string, string>();
   for (const g of y.groups) {
     if (!g.metric_name) continue;

@@ -15,7 +15,9 @@ import { main } from '../../../loadgen/src/cli';
 import { runLoad, type LoadOptions, type Summary } from '../../../loadgen/src/load/driver';
 import { freePort } from './support';
 
-const TTFT = 150, GAP = 40, TOKENS = 6;
+const TTFT = 150,
+  GAP = 40,
+  TOKENS = 6;
 const root = join(import.meta.dirname, '..', '..', '..');
 
 type Figs = { p50: number; mean: number };
@@ -27,9 +29,23 @@ function figures(s: Summary): Record<'ttftMs' | 'itlMs' | 'tpotMs' | 'latencyMs'
 
 function base(target: string, over: Partial<LoadOptions> = {}): LoadOptions {
   return {
-    target, path: '/v1/chat/completions', method: 'POST', profile: { kind: 'constant', rps: 8, durationS: 1, arrivals: 'uniform' },
-    stream: true, models: ['m1'], backend: 'none', agentRatio: 0, maxTokens: 16, seed: 1, runId: 'run-test', timeoutMs: 5000,
-    connections: 32, maxInFlight: 1000, slo: {}, traceparent: false, ...over,
+    target,
+    path: '/v1/chat/completions',
+    method: 'POST',
+    profile: { kind: 'constant', rps: 8, durationS: 1, arrivals: 'uniform' },
+    stream: true,
+    models: ['m1'],
+    backend: 'none',
+    agentRatio: 0,
+    maxTokens: 16,
+    seed: 1,
+    runId: 'run-test',
+    timeoutMs: 5000,
+    connections: 32,
+    maxInFlight: 1000,
+    slo: {},
+    traceparent: false,
+    ...over,
   };
 }
 
@@ -41,13 +57,18 @@ describe('load driver on a scripted SSE server', () => {
   before(async () => {
     server = http.createServer((req, res) => {
       let raw = '';
-      req.on('data', (c) => { raw += c; });
+      req.on('data', (c) => {
+        raw += c;
+      });
       req.on('end', () => {
         const body = raw ? JSON.parse(raw) : {};
         seen.push({ baggage: req.headers.baggage as string | undefined, body });
         if (req.url === '/hang') return; // never answers
         if (!body.stream) {
-          setTimeout(() => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ choices: [{ message: { content: 'x' } }], usage: { completion_tokens: 3 } })); }, 50);
+          setTimeout(() => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ choices: [{ message: { content: 'x' } }], usage: { completion_tokens: 3 } }));
+          }, 50);
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -68,7 +89,13 @@ describe('load driver on a scripted SSE server', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      })
+  );
 
   it('measures TTFT, ITL and TPOT as scripted, marks traffic with baggage', async () => {
     seen.length = 0;
@@ -87,7 +114,11 @@ describe('load driver on a scripted SSE server', () => {
     assert.ok(Math.abs(tpotMs.mean - (latencyMs.mean - ttftMs.mean) / (TOKENS - 1)) < 5);
     assert.equal(s.outputTokens, 8 * TOKENS);
     assert.ok(seen.every((x) => x.baggage === 'hopscope.run_id=run-test,hopscope.load_test=true'));
-    assert.ok(seen.every((x) => Array.isArray(x.body.messages) && x.body.messages.at(-1).role === 'user' && x.body.stream === true));
+    assert.ok(
+      seen.every(
+        (x) => Array.isArray(x.body.messages) && x.body.messages.at(-1).role === 'user' && x.body.stream === true
+      )
+    );
   });
 
   it('non-streaming: latency and usage tokens, no TTFT', async () => {
@@ -100,15 +131,26 @@ describe('load driver on a scripted SSE server', () => {
 
   it('a target that refuses connections: counted as errors, the run continues, the summary says so', async () => {
     const port = await freePort();
-    const s = await runLoad(base(`http://127.0.0.1:${port}`, { profile: { kind: 'constant', rps: 20, durationS: 0.5, arrivals: 'uniform' } }));
+    const s = await runLoad(
+      base(`http://127.0.0.1:${port}`, { profile: { kind: 'constant', rps: 20, durationS: 0.5, arrivals: 'uniform' } })
+    );
     assert.equal(s.sent, 10);
     assert.equal(s.errors.byKind.ECONNREFUSED, 10);
     assert.equal(s.succeeded, 0);
-    assert.ok(s.notes.some((n) => /refused 10 connection attempt/.test(n)), s.notes.join('; '));
+    assert.ok(
+      s.notes.some((n) => /refused 10 connection attempt/.test(n)),
+      s.notes.join('; ')
+    );
   });
 
   it('timeouts are counted as timeouts', async () => {
-    const s = await runLoad(base(url, { path: '/hang', timeoutMs: 200, profile: { kind: 'constant', rps: 10, durationS: 0.3, arrivals: 'uniform' } }));
+    const s = await runLoad(
+      base(url, {
+        path: '/hang',
+        timeoutMs: 200,
+        profile: { kind: 'constant', rps: 10, durationS: 0.3, arrivals: 'uniform' },
+      })
+    );
     assert.equal(s.timeouts, s.sent);
     assert.equal(s.errors.byKind.timeout, s.sent);
   });
@@ -117,14 +159,64 @@ describe('load driver on a scripted SSE server', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lg-cli-'));
     try {
       let out = '';
-      const pass = await main(['--target', url, '--backend', 'none', '--rps', '5', '--duration', '0.6s', '--quiet', '--report', 'none', '--metrics', 'none', '--json', join(dir, 's.json'), '--threshold', 'ttft_p99_ms<5000', '--threshold', 'error_rate<0.01', '--slo', 'ttft_ms<=5000'], (x) => { out += x; }, () => {});
+      const pass = await main(
+        [
+          '--target',
+          url,
+          '--backend',
+          'none',
+          '--rps',
+          '5',
+          '--duration',
+          '0.6s',
+          '--quiet',
+          '--report',
+          'none',
+          '--metrics',
+          'none',
+          '--json',
+          join(dir, 's.json'),
+          '--threshold',
+          'ttft_p99_ms<5000',
+          '--threshold',
+          'error_rate<0.01',
+          '--slo',
+          'ttft_ms<=5000',
+        ],
+        (x) => {
+          out += x;
+        },
+        () => {}
+      );
       assert.equal(pass, 0, out);
       const json = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8'));
       assert.equal(json.thresholds.length, 2);
       assert.ok(json.thresholds.every((t: { pass: boolean }) => t.pass));
       assert.equal(json.goodput.ratio, 1);
       assert.match(out, /TTFT ms p50 \/ p99/);
-      const fail = await main(['--target', url, '--backend', 'none', '--rps', '5', '--duration', '0.6s', '--quiet', '--report', 'none', '--metrics', 'none', '--json', join(dir, 's2.json'), '--threshold', `ttft_p50_ms<${TTFT - 10}`], () => {}, () => {});
+      const fail = await main(
+        [
+          '--target',
+          url,
+          '--backend',
+          'none',
+          '--rps',
+          '5',
+          '--duration',
+          '0.6s',
+          '--quiet',
+          '--report',
+          'none',
+          '--metrics',
+          'none',
+          '--json',
+          join(dir, 's2.json'),
+          '--threshold',
+          `ttft_p50_ms<${TTFT - 10}`,
+        ],
+        () => {},
+        () => {}
+      );
       assert.equal(fail, 1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -132,11 +224,26 @@ describe('load driver on a scripted SSE server', () => {
   });
 
   it('the hopscope-load bin: --help, and a bad profile exits 2 before sending anything', () => {
-    const help = spawnSync(process.execPath, [join(root, 'loadgen', 'bin', 'hopscope-load.mjs'), '--help'], { encoding: 'utf8' });
+    const help = spawnSync(process.execPath, [join(root, 'loadgen', 'bin', 'hopscope-load.mjs'), '--help'], {
+      encoding: 'utf8',
+    });
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /Usage: hopscope-load/);
     const before = seen.length;
-    const bad = spawnSync(process.execPath, [join(root, 'loadgen', 'bin', 'hopscope-load.mjs'), '--target', url, '--profile', 'ramp', '--rps', '10', '--start-rps=-1'], { encoding: 'utf8' });
+    const bad = spawnSync(
+      process.execPath,
+      [
+        join(root, 'loadgen', 'bin', 'hopscope-load.mjs'),
+        '--target',
+        url,
+        '--profile',
+        'ramp',
+        '--rps',
+        '10',
+        '--start-rps=-1',
+      ],
+      { encoding: 'utf8' }
+    );
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /start-rps must be > 0/);
     assert.equal(seen.length, before, 'nothing was sent');

@@ -22,7 +22,18 @@ describe('faults', () => {
 
   before(async () => {
     collector = await otlpCollector();
-    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, samplerAdaptive: false, hopTimeoutMs: 1500, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    chain = await startChain({
+      gatewayPort: 0,
+      controlPort: 0,
+      timeScale: 0.05,
+      logLevel: 'silent',
+      otlpEndpoint: collector.url,
+      otlpProtocol: 'http/json',
+      vectorCacheHitRate: 0,
+      samplerAdaptive: false,
+      hopTimeoutMs: 1500,
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
   });
   after(async () => {
     await chain?.stop();
@@ -30,19 +41,36 @@ describe('faults', () => {
   });
 
   const post = async (body: unknown) => {
-    const r = await fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: r.status, body: await r.json() as any };
+    const r = await fetch(`${chain.controlUrl}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as any };
   };
   const del = (id: string) => fetch(`${chain.controlUrl}/faults/${id}`, { method: 'DELETE' });
   const startMs = (s: ReadableSpan) => s.startTime[0] * 1000 + s.startTime[1] / 1e6;
-  const spansSince = (t: number, svc: string, kind = SpanKind.SERVER) => exporter.getFinishedSpans().filter((s) => service(s) === svc && s.kind === kind && startMs(s) >= t);
+  const spansSince = (t: number, svc: string, kind = SpanKind.SERVER) =>
+    exporter.getFinishedSpans().filter((s) => service(s) === svc && s.kind === kind && startMs(s) >= t);
   const burst = async (n: number, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
     const out = [];
-    for (let i = 0; i < n; i++) out.push(await chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `q${i} ${Math.random()}` }], ...body }, headers));
+    for (let i = 0; i < n; i++)
+      out.push(
+        await chat(
+          chain.gatewayUrl,
+          { messages: [{ role: 'user', content: `q${i} ${Math.random()}` }], ...body },
+          headers
+        )
+      );
     return out;
   };
   /** Median server-span duration of each service over `n` requests sent now. */
-  const measure = async (n: number, svcs: string[], body: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+  const measure = async (
+    n: number,
+    svcs: string[],
+    body: Record<string, unknown> = {},
+    headers: Record<string, string> = {}
+  ) => {
     const t = Date.now();
     const res = await burst(n, body, headers);
     const out: Record<string, number> = {};
@@ -50,7 +78,7 @@ describe('faults', () => {
     return { res, med: out, t };
   };
   const annotated = async (id: string) => {
-    const list = await (await fetch(`${chain.controlUrl}/faults`)).json() as unknown[];
+    const list = (await (await fetch(`${chain.controlUrl}/faults`)).json()) as unknown[];
     const a = list.map((x) => FaultAnnotation.parse(x)).find((x) => x.id === id);
     assert.ok(a, `fault ${id} published as an annotation`);
     return a!;
@@ -59,17 +87,27 @@ describe('faults', () => {
   it('bad input: 400 with the allowed values; 409 when a kind does not fit this chain', async () => {
     const a = await post({ target: 'database', kind: 'latency' });
     assert.equal(a.status, 400);
-    assert.match(a.body.error.message, /allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, agent, tool/);
+    assert.match(
+      a.body.error.message,
+      /allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, agent, tool/
+    );
     const b = await post({ target: 'rag', kind: 'flood' });
     assert.equal(b.status, 400);
     assert.match(b.body.error.message, /allowed: latency, error, timeout, cpu_hog/);
     assert.equal((await post({ target: 'rag', kind: 'latency', magnitude: 1e9 })).status, 400);
-    assert.equal((await post({ target: 'rag', kind: 'error', magnitude: 2 })).body.error.code, 'magnitude_out_of_range');
+    assert.equal(
+      (await post({ target: 'rag', kind: 'error', magnitude: 2 })).body.error.code,
+      'magnitude_out_of_range'
+    );
     assert.equal((await post({ target: 'rag', kind: 'gpu_oom' })).status, 400);
     const tls = await post({ target: 'rag', kind: 'tls_slow_handshake' });
     assert.equal(tls.status, 409);
     assert.match(tls.body.error.message, /does not use TLS/);
-    const bad = await fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+    const bad = await fetch(`${chain.controlUrl}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{nope',
+    });
     assert.equal(bad.status, 400);
   });
 
@@ -83,7 +121,10 @@ describe('faults', () => {
     // Callers include the injected 300 ms (absolute bounds: a loaded machine only adds to them).
     assert.ok(during.med['vector-cache'] > 300, 'its caller vector-cache too');
     assert.ok(during.med.gateway > 300, `and the gateway: ${before.med.gateway} → ${during.med.gateway}`);
-    assert.ok(during.med.embedding - before.med.embedding < 250, `embedding unaffected: ${before.med.embedding} → ${during.med.embedding}`);
+    assert.ok(
+      during.med.embedding - before.med.embedding < 250,
+      `embedding unaffected: ${before.med.embedding} → ${during.med.embedding}`
+    );
     const a = await annotated(f.body.id);
     assert.equal(a.kind, 'latency');
     assert.equal(a.target, 'rag');
@@ -94,9 +135,15 @@ describe('faults', () => {
     const f = await post({ target: 'embedding', kind: 'error' });
     const { res, t } = await measure(3, []);
     await del(f.body.id);
-    assert.ok(res.every((r) => r.status === 502), res.map((r) => r.status).join());
+    assert.ok(
+      res.every((r) => r.status === 502),
+      res.map((r) => r.status).join()
+    );
     const emb = spansSince(t, 'embedding');
-    assert.ok(emb.length >= 3 && emb.every((s) => s.status.code === SpanStatusCode.ERROR && s.attributes['error.type'] === 'injected_error'));
+    assert.ok(
+      emb.length >= 3 &&
+        emb.every((s) => s.status.code === SpanStatusCode.ERROR && s.attributes['error.type'] === 'injected_error')
+    );
     assert.equal(spansSince(t, 'rag').length, 0, 'the request stopped at embedding');
     const metrics = await (await fetch(chain.hops.find((h) => h.hop === 'embedding')!.metricsUrl)).text();
     assert.match(metrics, /hopscope_requests_total\{route="\/v1\/embeddings",code="500"\} [1-9]/);
@@ -104,12 +151,19 @@ describe('faults', () => {
   });
 
   it('error on llm-tgi and llm-vllm: the LLM servers count the failed requests in their own metrics', async () => {
-    const scrape = async (hop: string): Promise<string> => (await Promise.all(chain.hops.filter((h) => h.hop === hop).map(async (h) => (await fetch(h.metricsUrl)).text()))).join('\n');
+    const scrape = async (hop: string): Promise<string> =>
+      (
+        await Promise.all(chain.hops.filter((h) => h.hop === hop).map(async (h) => (await fetch(h.metricsUrl)).text()))
+      ).join('\n');
     const sum = (text: string, re: RegExp): number => [...text.matchAll(re)].reduce((a, m) => a + Number(m[1]), 0);
     const tgiFail = /^tgi_request_failure\{err="generation"\} (\d+)/gm;
     const tgiCount = /^tgi_request_count (\d+)/gm;
     const vllmAbort = /^vllm:request_success_total\{[^}]*finished_reason="abort"[^}]*\} (\d+)/gm;
-    const before = { fail: sum(await scrape('llm-tgi'), tgiFail), count: sum(await scrape('llm-tgi'), tgiCount), abort: sum(await scrape('llm-vllm'), vllmAbort) };
+    const before = {
+      fail: sum(await scrape('llm-tgi'), tgiFail),
+      count: sum(await scrape('llm-tgi'), tgiCount),
+      abort: sum(await scrape('llm-vllm'), vllmAbort),
+    };
     const ft = await post({ target: 'llm-tgi', kind: 'error' });
     const fv = await post({ target: 'llm-vllm', kind: 'error' });
     await burst(2, {}, { 'x-hopscope-backend': 'tgi', 'x-hopscope-route': 'direct' });
@@ -126,9 +180,17 @@ describe('faults', () => {
     const f = await post({ target: 'vector-cache', kind: 'timeout' });
     const { res, t } = await measure(2, []);
     await del(f.body.id);
-    assert.ok(res.every((r) => r.status === 504), res.map((r) => `${r.status} ${r.text}`).join());
-    const client = spansSince(t, 'gateway', SpanKind.CLIENT).filter((s) => s.attributes['peer.service'] === 'vector-cache');
-    assert.ok(client.length >= 2 && client.every((s) => s.attributes['error.type'] === 'timeout' && ms(s) >= 1450), client.map(ms).join());
+    assert.ok(
+      res.every((r) => r.status === 504),
+      res.map((r) => `${r.status} ${r.text}`).join()
+    );
+    const client = spansSince(t, 'gateway', SpanKind.CLIENT).filter(
+      (s) => s.attributes['peer.service'] === 'vector-cache'
+    );
+    assert.ok(
+      client.length >= 2 && client.every((s) => s.attributes['error.type'] === 'timeout' && ms(s) >= 1450),
+      client.map(ms).join()
+    );
     assert.ok(spansSince(t, 'gateway').every((s) => s.attributes['error.type'] === 'timeout'));
   });
 
@@ -150,17 +212,34 @@ describe('faults', () => {
   });
 
   it('tls_slow_handshake on tool: the agent→tool call slows by the handshake delay, the tool span does not', async () => {
-    const before = await measure(2, [], { messages: [{ role: 'user', content: 'tls before' }] }, { 'x-hopscope-route': 'agent' });
+    const before = await measure(
+      2,
+      [],
+      { messages: [{ role: 'user', content: 'tls before' }] },
+      { 'x-hopscope-route': 'agent' }
+    );
     const f = await post({ target: 'tool', kind: 'tls_slow_handshake', magnitude: 400 });
     assert.equal(f.status, 201);
-    const during = await measure(2, ['tool'], { messages: [{ role: 'user', content: 'tls during' }] }, { 'x-hopscope-route': 'agent' });
+    const during = await measure(
+      2,
+      ['tool'],
+      { messages: [{ role: 'user', content: 'tls during' }] },
+      { 'x-hopscope-route': 'agent' }
+    );
     await del(f.body.id);
     assert.ok(during.res.every((r) => r.status === 200));
-    const callsBefore = spansSince(before.t, 'agent', SpanKind.CLIENT).filter((s) => s.attributes['peer.service'] === 'tool' && startMs(s) < during.t);
-    const callsDuring = spansSince(during.t, 'agent', SpanKind.CLIENT).filter((s) => s.attributes['peer.service'] === 'tool');
+    const callsBefore = spansSince(before.t, 'agent', SpanKind.CLIENT).filter(
+      (s) => s.attributes['peer.service'] === 'tool' && startMs(s) < during.t
+    );
+    const callsDuring = spansSince(during.t, 'agent', SpanKind.CLIENT).filter(
+      (s) => s.attributes['peer.service'] === 'tool'
+    );
     assert.ok(median(callsDuring.map(ms)) >= 400, `${median(callsBefore.map(ms))} → ${median(callsDuring.map(ms))}`);
     assert.ok(median(callsBefore.map(ms)) < 400, 'without the fault the call is faster than the injected delay');
-    assert.ok(during.med.tool < 200, `tool server span ${during.med.tool} ms: the delay is in the handshake, before the request`);
+    assert.ok(
+      during.med.tool < 200,
+      `tool server span ${during.med.tool} ms: the delay is in the handshake, before the request`
+    );
   });
 
   it('gpu_oom on llm-vllm: allocation failures in metrics and spans, fallback to the lighter model on the span', async () => {
@@ -177,11 +256,16 @@ describe('faults', () => {
       assert.ok(s.events.some((e) => e.name === 'gpu.allocation_failure'));
     }
     assert.ok(fell.some((s) => s.attributes['gen_ai.response.model'] === 'hopscope-llama-1b'));
-    let failures = 0, aborts = 0;
+    let failures = 0,
+      aborts = 0;
     for (const h of chain.hops.filter((x) => x.hop === 'llm-vllm')) {
       const text = await (await fetch(h.metricsUrl)).text();
       failures += Number(/hopscope_llm_gpu_oom_total\{model="hopscope-llama-8b-v1"\} (\d+)/.exec(text)?.[1] ?? 0);
-      aborts += Number(/vllm:request_success_total\{model_name="hopscope-llama-8b-v1",engine="0",finished_reason="abort"\} (\d+)/.exec(text)?.[1] ?? 0);
+      aborts += Number(
+        /vllm:request_success_total\{model_name="hopscope-llama-8b-v1",engine="0",finished_reason="abort"\} (\d+)/.exec(
+          text
+        )?.[1] ?? 0
+      );
     }
     assert.ok(failures >= 6 && aborts >= 6, `failures ${failures}, aborts ${aborts}`);
     assert.match(dcgm, /DCGM_FI_DEV_FB_USED\{[^}]*pod="llm-vllm-[^"]+"\} 815\d\d/, 'framebuffer full on the vLLM GPUs');
@@ -190,7 +274,8 @@ describe('faults', () => {
 
   it('kv_cache_thrash on llm-vllm: prefix-cache hits stop and sequences get preempted', async () => {
     const scrape = async () => {
-      let hits = 0, pre = 0;
+      let hits = 0,
+        pre = 0;
       for (const h of chain.hops.filter((x) => x.hop === 'llm-vllm')) {
         const text = await (await fetch(h.metricsUrl)).text();
         hits += Number(/vllm:prefix_cache_hits_total\{[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
@@ -203,7 +288,15 @@ describe('faults', () => {
     assert.ok(s0.hits > 0, 'the shared system prompt hits the prefix cache when healthy');
     // 0.5 % of the KV cache: two short prompts (direct route, ~50 tokens) fit, and their growth overflows it.
     const f = await post({ target: 'llm-vllm', kind: 'kv_cache_thrash', magnitude: 0.005 });
-    const res = await Promise.all(Array.from({ length: 12 }, (_, i) => chat(chain.gatewayUrl, { max_tokens: 100, messages: [{ role: 'user', content: `thrash ${i}` }] }, { 'x-hopscope-backend': 'vllm', 'x-hopscope-route': 'direct' })));
+    const res = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        chat(
+          chain.gatewayUrl,
+          { max_tokens: 100, messages: [{ role: 'user', content: `thrash ${i}` }] },
+          { 'x-hopscope-backend': 'vllm', 'x-hopscope-route': 'direct' }
+        )
+      )
+    );
     const s1 = await scrape();
     await del(f.body.id);
     // Thrashing makes sequences wait and recompute; with this test's 700 ms hop timeout some may time out.
@@ -228,12 +321,21 @@ describe('faults', () => {
     const res = await burst(10);
     await del(f.body.id);
     // A dropped SYN costs a 1 s retransmission: some calls may exceed this test's 1.5 s hop timeout (504), which is the fault's real effect.
-    assert.ok(res.every((r) => r.status === 200 || r.status === 504), res.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join('\n'));
-    const calls = spansSince(t, 'vector-cache', SpanKind.CLIENT).filter((s) => s.attributes['peer.service'] === 'rag').map(ms).sort((a, b) => a - b);
+    assert.ok(
+      res.every((r) => r.status === 200 || r.status === 504),
+      res.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join('\n')
+    );
+    const calls = spansSince(t, 'vector-cache', SpanKind.CLIENT)
+      .filter((s) => s.attributes['peer.service'] === 'rag')
+      .map(ms)
+      .sort((a, b) => a - b);
     // A lost segment costs a loss probe or an RTO (tens to hundreds of ms on loopback) on top of a ~1 ms call.
     assert.ok(calls[calls.length - 1] > 60, `slowest call to rag ${calls.join(', ')} ms`);
     await new Promise((r) => setTimeout(r, 300));
-    assert.ok(!execFileSync('nft', ['list', 'tables']).toString().includes(table), 'the nft table is removed when the fault ends');
+    assert.ok(
+      !execFileSync('nft', ['list', 'tables']).toString().includes(table),
+      'the nft table is removed when the fault ends'
+    );
     const a = await annotated(f.body.id);
     assert.match(a.note ?? '', /[1-9]\d* packets dropped/);
   });

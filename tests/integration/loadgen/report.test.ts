@@ -19,9 +19,14 @@ import { recordOf, startContractProxy, type ContractProxy } from './contract-pro
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm';
 import { freePort } from './support';
 
-interface Ran { code: number; out: string; err: string; ms: number }
+interface Ran {
+  code: number;
+  out: string;
+  err: string;
+  ms: number;
+}
 
-describe('hopscope-load and the proxy\'s run API', () => {
+describe("hopscope-load and the proxy's run API", () => {
   let llm: ScriptedLlm;
   let proxy: ContractProxy;
   let dir: string;
@@ -38,19 +43,43 @@ describe('hopscope-load and the proxy\'s run API', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const run = async (args: string[], o: { report?: string; env?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Ran> => {
-    let out = '', err = '';
+  const run = async (
+    args: string[],
+    o: { report?: string; env?: Record<string, string>; signal?: AbortSignal } = {}
+  ): Promise<Ran> => {
+    let out = '',
+      err = '';
     const t0 = Date.now();
     const code = await main(
-      ['--target', llm.url, '--backend', 'none', '--arrivals', 'uniform', '--quiet', '--metrics', 'none', '--spool-dir', dir, '--report', o.report ?? proxy.url, ...args],
-      (s) => { out += s; }, (s) => { err += s; },
-      { env: { HOPSCOPE_PROXY_TOKEN: TOKEN, ...o.env }, signal: o.signal },
+      [
+        '--target',
+        llm.url,
+        '--backend',
+        'none',
+        '--arrivals',
+        'uniform',
+        '--quiet',
+        '--metrics',
+        'none',
+        '--spool-dir',
+        dir,
+        '--report',
+        o.report ?? proxy.url,
+        ...args,
+      ],
+      (s) => {
+        out += s;
+      },
+      (s) => {
+        err += s;
+      },
+      { env: { HOPSCOPE_PROXY_TOKEN: TOKEN, ...o.env }, signal: o.signal }
     );
     return { code, out, err, ms: Date.now() - t0 };
   };
   const json = (r: Ran) => JSON.parse(r.out);
 
-  it('registers the run, beats every 5 s, posts the finish with every request\'s trace id; all as the contract says', async () => {
+  it("registers the run, beats every 5 s, posts the finish with every request's trace id; all as the contract says", async () => {
     const r = await run(['--run-id', 'rep-ok', '--rps', '4', '--duration', '6s', '--threshold', 'error_rate<0.01']);
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(proxy.invalid, []);
@@ -82,9 +111,16 @@ describe('hopscope-load and the proxy\'s run API', () => {
     const { e2e, ttft } = fin.summary.sketches!;
     assert.equal(e2e.count, fin.summary.latencyMs.count);
     assert.equal(ttft.count, fin.summary.ttftMs.count);
-    for (const [sk, exact] of [[e2e, fin.summary.latencyMs], [ttft, fin.summary.ttftMs]] as const) {
+    for (const [sk, exact] of [
+      [e2e, fin.summary.latencyMs],
+      [ttft, fin.summary.ttftMs],
+    ] as const) {
       const read = sketchSummary(sk);
-      for (const q of ['p50', 'p99'] as const) assert.ok(Math.abs(read[q]! - exact[q]!) <= exact[q]! * sk.alpha + 1e-6, `${q}: sketch ${read[q]} vs exact ${exact[q]}`);
+      for (const q of ['p50', 'p99'] as const)
+        assert.ok(
+          Math.abs(read[q]! - exact[q]!) <= exact[q]! * sk.alpha + 1e-6,
+          `${q}: sketch ${read[q]} vs exact ${exact[q]}`
+        );
     }
     assert.ok(proxy.auth.every((a) => a === `Bearer ${TOKEN}`));
     // --json -: the JSON alone on stdout, the table on stderr.
@@ -101,7 +137,10 @@ describe('hopscope-load and the proxy\'s run API', () => {
     const join = await run(['--run-id', 'rep-ok', '--join', '--worker-id', 'second', '--rps', '4', '--duration', '1s']);
     assert.equal(join.code, 0, join.err);
     const stored = proxy.runs.get('rep-ok')!;
-    assert.deepEqual(stored.registrations.map((x) => x.join ?? false), [false, true]);
+    assert.deepEqual(
+      stored.registrations.map((x) => x.join ?? false),
+      [false, true]
+    );
     assert.deepEqual(stored.finishes.map((f) => f.workerId).at(-1), 'second');
   });
 
@@ -124,7 +163,9 @@ describe('hopscope-load and the proxy\'s run API', () => {
   it('the proxy down: one warning, the run goes on, its record is spooled; --resend delivers it later', async () => {
     const port = await freePort();
     const down = `http://127.0.0.1:${port}`;
-    const r = await run(['--run-id', 'rep-spool', '--rps', '4', '--duration', '1s', '--report-retry', '1s'], { report: down });
+    const r = await run(['--run-id', 'rep-spool', '--rps', '4', '--duration', '1s', '--report-retry', '1s'], {
+      report: down,
+    });
     assert.equal(r.code, 0, r.err);
     assert.equal(json(r).sent, 4, 'the run went on');
     assert.equal((r.err.match(/the run goes on/g) ?? []).length, 1, r.err);
@@ -138,8 +179,18 @@ describe('hopscope-load and the proxy\'s run API', () => {
     // The proxy is back (a new one on that port): the spooled run arrives whole.
     const back = await startContractProxy({ token: TOKEN, port });
     try {
-      let out = '', err = '';
-      const code = await main(['--resend', file], (s) => { out += s; }, (s) => { err += s; }, { env: { HOPSCOPE_PROXY_TOKEN: TOKEN } });
+      let out = '',
+        err = '';
+      const code = await main(
+        ['--resend', file],
+        (s) => {
+          out += s;
+        },
+        (s) => {
+          err += s;
+        },
+        { env: { HOPSCOPE_PROXY_TOKEN: TOKEN } }
+      );
       assert.equal(code, 0, err);
       assert.match(out, /delivered/);
       const stored = back.runs.get('rep-spool')!;
@@ -151,7 +202,16 @@ describe('hopscope-load and the proxy\'s run API', () => {
       await back.close();
     }
     let err = '';
-    assert.equal(await main(['--resend', file], () => {}, (s) => { err += s; }), 2);
+    assert.equal(
+      await main(
+        ['--resend', file],
+        () => {},
+        (s) => {
+          err += s;
+        }
+      ),
+      2
+    );
     assert.match(err, /cannot read spool file .*no such file/);
   });
 
@@ -185,7 +245,18 @@ describe('hopscope-load and the proxy\'s run API', () => {
     // A baseline ten times faster than anything this server can do.
     const fast = { ...src, latencyMs: { ...src.latencyMs, p99: src.latencyMs.p99! / 10 } };
     proxy.records.set('rep-base', recordOf('rep-base', 'ad-hoc', fast));
-    const r = await run(['--run-id', 'rep-gated', '--rps', '4', '--duration', '1s', '--baseline-run', 'rep-base', '--max-regression', 'p99_ms:+10%,error_rate:+0.01']);
+    const r = await run([
+      '--run-id',
+      'rep-gated',
+      '--rps',
+      '4',
+      '--duration',
+      '1s',
+      '--baseline-run',
+      'rep-base',
+      '--max-regression',
+      'p99_ms:+10%,error_rate:+0.01',
+    ]);
     assert.equal(r.code, 1, r.err);
     assert.match(r.err, /p99_ms rose \d+(\.\d)?% \(.+ → .+\), allowed \+10%: REGRESSED/);
     assert.match(r.err, /error_rate unchanged .*: pass/);
@@ -196,7 +267,16 @@ describe('hopscope-load and the proxy\'s run API', () => {
     assert.equal(stored.finishes[0].regressions.find((x) => x.metric === 'p99_ms')?.pass, false);
 
     const before = llm.requests;
-    const unknown = await run(['--rps', '4', '--duration', '1s', '--baseline-run', 'no-such-run', '--max-regression', 'p99_ms:+10%']);
+    const unknown = await run([
+      '--rps',
+      '4',
+      '--duration',
+      '1s',
+      '--baseline-run',
+      'no-such-run',
+      '--max-regression',
+      'p99_ms:+10%',
+    ]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.err, /unknown baseline run no-such-run/);
     assert.equal(llm.requests, before, 'nothing was sent');
@@ -204,19 +284,60 @@ describe('hopscope-load and the proxy\'s run API', () => {
     // A JSON summary file works as a baseline too.
     const file = join(dir, 'baseline.json');
     writeFileSync(file, first.out);
-    const byFile = await run(['--rps', '4', '--duration', '1s', '--baseline-run', file, '--max-regression', 'p99_ms:+1000%', '--report', 'none']);
+    const byFile = await run([
+      '--rps',
+      '4',
+      '--duration',
+      '1s',
+      '--baseline-run',
+      file,
+      '--max-regression',
+      'p99_ms:+1000%',
+      '--report',
+      'none',
+    ]);
     assert.equal(byFile.code, 0, byFile.err);
     assert.equal(json(byFile).baseline.runId, 'rep-base-src');
   });
 
   it('the proxy down mid-run: heartbeats fail (said once), recover, and the finish arrives', async () => {
-    const plan = parseCli(['--target', llm.url, '--backend', 'none', '--quiet', '--metrics', 'none', '--report', proxy.url, '--run-id', 'rep-mid', '--rps', '5', '--duration', '4s', '--arrivals', 'uniform'], { HOPSCOPE_PROXY_TOKEN: TOKEN }) as CliPlan;
+    const plan = parseCli(
+      [
+        '--target',
+        llm.url,
+        '--backend',
+        'none',
+        '--quiet',
+        '--metrics',
+        'none',
+        '--report',
+        proxy.url,
+        '--run-id',
+        'rep-mid',
+        '--rps',
+        '5',
+        '--duration',
+        '4s',
+        '--arrivals',
+        'uniform',
+      ],
+      { HOPSCOPE_PROXY_TOKEN: TOKEN }
+    ) as CliPlan;
     // Heartbeats every 300 ms instead of 5 s, so that the outage spans several of them.
     plan.report!.heartbeatMs = 300;
     setTimeout(() => proxy.setDown(true), 1000);
     setTimeout(() => proxy.setDown(false), 2200);
-    let out = '', err = '';
-    const code = await runSession(plan, { out: (x) => { out += x; }, err: (x) => { err += x; }, signal: new AbortController().signal });
+    let out = '',
+      err = '';
+    const code = await runSession(plan, {
+      out: (x) => {
+        out += x;
+      },
+      err: (x) => {
+        err += x;
+      },
+      signal: new AbortController().signal,
+    });
     assert.equal(code, 0, err);
     assert.equal((err.match(/heartbeat to the proxy failed/g) ?? []).length, 1, err);
     assert.match(err, /heartbeats reach the proxy .* again/);

@@ -23,7 +23,16 @@ describe('scenarios on the real chain', () => {
 
   before(async () => {
     collector = await otlpCollector();
-    chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, samplerAdaptive: false });
+    chain = await startChain({
+      gatewayPort: 0,
+      controlPort: 0,
+      timeScale: 0.05,
+      logLevel: 'silent',
+      otlpEndpoint: collector.url,
+      otlpProtocol: 'http/json',
+      vectorCacheHitRate: 0,
+      samplerAdaptive: false,
+    });
     dir = mkdtempSync(join(tmpdir(), 'lg-scen-chain-'));
   });
   after(async () => {
@@ -33,24 +42,49 @@ describe('scenarios on the real chain', () => {
   });
 
   const run = async (args: string[], signal?: AbortSignal) => {
-    let out = '', err = '';
-    const code = await main(['--target', chain.gatewayUrl, '--control', chain.controlUrl, '--report', 'none', '--metrics', 'none', '--quiet', ...args], (s) => { out += s; }, (s) => { err += s; }, { env: {}, signal: signal ?? new AbortController().signal });
+    let out = '',
+      err = '';
+    const code = await main(
+      [
+        '--target',
+        chain.gatewayUrl,
+        '--control',
+        chain.controlUrl,
+        '--report',
+        'none',
+        '--metrics',
+        'none',
+        '--quiet',
+        ...args,
+      ],
+      (s) => {
+        out += s;
+      },
+      (s) => {
+        err += s;
+      },
+      { env: {}, signal: signal ?? new AbortController().signal }
+    );
     return { code, err, sum: out ? JSON.parse(out) : undefined };
   };
-  const faults = async (): Promise<FaultAnnotation[]> => FaultAnnotation.array().parse(await (await fetch(`${chain.controlUrl}/faults`)).json());
+  const faults = async (): Promise<FaultAnnotation[]> =>
+    FaultAnnotation.array().parse(await (await fetch(`${chain.controlUrl}/faults`)).json());
 
   it('chaos: GPU OOM on llm-tgi mid-run → degraded requests on tgi only, inside the fault window, each with its trace id', async () => {
     const file = join(dir, 'chaos-short.yaml');
-    writeFileSync(file, [
-      'description: a short chaos-gpu-oom',
-      'target: { backend: mix }',
-      'routes: { chat: 1, rag: 1 }',
-      'request: { maxTokens: 12, timeout: 10s }',
-      'load: { rps: 16, duration: 6s, arrivals: uniform }',
-      'faults:',
-      '  - { at: 1.5s, target: llm-tgi, kind: gpu_oom, magnitude: 1, for: 3s }',
-      'thresholds: [ "degraded_rate>0.02" ]',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'description: a short chaos-gpu-oom',
+        'target: { backend: mix }',
+        'routes: { chat: 1, rag: 1 }',
+        'request: { maxTokens: 12, timeout: 10s }',
+        'load: { rps: 16, duration: 6s, arrivals: uniform }',
+        'faults:',
+        '  - { at: 1.5s, target: llm-tgi, kind: gpu_oom, magnitude: 1, for: 3s }',
+        'thresholds: [ "degraded_rate>0.02" ]',
+      ].join('\n')
+    );
     const { code, err, sum } = await run(['--scenario', file]);
     assert.equal(code, 0, err);
     const [fault] = sum.faults;
@@ -64,7 +98,10 @@ describe('scenarios on the real chain', () => {
       assert.equal(r.backend, 'tgi', 'vLLM traffic is untouched');
       assert.match(r.detail ?? '', /^fallback:hopscope-llama-8b-v[12]→hopscope-llama-1b$/);
       // Sent while the fault was on (a request sent just before it can still be admitted during it).
-      assert.ok(r.startMs >= fault.startMs - 1000 && r.startMs <= fault.startMs + fault.forS * 1000 + 200, `${r.startMs} in [${fault.startMs}, +${fault.forS} s]`);
+      assert.ok(
+        r.startMs >= fault.startMs - 1000 && r.startMs <= fault.startMs + fault.forS * 1000 + 200,
+        `${r.startMs} in [${fault.startMs}, +${fault.forS} s]`
+      );
       assert.equal(r.traceIdSource, 'traceresponse');
       assert.match(r.traceId ?? '', /^[0-9a-f]{32}$/);
     }
@@ -75,10 +112,16 @@ describe('scenarios on the real chain', () => {
 
   it('an interrupted run removes its open-ended fault, exits 130 and says aborted', async () => {
     const file = join(dir, 'open-fault.yaml');
-    writeFileSync(file, 'load: { rps: 5, duration: 30s }\nrequest: { maxTokens: 8 }\nfaults:\n  - { at: 0.5s, target: rag, kind: latency, magnitude: 20 }\n');
+    writeFileSync(
+      file,
+      'load: { rps: 5, duration: 30s }\nrequest: { maxTokens: 8 }\nfaults:\n  - { at: 0.5s, target: rag, kind: latency, magnitude: 20 }\n'
+    );
     const ac = new AbortController();
     const active = setInterval(async () => {
-      if ((await faults().catch(() => [])).some((f) => f.active && f.target === 'rag')) { clearInterval(active); setTimeout(() => ac.abort(), 300); }
+      if ((await faults().catch(() => [])).some((f) => f.active && f.target === 'rag')) {
+        clearInterval(active);
+        setTimeout(() => ac.abort(), 300);
+      }
     }, 100);
     const { code, err, sum } = await run(['--scenario', file], ac.signal);
     clearInterval(active);
@@ -112,14 +155,28 @@ describe('scenarios on the real chain', () => {
 
   it('a dataset with expected document ids: RAG recall graded from what the chain retrieved', async () => {
     const question = 'How does prefix caching affect time to first token?';
-    const probe = await chat(chain.gatewayUrl, { messages: [{ role: 'user', content: question }], stream: false }, { 'x-hopscope-route': 'rag' });
+    const probe = await chat(
+      chain.gatewayUrl,
+      { messages: [{ role: 'user', content: question }], stream: false },
+      { 'x-hopscope-route': 'rag' }
+    );
     const docs = ChainAnswerInfo.parse(JSON.parse(probe.text).hopscope).documents;
     assert.ok(docs.length >= 1, 'the chain retrieved documents');
-    writeFileSync(join(dir, 'recall.jsonl'), [
-      // Half of what is expected is what the chain retrieves: recall 0.5 on every answer.
-      JSON.stringify({ prompt: question, route: 'rag', expected: { documents: [docs[0], 'doc-that-does-not-exist'] } }),
-    ].join('\n'));
-    writeFileSync(join(dir, 'recall.yaml'), 'prompts: { kind: dataset, file: recall.jsonl }\nload: { rps: 6, duration: 1s, arrivals: uniform }\nrequest: { stream: false, maxTokens: 8 }\nthresholds: [ "rag_recall>=0.5" ]\n');
+    writeFileSync(
+      join(dir, 'recall.jsonl'),
+      [
+        // Half of what is expected is what the chain retrieves: recall 0.5 on every answer.
+        JSON.stringify({
+          prompt: question,
+          route: 'rag',
+          expected: { documents: [docs[0], 'doc-that-does-not-exist'] },
+        }),
+      ].join('\n')
+    );
+    writeFileSync(
+      join(dir, 'recall.yaml'),
+      'prompts: { kind: dataset, file: recall.jsonl }\nload: { rps: 6, duration: 1s, arrivals: uniform }\nrequest: { stream: false, maxTokens: 8 }\nthresholds: [ "rag_recall>=0.5" ]\n'
+    );
     const { code, err, sum } = await run(['--scenario', join(dir, 'recall.yaml')]);
     assert.equal(code, 0, err);
     assert.equal(sum.quality.ragRecall.n, sum.succeeded + sum.degraded);

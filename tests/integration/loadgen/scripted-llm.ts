@@ -6,10 +6,20 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ScriptedLlm { url: string; requests: number; traceIds: Set<string>; baggage: string[]; close(): Promise<void> }
+export interface ScriptedLlm {
+  url: string;
+  requests: number;
+  traceIds: Set<string>;
+  baggage: string[];
+  close(): Promise<void>;
+}
 
-export async function startScriptedLlm(o: { ttftMs?: number; gapMs?: number; tokens?: number; traceresponse?: boolean } = {}): Promise<ScriptedLlm> {
-  const ttft = o.ttftMs ?? 20, gap = o.gapMs ?? 5, tokens = o.tokens ?? 4;
+export async function startScriptedLlm(
+  o: { ttftMs?: number; gapMs?: number; tokens?: number; traceresponse?: boolean } = {}
+): Promise<ScriptedLlm> {
+  const ttft = o.ttftMs ?? 20,
+    gap = o.gapMs ?? 5,
+    tokens = o.tokens ?? 4;
   const state = { requests: 0, traceIds: new Set<string>(), baggage: [] as string[] };
   const server = http.createServer((req, res) => {
     req.resume();
@@ -27,7 +37,8 @@ export async function startScriptedLlm(o: { ttftMs?: number; gapMs?: number; tok
       const tick = (): void => {
         res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: `t${i} ` } }] })}\n\n`);
         if (++i < tokens) setTimeout(tick, gap);
-        else res.end(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: tokens } })}\n\ndata: [DONE]\n\n`);
+        else
+          res.end(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: tokens } })}\n\ndata: [DONE]\n\n`);
       };
       setTimeout(tick, ttft);
     });
@@ -36,9 +47,15 @@ export async function startScriptedLlm(o: { ttftMs?: number; gapMs?: number; tok
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get requests() { return state.requests; },
+    get requests() {
+      return state.requests;
+    },
     traceIds: state.traceIds,
     baggage: state.baggage,
-    close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -13,7 +13,14 @@ import { startSplitChain } from '../../../loadgen/src/chain/split';
 import type { RunningChain } from '../../../loadgen/src/chain/start';
 import { chat, otlpCollector, waitFor } from './support';
 
-const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe('split mode: one process per pod', () => {
   let chain: RunningChain & { children: import('node:child_process').ChildProcess[] };
@@ -25,7 +32,9 @@ describe('split mode: one process per pod', () => {
     collector = await otlpCollector();
     exporter = http.createServer((req, res) => {
       let b = '';
-      req.on('data', (c) => { b += c; });
+      req.on('data', (c) => {
+        b += c;
+      });
       req.on('end', () => {
         if (req.method === 'POST' && req.url === '/register') registrations.push(JSON.parse(b));
         res.writeHead(201, { 'content-type': 'application/json' });
@@ -33,13 +42,25 @@ describe('split mode: one process per pod', () => {
       });
     });
     await new Promise<void>((r) => exporter.listen(0, '127.0.0.1', () => r()));
-    const cfg = loadChainConfig({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: collector.url, otlpProtocol: 'http/json', vectorCacheHitRate: 0, exporterUrl: `http://127.0.0.1:${(exporter.address() as AddressInfo).port}` });
+    const cfg = loadChainConfig({
+      gatewayPort: 0,
+      controlPort: 0,
+      timeScale: 0.05,
+      logLevel: 'silent',
+      otlpEndpoint: collector.url,
+      otlpProtocol: 'http/json',
+      vectorCacheHitRate: 0,
+      exporterUrl: `http://127.0.0.1:${(exporter.address() as AddressInfo).port}`,
+    });
     chain = await startSplitChain(cfg, makeLogger('silent'));
   });
   after(async () => {
     await chain?.stop();
     await collector?.close();
-    await new Promise<void>((r) => { exporter.close(() => r()); exporter.closeAllConnections(); });
+    await new Promise<void>((r) => {
+      exporter.close(() => r());
+      exporter.closeAllConnections();
+    });
   });
 
   it('each pod runs in its own process and registers its pid as that pod (an LLM pod its CUDA driver process too)', async () => {
@@ -47,7 +68,11 @@ describe('split mode: one process per pod', () => {
     assert.equal(new Set(pids).size, chain.hops.length);
     assert.ok(!pids.includes(process.pid));
     const llmPods = chain.hops.filter((h) => h.hop.startsWith('llm-')).map((h) => h.pod);
-    assert.deepEqual(Object.keys(chain.gpuDriverPids).sort(), [...llmPods].sort(), 'every LLM replica has its CUDA driver process');
+    assert.deepEqual(
+      Object.keys(chain.gpuDriverPids).sort(),
+      [...llmPods].sort(),
+      'every LLM replica has its CUDA driver process'
+    );
     await waitFor('registrations', async () => registrations.length === chain.hops.length + llmPods.length);
     for (const h of chain.hops) {
       // The replica's own pid first, then (LLM pods) its driver's.
@@ -61,9 +86,14 @@ describe('split mode: one process per pod', () => {
       if (driver) assert.deepEqual({ ...driver, pid: r.pid }, r, 'the driver is registered as the same pod');
       assert.deepEqual(more, []);
     }
-    const topo = await (await fetch(`${chain.controlUrl}/topology`)).json() as { hops: Array<{ pod: string; pid: number; gpuDriverPid?: number }> };
+    const topo = (await (await fetch(`${chain.controlUrl}/topology`)).json()) as {
+      hops: Array<{ pod: string; pid: number; gpuDriverPid?: number }>;
+    };
     assert.deepEqual(Object.fromEntries(topo.hops.map((h) => [h.pod, h.pid])), chain.pids);
-    assert.deepEqual(Object.fromEntries(topo.hops.filter((h) => h.gpuDriverPid).map((h) => [h.pod, h.gpuDriverPid])), chain.gpuDriverPids);
+    assert.deepEqual(
+      Object.fromEntries(topo.hops.filter((h) => h.gpuDriverPid).map((h) => [h.pod, h.gpuDriverPid])),
+      chain.gpuDriverPids
+    );
   });
 
   it('serves RAG and agent (TLS to tool) requests across processes', async () => {
@@ -74,7 +104,13 @@ describe('split mode: one process per pod', () => {
 
   it('faults reach the replica processes', async () => {
     const before = await chat(chain.gatewayUrl, {});
-    const f = await (await fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'embedding', kind: 'error' }) })).json() as { id: string };
+    const f = (await (
+      await fetch(`${chain.controlUrl}/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ target: 'embedding', kind: 'error' }),
+      })
+    ).json()) as { id: string };
     await new Promise((r) => setTimeout(r, 200));
     const during = await chat(chain.gatewayUrl, {});
     await fetch(`${chain.controlUrl}/faults/${f.id}`, { method: 'DELETE' });
@@ -84,8 +120,19 @@ describe('split mode: one process per pod', () => {
   });
 
   it('GPU figures follow the LLM replica processes', async () => {
-    await Promise.all(Array.from({ length: 12 }, (_, i) => chat(chain.gatewayUrl, { max_tokens: 40, messages: [{ role: 'user', content: `gpu ${i}` }] }, { 'x-hopscope-backend': 'vllm' })));
-    await waitFor('reported engine figures', async () => chain.remoteEngines.size >= 2 && [...chain.remoteEngines.values()].some((e) => e.busyMsTotal > 0));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        chat(
+          chain.gatewayUrl,
+          { max_tokens: 40, messages: [{ role: 'user', content: `gpu ${i}` }] },
+          { 'x-hopscope-backend': 'vllm' }
+        )
+      )
+    );
+    await waitFor(
+      'reported engine figures',
+      async () => chain.remoteEngines.size >= 2 && [...chain.remoteEngines.values()].some((e) => e.busyMsTotal > 0)
+    );
   });
 
   it('stop ends every replica process and every CUDA driver process', async () => {

@@ -10,20 +10,34 @@ import { chat, median } from './support';
 
 describe('chain with several TLS hops', () => {
   let chain: RunningChain;
-  const agentRun = (i: number) => chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `tls hops ${i}` }] }, { 'x-hopscope-route': 'agent' });
+  const agentRun = (i: number) =>
+    chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `tls hops ${i}` }] }, { 'x-hopscope-route': 'agent' });
   const fault = async (target: string): Promise<string> => {
-    const r = await fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target, kind: 'tls_slow_handshake', magnitude: 400 }) });
+    const r = await fetch(`${chain.controlUrl}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ target, kind: 'tls_slow_handshake', magnitude: 400 }),
+    });
     assert.equal(r.status, 201);
     return ((await r.json()) as { id: string }).id;
   };
 
   before(async () => {
     chain = await startChain({
-      gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', tracing: false, vectorCacheHitRate: 0, samplerAdaptive: false,
-      hopTimeoutMs: 3000, tlsHops: ['llm-vllm', 'llm-tgi', 'tool'],
+      gatewayPort: 0,
+      controlPort: 0,
+      timeScale: 0.05,
+      logLevel: 'silent',
+      tracing: false,
+      vectorCacheHitRate: 0,
+      samplerAdaptive: false,
+      hopTimeoutMs: 3000,
+      tlsHops: ['llm-vllm', 'llm-tgi', 'tool'],
     });
   });
-  after(async () => { await chain?.stop(); });
+  after(async () => {
+    await chain?.stop();
+  });
 
   it('tls_slow_handshake on tool slows the agent runs though the agent first talks TLS to an LLM', async () => {
     const before: number[] = [];

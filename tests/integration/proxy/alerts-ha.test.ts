@@ -15,7 +15,9 @@ import { tinyServer } from '../../unit/proxy/helpers';
 import { startAlertmanager, type RealServer } from './real-servers';
 
 const AM_BIN = '/usr/bin/prometheus-alertmanager';
-const skip = postgresSkipReason() ?? (existsSync(AM_BIN) ? undefined : `${AM_BIN} is missing (apt-get install prometheus-alertmanager)`);
+const skip =
+  postgresSkipReason() ??
+  (existsSync(AM_BIN) ? undefined : `${AM_BIN} is missing (apt-get install prometheus-alertmanager)`);
 const TTL_MS = 2000;
 const INTERVAL_MS = 250;
 const RULE = 'tls-slow-and-gpu-oom';
@@ -27,7 +29,9 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: nu
     try {
       const v = await fn();
       if (v !== undefined) return v;
-    } catch (err) { last = err; }
+    } catch (err) {
+      last = err;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
@@ -38,8 +42,14 @@ const metric = async (url: string, re: RegExp): Promise<number> => {
   const m = re.exec(await (await fetch(`${url}/metrics`)).text());
   return m ? Number(m[1]) : 0;
 };
-const pushed = (p: ProxyProcess): Promise<number> => metric(p.url, /^hopscope_proxy_alerts_pushed_total\{state="firing"\} (\d+)/m);
-type Health = { state: { alerts: { holder: string | null; self: boolean; token: number | null }; kernelEvidence: { holder: string | null; self: boolean } } };
+const pushed = (p: ProxyProcess): Promise<number> =>
+  metric(p.url, /^hopscope_proxy_alerts_pushed_total\{state="firing"\} (\d+)/m);
+type Health = {
+  state: {
+    alerts: { holder: string | null; self: boolean; token: number | null };
+    kernelEvidence: { holder: string | null; self: boolean };
+  };
+};
 const health = (p: ProxyProcess): Promise<Health> => json<Health>(`${p.url}/api/health`);
 
 describe('two proxies on one PostgreSQL', { skip }, () => {
@@ -53,19 +63,32 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
 
   const spawnProxy = async (): Promise<ProxyProcess> => {
     const p = await startProxyProcess({
-      HOPSCOPE_DATABASE_URL: dbUrl, HOPSCOPE_EXPORTER_URLS: exporter.url, HOPSCOPE_PROMETHEUS_URL: 'none', HOPSCOPE_ALERTMANAGER_URL: am.url,
-      HOPSCOPE_ALERT_INTERVAL_MS: String(INTERVAL_MS), HOPSCOPE_LEASE_TTL_MS: String(TTL_MS), HOPSCOPE_APP_URL: 'https://grafana.example.com',
+      HOPSCOPE_DATABASE_URL: dbUrl,
+      HOPSCOPE_EXPORTER_URLS: exporter.url,
+      HOPSCOPE_PROMETHEUS_URL: 'none',
+      HOPSCOPE_ALERTMANAGER_URL: am.url,
+      HOPSCOPE_ALERT_INTERVAL_MS: String(INTERVAL_MS),
+      HOPSCOPE_LEASE_TTL_MS: String(TTL_MS),
+      HOPSCOPE_APP_URL: 'https://grafana.example.com',
     });
     procs.push(p);
     return p;
   };
-  const leaderOf = async (ps: ProxyProcess[]): Promise<{ leader: ProxyProcess; follower: ProxyProcess }> => waitFor('one evaluator', async () => {
-    const hs = await Promise.all(ps.map(health));
-    const held = ps.filter((_, i) => hs[i].state.alerts.self);
-    if (held.length !== 1) return undefined;
-    assert.ok(hs.every((h) => h.state.alerts.holder === hs[0].state.alerts.holder), 'both name the same holder');
-    return { leader: held[0], follower: ps.find((p) => p !== held[0])! };
-  }, 15_000);
+  const leaderOf = async (ps: ProxyProcess[]): Promise<{ leader: ProxyProcess; follower: ProxyProcess }> =>
+    waitFor(
+      'one evaluator',
+      async () => {
+        const hs = await Promise.all(ps.map(health));
+        const held = ps.filter((_, i) => hs[i].state.alerts.self);
+        if (held.length !== 1) return undefined;
+        assert.ok(
+          hs.every((h) => h.state.alerts.holder === hs[0].state.alerts.holder),
+          'both name the same holder'
+        );
+        return { leader: held[0], follower: ps.find((p) => p !== held[0])! };
+      },
+      15_000
+    );
 
   before(async () => {
     pg = await startPostgres();
@@ -73,10 +96,29 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     am = await startAlertmanager();
     exporter = await tinyServer((req, res) => {
       const now = Date.now();
-      const events: KernelEvent[] = firing ? [
-        ...[0, 1, 2].map((i) => ({ ts: now - 3000 + i * 100, type: 'tls_handshake' as const, pid: 9, comm: 'llm', pod: 'llm-vllm-0', durationMs: 650, detail: {}, mode: 'live' as const })),
-        { ts: now - 1000, type: 'gpu_alloc_fail', pid: 9, comm: 'llm', pod: 'llm-vllm-0', detail: { bytes: 1 << 30 }, mode: 'live' },
-      ] : [];
+      const events: KernelEvent[] = firing
+        ? [
+            ...[0, 1, 2].map((i) => ({
+              ts: now - 3000 + i * 100,
+              type: 'tls_handshake' as const,
+              pid: 9,
+              comm: 'llm',
+              pod: 'llm-vllm-0',
+              durationMs: 650,
+              detail: {},
+              mode: 'live' as const,
+            })),
+            {
+              ts: now - 1000,
+              type: 'gpu_alloc_fail',
+              pid: 9,
+              comm: 'llm',
+              pod: 'llm-vllm-0',
+              detail: { bytes: 1 << 30 },
+              mode: 'live',
+            },
+          ]
+        : [];
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(req.url!.startsWith('/health') ? { ok: true } : { events }));
     });
@@ -88,27 +130,51 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     await pg?.close();
   });
 
-  test('both see one rule set; an edit on one is the other\'s; a stale edit is a 409', async () => {
+  test("both see one rule set; an edit on one is the other's; a stale edit is a 409", async () => {
     const [a, b] = await Promise.all([spawnProxy(), spawnProxy()]);
     const ra = AlertRules.parse(await json(`${a.url}/api/alerts/rules`));
     const rb = AlertRules.parse(await json(`${b.url}/api/alerts/rules`));
     assert.deepEqual(ra, rb);
     assert.equal(ra.version, 1, 'seeded once though both started at once');
-    const edited = { rules: [...ra.rules, { id: 'extra', name: 'Extra', conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1000 }] }], expectedVersion: 1 };
-    const r = await fetch(`${a.url}/api/alerts/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(edited) });
+    const edited = {
+      rules: [
+        ...ra.rules,
+        { id: 'extra', name: 'Extra', conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1000 }] },
+      ],
+      expectedVersion: 1,
+    };
+    const r = await fetch(`${a.url}/api/alerts/rules`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(edited),
+    });
     assert.equal(r.status, 200);
     const onB = AlertRules.parse(await json(`${b.url}/api/alerts/rules`));
     assert.equal(onB.version, 2);
-    assert.deepEqual(onB.rules.map((x) => x.id), [RULE, 'extra']);
-    const stale = await fetch(`${b.url}/api/alerts/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: ra.rules, expectedVersion: 1 }) });
+    assert.deepEqual(
+      onB.rules.map((x) => x.id),
+      [RULE, 'extra']
+    );
+    const stale = await fetch(`${b.url}/api/alerts/rules`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: ra.rules, expectedVersion: 1 }),
+    });
     assert.equal(stale.status, 409);
-    assert.match(((await stale.json()) as { error: { message: string } }).error.message, /version 1, the database has version 2/);
+    assert.match(
+      ((await stale.json()) as { error: { message: string } }).error.message,
+      /version 1, the database has version 2/
+    );
   });
 
   test('only the lease holder evaluates and pushes: Alertmanager gets the alert from one proxy, recorded once', async () => {
     const { leader, follower } = await leaderOf(procs);
     type AmAlert = { labels: Record<string, string>; status: { state: string }; generatorURL: string };
-    const inAm = await waitFor('the alert in Alertmanager', async () => (await json<AmAlert[]>(`${am.url}/api/v2/alerts`)).find((x) => x.labels.rule_id === RULE), 15_000);
+    const inAm = await waitFor(
+      'the alert in Alertmanager',
+      async () => (await json<AmAlert[]>(`${am.url}/api/v2/alerts`)).find((x) => x.labels.rule_id === RULE),
+      15_000
+    );
     assert.match(inAm.generatorURL, /^https:\/\/grafana\.example\.com\/a\/hopscope-rca-app\//);
     // Several rounds later: every alert Alertmanager received came from the holder.
     await new Promise((r) => setTimeout(r, 6 * INTERVAL_MS));
@@ -117,7 +183,10 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     const afterwards = await pushed(leader);
     assert.ok(before > 3, `the holder re-sends each round: ${before}`);
     assert.equal(await pushed(follower), 0, 'the other proxy never pushed');
-    assert.ok(received >= before && received <= afterwards, `Alertmanager received ${received}, the holder sent ${before}..${afterwards}`);
+    assert.ok(
+      received >= before && received <= afterwards,
+      `Alertmanager received ${received}, the holder sent ${before}..${afterwards}`
+    );
     // The kernel-evidence keeper is one proxy too.
     const hs = await Promise.all([leader, follower].map(health));
     assert.equal(hs.filter((h) => h.state.kernelEvidence.self).length, 1);
@@ -137,23 +206,39 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     const t0 = Date.now();
     await leader.kill9();
     procs.splice(procs.indexOf(leader), 1);
-    await waitFor('the takeover', async () => ((await health(follower)).state.alerts.self ? true : undefined), TTL_MS + 5000);
+    await waitFor(
+      'the takeover',
+      async () => ((await health(follower)).state.alerts.self ? true : undefined),
+      TTL_MS + 5000
+    );
     const tookMs = Date.now() - t0;
     assert.ok(tookMs <= TTL_MS + INTERVAL_MS + 1000, `took over in ${tookMs} ms (ttl ${TTL_MS})`);
     t.diagnostic(`takeover after SIGKILL: ${tookMs} ms (lease ttl ${TTL_MS} ms, round ${INTERVAL_MS} ms)`);
-    await waitFor('pushes from the new holder', async () => ((await pushed(follower)) > before ? true : undefined), 5000);
+    await waitFor(
+      'pushes from the new holder',
+      async () => ((await pushed(follower)) > before ? true : undefined),
+      5000
+    );
     type AmAlert = { labels: Record<string, string>; status: { state: string } };
     const inAm = (await json<AmAlert[]>(`${am.url}/api/v2/alerts`)).find((x) => x.labels.rule_id === RULE);
     assert.equal(inAm?.status.state, 'active', 'still firing in Alertmanager across the takeover');
     const a = AlertsAnswer.parse(await json(`${follower.url}/api/alerts`));
-    assert.equal(a.history!.filter((x) => x.alert.state === 'firing').length, 1, 'the new holder reloaded the alert, it did not fire it again');
+    assert.equal(
+      a.history!.filter((x) => x.alert.state === 'firing').length,
+      1,
+      'the new holder reloaded the alert, it did not fire it again'
+    );
     assert.equal(a.evaluator!.self, true);
     // The alert resolves once, from the new holder.
     firing = false;
-    await waitFor('resolved', async () => {
-      const x = AlertsAnswer.parse(await json(`${follower.url}/api/alerts`));
-      return x.history!.some((h) => h.alert.state === 'resolved') ? true : undefined;
-    }, 10_000);
+    await waitFor(
+      'resolved',
+      async () => {
+        const x = AlertsAnswer.parse(await json(`${follower.url}/api/alerts`));
+        return x.history!.some((h) => h.alert.state === 'resolved') ? true : undefined;
+      },
+      10_000
+    );
     await spawnProxy(); // back to two
   });
 
@@ -166,10 +251,23 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     let stop = false;
     const edits = (async () => {
       while (!stop) {
-        const next = { rules: [{ id: `edit-${++n}`, name: `Edit ${n}`, conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1000 }] }], expectedVersion: acked.version };
+        const next = {
+          rules: [
+            {
+              id: `edit-${++n}`,
+              name: `Edit ${n}`,
+              conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1000 }],
+            },
+          ],
+          expectedVersion: acked.version,
+        };
         inFlight = next as AlertRules;
         try {
-          const r = await fetch(`${victim.url}/api/alerts/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(next) });
+          const r = await fetch(`${victim.url}/api/alerts/rules`, {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(next),
+          });
           if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
           acked = AlertRules.parse(await r.json());
         } catch {
@@ -189,7 +287,10 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     if (now.version === acked.version) assert.deepEqual(now.rules, acked.rules);
     else {
       assert.equal(now.version, acked.version! + 1, `version ${now.version} after acknowledged ${acked.version}`);
-      assert.deepEqual(now.rules.map((r) => r.id), inFlight!.rules.map((r) => r.id));
+      assert.deepEqual(
+        now.rules.map((r) => r.id),
+        inFlight!.rules.map((r) => r.id)
+      );
     }
     // A restarted proxy reads the same.
     const again = await spawnProxy();
@@ -209,7 +310,11 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     } finally {
       await pg.start();
     }
-    await waitFor('the rules again', async () => ((await fetch(`${p.url}/api/alerts/rules`)).status === 200 ? true : undefined), 20_000);
+    await waitFor(
+      'the rules again',
+      async () => ((await fetch(`${p.url}/api/alerts/rules`)).status === 200 ? true : undefined),
+      20_000
+    );
     await leaderOf(procs);
     for (const x of procs) assert.equal(x.exited(), undefined, 'no proxy died');
   });

@@ -13,7 +13,9 @@ import { startProxyProcess, type ProxyProcess } from '../reliability/support/pro
 
 let dir = '';
 const procs: ProxyProcess[] = [];
-before(() => { dir = mkdtempSync(join(tmpdir(), 'proxy-alert-limits-')); });
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'proxy-alert-limits-'));
+});
 after(async () => {
   for (const p of procs) await p.kill9();
   rmSync(dir, { recursive: true, force: true });
@@ -21,11 +23,24 @@ after(async () => {
 
 test('a 132,000-rule file is refused at start with a clear log; the proxy is up, evaluating, and restarts fine', async () => {
   const file = join(dir, 'rules.json');
-  writeFileSync(file, JSON.stringify({ rules: Array.from({ length: 132_000 }, (_, i) => ({ id: i.toString(36), name: 'r', conditions: [{ kind: 'kernel', type: 'tls_handshake' }] })) }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      rules: Array.from({ length: 132_000 }, (_, i) => ({
+        id: i.toString(36),
+        name: 'r',
+        conditions: [{ kind: 'kernel', type: 'tls_handshake' }],
+      })),
+    })
+  );
   assert.ok(statSync(file).size > 9.5 * 1024 * 1024);
   const env = {
-    HOPSCOPE_ALERT_RULES_FILE: file, HOPSCOPE_DATA_DIR: join(dir, 'data'), HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_PROMETHEUS_URL: 'none',
-    HOPSCOPE_ALERT_INTERVAL_MS: '100', HOPSCOPE_LOG_LEVEL: 'info',
+    HOPSCOPE_ALERT_RULES_FILE: file,
+    HOPSCOPE_DATA_DIR: join(dir, 'data'),
+    HOPSCOPE_EXPORTER_URLS: 'none',
+    HOPSCOPE_PROMETHEUS_URL: 'none',
+    HOPSCOPE_ALERT_INTERVAL_MS: '100',
+    HOPSCOPE_LOG_LEVEL: 'info',
   };
   for (let start = 0; start < 2; start++) {
     const p = await startProxyProcess(env);
@@ -38,7 +53,11 @@ test('a 132,000-rule file is refused at start with a clear log; the proxy is up,
     assert.equal(rules.version, 0, 'nothing stored');
     assert.match(rules.notice ?? '', /not imported/);
     // The log line comes through its own pipe, which may be read a moment after the answer's socket.
-    const refused = (): string | undefined => p.output().split('\n').find((l) => l.includes('HOPSCOPE_ALERT_RULES_FILE refused'));
+    const refused = (): string | undefined =>
+      p
+        .output()
+        .split('\n')
+        .find((l) => l.includes('HOPSCOPE_ALERT_RULES_FILE refused'));
     for (const t0 = Date.now(); !refused() && Date.now() - t0 < 2000;) await new Promise((r) => setTimeout(r, 20));
     const line = refused();
     assert.ok(line, `a log line says the file was refused:\n${p.output().slice(-3000)}`);

@@ -9,22 +9,88 @@ import { tinyServer } from '../../unit/proxy/helpers';
 export const DCGM_BLANK = 140737488355328;
 
 /** `pods` > 1 repeats the vLLM/TGI series per pod (a fleet), for benchmarks that need Prometheus to do real work. */
-export async function startChainMetrics(pods = 1): Promise<{ url: string; target: string; close(): Promise<void>; stopTraffic(): void }> {
+export async function startChainMetrics(
+  pods = 1
+): Promise<{ url: string; target: string; close(): Promise<void>; stopTraffic(): void }> {
   const reg = new client.Registry();
   const VLLM_E2E = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0];
   const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
-  const vSuccess = new client.Counter({ name: 'vllm:request_success_total', help: 'x', labelNames: ['model_name', 'engine', 'finished_reason', 'pod'], registers: [reg] });
-  const vGen = new client.Counter({ name: 'vllm:generation_tokens_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
-  const vE2e = new client.Histogram({ name: 'vllm:e2e_request_latency_seconds', help: 'x', labelNames: ['model_name', 'engine', 'pod'], buckets: VLLM_E2E, registers: [reg] });
-  const vTtft = new client.Histogram({ name: 'vllm:time_to_first_token_seconds', help: 'x', labelNames: ['model_name', 'engine', 'pod'], buckets: TTFT, registers: [reg] });
-  const vHits = new client.Counter({ name: 'vllm:prefix_cache_hits_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
-  const vQueries = new client.Counter({ name: 'vllm:prefix_cache_queries_total', help: 'x', labelNames: ['model_name', 'engine', 'pod'], registers: [reg] });
-  const tSuccess = new client.Counter({ name: 'tgi_request_success', help: 'x', labelNames: ['pod'], registers: [reg] });
-  const tFail = new client.Counter({ name: 'tgi_request_failure', help: 'x', labelNames: ['err', 'pod'], registers: [reg] });
-  const tGen = new client.Histogram({ name: 'tgi_request_generated_tokens', help: 'x', labelNames: ['pod'], buckets: [1, 10, 100, 1000], registers: [reg] });
-  const tDur = new client.Histogram({ name: 'tgi_request_duration', help: 'x', labelNames: ['pod'], buckets: [0.1, 0.5, 1, 2, 5, 10], registers: [reg] });
-  const gr = new client.Gauge({ name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', help: 'x', labelNames: ['gpu', 'UUID', 'Hostname', 'hostname', 'pod', 'namespace'], registers: [reg] });
-  const util = new client.Gauge({ name: 'DCGM_FI_DEV_GPU_UTIL', help: 'x', labelNames: ['gpu', 'UUID', 'hostname'], registers: [reg] });
+  const vSuccess = new client.Counter({
+    name: 'vllm:request_success_total',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'finished_reason', 'pod'],
+    registers: [reg],
+  });
+  const vGen = new client.Counter({
+    name: 'vllm:generation_tokens_total',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'pod'],
+    registers: [reg],
+  });
+  const vE2e = new client.Histogram({
+    name: 'vllm:e2e_request_latency_seconds',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'pod'],
+    buckets: VLLM_E2E,
+    registers: [reg],
+  });
+  const vTtft = new client.Histogram({
+    name: 'vllm:time_to_first_token_seconds',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'pod'],
+    buckets: TTFT,
+    registers: [reg],
+  });
+  const vHits = new client.Counter({
+    name: 'vllm:prefix_cache_hits_total',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'pod'],
+    registers: [reg],
+  });
+  const vQueries = new client.Counter({
+    name: 'vllm:prefix_cache_queries_total',
+    help: 'x',
+    labelNames: ['model_name', 'engine', 'pod'],
+    registers: [reg],
+  });
+  const tSuccess = new client.Counter({
+    name: 'tgi_request_success',
+    help: 'x',
+    labelNames: ['pod'],
+    registers: [reg],
+  });
+  const tFail = new client.Counter({
+    name: 'tgi_request_failure',
+    help: 'x',
+    labelNames: ['err', 'pod'],
+    registers: [reg],
+  });
+  const tGen = new client.Histogram({
+    name: 'tgi_request_generated_tokens',
+    help: 'x',
+    labelNames: ['pod'],
+    buckets: [1, 10, 100, 1000],
+    registers: [reg],
+  });
+  const tDur = new client.Histogram({
+    name: 'tgi_request_duration',
+    help: 'x',
+    labelNames: ['pod'],
+    buckets: [0.1, 0.5, 1, 2, 5, 10],
+    registers: [reg],
+  });
+  const gr = new client.Gauge({
+    name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+    help: 'x',
+    labelNames: ['gpu', 'UUID', 'Hostname', 'hostname', 'pod', 'namespace'],
+    registers: [reg],
+  });
+  const util = new client.Gauge({
+    name: 'DCGM_FI_DEV_GPU_UTIL',
+    help: 'x',
+    labelNames: ['gpu', 'UUID', 'hostname'],
+    registers: [reg],
+  });
   const model = 'llama-3-8b';
   const podNames = Array.from({ length: pods }, (_, i) => (pods === 1 ? 'llm-0' : `llm-${i}`));
   // Initialise every labelled child so rate() has a starting point.
@@ -40,12 +106,18 @@ export async function startChainMetrics(pods = 1): Promise<{ url: string; target
       vSuccess.inc({ ...l, finished_reason: 'stop' }, 4);
       vSuccess.inc({ ...l, finished_reason: 'abort' }, 1);
       vGen.inc(l, 50);
-      for (let i = 0; i < 5; i++) { vE2e.observe(l, 0.9); vTtft.observe(l, 0.07); }
+      for (let i = 0; i < 5; i++) {
+        vE2e.observe(l, 0.9);
+        vTtft.observe(l, 0.07);
+      }
       vHits.inc(l, 3);
       vQueries.inc(l, 5);
       tSuccess.inc({ pod }, 3);
       tFail.inc({ err: 'overloaded', pod }, 1);
-      for (let i = 0; i < 3; i++) { tGen.observe({ pod }, 20); tDur.observe({ pod }, 1.5); }
+      for (let i = 0; i < 3; i++) {
+        tGen.observe({ pod }, 20);
+        tDur.observe({ pod }, 1.5);
+      }
     }
   };
   gr.set({ gpu: '0', UUID: 'GPU-aaa', Hostname: 'node-a', pod: 'llm-vllm-0', namespace: 'chain' }, 0.75);
@@ -54,9 +126,21 @@ export async function startChainMetrics(pods = 1): Promise<{ url: string; target
   util.set({ gpu: '0', UUID: 'GPU-aaa', hostname: 'node-a' }, 50);
   const timer = setInterval(tick, 100);
   const srv = await tinyServer(async (req, res) => {
-    if (req.url !== '/metrics') { res.writeHead(404); res.end(); return; }
+    if (req.url !== '/metrics') {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'content-type': reg.contentType });
     res.end(await reg.metrics());
   });
-  return { url: srv.url, target: srv.url.replace('http://', ''), stopTraffic: () => clearInterval(timer), close: async () => { clearInterval(timer); await srv.close(); } };
+  return {
+    url: srv.url,
+    target: srv.url.replace('http://', ''),
+    stopTraffic: () => clearInterval(timer),
+    close: async () => {
+      clearInterval(timer);
+      await srv.close();
+    },
+  };
 }

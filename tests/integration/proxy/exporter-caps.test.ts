@@ -20,10 +20,23 @@ const now = Date.now();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'proxy-caps-'));
   const lines = Array.from({ length: 20 }, (_, i): KernelEvent => ({
-    ts: now - 60_000 + i * 1000, type: 'tcp_retransmit', pid: 10, comm: 'rag', pod: 'rag-0', detail: {}, mode: 'live',
+    ts: now - 60_000 + i * 1000,
+    type: 'tcp_retransmit',
+    pid: 10,
+    comm: 'rag',
+    pod: 'rag-0',
+    detail: {},
+    mode: 'live',
   }));
   writeFileSync(join(dir, 'rec.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-  exporter = await startExporter(loadConfig({ HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_REPLAY: join(dir, 'rec.jsonl'), HOPSCOPE_BPF_REPLAY_TIMING: 'fast' }), pino({ level: 'silent' }));
+  exporter = await startExporter(
+    loadConfig({
+      HOPSCOPE_BPF_PORT: '0',
+      HOPSCOPE_BPF_REPLAY: join(dir, 'rec.jsonl'),
+      HOPSCOPE_BPF_REPLAY_TIMING: 'fast',
+    }),
+    pino({ level: 'silent' })
+  );
 });
 after(async () => {
   await exporter?.stop();
@@ -34,7 +47,10 @@ test('over-cap limit and range are clipped to the exporter caps and reported as 
   const src = new ExporterSource(exporter.url, 5000);
   const wide = await src.events({ from: now - 7 * 86_400_000, to: now + 1000, limit: 10 * EXPORTER_MAX_EVENTS });
   assert.equal(wide.events.length, 20);
-  assert.ok(wide.events.every((e) => e.mode === 'replay'), 'replayed events stay marked replay');
+  assert.ok(
+    wide.events.every((e) => e.mode === 'replay'),
+    'replayed events stay marked replay'
+  );
   assert.equal(wide.truncated, true);
   const narrow = await src.events({ from: now - 120_000, to: now + 1000, limit: 100 });
   assert.equal(narrow.events.length, 20);

@@ -26,7 +26,14 @@ const PAD = 'x'.repeat(1500);
 const TOKEN = 'bp-token-0123456789abcdef';
 
 const event = (seq: number): KernelEvent => ({
-  ts: T0 + seq, type: 'tcp_connect_fail', pid: 4242, comm: 'rag', pod: 'bp-rag-0', node: 'bp-node', detail: { seq, pad: PAD }, mode: 'live',
+  ts: T0 + seq,
+  type: 'tcp_connect_fail',
+  pid: 4242,
+  comm: 'rag',
+  pod: 'bp-rag-0',
+  node: 'bp-node',
+  detail: { seq, pad: PAD },
+  mode: 'live',
 });
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
@@ -56,19 +63,36 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
     url = await server.createDatabase('evidence_bp');
     db = await openDatabase({ databaseUrl: url, log: pino({ level: 'silent' }), connectTimeoutMs: 5000 });
     exporter = await tinyServer((req, res) => {
-      if (!req.url!.startsWith('/events/stream')) { res.writeHead(404); res.end(); return; }
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) { res.writeHead(401, { 'content-type': 'application/json' }); res.end('{"error":{"code":"unauthorized","message":"token"}}'); return; }
+      if (!req.url!.startsWith('/events/stream')) {
+        res.writeHead(404);
+        res.end();
+        return;
+      }
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end('{"error":{"code":"unauthorized","message":"token"}}');
+        return;
+      }
       const last = req.headers['last-event-id'] as string | undefined;
       resumes.push(last);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       if (last === undefined) {
         // First connection: N events as fast as the socket takes them, a budget report half-way, then the end.
-        res.write(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ mode: 'live', node: 'bp-node', firstSeq: 1, lastSeq: N, after: 0 })}\n\n`);
+        res.write(
+          `retry: 2000\nevent: hello\ndata: ${JSON.stringify({ mode: 'live', node: 'bp-node', firstSeq: 1, lastSeq: N, after: 0 })}\n\n`
+        );
         const pump = (): void => {
           while (sent < N) {
             sent++;
-            if (sent === N / 2) res.write(`event: suppressed\ndata: ${JSON.stringify({ suppressed: 120, from: T0 + sent, to: T0 + sent + 1000 })}\n\n`);
-            if (!res.write(`id: ${sent}\nevent: kernel\ndata: ${JSON.stringify(event(sent))}\n\n`)) { blocked++; res.once('drain', pump); return; }
+            if (sent === N / 2)
+              res.write(
+                `event: suppressed\ndata: ${JSON.stringify({ suppressed: 120, from: T0 + sent, to: T0 + sent + 1000 })}\n\n`
+              );
+            if (!res.write(`id: ${sent}\nevent: kernel\ndata: ${JSON.stringify(event(sent))}\n\n`)) {
+              blocked++;
+              res.once('drain', pump);
+              return;
+            }
           }
           res.end();
         };
@@ -76,8 +100,12 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
         return;
       }
       // The resume: the ring lost 42 events after the position, then one more event.
-      res.write(`event: hello\ndata: ${JSON.stringify({ mode: 'live', node: 'bp-node', firstSeq: N + 43, lastSeq: N + 43, after: Number(last) })}\n\n`);
-      res.write(`event: gap\ndata: ${JSON.stringify({ after: Number(last), resumedAt: N + 43, reason: 'evicted', missed: 42 })}\n\n`);
+      res.write(
+        `event: hello\ndata: ${JSON.stringify({ mode: 'live', node: 'bp-node', firstSeq: N + 43, lastSeq: N + 43, after: Number(last) })}\n\n`
+      );
+      res.write(
+        `event: gap\ndata: ${JSON.stringify({ after: Number(last), resumedAt: N + 43, reason: 'evicted', missed: 42 })}\n\n`
+      );
       res.write(`id: ${N + 43}\nevent: kernel\ndata: ${JSON.stringify(event(N + 43))}\n\n`);
       // …and the stream stays open (keep-alives) until the test ends.
       const ka = setInterval(() => res.write(`: keep-alive\nid: ${N + 43}\n\n`), 200);
@@ -89,8 +117,16 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE kernel_events IN ACCESS EXCLUSIVE MODE');
     svc = new KernelEvidenceService({
-      db, log: pino({ level: 'silent' }), exporters: [new ExporterSource(exporter.url, 2000)], retentionMs: 7 * 86_400_000,
-      leaseTtlMs: 2000, holder: 'bp-test', timeoutMs: 2000, token: TOKEN, keeper: { highWater: HIGH_WATER, batch: 100, flushMs: 50 }, checkpointMs: 200,
+      db,
+      log: pino({ level: 'silent' }),
+      exporters: [new ExporterSource(exporter.url, 2000)],
+      retentionMs: 7 * 86_400_000,
+      leaseTtlMs: 2000,
+      holder: 'bp-test',
+      timeoutMs: 2000,
+      token: TOKEN,
+      keeper: { highWater: HIGH_WATER, batch: 100, flushMs: 50 },
+      checkpointMs: 200,
     });
     svc.start();
   });
@@ -116,11 +152,20 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
 
   test('once the database keeps up, every event is written once and the position saved', async () => {
     await locker.query('COMMIT');
-    await waitFor('everything written', async () => {
-      const n = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM kernel_events')).rows[0].n;
-      return n >= N ? true : undefined;
-    }, 60_000);
-    const { n, distinct } = (await db.query<{ n: number; distinct: number }>("SELECT count(*)::int AS n, count(DISTINCT (detail->>'seq'))::int AS distinct FROM kernel_events WHERE (detail->>'seq')::int <= $1", [N])).rows[0];
+    await waitFor(
+      'everything written',
+      async () => {
+        const n = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM kernel_events')).rows[0].n;
+        return n >= N ? true : undefined;
+      },
+      60_000
+    );
+    const { n, distinct } = (
+      await db.query<{ n: number; distinct: number }>(
+        "SELECT count(*)::int AS n, count(DISTINCT (detail->>'seq'))::int AS distinct FROM kernel_events WHERE (detail->>'seq')::int <= $1",
+        [N]
+      )
+    ).rows[0];
     assert.equal(n, N);
     assert.equal(distinct, N);
     assert.equal(svc.keeper.stats().dropped, 0);
@@ -131,12 +176,18 @@ describe('kernel evidence back-pressure on a slow PostgreSQL', { skip }, () => {
     assert.ok(pos.last_seq >= N);
   });
 
-  test('the resumed stream\'s gap and the budget report are recorded as windows without evidence', async () => {
+  test("the resumed stream's gap and the budget report are recorded as windows without evidence", async () => {
     await waitFor('the resume', async () => (resumes.length >= 2 ? true : undefined));
     assert.deepEqual(resumes.slice(0, 2), [undefined, String(N)], 'resumed with Last-Event-ID: the last event read');
-    await waitFor('the event after the gap', async () => ((await db.query('SELECT 1 FROM kernel_events WHERE ts = $1', [T0 + N + 43])).rowCount ? true : undefined));
+    await waitFor('the event after the gap', async () =>
+      (await db.query('SELECT 1 FROM kernel_events WHERE ts = $1', [T0 + N + 43])).rowCount ? true : undefined
+    );
     await svc.stop(); // writes what is pending (the merged budget report)
-    const gaps = (await db.query<{ reason: string; from_ms: number; to_ms: number; missed: number | null; node: string }>('SELECT reason, from_ms, to_ms, missed, node FROM kernel_evidence_gaps ORDER BY from_ms')).rows;
+    const gaps = (
+      await db.query<{ reason: string; from_ms: number; to_ms: number; missed: number | null; node: string }>(
+        'SELECT reason, from_ms, to_ms, missed, node FROM kernel_evidence_gaps ORDER BY from_ms'
+      )
+    ).rows;
     const evicted = gaps.find((g) => g.reason === 'evicted');
     assert.ok(evicted, JSON.stringify(gaps));
     assert.equal(evicted.missed, 42);

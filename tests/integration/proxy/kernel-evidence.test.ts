@@ -24,7 +24,7 @@ import { otlp, type SpanSpec } from '../../unit/proxy/helpers';
 import { has, probeSkipReason } from '../bpf-exporter/helpers';
 import { freePort } from './real-servers';
 
-const skip = probeSkipReason() ?? (has('python3') ? undefined : 'python3 missing (the test\'s connecting process)');
+const skip = probeSkipReason() ?? (has('python3') ? undefined : "python3 missing (the test's connecting process)");
 const POD = 'kx-rag-0';
 const RING = 300;
 
@@ -49,18 +49,32 @@ for line in sys.stdin:
             c = socket.create_connection(('127.0.0.1', srv.getsockname()[1])); a, _ = srv.accept(); a.close(); c.close(); srv.close()
     print('ok', flush=True)
 `;
-  const c = spawn('python3', ['-c', script, String(closedPort)], { stdio: ['pipe', 'pipe', 'inherit'] }) as ChildProcess & { run(cmd: string): Promise<void> };
+  const c = spawn('python3', ['-c', script, String(closedPort)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  }) as ChildProcess & { run(cmd: string): Promise<void> };
   let lines: string[] = [];
   const waiters: Array<() => void> = [];
   c.stdout!.on('data', (d: Buffer) => {
     lines = lines.concat(d.toString().split('\n').filter(Boolean));
-    while (lines.length && waiters.length) { lines.shift(); waiters.shift()!(); }
+    while (lines.length && waiters.length) {
+      lines.shift();
+      waiters.shift()!();
+    }
   });
-  const next = (): Promise<void> => new Promise((resolve) => {
-    if (lines.length) { lines.shift(); resolve(); } else waiters.push(resolve);
-  });
+  const next = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (lines.length) {
+        lines.shift();
+        resolve();
+      } else waiters.push(resolve);
+    });
   const ready = next();
-  c.run = async (cmd) => { await ready; const done = next(); c.stdin!.write(`${cmd}\n`); await done; };
+  c.run = async (cmd) => {
+    await ready;
+    const done = next();
+    c.stdin!.write(`${cmd}\n`);
+    await done;
+  };
   return c;
 }
 
@@ -84,24 +98,53 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
   let flooder: ReturnType<typeof connector>;
 
   const startExp = async (): Promise<Exporter> => {
-    const e = await startExporter(loadConfig({
-      HOPSCOPE_BPF_PORT: String(port), HOPSCOPE_BPF_NODE: 'kx-node', HOPSCOPE_BPF_PROBES: 'tcp_connect', HOPSCOPE_BPF_RING_SIZE: String(RING),
-      HOPSCOPE_BPF_EVENT_BUDGET: '100000', HOPSCOPE_BPF_SCAN_MS: '0',
-    }), log);
+    const e = await startExporter(
+      loadConfig({
+        HOPSCOPE_BPF_PORT: String(port),
+        HOPSCOPE_BPF_NODE: 'kx-node',
+        HOPSCOPE_BPF_PROBES: 'tcp_connect',
+        HOPSCOPE_BPF_RING_SIZE: String(RING),
+        HOPSCOPE_BPF_EVENT_BUDGET: '100000',
+        HOPSCOPE_BPF_SCAN_MS: '0',
+      }),
+      log
+    );
     await e.pipeline.settled(60_000);
-    const r = await fetch(`${e.url}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pid: failer.pid, pod: POD, namespace: 'kx', service: 'rag' }) });
+    const r = await fetch(`${e.url}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pid: failer.pid, pod: POD, namespace: 'kx', service: 'rag' }),
+    });
     assert.equal(r.status, 201);
     return e;
   };
-  const startPx = (): Promise<RunningProxy> => startProxy({
-    port: 0, prometheusUrl: undefined, chainControlUrl: undefined, alertIntervalMs: 0, exporterUrls: [exporter.url], dataDir: join(dir, 'data'), leaseTtlMs: 2000,
-  });
+  const startPx = (): Promise<RunningProxy> =>
+    startProxy({
+      port: 0,
+      prometheusUrl: undefined,
+      chainControlUrl: undefined,
+      alertIntervalMs: 0,
+      exporterUrls: [exporter.url],
+      dataDir: join(dir, 'data'),
+      leaseTtlMs: 2000,
+    });
   /** Failed connects of the pod kept in the proxy's database. */
   const kept = async (): Promise<Array<{ ts: number; n: number }>> =>
-    (await proxy.db.query<{ ts: number; n: number }>(`SELECT ts, count(*) OVER (PARTITION BY dedupe_key)::int AS n FROM kernel_events WHERE pod = $1 AND type = 'tcp_connect_fail' ORDER BY ts`, [POD])).rows;
+    (
+      await proxy.db.query<{ ts: number; n: number }>(
+        `SELECT ts, count(*) OVER (PARTITION BY dedupe_key)::int AS n FROM kernel_events WHERE pod = $1 AND type = 'tcp_connect_fail' ORDER BY ts`,
+        [POD]
+      )
+    ).rows;
   const inRing = async (): Promise<KernelEvent[]> =>
-    ((await (await fetch(`${exporter.url}/events?pid=${failer.pid}&type=tcp_connect_fail&limit=10000`)).json()) as { events: KernelEvent[] }).events;
-  const keptCount = async (n: number): Promise<void> => { await waitFor(`${n} failed connects kept`, async () => ((await kept()).length >= n ? true : undefined)); };
+    (
+      (await (await fetch(`${exporter.url}/events?pid=${failer.pid}&type=tcp_connect_fail&limit=10000`)).json()) as {
+        events: KernelEvent[];
+      }
+    ).events;
+  const keptCount = async (n: number): Promise<void> => {
+    await waitFor(`${n} failed connects kept`, async () => ((await kept()).length >= n ? true : undefined));
+  };
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'proxy-kernel-evidence-'));
@@ -119,14 +162,17 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('failed connects reach the database from the exporter\'s notable stream', async () => {
+  test("failed connects reach the database from the exporter's notable stream", async () => {
     await failer.run('fail 5');
     await keptCount(5);
     const rows = await kept();
     assert.equal(rows.length, 5);
     const ring = await inRing();
     assert.equal(ring.length, 5, 'the exporter saw the same five');
-    assert.deepEqual(rows.map((r) => r.ts), ring.map((e) => e.ts));
+    assert.deepEqual(
+      rows.map((r) => r.ts),
+      ring.map((e) => e.ts)
+    );
   });
 
   test('a proxy restart resumes where it was: nothing read twice, nothing missed', async () => {
@@ -137,8 +183,19 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     await new Promise((r) => setTimeout(r, 1500));
     const rows = await kept();
     assert.equal(rows.length, 10);
-    assert.ok(rows.every((r) => r.n === 1), 'no duplicates');
-    const h = (await (await fetch(`${proxy.url}/api/health`)).json()) as { state: { kernelEvidence: { self: boolean; keeper: { duplicates: number; written: number }; exporters: Array<{ connected: boolean; savedSeq: number | null }> } } };
+    assert.ok(
+      rows.every((r) => r.n === 1),
+      'no duplicates'
+    );
+    const h = (await (await fetch(`${proxy.url}/api/health`)).json()) as {
+      state: {
+        kernelEvidence: {
+          self: boolean;
+          keeper: { duplicates: number; written: number };
+          exporters: Array<{ connected: boolean; savedSeq: number | null }>;
+        };
+      };
+    };
     const k = h.state.kernelEvidence;
     assert.equal(k.self, true);
     assert.equal(k.keeper.duplicates, 0, 'resumed after the saved position: the first five were not read again');
@@ -153,10 +210,21 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     exporter = await startExp();
     await failer.run('fail 4');
     await keptCount(14);
-    const gap = await waitFor('the gap', async () => (await proxy.db.query<{ reason: string; from_ms: number; to_ms: number; missed: number | null }>('SELECT reason, from_ms, to_ms, missed FROM kernel_evidence_gaps')).rows[0]);
+    const gap = await waitFor(
+      'the gap',
+      async () =>
+        (
+          await proxy.db.query<{ reason: string; from_ms: number; to_ms: number; missed: number | null }>(
+            'SELECT reason, from_ms, to_ms, missed FROM kernel_evidence_gaps'
+          )
+        ).rows[0]
+    );
     assert.equal(gap.reason, 'exporter_restarted');
     assert.equal(gap.missed, null, 'not knowable after a restart');
-    assert.ok(gap.from_ms <= before && gap.to_ms >= before, `the gap ${gap.from_ms}..${gap.to_ms} covers the restart at ${before}`);
+    assert.ok(
+      gap.from_ms <= before && gap.to_ms >= before,
+      `the gap ${gap.from_ms}..${gap.to_ms} covers the restart at ${before}`
+    );
   });
 
   test('SIGKILL of the proxy process while events stream in: after a restart every event is kept, once', async () => {
@@ -174,7 +242,14 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     const ring = (await inRing()).filter((e) => e.ts >= tStart);
     assert.equal(ring.length, 50);
     await waitFor('the restarted proxy to catch up', async () => {
-      const h = (await (await fetch(`${p.url}/api/health`)).json()) as { state: { kernelEvidence: { keeper: { written: number; queued: number }; exporters: Array<{ savedSeq: number | null }> } } };
+      const h = (await (await fetch(`${p.url}/api/health`)).json()) as {
+        state: {
+          kernelEvidence: {
+            keeper: { written: number; queued: number };
+            exporters: Array<{ savedSeq: number | null }>;
+          };
+        };
+      };
       const k = h.state.kernelEvidence;
       const e = k.exporters[0];
       return e && k.keeper.queued === 0 && e.savedSeq !== null && e.savedSeq >= ring.at(-1)!.seq! ? true : undefined;
@@ -182,8 +257,17 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     await p.stop();
     const db = await openDatabase({ dataDir: d2, log: pino({ level: 'silent' }) });
     try {
-      const rows = (await db.query<{ ts: number }>(`SELECT ts FROM kernel_events WHERE pod = $1 AND type = 'tcp_connect_fail' AND ts >= $2 ORDER BY ts`, [POD, tStart])).rows;
-      assert.deepEqual(rows.map((r) => r.ts), ring.map((e) => e.ts), 'every event the exporter saw, each once');
+      const rows = (
+        await db.query<{ ts: number }>(
+          `SELECT ts FROM kernel_events WHERE pod = $1 AND type = 'tcp_connect_fail' AND ts >= $2 ORDER BY ts`,
+          [POD, tStart]
+        )
+      ).rows;
+      assert.deepEqual(
+        rows.map((r) => r.ts),
+        ring.map((e) => e.ts),
+        'every event the exporter saw, each once'
+      );
     } finally {
       await db.close();
     }
@@ -191,47 +275,145 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
 
   test('after the ring is overwritten, the trace root cause still shows the failed connects, from the database, and says so', async () => {
     await failer.run('fail 3');
-    const at = await waitFor('the three in the ring', async () => { const r = await inRing(); return r.length >= 7 ? r.slice(-3) : undefined; });
+    const at = await waitFor('the three in the ring', async () => {
+      const r = await inRing();
+      return r.length >= 7 ? r.slice(-3) : undefined;
+    });
     await keptCount(17);
     const tF = at[0].ts;
     const traceId = randomBytes(16).toString('hex');
     const spans: SpanSpec[] = [
-      { traceId, spanId: '1'.repeat(16), name: 'POST /v1/chat', service: 'gateway', pod: 'kx-gw-0', startMs: tF - 200, durMs: 1400, kind: 2 },
-      { traceId, spanId: '2'.repeat(16), parentSpanId: '1'.repeat(16), name: 'rag.retrieve', service: 'gateway', pod: 'kx-gw-0', startMs: tF - 150, durMs: 1300, kind: 3 },
-      { traceId, spanId: '3'.repeat(16), parentSpanId: '2'.repeat(16), name: 'rag.retrieve', service: 'rag', pod: POD, startMs: tF - 140, durMs: 1280, kind: 2, status: 2, statusMessage: 'connect refused' },
+      {
+        traceId,
+        spanId: '1'.repeat(16),
+        name: 'POST /v1/chat',
+        service: 'gateway',
+        pod: 'kx-gw-0',
+        startMs: tF - 200,
+        durMs: 1400,
+        kind: 2,
+      },
+      {
+        traceId,
+        spanId: '2'.repeat(16),
+        parentSpanId: '1'.repeat(16),
+        name: 'rag.retrieve',
+        service: 'gateway',
+        pod: 'kx-gw-0',
+        startMs: tF - 150,
+        durMs: 1300,
+        kind: 3,
+      },
+      {
+        traceId,
+        spanId: '3'.repeat(16),
+        parentSpanId: '2'.repeat(16),
+        name: 'rag.retrieve',
+        service: 'rag',
+        pod: POD,
+        startMs: tF - 140,
+        durMs: 1280,
+        kind: 2,
+        status: 2,
+        statusMessage: 'connect refused',
+      },
     ];
-    assert.equal((await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) })).status, 200);
-    const rca = async (): Promise<RcaAnswer> => RcaAnswer.parse(await (await fetch(`${proxy.url}/api/traces/${traceId}/rca`)).json());
-    const hasFailedConnects = (a: RcaAnswer): boolean => a.candidates.some((c) => c.pod === POD && c.evidence.some((e) => e.kind === 'kernel:tcp_connect_fail'));
+    assert.equal(
+      (
+        await fetch(`${proxy.url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(otlp(spans)),
+        })
+      ).status,
+      200
+    );
+    const rca = async (): Promise<RcaAnswer> =>
+      RcaAnswer.parse(await (await fetch(`${proxy.url}/api/traces/${traceId}/rca`)).json());
+    const hasFailedConnects = (a: RcaAnswer): boolean =>
+      a.candidates.some((c) => c.pod === POD && c.evidence.some((e) => e.kind === 'kernel:tcp_connect_fail'));
     assert.ok(hasFailedConnects(await rca()), 'with the ring');
     // Overwrite the ring: more connects than it holds, from another (unregistered) process.
     await flooder.run(`open ${RING * 2}`);
     await waitFor('the ring overwritten', async () => ((await inRing()).some((e) => e.ts === tF) ? undefined : true));
     const a = await rca();
-    assert.ok(hasFailedConnects(a), `from the database: ${JSON.stringify(a.candidates.map((c) => [c.pod, c.evidence.map((e) => e.kind)]))}; missing: ${a.missing.join(' | ')}`);
+    assert.ok(
+      hasFailedConnects(a),
+      `from the database: ${JSON.stringify(a.candidates.map((c) => [c.pod, c.evidence.map((e) => e.kind)]))}; missing: ${a.missing.join(' | ')}`
+    );
     assert.equal(a.kernelEvidence?.source, 'rings+kept');
     assert.ok(a.kernelEvidence!.ringsFromMs! > tF, 'the ring starts after the window');
-    assert.ok(a.missing.some((m) => /no longer reach back to .*notable event\(s\) kept in the database were used/.test(m)), a.missing.join(' | '));
+    assert.ok(
+      a.missing.some((m) => /no longer reach back to .*notable event\(s\) kept in the database were used/.test(m)),
+      a.missing.join(' | ')
+    );
   });
 });
 
 describe('kernel evidence past its retention', () => {
   test('a window older than HOPSCOPE_KERNEL_EVIDENCE_RETENTION says its evidence is past the retention', async () => {
-    const proxy = await startProxy({ port: 0, prometheusUrl: undefined, chainControlUrl: undefined, alertIntervalMs: 0, exporterUrls: [], kernelEvidenceRetentionMs: 60_000, storeMaxAgeMs: 4 * 3600_000 });
+    const proxy = await startProxy({
+      port: 0,
+      prometheusUrl: undefined,
+      chainControlUrl: undefined,
+      alertIntervalMs: 0,
+      exporterUrls: [],
+      kernelEvidenceRetentionMs: 60_000,
+      storeMaxAgeMs: 4 * 3600_000,
+    });
     try {
       const t0 = Date.now() - 2 * 3600_000;
       const traceId = randomBytes(16).toString('hex');
       const spans: SpanSpec[] = [
-        { traceId, spanId: '1'.repeat(16), name: 'POST /v1/chat', service: 'gateway', pod: 'gw-0', startMs: t0, durMs: 900, kind: 2 },
-        { traceId, spanId: '3'.repeat(16), parentSpanId: '1'.repeat(16), name: 'rag.retrieve', service: 'rag', pod: 'rag-0', startMs: t0 + 10, durMs: 800, kind: 2 },
+        {
+          traceId,
+          spanId: '1'.repeat(16),
+          name: 'POST /v1/chat',
+          service: 'gateway',
+          pod: 'gw-0',
+          startMs: t0,
+          durMs: 900,
+          kind: 2,
+        },
+        {
+          traceId,
+          spanId: '3'.repeat(16),
+          parentSpanId: '1'.repeat(16),
+          name: 'rag.retrieve',
+          service: 'rag',
+          pod: 'rag-0',
+          startMs: t0 + 10,
+          durMs: 800,
+          kind: 2,
+        },
       ];
-      assert.equal((await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) })).status, 200);
-      const a = await waitFor('the retention cut', async () => {
-        const x = RcaAnswer.parse(await (await fetch(`${proxy.url}/api/traces/${traceId}/rca`)).json());
-        return x.kernelEvidence?.retainedFromMs !== undefined ? x : undefined;
-      }, 10_000);
-      assert.ok(a.kernelEvidence!.retainedFromMs! > t0 && a.kernelEvidence!.retainedFromMs! <= Date.now() - 60_000 + 1000);
-      assert.ok(a.missing.some((m) => /^kernel evidence before \S+ is past the retention of 1m \(HOPSCOPE_KERNEL_EVIDENCE_RETENTION\)$/.test(m)), a.missing.join(' | '));
+      assert.equal(
+        (
+          await fetch(`${proxy.url}/v1/traces`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(otlp(spans)),
+          })
+        ).status,
+        200
+      );
+      const a = await waitFor(
+        'the retention cut',
+        async () => {
+          const x = RcaAnswer.parse(await (await fetch(`${proxy.url}/api/traces/${traceId}/rca`)).json());
+          return x.kernelEvidence?.retainedFromMs !== undefined ? x : undefined;
+        },
+        10_000
+      );
+      assert.ok(
+        a.kernelEvidence!.retainedFromMs! > t0 && a.kernelEvidence!.retainedFromMs! <= Date.now() - 60_000 + 1000
+      );
+      assert.ok(
+        a.missing.some((m) =>
+          /^kernel evidence before \S+ is past the retention of 1m \(HOPSCOPE_KERNEL_EVIDENCE_RETENTION\)$/.test(m)
+        ),
+        a.missing.join(' | ')
+      );
       assert.equal(a.kernelEvidence!.source, 'kept');
     } finally {
       await proxy.close();

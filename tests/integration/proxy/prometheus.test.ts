@@ -26,30 +26,63 @@ async function waitFor(fn: () => Promise<boolean>, ms: number, what: string): Pr
 before(async () => {
   chain = await startChainMetrics();
   prom = await startPrometheus([chain.target]);
-  proxy = await startProxy({ port: 0, prometheusUrl: prom.url, exporterUrls: [], chainControlUrl: undefined, sourceTimeoutMs: 2000 });
+  proxy = await startProxy({
+    port: 0,
+    prometheusUrl: prom.url,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    sourceTimeoutMs: 2000,
+  });
   // TGI TTFT comes from spans: post some with a time-to-first-token attribute.
   const now = Date.now();
   const spans = Array.from({ length: 20 }, (_, i) => ({
-    traceId: hex(5000 + i, 32), spanId: hex(5000 + i, 16), name: 'chat tgi', service: 'llm-tgi', startMs: now - 20_000 + i * 500, durMs: 800,
+    traceId: hex(5000 + i, 32),
+    spanId: hex(5000 + i, 16),
+    name: 'chat tgi',
+    service: 'llm-tgi',
+    startMs: now - 20_000 + i * 500,
+    durMs: 800,
     attrs: { 'hopscope.ttft_ms': i === 19 ? 400 : 100 },
   }));
-  await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) });
+  await fetch(`${proxy.url}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(otlp(spans)),
+  });
   // Enough scrapes for rate() over two samples.
-  await waitFor(async () => {
-    const r = await (await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent('count_over_time(tgi_request_success[1m])')}`)).json();
-    return Number(r.data?.result?.[0]?.value?.[1] ?? 0) >= 4;
-  }, 30_000, 'four scrapes');
+  await waitFor(
+    async () => {
+      const r = await (
+        await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent('count_over_time(tgi_request_success[1m])')}`)
+      ).json();
+      return Number(r.data?.result?.[0]?.value?.[1] ?? 0) >= 4;
+    },
+    30_000,
+    'four scrapes'
+  );
 });
-after(async () => { await proxy?.close(); await prom?.stop(); await chain?.close(); });
+after(async () => {
+  await proxy?.close();
+  await prom?.stop();
+  await chain?.close();
+});
 
-const pick = (g: GoldenAnswer, metric: string, backend: string) => g.series.filter((s) => s.metric === metric && s.backend === backend);
-const last = (pts: Array<[number, number | null]>): number | null => [...pts].reverse().find(([, v]) => v !== null)?.[1] ?? null;
+const pick = (g: GoldenAnswer, metric: string, backend: string) =>
+  g.series.filter((s) => s.metric === metric && s.backend === backend);
+const last = (pts: Array<[number, number | null]>): number | null =>
+  [...pts].reverse().find(([, v]) => v !== null)?.[1] ?? null;
 
 test('golden: vLLM and TGI mapped onto their real metric names', async () => {
   const r = await fetch(`${proxy.url}/api/golden?from=now-60s&to=now&step=2s`);
   assert.equal(r.status, 200);
   const g = GoldenAnswer.parse(await r.json());
-  assert.deepEqual(g.sources.map((s) => [s.source, s.ok]), [['prometheus', true], ['embedded-store', true]]);
+  assert.deepEqual(
+    g.sources.map((s) => [s.source, s.ok]),
+    [
+      ['prometheus', true],
+      ['embedded-store', true],
+    ]
+  );
   const vRps = pick(g, 'rps', 'vllm');
   assert.equal(vRps.length, 1);
   assert.equal(vRps[0].labels.model_name, 'llama-3-8b');
@@ -73,10 +106,14 @@ test('golden: vLLM and TGI mapped onto their real metric names', async () => {
 });
 
 test('golden: backend and model filters; label values cannot inject PromQL', async () => {
-  const g = GoldenAnswer.parse(await (await fetch(`${proxy.url}/api/golden?from=now-60s&to=now&backend=vllm&model=llama-3-8b`)).json());
+  const g = GoldenAnswer.parse(
+    await (await fetch(`${proxy.url}/api/golden?from=now-60s&to=now&backend=vllm&model=llama-3-8b`)).json()
+  );
   assert.ok(g.series.length > 0 && g.series.every((s) => s.backend === 'vllm'));
   assert.ok(g.series[0].query!.includes('model_name="llama-3-8b"'));
-  const none = GoldenAnswer.parse(await (await fetch(`${proxy.url}/api/golden?from=now-60s&to=now&backend=vllm&model=other`)).json());
+  const none = GoldenAnswer.parse(
+    await (await fetch(`${proxy.url}/api/golden?from=now-60s&to=now&backend=vllm&model=other`)).json()
+  );
   assert.equal(none.series.length, 0);
   const bad = await fetch(`${proxy.url}/api/golden?model=${encodeURIComponent('x"}) or up{job=~".+')}`);
   assert.equal(bad.status, 400);
@@ -93,7 +130,10 @@ test('heatmap: SM_ACTIVE absent → GR_ENGINE_ACTIVE, both hostname spellings, b
   assert.equal(byGpu['1'].host, 'node-b'); // hostname
   assert.equal(byGpu['0'].pod, 'llm-vllm-0');
   assert.ok(byGpu['0'].values.includes(0.75));
-  assert.ok(byGpu['2'].values.every((v) => v === null), 'blank sentinel must be no data');
+  assert.ok(
+    byGpu['2'].values.every((v) => v === null),
+    'blank sentinel must be no data'
+  );
   assert.equal(h.times.length, byGpu['0'].values.length);
 });
 

@@ -17,9 +17,12 @@ const T1 = now - 120_000;
 const LIMIT = 1024 * 1024;
 let proxy: RunningProxy;
 
-const post = (path: string, body: Buffer | string, encoding?: string): Promise<Response> => fetch(`${proxy.url}${path}`, {
-  method: 'POST', headers: { 'content-type': 'application/json', ...(encoding ? { 'content-encoding': encoding } : {}) }, body: typeof body === 'string' ? body : new Uint8Array(body),
-});
+const post = (path: string, body: Buffer | string, encoding?: string): Promise<Response> =>
+  fetch(`${proxy.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(encoding ? { 'content-encoding': encoding } : {}) },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
 const getJson = async (path: string): Promise<{ status: number; body: any }> => {
   const r = await fetch(`${proxy.url}${path}`);
   return { status: r.status, body: await r.json() };
@@ -35,7 +38,11 @@ function traffic(): SpanSpec[] {
 
 before(async () => {
   proxy = await startProxy({
-    port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, bodyLimitBytes: LIMIT,
+    port: 0,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    bodyLimitBytes: LIMIT,
     // As HOPSCOPE_RCA_CONFIG would give it: the gateway's SLO.
     rcaConfig: { sloMs: { gateway: 200 } },
   });
@@ -43,24 +50,38 @@ before(async () => {
   const r = await post('/v1/traces', gzipSync(JSON.stringify(otlp(traffic()))), 'gzip');
   assert.equal(r.status, 200, await r.text());
 });
-after(async () => { await proxy?.close(); });
+after(async () => {
+  await proxy?.close();
+});
 
 test('a range root cause from the store: the slow hop first, every trace of the range read, the baseline from before it', async () => {
   const { status, body } = await getJson(`/api/rca?from=${T1 - 500}&to=${T1 + 31_000}`);
   assert.equal(status, 200, JSON.stringify(body));
   RcaRangeAnswer.parse(body);
   const sample = RcaRangeSample.parse(body.sample);
-  assert.deepEqual({ found: sample.found, analysed: sample.analysed, failed: sample.failed, sampled: sample.sampled }, { found: 30, analysed: 30, failed: 1, sampled: false });
+  assert.deepEqual(
+    { found: sample.found, analysed: sample.analysed, failed: sample.failed, sampled: sample.sampled },
+    { found: 30, analysed: 30, failed: 1, sampled: false }
+  );
   assert.equal(body.candidates[0].service, 'llm-vllm', JSON.stringify(body.candidates.slice(0, 3)));
   assert.equal(body.window.traces, 30);
-  assert.ok(!body.missing.some((m: string) => /^baseline: none given/.test(m)), `a baseline from before the range: ${body.missing.join('; ')}`);
-  assert.ok(body.sources.every((s: { ok: boolean }) => s.ok), JSON.stringify(body.sources));
+  assert.ok(
+    !body.missing.some((m: string) => /^baseline: none given/.test(m)),
+    `a baseline from before the range: ${body.missing.join('; ')}`
+  );
+  assert.ok(
+    body.sources.every((s: { ok: boolean }) => s.ok),
+    JSON.stringify(body.sources)
+  );
 });
 
 test('bounded: maxTraces keeps the failed trace and says it sampled', async () => {
   const { body } = await getJson(`/api/rca?from=${T1 - 500}&to=${T1 + 31_000}&maxTraces=6`);
   const sample = RcaRangeSample.parse(body.sample);
-  assert.deepEqual({ found: sample.found, analysed: sample.analysed, failed: sample.failed, sampled: sample.sampled }, { found: 30, analysed: 6, failed: 1, sampled: true });
+  assert.deepEqual(
+    { found: sample.found, analysed: sample.analysed, failed: sample.failed, sampled: sample.sampled },
+    { found: 30, analysed: 6, failed: 1, sampled: true }
+  );
   assert.match(sample.how, /6 of the 30 trace/);
   assert.equal(body.candidates[0].service, 'llm-vllm');
 });
@@ -93,7 +114,10 @@ test('POST /api/rca takes a gzip body, answers as for the plain one, and its own
   const zipped = await post('/api/rca', gzipSync(body), 'gzip');
   assert.equal(zipped.status, 200);
   const z = await zipped.json();
-  assert.deepEqual(z.candidates.map((c: { service: string; score: number }) => [c.service, c.score]), plain.candidates.map((c: { service: string; score: number }) => [c.service, c.score]));
+  assert.deepEqual(
+    z.candidates.map((c: { service: string; score: number }) => [c.service, c.score]),
+    plain.candidates.map((c: { service: string; score: number }) => [c.service, c.score])
+  );
   const bad = await post('/api/rca', JSON.stringify({ traces: otlp(spans), config: { sloMs: { gateway: -1 } } }));
   assert.equal(bad.status, 400);
 });

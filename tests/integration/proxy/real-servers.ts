@@ -17,31 +17,47 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface RealServer { url: string; port: number; stop(): Promise<void>; dir: string; child: ChildProcess }
+export interface RealServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  dir: string;
+  child: ChildProcess;
+}
 
 async function waitReady(url: string, child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
   const t0 = Date.now();
   let exited = false;
-  child.once('exit', () => { exited = true; });
+  child.once('exit', () => {
+    exited = true;
+  });
   while (Date.now() - t0 < timeoutMs) {
     if (exited) throw new Error(`${what} exited before it was ready`);
     try {
       const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
       if (r.ok) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${what} not ready within ${timeoutMs} ms`);
 }
 
 function stopper(child: ChildProcess, dir: string): () => Promise<void> {
-  return () => new Promise<void>((resolve) => {
-    const done = (): void => { rmSync(dir, { recursive: true, force: true }); resolve(); };
-    if (child.exitCode !== null || child.signalCode !== null) return done();
-    child.once('exit', done);
-    child.kill('SIGTERM');
-    setTimeout(() => { if (child.exitCode === null) child.kill('SIGKILL'); }, 5000).unref();
-  });
+  return () =>
+    new Promise<void>((resolve) => {
+      const done = (): void => {
+        rmSync(dir, { recursive: true, force: true });
+        resolve();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', done);
+      child.kill('SIGTERM');
+      setTimeout(() => {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }, 5000).unref();
+    });
 }
 
 export async function startPrometheus(targets: string[], scrapeInterval = '1s'): Promise<RealServer> {
@@ -49,14 +65,28 @@ export async function startPrometheus(targets: string[], scrapeInterval = '1s'):
   const port = await freePort();
   const cfg = `global:\n  scrape_interval: ${scrapeInterval}\n  evaluation_interval: ${scrapeInterval}\nscrape_configs:\n  - job_name: chain\n    static_configs:\n      - targets: [${targets.map((t) => `'${t}'`).join(', ')}]\n`;
   writeFileSync(join(dir, 'prometheus.yml'), cfg);
-  const child = spawn('/usr/bin/prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
-    '--storage.tsdb.retention.time=1h', '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    '/usr/bin/prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--storage.tsdb.retention.time=1h',
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] }
+  );
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
-  try { await waitReady(`${url}/-/ready`, child, 'prometheus'); } catch (e) { child.kill('SIGKILL'); throw new Error(`${(e as Error).message}: ${stderr}`); }
+  try {
+    await waitReady(`${url}/-/ready`, child, 'prometheus');
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}: ${stderr}`);
+  }
   return { url, port, dir, child, stop: stopper(child, dir) };
 }
 
@@ -65,13 +95,28 @@ export async function startAlertmanager(): Promise<RealServer> {
   const port = await freePort();
   const clusterPort = await freePort();
   writeFileSync(join(dir, 'am.yml'), 'route:\n  receiver: none\n  group_wait: 1s\nreceivers:\n  - name: none\n');
-  const child = spawn('/usr/bin/prometheus-alertmanager', [
-    `--config.file=${join(dir, 'am.yml')}`, `--storage.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
-    `--cluster.listen-address=127.0.0.1:${clusterPort}`, '--cluster.advertise-address=127.0.0.1:' + clusterPort, '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    '/usr/bin/prometheus-alertmanager',
+    [
+      `--config.file=${join(dir, 'am.yml')}`,
+      `--storage.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      `--cluster.listen-address=127.0.0.1:${clusterPort}`,
+      '--cluster.advertise-address=127.0.0.1:' + clusterPort,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] }
+  );
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
-  try { await waitReady(`${url}/-/ready`, child, 'alertmanager'); } catch (e) { child.kill('SIGKILL'); throw new Error(`${(e as Error).message}: ${stderr}`); }
+  try {
+    await waitReady(`${url}/-/ready`, child, 'alertmanager');
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}: ${stderr}`);
+  }
   return { url, port, dir, child, stop: stopper(child, dir) };
 }

@@ -11,49 +11,139 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  emptySketch, HealthAnswer, RunList, RunRecord, sketchAdd,
-  type ClientSummary, type RunFinish, type RunRegistration,
+  emptySketch,
+  HealthAnswer,
+  RunList,
+  RunRecord,
+  sketchAdd,
+  type ClientSummary,
+  type RunFinish,
+  type RunRegistration,
 } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import type { ProxyConfig } from '../../../backend-proxy/src/config';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
 import { freePort } from './real-servers';
 
-const QUIET: Partial<ProxyConfig> = { port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 0 };
+const QUIET: Partial<ProxyConfig> = {
+  port: 0,
+  prometheusUrl: undefined,
+  exporterUrls: [],
+  chainControlUrl: undefined,
+  alertIntervalMs: 0,
+};
 
 /** A worker's client summary of `sent` requests with e2e latencies spread over [base, base + 100) ms. */
 function summary(sent: number, base: number, errors = 0): ClientSummary {
   const e2e = emptySketch();
   const ttft = emptySketch();
   const lat: number[] = [];
-  for (let i = 0; i < sent - errors; i++) { const v = base + (i * 100) / sent; lat.push(v); sketchAdd(e2e, v); sketchAdd(ttft, v / 4); }
-  const pct = (q: number): number | null => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] : null);
-  const ls = { count: lat.length, mean: lat.length ? lat.reduce((a, b) => a + b, 0) / lat.length : null, p50: pct(0.5), p90: pct(0.9), p95: pct(0.95), p99: pct(0.99), max: lat.at(-1) ?? null };
+  for (let i = 0; i < sent - errors; i++) {
+    const v = base + (i * 100) / sent;
+    lat.push(v);
+    sketchAdd(e2e, v);
+    sketchAdd(ttft, v / 4);
+  }
+  const pct = (q: number): number | null =>
+    lat.length ? lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] : null;
+  const ls = {
+    count: lat.length,
+    mean: lat.length ? lat.reduce((a, b) => a + b, 0) / lat.length : null,
+    p50: pct(0.5),
+    p90: pct(0.9),
+    p95: pct(0.95),
+    p99: pct(0.99),
+    max: lat.at(-1) ?? null,
+  };
   const none = { count: 0, mean: null, p50: null, p90: null, p95: null, p99: null, max: null };
   return {
-    durationS: 10, sent, completed: sent, succeeded: sent - errors, degraded: 0, errors: { total: errors, byKind: errors ? { http_503: errors } : {} }, timeouts: 0,
-    droppedClientSide: 0, rps: { targetMean: sent / 10, sent: sent / 10, completed: sent / 10 }, latencyMs: ls,
-    ttftMs: { ...ls, mean: ls.mean === null ? null : ls.mean / 4, p50: ls.p50 && ls.p50 / 4, p90: ls.p90 && ls.p90 / 4, p95: ls.p95 && ls.p95 / 4, p99: ls.p99 && ls.p99 / 4, max: ls.max && ls.max / 4 },
-    itlMs: none, tpotMs: none, outputTokens: sent * 10, outputTokensPerS: sent, goodput: { good: sent - errors, rps: (sent - errors) / 10, ratio: (sent - errors) / sent },
-    schedule: { lateOver10ms: 0, lateRatio: 0, lateP99Ms: 1, lateMaxMs: 2 }, untraced: 0, sketches: { e2e, ttft }, notes: [],
+    durationS: 10,
+    sent,
+    completed: sent,
+    succeeded: sent - errors,
+    degraded: 0,
+    errors: { total: errors, byKind: errors ? { http_503: errors } : {} },
+    timeouts: 0,
+    droppedClientSide: 0,
+    rps: { targetMean: sent / 10, sent: sent / 10, completed: sent / 10 },
+    latencyMs: ls,
+    ttftMs: {
+      ...ls,
+      mean: ls.mean === null ? null : ls.mean / 4,
+      p50: ls.p50 && ls.p50 / 4,
+      p90: ls.p90 && ls.p90 / 4,
+      p95: ls.p95 && ls.p95 / 4,
+      p99: ls.p99 && ls.p99 / 4,
+      max: ls.max && ls.max / 4,
+    },
+    itlMs: none,
+    tpotMs: none,
+    outputTokens: sent * 10,
+    outputTokensPerS: sent,
+    goodput: { good: sent - errors, rps: (sent - errors) / 10, ratio: (sent - errors) / sent },
+    schedule: { lateOver10ms: 0, lateRatio: 0, lateP99Ms: 1, lateMaxMs: 2 },
+    untraced: 0,
+    sketches: { e2e, ttft },
+    notes: [],
   };
 }
 
 const registration = (runId: string, workerId = 'w1', extra: Partial<RunRegistration> = {}): RunRegistration => ({
-  runId, scenario: 'single-turn-short', workerId, startMs: Date.now(), target: 'http://127.0.0.1:3310/v1/chat/completions',
-  options: { rps: 10 }, thresholds: ['p99_ms<5000'], faults: [], metricsUrl: 'http://127.0.0.1:9464/metrics', ...extra,
+  runId,
+  scenario: 'single-turn-short',
+  workerId,
+  startMs: Date.now(),
+  target: 'http://127.0.0.1:3310/v1/chat/completions',
+  options: { rps: 10 },
+  thresholds: ['p99_ms<5000'],
+  faults: [],
+  metricsUrl: 'http://127.0.0.1:9464/metrics',
+  ...extra,
 });
 
 const finish = (workerId: string, s: ClientSummary, status: RunFinish['status'] = 'passed'): RunFinish => ({
-  workerId, endMs: Date.now(), status, summary: s,
-  thresholds: [{ threshold: 'p99_ms<5000', metric: 'p99_ms', actual: s.latencyMs.p99, pass: true }], regressions: [],
-  faults: [{ atS: 2, target: 'rag', kind: 'latency', magnitude: 100, forS: 3, id: 'f1', startMs: Date.now() - 5000, endMs: Date.now() - 2000 }],
-  slowest: [{ traceId: 'a'.repeat(32), traceIdSource: 'traceresponse', startMs: Date.now() - 3000, e2eMs: 190, ttftMs: 40, outcome: 'ok' }],
+  workerId,
+  endMs: Date.now(),
+  status,
+  summary: s,
+  thresholds: [{ threshold: 'p99_ms<5000', metric: 'p99_ms', actual: s.latencyMs.p99, pass: true }],
+  regressions: [],
+  faults: [
+    {
+      atS: 2,
+      target: 'rag',
+      kind: 'latency',
+      magnitude: 100,
+      forS: 3,
+      id: 'f1',
+      startMs: Date.now() - 5000,
+      endMs: Date.now() - 2000,
+    },
+  ],
+  slowest: [
+    {
+      traceId: 'a'.repeat(32),
+      traceIdSource: 'traceresponse',
+      startMs: Date.now() - 3000,
+      e2eMs: 190,
+      ttftMs: 40,
+      outcome: 'ok',
+    },
+  ],
   failed: [],
 });
 
-async function call(proxy: RunningProxy, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const r = await fetch(`${proxy.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(
+  proxy: RunningProxy,
+  method: string,
+  path: string,
+  body?: unknown
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const r = await fetch(`${proxy.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : null, headers: r.headers };
 }
@@ -77,16 +167,27 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
       db = await open();
       proxy = await startProxy({ ...QUIET, ...db });
     });
-    after(async () => { await proxy?.close(); });
+    after(async () => {
+      await proxy?.close();
+    });
 
     test('register → heartbeat → finish, then the list and the record', async () => {
       const reg = await call(proxy, 'POST', '/api/runs', registration('life-1'));
       assert.equal(reg.status, 201, JSON.stringify(reg.body));
       assert.equal(RunRecord.parse(reg.body).status, 'running');
-      const hb = await call(proxy, 'POST', '/api/runs/life-1/heartbeat', { workerId: 'w1', sent: 40, completed: 38, errors: 1, inFlight: 2 });
+      const hb = await call(proxy, 'POST', '/api/runs/life-1/heartbeat', {
+        workerId: 'w1',
+        sent: 40,
+        completed: 38,
+        errors: 1,
+        inFlight: 2,
+      });
       assert.equal(hb.status, 200, JSON.stringify(hb.body));
       const live = RunList.parse((await call(proxy, 'GET', '/api/runs')).body).runs.find((r) => r.runId === 'life-1')!;
-      assert.deepEqual({ ...live.live, lastHeartbeatMs: 0 }, { sent: 40, completed: 38, errors: 1, inFlight: 2, lastHeartbeatMs: 0 });
+      assert.deepEqual(
+        { ...live.live, lastHeartbeatMs: 0 },
+        { sent: 40, completed: 38, errors: 1, inFlight: 2, lastHeartbeatMs: 0 }
+      );
       const report = finish('w1', summary(100, 50, 2));
       const fin = await call(proxy, 'POST', '/api/runs/life-1/finish', report);
       assert.equal(fin.status, 200, JSON.stringify(fin.body));
@@ -96,7 +197,10 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
       assert.equal(rec.errors, 2);
       assert.equal(rec.errorRate, 0.02);
       assert.equal(rec.e2eP99Ms, rec.summary!.latencyMs.p99);
-      assert.deepEqual(rec.thresholds.map((t) => [t.threshold, t.pass]), [['p99_ms<5000', true]]);
+      assert.deepEqual(
+        rec.thresholds.map((t) => [t.threshold, t.pass]),
+        [['p99_ms<5000', true]]
+      );
       assert.equal(rec.faults[0].target, 'rag');
       assert.equal(rec.slowest[0].traceId, 'a'.repeat(32));
       assert.deepEqual(rec.options, { rps: 10 });
@@ -119,27 +223,64 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
       assert.equal(again.status, 409);
       assert.equal(again.body.error.code, 'conflict');
       assert.match(again.body.error.message, /run id "reuse-1" is already used .*choose a new run id/);
-      const otherScenario = await call(proxy, 'POST', '/api/runs', registration('reuse-1', 'w9', { join: true, scenario: 'chaos-gpu-oom' }));
+      const otherScenario = await call(
+        proxy,
+        'POST',
+        '/api/runs',
+        registration('reuse-1', 'w9', { join: true, scenario: 'chaos-gpu-oom' })
+      );
       assert.equal(otherScenario.status, 409);
       assert.match(otherScenario.body.error.message, /scenario/);
     });
 
     test('a second worker joins: live totals and the final summary add up', async () => {
       assert.equal((await call(proxy, 'POST', '/api/runs', registration('dist-1', 'w1'))).status, 201);
-      assert.equal((await call(proxy, 'POST', '/api/runs', registration('dist-1', 'w2', { join: true, metricsUrl: 'http://127.0.0.1:9465/custom' }))).status, 201);
-      await call(proxy, 'POST', '/api/runs/dist-1/heartbeat', { workerId: 'w1', sent: 10, completed: 9, errors: 0, inFlight: 1 });
-      await call(proxy, 'POST', '/api/runs/dist-1/heartbeat', { workerId: 'w2', sent: 7, completed: 5, errors: 1, inFlight: 2 });
+      assert.equal(
+        (
+          await call(
+            proxy,
+            'POST',
+            '/api/runs',
+            registration('dist-1', 'w2', { join: true, metricsUrl: 'http://127.0.0.1:9465/custom' })
+          )
+        ).status,
+        201
+      );
+      await call(proxy, 'POST', '/api/runs/dist-1/heartbeat', {
+        workerId: 'w1',
+        sent: 10,
+        completed: 9,
+        errors: 0,
+        inFlight: 1,
+      });
+      await call(proxy, 'POST', '/api/runs/dist-1/heartbeat', {
+        workerId: 'w2',
+        sent: 7,
+        completed: 5,
+        errors: 1,
+        inFlight: 2,
+      });
       const running = RunRecord.parse((await call(proxy, 'GET', '/api/runs/dist-1')).body);
       assert.equal(running.workers, 2);
-      assert.deepEqual({ ...running.live, lastHeartbeatMs: 0 }, { sent: 17, completed: 14, errors: 1, inFlight: 3, lastHeartbeatMs: 0 });
+      assert.deepEqual(
+        { ...running.live, lastHeartbeatMs: 0 },
+        { sent: 17, completed: 14, errors: 1, inFlight: 3, lastHeartbeatMs: 0 }
+      );
       // Both workers are scrape targets while they run; the second one's path is not /metrics.
-      const sd = (await call(proxy, 'GET', '/api/runs/targets')).body as Array<{ targets: string[]; labels: Record<string, string> }>;
+      const sd = (await call(proxy, 'GET', '/api/runs/targets')).body as Array<{
+        targets: string[];
+        labels: Record<string, string>;
+      }>;
       const mine = sd.filter((g) => g.labels.run_id === 'dist-1');
       assert.deepEqual(mine.map((g) => g.targets[0]).sort(), ['127.0.0.1:9464', '127.0.0.1:9465']);
       assert.equal(mine.find((g) => g.targets[0] === '127.0.0.1:9465')!.labels.__metrics_path__, '/custom');
       assert.ok(mine.every((g) => g.labels.scenario === 'single-turn-short'));
       await call(proxy, 'POST', '/api/runs/dist-1/finish', finish('w1', summary(60, 40)));
-      assert.equal(RunRecord.parse((await call(proxy, 'GET', '/api/runs/dist-1')).body).status, 'running', 'one worker still runs');
+      assert.equal(
+        RunRecord.parse((await call(proxy, 'GET', '/api/runs/dist-1')).body).status,
+        'running',
+        'one worker still runs'
+      );
       await call(proxy, 'POST', '/api/runs/dist-1/finish', finish('w2', summary(40, 200, 4)));
       const done = RunRecord.parse((await call(proxy, 'GET', '/api/runs/dist-1')).body);
       assert.equal(done.status, 'passed');
@@ -158,19 +299,36 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
 
     test('list filters: time range, scenario, status, paging; bad parameters are 400s naming them', async () => {
       const t = Date.now();
-      for (const [id, sc] of [['f-a', 'alpha'], ['f-b', 'beta'], ['f-c', 'alpha']] as const) {
+      for (const [id, sc] of [
+        ['f-a', 'alpha'],
+        ['f-b', 'beta'],
+        ['f-c', 'alpha'],
+      ] as const) {
         await call(proxy, 'POST', '/api/runs', registration(id, 'w1', { scenario: sc, startMs: t }));
       }
       await call(proxy, 'POST', '/api/runs/f-c/finish', finish('w1', summary(10, 10), 'failed'));
       const alpha = RunList.parse((await call(proxy, 'GET', `/api/runs?scenario=alpha&from=${t - 1}`)).body);
       assert.deepEqual(alpha.runs.map((r) => r.runId).sort(), ['f-a', 'f-c']);
       const failed = RunList.parse((await call(proxy, 'GET', '/api/runs?status=failed')).body);
-      assert.deepEqual(failed.runs.map((r) => r.runId), ['f-c']);
+      assert.deepEqual(
+        failed.runs.map((r) => r.runId),
+        ['f-c']
+      );
       const page = RunList.parse((await call(proxy, 'GET', `/api/runs?from=${t - 1}&limit=2&offset=1`)).body);
       assert.equal(page.runs.length, 2);
       assert.ok(page.total >= 3);
-      assert.equal(RunList.parse((await call(proxy, 'GET', `/api/runs?to=${t - 60_000}`)).body).runs.filter((r) => r.runId.startsWith('f-')).length, 0);
-      for (const [q, name] of [['status=done', 'status'], ['limit=0', 'limit'], ['from=yesterday', 'from'], ['from=now&to=now-1h', 'from']]) {
+      assert.equal(
+        RunList.parse((await call(proxy, 'GET', `/api/runs?to=${t - 60_000}`)).body).runs.filter((r) =>
+          r.runId.startsWith('f-')
+        ).length,
+        0
+      );
+      for (const [q, name] of [
+        ['status=done', 'status'],
+        ['limit=0', 'limit'],
+        ['from=yesterday', 'from'],
+        ['from=now&to=now-1h', 'from'],
+      ]) {
         const r = await call(proxy, 'GET', `/api/runs?${q}`);
         assert.equal(r.status, 400, q);
         assert.ok(r.body.error.message.startsWith(name), `${q}: ${r.body.error.message}`);
@@ -197,7 +355,13 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
         assert.match(absurd.body.error.message, /startMs.*epoch time in ms/);
       }
       assert.equal((await call(proxy, 'GET', '/api/runs/absurd-1')).status, 404, 'nothing stored');
-      const hb = await call(proxy, 'POST', '/api/runs/nope-4/heartbeat', { workerId: 'w1', sent: 1, completed: 1, errors: 0, inFlight: 0 });
+      const hb = await call(proxy, 'POST', '/api/runs/nope-4/heartbeat', {
+        workerId: 'w1',
+        sent: 1,
+        completed: 1,
+        errors: 0,
+        inFlight: 0,
+      });
       assert.equal(hb.status, 404);
       assert.match(hb.body.error.message, /register it first/);
     });
@@ -212,10 +376,14 @@ function apiSuite(name: string, open: () => Promise<Partial<ProxyConfig>>, skip?
       const short = await startProxy({ ...QUIET, ...(await open()), runHeartbeatTimeoutMs: 1000 });
       try {
         assert.equal((await call(short, 'POST', '/api/runs', registration('silent-1'))).status, 201);
-        const rec = await waitFor('the run aborted', async () => {
-          const r = RunRecord.parse((await call(short, 'GET', '/api/runs/silent-1')).body);
-          return r.status === 'aborted' ? r : undefined;
-        }, 10_000);
+        const rec = await waitFor(
+          'the run aborted',
+          async () => {
+            const r = RunRecord.parse((await call(short, 'GET', '/api/runs/silent-1')).body);
+            return r.status === 'aborted' ? r : undefined;
+          },
+          10_000
+        );
         assert.match(rec.abortReason ?? '', /no heartbeat from worker w1/);
         assert.ok(rec.endMs !== null);
         // A late finish of that worker is still kept: nothing it measured is lost.
@@ -243,10 +411,14 @@ apiSuite('PGlite (HOPSCOPE_DATA_DIR)', async () => {
   return { dataDir };
 });
 
-apiSuite('PostgreSQL (HOPSCOPE_DATABASE_URL)', async () => {
-  pgServer ??= await startPostgres();
-  return { databaseUrl: await pgServer.createDatabase('runs_api') };
-}, pgSkip);
+apiSuite(
+  'PostgreSQL (HOPSCOPE_DATABASE_URL)',
+  async () => {
+    pgServer ??= await startPostgres();
+    return { databaseUrl: await pgServer.createDatabase('runs_api') };
+  },
+  pgSkip
+);
 
 describe('databases at start', () => {
   test('PGlite: runs survive a restart on the same data dir; a second proxy on it is refused at start', async () => {
@@ -255,7 +427,11 @@ describe('databases at start', () => {
     const a = await startProxy({ ...QUIET, dataDir });
     await call(a, 'POST', '/api/runs', registration('kept-1'));
     await call(a, 'POST', '/api/runs/kept-1/finish', finish('w1', summary(30, 20)));
-    await assert.rejects(startProxy({ ...QUIET, dataDir }), (e: Error) => e.name === 'DatabaseStartError' && /in use by another proxy/.test(e.message) && e.message.includes(dataDir));
+    await assert.rejects(
+      startProxy({ ...QUIET, dataDir }),
+      (e: Error) =>
+        e.name === 'DatabaseStartError' && /in use by another proxy/.test(e.message) && e.message.includes(dataDir)
+    );
     await a.close();
     const b = await startProxy({ ...QUIET, dataDir });
     try {
@@ -267,13 +443,25 @@ describe('databases at start', () => {
     }
   });
 
-  test('PostgreSQL that cannot be reached at start: a startup error naming it, not a hang', { skip: pgSkip }, async () => {
-    const port = await freePort();
-    const t0 = Date.now();
-    await assert.rejects(
-      startProxy({ ...QUIET, databaseUrl: `postgres://hopscope:secret@127.0.0.1:${port}/hopscope`, databaseConnectTimeoutMs: 1500 }),
-      (e: Error) => e.name === 'DatabaseStartError' && e.message.includes(`127.0.0.1:${port}`) && !e.message.includes('secret') && /could not be reached/.test(e.message),
-    );
-    assert.ok(Date.now() - t0 < 15_000);
-  });
+  test(
+    'PostgreSQL that cannot be reached at start: a startup error naming it, not a hang',
+    { skip: pgSkip },
+    async () => {
+      const port = await freePort();
+      const t0 = Date.now();
+      await assert.rejects(
+        startProxy({
+          ...QUIET,
+          databaseUrl: `postgres://hopscope:secret@127.0.0.1:${port}/hopscope`,
+          databaseConnectTimeoutMs: 1500,
+        }),
+        (e: Error) =>
+          e.name === 'DatabaseStartError' &&
+          e.message.includes(`127.0.0.1:${port}`) &&
+          !e.message.includes('secret') &&
+          /could not be reached/.test(e.message)
+      );
+      assert.ok(Date.now() - t0 < 15_000);
+    }
+  );
 });

@@ -28,23 +28,57 @@ let proxyPort: number;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'runs-outage-'));
   proxyPort = await freePort();
-  chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`, samplerAdaptive: false, hopTimeoutMs: 3000 });
+  chain = await startChain({
+    gatewayPort: 0,
+    controlPort: 0,
+    timeScale: 0.05,
+    logLevel: 'silent',
+    otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
+    samplerAdaptive: false,
+    hopTimeoutMs: 3000,
+  });
 });
 after(async () => {
   await chain?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Ran { code: number; err: string; json: any }
+interface Ran {
+  code: number;
+  err: string;
+  json: any;
+}
 
 /** Starts `hopscope-load` against the chain, reporting to `proxyUrl`; resolves when it exits. */
 function load(proxyUrl: string, runId: string, extra: string[] = []): { done: Promise<Ran>; err: () => string } {
   let err = '';
   const out = join(dir, `${runId}.json`);
   const done = main(
-    ['--target', chain.gatewayUrl, '--rps', '5', '--duration', '8s', '--run-id', runId, '--report', proxyUrl, '--metrics', 'none', '--quiet',
-      '--spool-dir', join(dir, 'spool'), '--json', out, ...extra],
-    () => {}, (s) => { err += s; }, { env: {} },
+    [
+      '--target',
+      chain.gatewayUrl,
+      '--rps',
+      '5',
+      '--duration',
+      '8s',
+      '--run-id',
+      runId,
+      '--report',
+      proxyUrl,
+      '--metrics',
+      'none',
+      '--quiet',
+      '--spool-dir',
+      join(dir, 'spool'),
+      '--json',
+      out,
+      ...extra,
+    ],
+    () => {},
+    (s) => {
+      err += s;
+    },
+    { env: {} }
   ).then((code) => ({ code, err, json: JSON.parse(readFileSync(out, 'utf8')) }));
   return { done, err: () => err };
 }
@@ -64,16 +98,29 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
   }
 }
 
-const registered = (url: string, runId: string) => waitFor(`run ${runId} registered`, async () => ((await get(url, `/api/runs/${runId}`)).status === 200 ? true : undefined), 10_000);
+const registered = (url: string, runId: string) =>
+  waitFor(
+    `run ${runId} registered`,
+    async () => ((await get(url, `/api/runs/${runId}`)).status === 200 ? true : undefined),
+    10_000
+  );
 
 describe('PostgreSQL stopped mid-run', { skip: postgresSkipReason() }, () => {
   let pg: PostgresServer;
   let proxy: RunningProxy;
   before(async () => {
     pg = await startPostgres();
-    proxy = await startProxy({ ...QUIET, port: proxyPort, databaseUrl: await pg.createDatabase('outage'), chainControlUrl: chain.controlUrl });
+    proxy = await startProxy({
+      ...QUIET,
+      port: proxyPort,
+      databaseUrl: await pg.createDatabase('outage'),
+      chainControlUrl: chain.controlUrl,
+    });
   });
-  after(async () => { await proxy?.close(); await pg?.close(); });
+  after(async () => {
+    await proxy?.close();
+    await pg?.close();
+  });
 
   test('503 + Retry-After while it is down, the rest of the API works, and the finish is delivered once it is back', async () => {
     const run = load(proxy.url, 'pg-down-1', ['--report-retry', '60s']);
@@ -89,9 +136,17 @@ describe('PostgreSQL stopped mid-run', { skip: postgresSkipReason() }, () => {
       const health = HealthAnswer.parse((await get(proxy.url, '/api/health')).body);
       assert.equal(health.ok, false);
       assert.equal(health.sources.find((s) => s.source === 'database')?.ok, false);
-      assert.equal((await get(proxy.url, '/api/traces?from=now-5m&to=now')).status, 200, 'the trace routes do not need the database');
+      assert.equal(
+        (await get(proxy.url, '/api/traces?from=now-5m&to=now')).status,
+        200,
+        'the trace routes do not need the database'
+      );
       // The run ends while the database is down: its finish is answered 503 and retried.
-      await waitFor('the finish retried', async () => (/finish not delivered yet \(503/.test(run.err()) ? true : undefined), 20_000);
+      await waitFor(
+        'the finish retried',
+        async () => (/finish not delivered yet \(503/.test(run.err()) ? true : undefined),
+        20_000
+      );
     } finally {
       await pg.start();
     }
@@ -116,10 +171,22 @@ describe('PostgreSQL stopped mid-run', { skip: postgresSkipReason() }, () => {
     }
     assert.equal(r.json.report.delivered, false, r.err);
     const spool = r.json.report.spoolFile as string;
-    assert.ok(readdirSync(join(dir, 'spool')).some((f) => spool.endsWith(f)), r.err);
+    assert.ok(
+      readdirSync(join(dir, 'spool')).some((f) => spool.endsWith(f)),
+      r.err
+    );
     let out = '';
     let err = '';
-    const code = await main(['--resend', spool, '--report', proxy.url], (s) => { out += s; }, (s) => { err += s; }, { env: {} });
+    const code = await main(
+      ['--resend', spool, '--report', proxy.url],
+      (s) => {
+        out += s;
+      },
+      (s) => {
+        err += s;
+      },
+      { env: {} }
+    );
     assert.equal(code, 0, err);
     assert.match(out, /delivered/);
     const rec = RunRecord.parse((await get(proxy.url, '/api/runs/pg-down-2')).body);

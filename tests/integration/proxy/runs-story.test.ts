@@ -24,8 +24,23 @@ let dir: string;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'runs-story-'));
   const port = await freePort();
-  chain = await startChain({ gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`, samplerAdaptive: false, hopTimeoutMs: 3000 });
-  proxy = await startProxy({ port, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: chain.controlUrl, alertIntervalMs: 0, dataDir: join(dir, 'data') });
+  chain = await startChain({
+    gatewayPort: 0,
+    controlPort: 0,
+    timeScale: 0.05,
+    logLevel: 'silent',
+    otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
+    samplerAdaptive: false,
+    hopTimeoutMs: 3000,
+  });
+  proxy = await startProxy({
+    port,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: chain.controlUrl,
+    alertIntervalMs: 0,
+    dataDir: join(dir, 'data'),
+  });
 });
 after(async () => {
   await chain?.stop();
@@ -37,9 +52,35 @@ async function load(runId: string, extra: string[] = []): Promise<{ code: number
   let err = '';
   const out = join(dir, `${runId}.json`);
   const code = await main(
-    ['--scenario', 'single-turn-short', '--target', chain.gatewayUrl, '--control', chain.controlUrl, '--rps', '8', '--duration', '8s', '--run-id', runId,
-      '--report', proxy.url, '--metrics', 'none', '--quiet', '--spool-dir', join(dir, 'spool'), '--json', out, ...extra],
-    () => {}, (s) => { err += s; }, { env: {} },
+    [
+      '--scenario',
+      'single-turn-short',
+      '--target',
+      chain.gatewayUrl,
+      '--control',
+      chain.controlUrl,
+      '--rps',
+      '8',
+      '--duration',
+      '8s',
+      '--run-id',
+      runId,
+      '--report',
+      proxy.url,
+      '--metrics',
+      'none',
+      '--quiet',
+      '--spool-dir',
+      join(dir, 'spool'),
+      '--json',
+      out,
+      ...extra,
+    ],
+    () => {},
+    (s) => {
+      err += s;
+    },
+    { env: {} }
   );
   return { code, err, json: JSON.parse(readFileSync(out, 'utf8')) };
 }
@@ -54,7 +95,13 @@ test('two runs of one scenario, a latency fault on rag in the second: the gate f
   assert.equal(first.code, 0, first.err);
   assert.equal(first.json.report.delivered, true, first.err);
 
-  const fault = await (await fetch(`${chain.controlUrl}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'rag', kind: 'latency', magnitude: FAULT_MS }) })).json() as { id: string };
+  const fault = (await (
+    await fetch(`${chain.controlUrl}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'rag', kind: 'latency', magnitude: FAULT_MS }),
+    })
+  ).json()) as { id: string };
   let second;
   try {
     second = await load('story-2', ['--baseline-run', 'story-1', '--max-regression', 'p99_ms:+10%']);
@@ -74,14 +121,28 @@ test('two runs of one scenario, a latency fault on rag in the second: the gate f
   const gate = r2.regressions.find((g) => g.metric === 'p99_ms')!;
   assert.equal(gate.pass, false);
   assert.equal(gate.baseline, r1.summary!.latencyMs.p99);
-  assert.ok(r2.slowest.length > 0 && r2.slowest.every((q) => q.traceId !== null), 'the slowest requests carry trace ids');
+  assert.ok(
+    r2.slowest.length > 0 && r2.slowest.every((q) => q.traceId !== null),
+    'the slowest requests carry trace ids'
+  );
   const list = RunList.parse((await getJson('/api/runs')).body);
-  assert.deepEqual(list.runs.map((r) => r.runId), ['story-2', 'story-1']);
+  assert.deepEqual(
+    list.runs.map((r) => r.runId),
+    ['story-2', 'story-1']
+  );
 
   const { status, body } = await getJson('/api/runs/story-2/compare/story-1');
   assert.equal(status, 200, JSON.stringify(body));
   const a = RunCompareAnswer.parse(body);
-  t.diagnostic(`candidates: ${a.candidates.slice(0, 4).map((c) => `${c.service} ${c.score.toFixed(2)}`).join(', ')}; hops: ${a.hops.slice(0, 3).map((h) => `${h.service} ${h.operation} ${h.deltaP50Ms}`).join(', ')}`);
+  t.diagnostic(
+    `candidates: ${a.candidates
+      .slice(0, 4)
+      .map((c) => `${c.service} ${c.score.toFixed(2)}`)
+      .join(', ')}; hops: ${a.hops
+      .slice(0, 3)
+      .map((h) => `${h.service} ${h.operation} ${h.deltaP50Ms}`)
+      .join(', ')}`
+  );
   // Every request of both runs is a trace in the store, found by its run id.
   assert.equal(a.traces.run, r2.summary!.completed);
   assert.equal(a.traces.baseline, r1.summary!.completed);
@@ -90,7 +151,10 @@ test('two runs of one scenario, a latency fault on rag in the second: the gate f
   const rag = a.hops[0];
   assert.equal(rag.service, 'rag');
   // Half the requests go through rag (routes chat:1, rag:1), each delayed by the fault inside rag's server span.
-  assert.ok(rag.deltaP50Ms! > FAULT_MS * 0.8 && rag.deltaP50Ms! < FAULT_MS * 1.5, `rag own-time P50 delta ${rag.deltaP50Ms}`);
+  assert.ok(
+    rag.deltaP50Ms! > FAULT_MS * 0.8 && rag.deltaP50Ms! < FAULT_MS * 1.5,
+    `rag own-time P50 delta ${rag.deltaP50Ms}`
+  );
   assert.ok(a.candidates[0].evidence.some((e) => e.summary.startsWith('against baseline run story-1: own time')));
   assert.equal(a.client.run.e2eP99Ms, r2.e2eP99Ms);
   assert.equal(a.client.baseline.e2eP99Ms, r1.e2eP99Ms);

@@ -23,7 +23,7 @@ const PARENT = '00f067aa0ba902b7';
 const POST_TRACE = 'b1b2c3d4e5f60718293a4b5c6d7e8f91';
 const UNTRACED = ['c1b2c3d4e5f60718293a4b5c6d7e8f92', 'd1b2c3d4e5f60718293a4b5c6d7e8f93'];
 
-describe('the proxy\'s own traces join the caller\'s', () => {
+describe("the proxy's own traces join the caller's", () => {
   let prom: RealServer;
   let relay: Awaited<ReturnType<typeof tinyServer>>;
   let receiver: RunningProxy;
@@ -36,14 +36,29 @@ describe('the proxy\'s own traces join the caller\'s', () => {
     const target = new URL(prom.url);
     relay = await tinyServer((req, res, body) => {
       if (req.headers.traceparent) seenByPrometheus.push(String(req.headers.traceparent));
-      const up = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (r) => { res.writeHead(r.statusCode!, r.headers); r.pipe(res); });
+      const up = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: target.host },
+        },
+        (r) => {
+          res.writeHead(r.statusCode!, r.headers);
+          r.pipe(res);
+        }
+      );
       up.end(body);
     });
     receiver = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
-    stopTracing = startSelfTracing(selfTracingFromEnv({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'hopscope-proxy-under-test',
-      OTEL_RESOURCE_ATTRIBUTES: 'k8s.pod.name=proxy-0,deployment.environment=test%20env',
-    }));
+    stopTracing = startSelfTracing(
+      selfTracingFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: 'hopscope-proxy-under-test',
+        OTEL_RESOURCE_ATTRIBUTES: 'k8s.pod.name=proxy-0,deployment.environment=test%20env',
+      })
+    );
     proxy = await startProxy({ port: 0, prometheusUrl: relay.url, exporterUrls: [], chainControlUrl: undefined });
   });
 
@@ -55,20 +70,33 @@ describe('the proxy\'s own traces join the caller\'s', () => {
   });
 
   it('an incoming traceparent parents the server span, its source calls, and Prometheus sees the trace', async () => {
-    const r = await fetch(`${proxy.url}/api/golden?backend=vllm&from=now-5m&to=now`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01` } });
+    const r = await fetch(`${proxy.url}/api/golden?backend=vllm&from=now-5m&to=now`, {
+      headers: { traceparent: `00-${TRACE}-${PARENT}-01` },
+    });
     assert.equal(r.status, 200);
     await r.json();
     // Many socket chunks: the body parser's callbacks still run in the request's context.
-    const body = JSON.stringify({ traces: otlp(Array.from({ length: 500 }, (_, i) => chainTrace(i, Date.now() - 10_000, 200)).flat()) });
-    const p = await fetch(`${proxy.url}/api/rca`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${POST_TRACE}-${PARENT}-01` }, body });
+    const body = JSON.stringify({
+      traces: otlp(Array.from({ length: 500 }, (_, i) => chainTrace(i, Date.now() - 10_000, 200)).flat()),
+    });
+    const p = await fetch(`${proxy.url}/api/rca`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${POST_TRACE}-${PARENT}-01` },
+      body,
+    });
     assert.equal(p.status, 200);
     await p.json();
     // No spans for /metrics (scrapes) and for OTLP ingest (an exporter pointed at the proxy itself would feed itself).
     await (await fetch(`${proxy.url}/metrics`, { headers: { traceparent: `00-${UNTRACED[0]}-${PARENT}-01` } })).text();
-    const ingest = await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${UNTRACED[1]}-${PARENT}-01` }, body: JSON.stringify(otlp(chainTrace(2, Date.now() - 5000, 100))) });
+    const ingest = await fetch(`${proxy.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${UNTRACED[1]}-${PARENT}-01` },
+      body: JSON.stringify(otlp(chainTrace(2, Date.now() - 5000, 100))),
+    });
     assert.equal(ingest.status, 200);
     await stopTracing(); // flushes the batch to the receiver
-    for (const id of UNTRACED) assert.equal((await fetch(`${receiver.url}/api/traces/${id}`)).status, 404, `no span of trace ${id}`);
+    for (const id of UNTRACED)
+      assert.equal((await fetch(`${receiver.url}/api/traces/${id}`)).status, 404, `no span of trace ${id}`);
 
     const got = TraceDetail.parse(await (await fetch(`${receiver.url}/api/traces/${TRACE}`)).json());
     const all = got.spans.map((s) => `${s.kind} ${s.name}`).join(', ');
@@ -76,7 +104,7 @@ describe('the proxy\'s own traces join the caller\'s', () => {
     const server = got.spans.find((s) => s.kind === 'server' && s.name.startsWith('GET /api'));
     assert.ok(server, all);
     assert.equal(server.name, 'GET /api/golden');
-    assert.equal(server.parentSpanId, PARENT, 'the caller\'s span is the parent');
+    assert.equal(server.parentSpanId, PARENT, "the caller's span is the parent");
     assert.equal(server.attributes['http.route'], '/api/golden');
     assert.equal(server.attributes['http.response.status_code'], 200);
     assert.equal(server.attributes['http.request.method'], 'GET');
@@ -92,7 +120,11 @@ describe('the proxy\'s own traces join the caller\'s', () => {
     // One CLIENT span per HTTP attempt of each call (no retries here), by the undici instrumentation.
     const attempts = got.spans.filter((s) => s.kind === 'client');
     assert.equal(attempts.length, 6, all);
-    assert.ok(attempts.every((a) => a.attributes['hopscope.source'] === 'prometheus' && a.attributes['http.request.method'] === 'GET'));
+    assert.ok(
+      attempts.every(
+        (a) => a.attributes['hopscope.source'] === 'prometheus' && a.attributes['http.request.method'] === 'GET'
+      )
+    );
     assert.deepEqual(new Set(attempts.map((a) => a.parentSpanId)), new Set(calls.map((c) => c.spanId)));
     // Prometheus received the trace: each call's traceparent names this trace, and the attempt's span as parent.
     const mine = seenByPrometheus.filter((h) => h.split('-')[1] === TRACE);
@@ -101,7 +133,11 @@ describe('the proxy\'s own traces join the caller\'s', () => {
 
     const posted = TraceDetail.parse(await (await fetch(`${receiver.url}/api/traces/${POST_TRACE}`)).json());
     const names = posted.spans.map((s) => s.name).sort();
-    assert.deepEqual(names, ['POST /api/rca', 'rca window', 'request handler - /api/rca'], 'the engine\'s span runs in the request\'s context after the body was read');
+    assert.deepEqual(
+      names,
+      ['POST /api/rca', 'rca window', 'request handler - /api/rca'],
+      "the engine's span runs in the request's context after the body was read"
+    );
     const postHandler = posted.spans.find((s) => s.name === 'request handler - /api/rca')!;
     assert.equal(posted.spans.find((s) => s.name === 'rca window')!.parentSpanId, postHandler.spanId);
     assert.equal(postHandler.parentSpanId, posted.spans.find((s) => s.kind === 'server')!.spanId);
@@ -109,12 +145,24 @@ describe('the proxy\'s own traces join the caller\'s', () => {
 });
 
 describe('the CLI traces itself when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
-  it('a request with a traceparent is a SERVER span of the proxy\'s trace, named by its route, exported on shutdown', async () => {
-    const receiver = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
-    const cli = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: 'none', HOPSCOPE_EXPORTER_URLS: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'hopscope-proxy-cli' });
+  it("a request with a traceparent is a SERVER span of the proxy's trace, named by its route, exported on shutdown", async () => {
+    const receiver = await startProxy({
+      port: 0,
+      prometheusUrl: undefined,
+      exporterUrls: [],
+      chainControlUrl: undefined,
+    });
+    const cli = await startProxyProcess({
+      HOPSCOPE_PROMETHEUS_URL: 'none',
+      HOPSCOPE_EXPORTER_URLS: 'none',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'hopscope-proxy-cli',
+    });
     try {
       const trace = 'e1b2c3d4e5f60718293a4b5c6d7e8f94';
-      const r = await fetch(`${cli.url}/api/traces?from=now-5m&to=now`, { headers: { traceparent: `00-${trace}-${PARENT}-01` } });
+      const r = await fetch(`${cli.url}/api/traces?from=now-5m&to=now`, {
+        headers: { traceparent: `00-${trace}-${PARENT}-01` },
+      });
       assert.equal(r.status, 200);
       await r.json();
       await cli.stop(); // SIGTERM: the proxy closes, then its spans are flushed

@@ -34,14 +34,38 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
   before(async () => {
     embedded = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
     chain = await startChain({
-      gatewayPort: 0, controlPort: 0, timeScale: 0.05, logLevel: 'silent', vectorCacheHitRate: 0.35,
-      otlpEndpoint: `${embedded.url}/v1/traces`, otlpProtocol: 'http/protobuf', samplerBaseRate: RATE, samplerMinRate: 0.01, samplerAdaptive: false,
+      gatewayPort: 0,
+      controlPort: 0,
+      timeScale: 0.05,
+      logLevel: 'silent',
+      vectorCacheHitRate: 0.35,
+      otlpEndpoint: `${embedded.url}/v1/traces`,
+      otlpProtocol: 'http/protobuf',
+      samplerBaseRate: RATE,
+      samplerMinRate: 0.01,
+      samplerAdaptive: false,
     });
     prom = await startPrometheus(`${chain.controlUrl}/targets`);
-    withProm = await startProxy({ port: 0, prometheusUrl: prom.url, exporterUrls: [], chainControlUrl: undefined, scrapeIntervalMs: 1000 });
+    withProm = await startProxy({
+      port: 0,
+      prometheusUrl: prom.url,
+      exporterUrls: [],
+      chainControlUrl: undefined,
+      scrapeIntervalMs: 1000,
+    });
     // Every series exists before the measured range (a counter's first sample is its start, not an increase).
-    for (let i = 0; i < 6; i++) await chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `warm-up ${i}` }] }, { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm' });
-    await waitFor('the hops scraped', async () => (await prom.query('count(hopscope_requests_total{service=~"gateway|rag|llm-vllm|llm-tgi"})'))[0]?.value[1] >= 4, 30_000);
+    for (let i = 0; i < 6; i++)
+      await chat(
+        chain.gatewayUrl,
+        { messages: [{ role: 'user', content: `warm-up ${i}` }] },
+        { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm' }
+      );
+    await waitFor(
+      'the hops scraped',
+      async () =>
+        (await prom.query('count(hopscope_requests_total{service=~"gateway|rag|llm-vllm|llm-tgi"})'))[0]?.value[1] >= 4,
+      30_000
+    );
     await sleep(2500);
     t0 = Date.now();
     await sleep(500);
@@ -51,14 +75,35 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
     for (let i = 0; i < RPS * LOAD_S; i++) {
       const due = start + (i * 1000) / RPS;
       if (due > Date.now()) await sleep(due - Date.now());
-      inflight.push(chat(chain.gatewayUrl, { messages: [{ role: 'user', content: `question ${i} about batching` }] }, { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm' }).then((r) => { if (r.status === 200) sent++; }, () => {}));
+      inflight.push(
+        chat(
+          chain.gatewayUrl,
+          { messages: [{ role: 'user', content: `question ${i} about batching` }] },
+          { 'x-hopscope-backend': i % 2 ? 'tgi' : 'vllm' }
+        ).then(
+          (r) => {
+            if (r.status === 200) sent++;
+          },
+          () => {}
+        )
+      );
     }
     await Promise.all(inflight);
     await chain.forceFlush();
     await sleep(3000);
     t1 = Date.now();
     await sleep(1500);
-    const at = async (t: number): Promise<Map<string, number>> => new Map((await prom.api(`/api/v1/query?query=${encodeURIComponent('sum by (service) (hopscope_requests_total)')}&time=${t / 1000}`)).result.map((r: { metric: { service: string }; value: [number, string] }) => [r.metric.service, Number(r.value[1])]));
+    const at = async (t: number): Promise<Map<string, number>> =>
+      new Map(
+        (
+          await prom.api(
+            `/api/v1/query?query=${encodeURIComponent('sum by (service) (hopscope_requests_total)')}&time=${t / 1000}`
+          )
+        ).result.map((r: { metric: { service: string }; value: [number, string] }) => [
+          r.metric.service,
+          Number(r.value[1]),
+        ])
+      );
     const [a, b] = [await at(t0), await at(t1)];
     for (const [svc, v] of b) truth.set(svc, v - (a.get(svc) ?? 0));
   });
@@ -71,7 +116,10 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
   });
 
   const within = (got: number, want: number, what: string): void => {
-    assert.ok(Math.abs(got - want) <= 0.1 * want, `${what}: ${got.toFixed(1)} vs the hops' own ${want.toFixed(1)} (${((100 * (got - want)) / want).toFixed(1)}%)`);
+    assert.ok(
+      Math.abs(got - want) <= 0.1 * want,
+      `${what}: ${got.toFixed(1)} vs the hops' own ${want.toFixed(1)} (${((100 * (got - want)) / want).toFixed(1)}%)`
+    );
   };
 
   it('the hops counted the load', () => {
@@ -79,7 +127,7 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
     within(truth.get('gateway')!, sent, 'gateway requests');
   });
 
-  it('with Prometheus: the services\' own counters, exact, within ±10% of rate(hopscope_requests_total)', async () => {
+  it("with Prometheus: the services' own counters, exact, within ±10% of rate(hopscope_requests_total)", async () => {
     const s = ServicesAnswer.parse(await (await fetch(`${withProm.url}/api/services?from=${t0}&to=${t1}`)).json());
     const secs = (t1 - t0) / 1000;
     for (const [svc, n] of truth) {
@@ -91,9 +139,15 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
       assert.deepEqual([row.figures.rate.origin, row.figures.rate.exact], ['service-metrics', true], svc);
       assert.ok(row.p50Ms !== null && row.p99Ms! >= row.p50Ms!, `${svc} percentiles ${row.p50Ms} ${row.p99Ms}`);
     }
-    const rag = PodsAnswer.parse(await (await fetch(`${withProm.url}/api/services/rag/pods?from=${t0}&to=${t1}`)).json());
+    const rag = PodsAnswer.parse(
+      await (await fetch(`${withProm.url}/api/services/rag/pods?from=${t0}&to=${t1}`)).json()
+    );
     assert.equal(rag.pods.length, 2, 'two rag replicas');
-    within(rag.pods.reduce((n, p) => n + p.requests, 0), truth.get('rag')!, 'rag pods together');
+    within(
+      rag.pods.reduce((n, p) => n + p.requests, 0),
+      truth.get('rag')!,
+      'rag pods together'
+    );
   });
 
   it('embedded store, no Prometheus: ingest counters scaled by the recorded sampler rate, within ±10%', async () => {
@@ -107,7 +161,9 @@ describe('service rates from counts: the real chain, a real Prometheus', { skip 
       assert.equal(row.figures.rate.origin, 'ingest-counters');
       assert.equal(row.figures.rate.exact, false, 'scaled: an estimate');
       assert.match(row.figures.rate.note!, /scaled by the sampling rate/);
-      console.log(`# ${svc}: ${row.requests} requests estimated from ${row.spans} spans received; the hop counted ${n}`);
+      console.log(
+        `# ${svc}: ${row.requests} requests estimated from ${row.spans} spans received; the hop counted ${n}`
+      );
       checked++;
     }
     assert.ok(checked >= 3, `${checked} services checked`);

@@ -21,28 +21,44 @@ const KILLS = 3;
 const json = { 'content-type': 'application/json' };
 
 async function post(url: string, body: unknown): Promise<number> {
-  const r = await fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
   await r.text();
   return r.status;
 }
 
 /** Registers RUNS runs, sends their finishes ten at a time and SIGKILLs the proxy after `killAfter` acknowledgements. */
-async function killMidFinish(proxy: ProxyProcess, prefix: string, killAfter: number): Promise<{ ids: string[]; acked: Set<string> }> {
+async function killMidFinish(
+  proxy: ProxyProcess,
+  prefix: string,
+  killAfter: number
+): Promise<{ ids: string[]; acked: Set<string> }> {
   const ids = Array.from({ length: RUNS }, (_, i) => `${prefix}-${i}`);
   for (const id of ids) assert.equal(await post(`${proxy.url}/api/runs`, registration(id)), 201, id);
   const acked = new Set<string>();
   let next = 0;
   let killed: Promise<void> | undefined;
-  await Promise.all(Array.from({ length: 10 }, async () => {
-    while (next < ids.length && !killed) {
-      const id = ids[next++];
-      try {
-        const status = await post(`${proxy.url}/api/runs/${id}/finish`, finish('w1', latencies(200, 300, ids.indexOf(id) + 1)));
-        if (status === 200) acked.add(id);
-      } catch { /* killed mid-request: no answer */ }
-      if (acked.size >= killAfter) killed ??= proxy.kill9();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < ids.length && !killed) {
+        const id = ids[next++];
+        try {
+          const status = await post(
+            `${proxy.url}/api/runs/${id}/finish`,
+            finish('w1', latencies(200, 300, ids.indexOf(id) + 1))
+          );
+          if (status === 200) acked.add(id);
+        } catch {
+          /* killed mid-request: no answer */
+        }
+        if (acked.size >= killAfter) killed ??= proxy.kill9();
+      }
+    })
+  );
   await (killed ?? proxy.kill9());
   assert.equal(proxy.exited()?.signal, 'SIGKILL');
   return { ids, acked };
@@ -67,15 +83,24 @@ async function runEngine(name: string, env: Record<string, string>): Promise<Rec
           assert.equal(run.status, 'passed', `${name}: acknowledged finish of ${id} kept`);
         } else if (done) unansweredApplied++;
         // Never half-written: a finished run has its client summary, a running one none.
-        assert.equal(done, run.summary !== null && run.summary !== undefined, `${name}: ${id} is ${run.status} with summary ${JSON.stringify(run.summary)?.slice(0, 80)}`);
+        assert.equal(
+          done,
+          run.summary !== null && run.summary !== undefined,
+          `${name}: ${id} is ${run.status} with summary ${JSON.stringify(run.summary)?.slice(0, 80)}`
+        );
         if (done) assert.equal(run.summary?.sent, 200, `${name}: ${id}'s summary is the one sent`);
       }
       // The load generator resends what got no answer (and an acknowledged one once more: a retry is idempotent).
       for (const id of [...ids.filter((i) => !acked.has(i)), [...acked][0]]) {
-        assert.equal(await post(`${again.url}/api/runs/${id}/finish`, finish('w1', latencies(200, 300, ids.indexOf(id) + 1))), 200, `resend ${id}`);
+        assert.equal(
+          await post(`${again.url}/api/runs/${id}/finish`, finish('w1', latencies(200, 300, ids.indexOf(id) + 1))),
+          200,
+          `resend ${id}`
+        );
         resent++;
       }
-      for (const id of ids) assert.equal(RunRecord.parse(await (await fetch(`${again.url}/api/runs/${id}`)).json()).status, 'passed', id);
+      for (const id of ids)
+        assert.equal(RunRecord.parse(await (await fetch(`${again.url}/api/runs/${id}`)).json()).status, 'passed', id);
     } finally {
       await again.stop();
     }
@@ -94,14 +119,22 @@ describe('kill -9 of the proxy mid-finish: what it acknowledged is there after a
   it('embedded PGlite (HOPSCOPE_DATA_DIR)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rel-pglite-'));
     dirs.push(dir);
-    const f = await runEngine('pglite', { HOPSCOPE_PROMETHEUS_URL: 'none', HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_DATA_DIR: join(dir, 'data') });
+    const f = await runEngine('pglite', {
+      HOPSCOPE_PROMETHEUS_URL: 'none',
+      HOPSCOPE_EXPORTER_URLS: 'none',
+      HOPSCOPE_DATA_DIR: join(dir, 'data'),
+    });
     figure('durability (pglite)', f);
   });
 
   it('PostgreSQL (HOPSCOPE_DATABASE_URL)', { skip: postgresSkipReason() }, async () => {
     pg = await startPostgres();
     const url = await pg.createDatabase('reliability');
-    const f = await runEngine('postgres', { HOPSCOPE_PROMETHEUS_URL: 'none', HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_DATABASE_URL: url });
+    const f = await runEngine('postgres', {
+      HOPSCOPE_PROMETHEUS_URL: 'none',
+      HOPSCOPE_EXPORTER_URLS: 'none',
+      HOPSCOPE_DATABASE_URL: url,
+    });
     figure('durability (postgres)', f);
   });
 });

@@ -31,7 +31,12 @@ describe(`soak: a steady dashboard load for ${SOAK_S} s`, () => {
     metrics = await startChainMetrics();
     exporter = await startExporterProcess(2000);
     prom = await startPrometheus([metrics.target]);
-    proxy = await startProxyProcess({ HOPSCOPE_PROMETHEUS_URL: prom.url, HOPSCOPE_EXPORTER_URLS: exporter.url, HOPSCOPE_STORE_MAX_SPANS: '10000', HOPSCOPE_ALERT_INTERVAL_MS: '5000' });
+    proxy = await startProxyProcess({
+      HOPSCOPE_PROMETHEUS_URL: prom.url,
+      HOPSCOPE_EXPORTER_URLS: exporter.url,
+      HOPSCOPE_STORE_MAX_SPANS: '10000',
+      HOPSCOPE_ALERT_INTERVAL_MS: '5000',
+    });
   });
 
   after(async () => {
@@ -64,10 +69,16 @@ describe(`soak: a steady dashboard load for ${SOAK_S} s`, () => {
     const ingest = (async () => {
       while (Date.now() < end) {
         const now = Date.now();
-        const spans = Array.from({ length: 20 }, () => chainTrace(traceSeq++, now - 2000, 100 + (traceSeq % 13) * 60, traceSeq % 50 === 0 ? 2 : 1)).flat();
+        const spans = Array.from({ length: 20 }, () =>
+          chainTrace(traceSeq++, now - 2000, 100 + (traceSeq % 13) * 60, traceSeq % 50 === 0 ? 2 : 1)
+        ).flat();
         recent.unshift(spans[0].traceId);
         recent.length = Math.min(recent.length, 50);
-        const r = await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) });
+        const r = await fetch(`${proxy.url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(otlp(spans)),
+        });
         await r.arrayBuffer();
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         spansSent += spans.length;
@@ -75,8 +86,15 @@ describe(`soak: a steady dashboard load for ${SOAK_S} s`, () => {
       }
     })();
 
-    const overview = ['/api/golden?from=now-15m&to=now&backend=vllm', '/api/golden?from=now-15m&to=now&backend=tgi', '/api/gpu/heatmap?from=now-15m&to=now',
-      '/api/services?from=now-15m&to=now', '/api/traces?from=now-15m&to=now&limit=50', '/api/alerts', '/api/annotations?from=now-15m&to=now'];
+    const overview = [
+      '/api/golden?from=now-15m&to=now&backend=vllm',
+      '/api/golden?from=now-15m&to=now&backend=tgi',
+      '/api/gpu/heatmap?from=now-15m&to=now',
+      '/api/services?from=now-15m&to=now',
+      '/api/traces?from=now-15m&to=now&limit=50',
+      '/api/alerts',
+      '/api/annotations?from=now-15m&to=now',
+    ];
     const dashboards = Array.from({ length: 10 }, async (_, d) => {
       await sleep(d * 500); // staggered, as people open them
       for (let round = 0; Date.now() < end; round++) {
@@ -105,18 +123,33 @@ describe(`soak: a steady dashboard load for ${SOAK_S} s`, () => {
     const held = Number(/^hopscope_proxy_store_spans (\d+)/m.exec(store)?.[1]);
     const sorted = [...latencies].sort((a, b) => a - b);
     const f = {
-      seconds: SOAK_S, requests: latencies.length, spansIngested: spansSent, storeSpans: held, byStatus: statuses,
-      p50Ms: Math.round(sorted[Math.floor(sorted.length * 0.5)]), p99Ms: Math.round(sorted[Math.floor(sorted.length * 0.99)]),
-      rssStartMiB: mib(rss[0].bytes), rssWarmMiB: mib(median(warm)), rssPeakMiB: mib(Math.max(...afterWarm)), rssEndMiB: mib(median(last)),
+      seconds: SOAK_S,
+      requests: latencies.length,
+      spansIngested: spansSent,
+      storeSpans: held,
+      byStatus: statuses,
+      p50Ms: Math.round(sorted[Math.floor(sorted.length * 0.5)]),
+      p99Ms: Math.round(sorted[Math.floor(sorted.length * 0.99)]),
+      rssStartMiB: mib(rss[0].bytes),
+      rssWarmMiB: mib(median(warm)),
+      rssPeakMiB: mib(Math.max(...afterWarm)),
+      rssEndMiB: mib(median(last)),
     };
     figure('soak', f);
     if (process.env.HOPSCOPE_SOAK_SERIES) console.log(rss.map((x) => `${Math.round(x.s)}:${mib(x.bytes)}`).join(' '));
     assert.equal(proxy.exited(), undefined, proxy.output());
-    assert.deepEqual(Object.keys(statuses).filter((s) => Number(s) >= 500 || s === '0'), [], JSON.stringify(statuses));
+    assert.deepEqual(
+      Object.keys(statuses).filter((s) => Number(s) >= 500 || s === '0'),
+      [],
+      JSON.stringify(statuses)
+    );
     assert.ok(held <= 10_000 && held > 5000, `the store is full and bounded: ${held} spans`);
     // Flat once warm: the end within 96 MiB of the warm-up's end (V8's collections alone swing RSS by ~40 MiB here;
     // a 150 s run stays in 520-560 MiB), and nowhere near the 1 GiB limit.
-    assert.ok(median(last) - median(warm) < 96 * 1048576, `RSS grew ${mib(median(last) - median(warm))} MiB after the warm-up`);
+    assert.ok(
+      median(last) - median(warm) < 96 * 1048576,
+      `RSS grew ${mib(median(last) - median(warm))} MiB after the warm-up`
+    );
     assert.ok(Math.max(...afterWarm) < 1024 * 1048576, `peak RSS ${mib(Math.max(...afterWarm))} MiB`);
   });
 });

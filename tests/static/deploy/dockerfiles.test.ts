@@ -14,12 +14,24 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { exists, isPinnedImage, packageJson, readText, repo, root } from './support';
 
-interface Instruction { op: string; args: string; stage: number }
+interface Instruction {
+  op: string;
+  args: string;
+  stage: number;
+}
 
 /** Instructions of a Dockerfile (continuations joined, comments dropped), each with the index of its stage. */
-function parseDockerfile(path: string): { instructions: Instruction[]; stages: Array<{ image: string; name?: string }>; text: string } {
+function parseDockerfile(path: string): {
+  instructions: Instruction[];
+  stages: Array<{ image: string; name?: string }>;
+  text: string;
+} {
   const text = readText(path);
-  const logical = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const logical = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const instructions: Instruction[] = [];
   const stages: Array<{ image: string; name?: string }> = [];
   for (const line of logical) {
@@ -44,10 +56,13 @@ const SUPPORTED_LTS = [24, 26];
 const OLDEST_NODE = 20;
 
 /** Packages a bundle leaves out (--external) that the image does not ship, on purpose, with the reason the Dockerfile gives. */
-const ABSENT_ON_PURPOSE: Record<string, RegExp> = { 'playwright-core': /playwright-core: it drives Chromium for the PNG export, which this image does not ship/ };
+const ABSENT_ON_PURPOSE: Record<string, RegExp> = {
+  'playwright-core': /playwright-core: it drives Chromium for the PNG export, which this image does not ship/,
+};
 
 /** The build stage's esbuild command line(s). */
-const esbuildRun = (df: ReturnType<typeof parseDockerfile>): Instruction | undefined => df.instructions.find((i) => i.op === 'RUN' && i.stage === 0 && i.args.startsWith('npx esbuild'));
+const esbuildRun = (df: ReturnType<typeof parseDockerfile>): Instruction | undefined =>
+  df.instructions.find((i) => i.op === 'RUN' && i.stage === 0 && i.args.startsWith('npx esbuild'));
 
 /** The build stage's bundling, run here: /out moved to `out`, a metafile per esbuild call; returns what the bundles read. */
 function bundle(df: ReturnType<typeof parseDockerfile>, out: string): string[] {
@@ -55,10 +70,18 @@ function bundle(df: ReturnType<typeof parseDockerfile>, out: string): string[] {
   assert.ok(run, 'the build stage bundles with esbuild');
   let n = 0;
   // npx finds the repository's esbuild.
-  const cmd = run.args.replaceAll('/out', out).replace(/npx esbuild /g, () => `npx esbuild --metafile=${out}/meta-${n++}.json `);
-  execFileSync('sh', ['-c', cmd], { cwd: root, stdio: 'pipe', timeout: 60_000, env: { ...process.env, PATH: `${repo('node_modules', '.bin')}:${process.env.PATH}` } });
+  const cmd = run.args
+    .replaceAll('/out', out)
+    .replace(/npx esbuild /g, () => `npx esbuild --metafile=${out}/meta-${n++}.json `);
+  execFileSync('sh', ['-c', cmd], {
+    cwd: root,
+    stdio: 'pipe',
+    timeout: 60_000,
+    env: { ...process.env, PATH: `${repo('node_modules', '.bin')}:${process.env.PATH}` },
+  });
   const inputs: string[] = [];
-  for (let i = 0; i < n; i++) inputs.push(...Object.keys(JSON.parse(readFileSync(join(out, `meta-${i}.json`), 'utf8')).inputs));
+  for (let i = 0; i < n; i++)
+    inputs.push(...Object.keys(JSON.parse(readFileSync(join(out, `meta-${i}.json`), 'utf8')).inputs));
   return inputs;
 }
 
@@ -69,22 +92,40 @@ function layOutRuntime(df: ReturnType<typeof parseDockerfile>, out: string, app:
     const words = c.args.split(/\s+/).slice(1);
     const dest = words.at(-1)!;
     for (const src of words.slice(0, -1)) {
-      const from = src.startsWith('/out/') ? join(out, src.slice(5)) : src.startsWith('/src/') ? repo(src.slice(5)) : undefined;
+      const from = src.startsWith('/out/')
+        ? join(out, src.slice(5))
+        : src.startsWith('/src/')
+          ? repo(src.slice(5))
+          : undefined;
       assert.ok(from && existsSync(from), `COPY --from=build ${src}: the build stage makes it`);
-      const to = dest.endsWith('/') ? join(app, dest.replace(/^\/app\/?/, ''), src.split('/').at(-1)!) : join(app, dest.replace(/^\/app\/?/, ''));
+      const to = dest.endsWith('/')
+        ? join(app, dest.replace(/^\/app\/?/, ''), src.split('/').at(-1)!)
+        : join(app, dest.replace(/^\/app\/?/, ''));
       mkdirSync(dirname(to), { recursive: true });
       cpSync(from, to, { recursive: true, dereference: true });
     }
   }
 }
 
-const FILES = { 'backend-proxy': 'backend-proxy/Dockerfile', 'bpf-exporter': 'bpf-exporter/Dockerfile', loadgen: 'loadgen/Dockerfile' } as const;
+const FILES = {
+  'backend-proxy': 'backend-proxy/Dockerfile',
+  'bpf-exporter': 'bpf-exporter/Dockerfile',
+  loadgen: 'loadgen/Dockerfile',
+} as const;
 
 /** .dockerignore patterns as the builder reads them (the subset used here: names, dir/ prefixes, `**` prefixes, `*.ext`). */
 function ignored(path: string): boolean {
-  const patterns = readText('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const patterns = readText('.dockerignore')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   return patterns.some((p) => {
-    const re = new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/^\*\*\//, '(.*/)?').replace(/\*/g, '[^/]*')}(/.*)?$`);
+    const re = new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/^\*\*\//, '(.*/)?')
+        .replace(/\*/g, '[^/]*')}(/.*)?$`
+    );
     return re.test(path);
   });
 }
@@ -92,21 +133,48 @@ function ignored(path: string): boolean {
 /** Starts the proxy bundle on a data dir (port 0), waits until it listens, stops it; the data dir then holds its database. */
 async function startsOnDataDir(bundleFile: string, dataDir: string): Promise<void> {
   const { spawn } = await import('node:child_process');
-  const child = spawn('node', [bundleFile], { cwd: dirname(bundleFile), stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOPSCOPE_PROXY_PORT: '0', HOPSCOPE_DATA_DIR: dataDir, HOPSCOPE_PROMETHEUS_URL: 'none', HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none', HOPSCOPE_ALERT_INTERVAL_MS: '0', HOPSCOPE_LOG_LEVEL: 'warn' } });
+  const child = spawn('node', [bundleFile], {
+    cwd: dirname(bundleFile),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOPSCOPE_PROXY_PORT: '0',
+      HOPSCOPE_DATA_DIR: dataDir,
+      HOPSCOPE_PROMETHEUS_URL: 'none',
+      HOPSCOPE_EXPORTER_URLS: 'none',
+      HOPSCOPE_CHAIN_CONTROL_URL: 'none',
+      HOPSCOPE_ALERT_INTERVAL_MS: '0',
+      HOPSCOPE_LOG_LEVEL: 'warn',
+    },
+  });
   let output = '';
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the proxy did not listen within 60 s:\n${output}`)), 60_000);
-      const seen = (b: Buffer): void => { output += b; if (/listening on/.test(output)) { clearTimeout(timer); resolve(); } };
+      const seen = (b: Buffer): void => {
+        output += b;
+        if (/listening on/.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
       child.stdout.on('data', seen);
-      child.stderr.on('data', (b: Buffer) => { output += b; });
-      child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`the proxy exited (${code}):\n${output}`)); });
+      child.stderr.on('data', (b: Buffer) => {
+        output += b;
+      });
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the proxy exited (${code}):\n${output}`));
+      });
     });
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r)).catch(() => {});
   }
-  assert.ok(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), `the proxy made its database in ${dataDir}/pgdata:\n${output}`);
+  assert.ok(
+    existsSync(join(dataDir, 'pgdata', 'PG_VERSION')),
+    `the proxy made its database in ${dataDir}/pgdata:\n${output}`
+  );
 }
 
 describe('Dockerfiles', () => {
@@ -118,28 +186,52 @@ describe('Dockerfiles', () => {
       it('is multi-stage, every base image pinned by version, the same Node everywhere, of a supported LTS line', () => {
         assert.ok(df.stages.length >= 2, 'a build stage and a runtime stage');
         const names = new Set(df.stages.map((s) => s.name).filter(Boolean));
-        for (const s of df.stages) if (!names.has(s.image)) assert.ok(isPinnedImage(s.image), `FROM ${s.image} is pinned`);
+        for (const s of df.stages)
+          if (!names.has(s.image)) assert.ok(isPinnedImage(s.image), `FROM ${s.image} is pinned`);
         const nodes = df.stages.map((s) => /^node:(\d+)\.\d+\.\d+-bookworm-slim$/.exec(s.image)?.[1]);
-        assert.ok(nodes.every((n) => n !== undefined), 'node:<x.y.z>-bookworm-slim');
+        assert.ok(
+          nodes.every((n) => n !== undefined),
+          'node:<x.y.z>-bookworm-slim'
+        );
         assert.equal(new Set(df.stages.map((s) => s.image)).size, 1, 'build and runtime on the same Node');
-        assert.ok(SUPPORTED_LTS.includes(Number(nodes[0])), `node ${nodes[0]} is a supported LTS line (${SUPPORTED_LTS.join(' or ')})`);
-        assert.ok(Number(nodes[0]) >= Number(/\d+/.exec(packageJson().engines.node)![0]), 'satisfies package.json engines');
+        assert.ok(
+          SUPPORTED_LTS.includes(Number(nodes[0])),
+          `node ${nodes[0]} is a supported LTS line (${SUPPORTED_LTS.join(' or ')})`
+        );
+        assert.ok(
+          Number(nodes[0]) >= Number(/\d+/.exec(packageJson().engines.node)![0]),
+          'satisfies package.json engines'
+        );
       });
 
-      it('bundles for a Node range that holds both the image\'s Node and the oldest one the code supports', () => {
+      it("bundles for a Node range that holds both the image's Node and the oldest one the code supports", () => {
         const run = esbuildRun(df);
         assert.ok(run);
         const image = Number(/^node:(\d+)/.exec(df.stages[last].image)![1]);
         const targets = [...run.args.matchAll(/--target=(\S+)/g)].map((m) => m[1]);
-        assert.equal(targets.length, (run.args.match(/npx esbuild /g) ?? []).length, 'every esbuild call names its target');
+        assert.equal(
+          targets.length,
+          (run.args.match(/npx esbuild /g) ?? []).length,
+          'every esbuild call names its target'
+        );
         for (const t of targets) {
           // esbuild's --target=nodeN emits only syntax Node N supports: the bundle runs on N and every later Node.
           const m = /^node(\d+)$/.exec(t);
           assert.ok(m, `--target=${t} is one Node version`);
-          assert.ok(Number(m[1]) <= OLDEST_NODE && Number(m[1]) <= image, `node${m[1]}+ holds ${OLDEST_NODE} and ${image}`);
-          assert.ok(Number(m[1]) >= Number(/\d+/.exec(packageJson().engines.node)![0]), 'not older than package.json engines needs');
+          assert.ok(
+            Number(m[1]) <= OLDEST_NODE && Number(m[1]) <= image,
+            `node${m[1]}+ holds ${OLDEST_NODE} and ${image}`
+          );
+          assert.ok(
+            Number(m[1]) >= Number(/\d+/.exec(packageJson().engines.node)![0]),
+            'not older than package.json engines needs'
+          );
         }
-        assert.equal(Number(process.versions.node.split('.')[0]) >= OLDEST_NODE, true, 'this machine runs a Node the bundles target (the bundle test below starts them on it)');
+        assert.equal(
+          Number(process.versions.node.split('.')[0]) >= OLDEST_NODE,
+          true,
+          'this machine runs a Node the bundles target (the bundle test below starts them on it)'
+        );
       });
 
       it('ships every package the bundle leaves out (--external), except the ones absent on purpose', () => {
@@ -148,10 +240,17 @@ describe('Dockerfiles', () => {
         const copies = df.instructions.filter((i) => i.op === 'COPY' && i.stage === last).map((i) => i.args);
         for (const ext of new Set([...run.args.matchAll(/--external:(\S+)/g)].map((m) => m[1]))) {
           if (ABSENT_ON_PURPOSE[ext]) {
-            assert.match(df.text.replace(/\n#\s*/g, ' '), ABSENT_ON_PURPOSE[ext], `${ext}: the Dockerfile says why it is absent`);
+            assert.match(
+              df.text.replace(/\n#\s*/g, ' '),
+              ABSENT_ON_PURPOSE[ext],
+              `${ext}: the Dockerfile says why it is absent`
+            );
             continue;
           }
-          assert.ok(copies.includes(`--from=build /src/node_modules/${ext} /app/node_modules/${ext}`), `${ext} is copied whole into /app/node_modules`);
+          assert.ok(
+            copies.includes(`--from=build /src/node_modules/${ext} /app/node_modules/${ext}`),
+            `${ext} is copied whole into /app/node_modules`
+          );
           assert.ok(packageJson().dependencies[ext], `${ext} is a dependency (npm ci installs it in the build stage)`);
         }
       });
@@ -163,13 +262,18 @@ describe('Dockerfiles', () => {
           assert.match(c.args, /^--from=build\s/, `runtime COPY ${c.args}`);
           for (const src of c.args.split(/\s+/).slice(1, -1)) {
             const pkg = /^\/src\/node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(src)?.[1];
-            assert.ok(src.startsWith('/out/') || (pkg && esbuildRun(df)?.args.includes(`--external:${pkg}`)), `runtime COPY ${src}: a bundle, or a package the bundle leaves out`);
+            assert.ok(
+              src.startsWith('/out/') || (pkg && esbuildRun(df)?.args.includes(`--external:${pkg}`)),
+              `runtime COPY ${src}: a bundle, or a package the bundle leaves out`
+            );
           }
         }
       });
 
       it('copies only sources that exist and that .dockerignore lets through', () => {
-        assert.ok(ignored('node_modules') && ignored('backend-proxy/node_modules') && ignored('.git') && ignored('dist'));
+        assert.ok(
+          ignored('node_modules') && ignored('backend-proxy/node_modules') && ignored('.git') && ignored('dist')
+        );
         for (const c of df.instructions.filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))) {
           const srcs = c.args.split(/\s+/).slice(0, -1);
           for (const s of srcs) {
@@ -179,25 +283,39 @@ describe('Dockerfiles', () => {
         }
       });
 
-      it(part === 'bpf-exporter' ? 'runs as root on purpose (capabilities are granted to uid 0 only), with bpftrace from Debian' : 'runs as the unprivileged node user', () => {
-        const users = df.instructions.filter((i) => i.op === 'USER' && i.stage === last).map((i) => i.args);
-        if (part === 'bpf-exporter') {
-          assert.deepEqual(users, ['root']);
-          assert.match(df.text, /Root on purpose/);
-          assert.ok(df.instructions.some((i) => i.op === 'RUN' && i.stage === last && /apt-get install[^&]*\bbpftrace\b/.test(i.args)), 'apt-get install bpftrace');
-        } else {
-          assert.deepEqual(users, ['node']);
+      it(
+        part === 'bpf-exporter'
+          ? 'runs as root on purpose (capabilities are granted to uid 0 only), with bpftrace from Debian'
+          : 'runs as the unprivileged node user',
+        () => {
+          const users = df.instructions.filter((i) => i.op === 'USER' && i.stage === last).map((i) => i.args);
+          if (part === 'bpf-exporter') {
+            assert.deepEqual(users, ['root']);
+            assert.match(df.text, /Root on purpose/);
+            assert.ok(
+              df.instructions.some(
+                (i) => i.op === 'RUN' && i.stage === last && /apt-get install[^&]*\bbpftrace\b/.test(i.args)
+              ),
+              'apt-get install bpftrace'
+            );
+          } else {
+            assert.deepEqual(users, ['node']);
+          }
         }
-      });
+      );
 
       if (part === 'loadgen') {
         it('installs the openssl CLI the chain uses for its TLS certificate', () => {
-          assert.match(readText('loadgen', 'src', 'chain', 'tls.ts'), /execFileSync\('openssl'/);
-          assert.ok(df.instructions.some((i) => i.op === 'RUN' && i.stage === last && /apt-get install[^&]*\bopenssl\b/.test(i.args)));
+          assert.match(readText('loadgen', 'src', 'chain', 'tls.ts'), /execFileSync\(\s*'openssl'/);
+          assert.ok(
+            df.instructions.some(
+              (i) => i.op === 'RUN' && i.stage === last && /apt-get install[^&]*\bopenssl\b/.test(i.args)
+            )
+          );
         });
       }
 
-      it('its build-stage bundling command works here: the bundle starts from the runtime stage\'s layout and answers --help', () => {
+      it("its build-stage bundling command works here: the bundle starts from the runtime stage's layout and answers --help", () => {
         const run = esbuildRun(df);
         assert.ok(run, 'the build stage bundles with esbuild');
         const entries = [...run.args.matchAll(/(\w[\w-]*\/src\/[\w/.-]+?)(?:\.ts)?['\s;]/g)].map((m) => `${m[1]}.ts`);
@@ -208,11 +326,17 @@ describe('Dockerfiles', () => {
         try {
           const inputs = bundle(df, out);
           // The image's build stage has only what was copied in (and node_modules from npm ci): the bundle must read nothing else.
-          const copied = df.instructions.filter((i) => i.op === 'COPY' && i.stage === 0).flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+          const copied = df.instructions
+            .filter((i) => i.op === 'COPY' && i.stage === 0)
+            .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
           assert.ok(inputs.length > 10);
           for (const input of inputs) {
             // load-entry.ts is the name given to the loadgen CLI's stdin entry (--sourcefile).
-            const inside = input.startsWith('node_modules/') || input === '<stdin>' || input === 'load-entry.ts' || copied.some((c) => input === c || input.startsWith(`${c.replace(/\/$/, '')}/`));
+            const inside =
+              input.startsWith('node_modules/') ||
+              input === '<stdin>' ||
+              input === 'load-entry.ts' ||
+              copied.some((c) => input === c || input.startsWith(`${c.replace(/\/$/, '')}/`));
             assert.ok(inside, `the bundle reads ${input}, which the build stage does not copy`);
           }
           const entrypoint = df.instructions.find((i) => i.op === 'ENTRYPOINT' && i.stage === last);
@@ -223,31 +347,50 @@ describe('Dockerfiles', () => {
           layOutRuntime(df, out, app);
           const bundleFile = join(app, argv[1].replace(/^\/app\//, ''));
           assert.ok(existsSync(bundleFile), `${argv[1]} is copied into the image`);
-          execFileSync('node', [bundleFile, '--help'], { cwd: app, stdio: 'pipe', timeout: 30_000, env: { PATH: process.env.PATH } });
+          execFileSync('node', [bundleFile, '--help'], {
+            cwd: app,
+            stdio: 'pipe',
+            timeout: 30_000,
+            env: { PATH: process.env.PATH },
+          });
         } finally {
           rmSync(tmp, { recursive: true, force: true });
         }
       });
 
       if (part === 'backend-proxy') {
-        it('its embedded database (PGlite, with its WebAssembly and data files) opens from the runtime stage\'s layout', async (t) => {
+        it("its embedded database (PGlite, with its WebAssembly and data files) opens from the runtime stage's layout", async (t) => {
           const tmp = mkdtempSync(join(tmpdir(), 'hopscope-bundle-'));
           const out = join(tmp, 'out');
           const app = join(tmp, 'app');
           try {
             bundle(df, out);
             layOutRuntime(df, out, app);
-            assert.ok(!existsSync(join(tmp, 'node_modules')) && !existsSync(join(app, '..', 'node_modules')), 'no node_modules above /app');
+            assert.ok(
+              !existsSync(join(tmp, 'node_modules')) && !existsSync(join(app, '..', 'node_modules')),
+              'no node_modules above /app'
+            );
             // What the bundle imports at run time from /app/node_modules, opened as the proxy opens it: a data dir.
             const probe = join(app, 'probe-db.mjs');
-            writeFileSync(probe, "import { PGlite } from '@electric-sql/pglite';\nconst db = new PGlite(process.argv[2]);\nconst r = await db.query('select 41 + 1 as n');\nawait db.close();\nprocess.stdout.write(String(r.rows[0].n));\n");
+            writeFileSync(
+              probe,
+              "import { PGlite } from '@electric-sql/pglite';\nconst db = new PGlite(process.argv[2]);\nconst r = await db.query('select 41 + 1 as n');\nawait db.close();\nprocess.stdout.write(String(r.rows[0].n));\n"
+            );
             mkdirSync(join(tmp, 'data'));
-            const got = execFileSync('node', [probe, join(tmp, 'data', 'pgdata')], { cwd: app, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH } });
+            const got = execFileSync('node', [probe, join(tmp, 'data', 'pgdata')], {
+              cwd: app,
+              encoding: 'utf8',
+              timeout: 60_000,
+              env: { PATH: process.env.PATH },
+            });
             assert.equal(got, '42');
             assert.ok(readdirSync(join(tmp, 'data', 'pgdata')).includes('PG_VERSION'), 'a PostgreSQL cluster on disk');
             // And the proxy itself, once its configuration reads HOPSCOPE_DATA_DIR: started on it, it makes the database there.
             const { ENV_HELP } = await import('../../../backend-proxy/src/config');
-            if (!('HOPSCOPE_DATA_DIR' in ENV_HELP)) return t.skip('backend-proxy/src/config.ts does not read HOPSCOPE_DATA_DIR yet: only the package was checked');
+            if (!('HOPSCOPE_DATA_DIR' in ENV_HELP))
+              return t.skip(
+                'backend-proxy/src/config.ts does not read HOPSCOPE_DATA_DIR yet: only the package was checked'
+              );
             await startsOnDataDir(join(app, 'main.mjs'), join(tmp, 'proxy-data'));
           } finally {
             rmSync(tmp, { recursive: true, force: true });

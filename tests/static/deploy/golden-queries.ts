@@ -6,7 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface GoldenQuery { panel: string; refId: string; expr: string; promql: string }
+export interface GoldenQuery {
+  panel: string;
+  refId: string;
+  expr: string;
+  promql: string;
+}
 
 /** Grafana macros → a fixed window; dashboard variables → match-all (`.*`, as the "All" value sends). */
 export function substituteForPrometheus(expr: string, window = '1m'): string {
@@ -20,5 +25,11 @@ export function goldenQueries(root = join(import.meta.dirname, '..', '..', '..')
   const dash = JSON.parse(readFileSync(join(root, 'provisioning', 'dashboards', 'hopscope-golden.json'), 'utf8'));
   const panels = dash.panels.flatMap((p: { panels?: unknown[] }) => [p, ...(p.panels ?? [])]);
   return panels.flatMap((p: { title: string; targets?: Array<{ refId: string; expr: string }> }) =>
-    (p.targets ?? []).map((t) => ({ panel: p.title, refId: t.refId, expr: t.expr, promql: substituteForPrometheus(t.expr) })));
+    (p.targets ?? []).map((t) => ({
+      panel: p.title,
+      refId: t.refId,
+      expr: t.expr,
+      promql: substituteForPrometheus(t.expr),
+    }))
+  );
 }

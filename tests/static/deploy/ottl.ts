@@ -7,7 +7,10 @@
  */
 
 export type Value = string | number | boolean | null;
-export interface SpanData { attributes: Record<string, Value>; resource: Record<string, Value> }
+export interface SpanData {
+  attributes: Record<string, Value>;
+  resource: Record<string, Value>;
+}
 
 type Node =
   | { t: 'path'; scope: 'attributes' | 'resource' | 'cache'; key: string }
@@ -17,9 +20,15 @@ type Node =
   | { t: 'cmp'; op: '==' | '!=' | '>=' | '<=' | '>' | '<'; a: Node; b: Node }
   | { t: 'and'; xs: Node[] };
 
-export interface Statement { target: Extract<Node, { t: 'path' }>; value: Node; where?: Node; source: string }
+export interface Statement {
+  target: Extract<Node, { t: 'path' }>;
+  value: Node;
+  where?: Node;
+  source: string;
+}
 
-const TOKEN = /\s*(resource\.attributes|attributes|cache|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|==|!=|>=|<=|[()[\],+<>]|[A-Za-z_]\w*)/y;
+const TOKEN =
+  /\s*(resource\.attributes|attributes|cache|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|==|!=|>=|<=|[()[\],+<>]|[A-Za-z_]\w*)/y;
 
 function tokenize(src: string): string[] {
   const out: string[] = [];
@@ -40,12 +49,14 @@ export function parseStatement(src: string): Statement {
   const peek = (): string | undefined => tk[i];
   const eat = (want?: string): string => {
     const t = tk[i++];
-    if (t === undefined || (want !== undefined && t !== want)) throw new Error(`OTTL subset: expected ${want ?? 'a token'} at "${t}" in: ${src}`);
+    if (t === undefined || (want !== undefined && t !== want))
+      throw new Error(`OTTL subset: expected ${want ?? 'a token'} at "${t}" in: ${src}`);
     return t;
   };
   const path = (): Extract<Node, { t: 'path' }> => {
     const s = eat();
-    if (s !== 'attributes' && s !== 'resource.attributes' && s !== 'cache') throw new Error(`OTTL subset: unknown path ${s} in: ${src}`);
+    if (s !== 'attributes' && s !== 'resource.attributes' && s !== 'cache')
+      throw new Error(`OTTL subset: unknown path ${s} in: ${src}`);
     eat('[');
     const key = JSON.parse(eat()) as string;
     eat(']');
@@ -55,36 +66,66 @@ export function parseStatement(src: string): Statement {
     const s = peek();
     if (s === undefined) throw new Error(`OTTL subset: unexpected end of: ${src}`);
     if (s === 'attributes' || s === 'resource.attributes' || s === 'cache') return path();
-    if (s.startsWith('"')) { i++; return { t: 'lit', v: JSON.parse(s) as string }; }
-    if (/^-?\d/.test(s)) { i++; return { t: 'lit', v: Number(s) }; }
-    if (s === 'nil') { i++; return { t: 'lit', v: null }; }
-    if (s === 'true' || s === 'false') { i++; return { t: 'lit', v: s === 'true' }; }
+    if (s.startsWith('"')) {
+      i++;
+      return { t: 'lit', v: JSON.parse(s) as string };
+    }
+    if (/^-?\d/.test(s)) {
+      i++;
+      return { t: 'lit', v: Number(s) };
+    }
+    if (s === 'nil') {
+      i++;
+      return { t: 'lit', v: null };
+    }
+    if (s === 'true' || s === 'false') {
+      i++;
+      return { t: 'lit', v: s === 'true' };
+    }
     if (s === 'String' || s === 'Int' || s === 'Double' || s === 'IsMatch') {
       i++;
       eat('(');
       const args = [value()];
-      while (peek() === ',') { i++; args.push(value()); }
+      while (peek() === ',') {
+        i++;
+        args.push(value());
+      }
       eat(')');
       return { t: 'call', fn: s, args };
     }
-    if (s === '(') { i++; const e = cond(); eat(')'); return e; }
+    if (s === '(') {
+      i++;
+      const e = cond();
+      eat(')');
+      return e;
+    }
     throw new Error(`OTTL subset: "${s}" is not supported by this check, in: ${src}`);
   };
   const value = (): Node => {
     let a = term();
-    while (peek() === '+') { i++; a = { t: 'add', a, b: term() }; }
+    while (peek() === '+') {
+      i++;
+      a = { t: 'add', a, b: term() };
+    }
     return a;
   };
   const cmp = (): Node => {
     const a = value();
     const op = peek();
-    if (op === '==' || op === '!=' || op === '>=' || op === '<=' || op === '>' || op === '<') { i++; return { t: 'cmp', op, a, b: value() }; }
+    if (op === '==' || op === '!=' || op === '>=' || op === '<=' || op === '>' || op === '<') {
+      i++;
+      return { t: 'cmp', op, a, b: value() };
+    }
     return a;
   };
   const cond = (): Node => {
     const xs = [cmp()];
-    while (peek() === 'and') { i++; xs.push(cmp()); }
-    if (peek() === 'or' || peek() === 'not') throw new Error(`OTTL subset: "${peek()}" is not supported by this check, in: ${src}`);
+    while (peek() === 'and') {
+      i++;
+      xs.push(cmp());
+    }
+    if (peek() === 'or' || peek() === 'not')
+      throw new Error(`OTTL subset: "${peek()}" is not supported by this check, in: ${src}`);
     return xs.length === 1 ? xs[0] : { t: 'and', xs };
   };
   eat('set');
@@ -94,7 +135,10 @@ export function parseStatement(src: string): Statement {
   const v = value();
   eat(')');
   let where: Node | undefined;
-  if (peek() === 'where') { i++; where = cond(); }
+  if (peek() === 'where') {
+    i++;
+    where = cond();
+  }
   if (i !== tk.length) throw new Error(`OTTL subset: trailing "${tk.slice(i).join(' ')}" in: ${src}`);
   return { target, value: v, where, source: src };
 }
@@ -103,7 +147,8 @@ const FLOAT = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 function evaluate(n: Node, span: SpanData, cache: Record<string, Value>): Value {
   switch (n.t) {
-    case 'lit': return n.v;
+    case 'lit':
+      return n.v;
     case 'path': {
       const m = n.scope === 'attributes' ? span.attributes : n.scope === 'resource' ? span.resource : cache;
       return m[n.key] ?? null;
@@ -141,7 +186,8 @@ function evaluate(n: Node, span: SpanData, cache: Record<string, Value>): Value 
       if (typeof a !== 'number' || typeof b !== 'number') return false;
       return n.op === '>=' ? a >= b : n.op === '<=' ? a <= b : n.op === '>' ? a > b : a < b;
     }
-    case 'and': return n.xs.every((x) => evaluate(x, span, cache) === true);
+    case 'and':
+      return n.xs.every((x) => evaluate(x, span, cache) === true);
   }
 }
 

@@ -13,7 +13,9 @@ const compose = readYaml('docker-compose.yaml');
 const grafanaEnv = compose.services.grafana.environment as Record<string, string>;
 
 function yamlFiles(dir: string): Array<{ file: string; doc: Doc }> {
-  return readdirSync(repo('provisioning', dir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => ({ file: `provisioning/${dir}/${f}`, doc: readYaml('provisioning', dir, f) }));
+  return readdirSync(repo('provisioning', dir))
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => ({ file: `provisioning/${dir}/${f}`, doc: readYaml('provisioning', dir, f) }));
 }
 
 /** Grafana expands $VAR and ${VAR} in provisioning files; a literal $ must be written $$. */
@@ -38,8 +40,12 @@ describe('provisioning/plugins', () => {
     assert.equal(apps[0].secureJsonData.proxyToken, '${HOPSCOPE_PROXY_TOKEN}');
   });
 
-  it('names the provisioned Prometheus and Tempo as the app\'s data sources, so Explore works out of the box', () => {
-    const byUid = new Map(yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []).map((d: Doc) => [d.uid, d.type]));
+  it("names the provisioned Prometheus and Tempo as the app's data sources, so Explore works out of the box", () => {
+    const byUid = new Map(
+      yamlFiles('datasources')
+        .flatMap(({ doc }) => doc.datasources ?? [])
+        .map((d: Doc) => [d.uid, d.type])
+    );
     assert.equal(apps[0].jsonData.prometheusDatasourceUid, 'hopscope-prometheus');
     assert.equal(byUid.get(apps[0].jsonData.prometheusDatasourceUid), 'prometheus');
     assert.equal(apps[0].jsonData.tempoDatasourceUid, 'hopscope-tempo');
@@ -60,7 +66,10 @@ describe('provisioning/datasources', () => {
   it('gives every datasource a unique, fixed uid and exactly one default (Prometheus)', () => {
     assert.equal(byUid.size, all.length, 'uids are unique');
     assert.ok(all.every((d: Doc) => typeof d.uid === 'string' && d.uid.length > 0));
-    assert.deepEqual(all.filter((d: Doc) => d.isDefault).map((d: Doc) => d.type), ['prometheus']);
+    assert.deepEqual(
+      all.filter((d: Doc) => d.isDefault).map((d: Doc) => d.type),
+      ['prometheus']
+    );
     assert.equal(byUid.get('hopscope-prometheus')?.type, 'prometheus');
     assert.equal(byUid.get('hopscope-tempo')?.type, 'tempo');
   });
@@ -75,12 +84,21 @@ describe('provisioning/datasources', () => {
     assert.ok(tempo.jsonData.tracesToMetrics.queries.length > 0);
   });
 
-  it('maps trace tags to labels Tempo\'s span metrics carry (traces-to-metrics queries filter by them)', () => {
+  it("maps trace tags to labels Tempo's span metrics carry (traces-to-metrics queries filter by them)", () => {
     const sm = readYaml('deploy', 'tempo', 'tempo.yaml').metrics_generator.processor.span_metrics;
-    const labels = new Set(['service', 'span_name', 'span_kind', 'status_code', ...sm.dimensions.map((d: string) => d.replace(/[^a-zA-Z0-9_]/g, '_'))]);
+    const labels = new Set([
+      'service',
+      'span_name',
+      'span_kind',
+      'status_code',
+      ...sm.dimensions.map((d: string) => d.replace(/[^a-zA-Z0-9_]/g, '_')),
+    ]);
     const tags = byUid.get('hopscope-tempo').jsonData.tracesToMetrics.tags as Doc[];
     for (const t of tags) assert.ok(labels.has(t.value), `${t.key} → ${t.value} is a span-metrics label`);
-    assert.ok(tags.some((t) => t.key === 'k8s.pod.name' && t.value === 'k8s_pod_name'), 'the pod');
+    assert.ok(
+      tags.some((t) => t.key === 'k8s.pod.name' && t.value === 'k8s_pod_name'),
+      'the pod'
+    );
   });
 
   it('points each datasource at a service of docker-compose', () => {
@@ -118,9 +136,15 @@ describe('provisioning/dashboards', () => {
     assert.ok(readdirSync(repo('src', 'dashboards')).includes('hopscope-golden.json'));
   });
 
-  it('preselects the provisioned Prometheus in the golden dashboard\'s datasource variable', () => {
-    const uids = new Map(yamlFiles('datasources').flatMap(({ doc }) => doc.datasources ?? []).map((d: Doc) => [d.uid, d.type]));
-    const v = readJson('src', 'dashboards', 'hopscope-golden.json').templating.list.find((x: Doc) => x.type === 'datasource');
+  it("preselects the provisioned Prometheus in the golden dashboard's datasource variable", () => {
+    const uids = new Map(
+      yamlFiles('datasources')
+        .flatMap(({ doc }) => doc.datasources ?? [])
+        .map((d: Doc) => [d.uid, d.type])
+    );
+    const v = readJson('src', 'dashboards', 'hopscope-golden.json').templating.list.find(
+      (x: Doc) => x.type === 'datasource'
+    );
     assert.equal(uids.get(v.current.value), v.query);
   });
 });

@@ -32,22 +32,47 @@ const PARTS = ['backend-proxy', 'bpf-exporter', 'loadgen', 'scripts', 'tests/hos
  */
 function variablesRead(): Set<string> {
   const named = new Set(PARTS.flatMap((d) => [...envVarsReadBy(d)]));
-  const accessed = new Set(PARTS.flatMap((d) => [...envVarsReadBy(d, /(?<=\benv\.|\benv\[['"`]|\$\{?)HOPSCOPE_[A-Z0-9_]+\b/g)]));
-  const stem = (v: string): boolean => v.endsWith('_') || (!accessed.has(v) && [...named].some((w) => w.startsWith(`${v}_`)));
+  const accessed = new Set(
+    PARTS.flatMap((d) => [...envVarsReadBy(d, /(?<=\benv\.|\benv\[['"`]|\$\{?)HOPSCOPE_[A-Z0-9_]+\b/g)])
+  );
+  const stem = (v: string): boolean =>
+    v.endsWith('_') || (!accessed.has(v) && [...named].some((w) => w.startsWith(`${v}_`)));
   return new Set([...named].filter((v) => !stem(v)));
 }
 
 /** Not user configuration: set by the test runner, or by the chain for the replica processes it forks. */
-const TEST_ONLY = new Set(['HOPSCOPE_TEST_STAGE', 'HOPSCOPE_SPLIT_POD', 'HOPSCOPE_SPLIT_CONFIG', 'HOPSCOPE_SPLIT_ENDPOINTS']);
+const TEST_ONLY = new Set([
+  'HOPSCOPE_TEST_STAGE',
+  'HOPSCOPE_SPLIT_POD',
+  'HOPSCOPE_SPLIT_CONFIG',
+  'HOPSCOPE_SPLIT_ENDPOINTS',
+]);
 
 describe('README.md', () => {
   it('starts with exactly the two command lines', () => {
-    assert.equal(lines[0], 'Run the demo (everything on this machine, no Docker): `npm start` — then open http://127.0.0.1:3300/a/hopscope-rca-app/');
-    assert.equal(lines[1], 'Run every test (installs what it needs, builds, ends with `total: N passed, N failed`): `npm test`');
+    assert.equal(
+      lines[0],
+      'Run the demo (everything on this machine, no Docker): `npm start` — then open http://127.0.0.1:3300/a/hopscope-rca-app/'
+    );
+    assert.equal(
+      lines[1],
+      'Run every test (installs what it needs, builds, ends with `total: N passed, N failed`): `npm test`'
+    );
   });
 
   it('has the sections a newcomer needs', () => {
-    for (const s of ['What you will see', 'Screenshots', 'Docker quick start', 'Kubernetes', 'Configuration', 'Architecture', 'Point the load generator at your own vLLM or TGI', 'Troubleshooting', 'Benchmarks']) section(s);
+    for (const s of [
+      'What you will see',
+      'Screenshots',
+      'Docker quick start',
+      'Kubernetes',
+      'Configuration',
+      'Architecture',
+      'Point the load generator at your own vLLM or TGI',
+      'Troubleshooting',
+      'Benchmarks',
+    ])
+      section(s);
     assert.match(section('Screenshots'), /docs\/screenshots\//);
     const t = section('Troubleshooting');
     for (const topic of [/not root/i, /tracefs/i, /BTF/, /No GPU/i, /No Tempo/i]) assert.match(t, topic);
@@ -67,8 +92,10 @@ describe('README.md', () => {
     assert.match(readText('provisioning', 'plugins', 'hopscope.yaml'), /\$\{HOPSCOPE_PROXY_URL\}/);
   });
 
-  it('gives the proxy\'s defaults as its config module states them', () => {
-    const rows = new Map([...section('Configuration').matchAll(/^\| `(HOPSCOPE_[A-Z0-9_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2]]));
+  it("gives the proxy's defaults as its config module states them", () => {
+    const rows = new Map(
+      [...section('Configuration').matchAll(/^\| `(HOPSCOPE_[A-Z0-9_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2]])
+    );
     let compared = 0;
     for (const [name, help] of Object.entries(PROXY_ENV_HELP)) {
       const dflt = /\(default ([^;),:\s]+)/.exec(help)?.[1];
@@ -85,7 +112,10 @@ describe('README.md', () => {
     const commands = [...text.matchAll(/^npx hopscope-load (.+)$/gm)].map((m) => shellWords(m[1]));
     assert.ok(commands.length >= 2);
     for (const argv of commands) assert.doesNotThrow(() => parseCli(argv, {}), argv.join(' '));
-    assert.throws(() => parseCli(['--profile', 'spike', '--rps', '5'], {}), 'a spike without its options is refused, so this check can fail');
+    assert.throws(
+      () => parseCli(['--profile', 'spike', '--rps', '5'], {}),
+      'a spike without its options is refused, so this check can fail'
+    );
   });
 
   it('links only to files that exist', () => {
@@ -93,7 +123,9 @@ describe('README.md', () => {
   });
 
   it('gives every benchmark figure with the command that measures it, and that benchmark exists', () => {
-    const rows = section('Benchmarks').split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| what') && !l.startsWith('|---'));
+    const rows = section('Benchmarks')
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| what') && !l.startsWith('|---'));
     assert.ok(rows.length >= 5);
     const benches = readdirSync(repo('bench')).filter((f) => f.endsWith('.bench.ts'));
     for (const r of rows) {
@@ -102,12 +134,16 @@ describe('README.md', () => {
       const m = /`(?:npm run bench -- ([\w-]+)|npx tsx bench\/([\w-]+)\.bench\.ts)`/.exec(command);
       assert.ok(m, `a bench command: ${r}`);
       const word = m[1] ?? m[2];
-      assert.ok(benches.some((f) => f.includes(word)), `bench/*${word}*.bench.ts exists (${r})`);
+      assert.ok(
+        benches.some((f) => f.includes(word)),
+        `bench/*${word}*.bench.ts exists (${r})`
+      );
     }
   });
 
   it('names the images docker-compose really runs', () => {
     const compose = readText('docker-compose.yaml');
-    for (const m of readme.matchAll(/\| ((?:grafana|prom|otel)\/[a-z-]+\/?[a-z-]*:[\w.]+) \|/g)) assert.ok(compose.includes(`image: ${m[1]}`), m[1]);
+    for (const m of readme.matchAll(/\| ((?:grafana|prom|otel)\/[a-z-]+\/?[a-z-]*:[\w.]+) \|/g))
+      assert.ok(compose.includes(`image: ${m[1]}`), m[1]);
   });
 });

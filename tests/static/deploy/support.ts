@@ -10,10 +10,12 @@ export const readText = (...p: string[]): string => readFileSync(repo(...p), 'ut
 export type Doc = any;
 export const readYaml = (...p: string[]): Doc => parse(readText(...p), { strict: true, uniqueKeys: true, merge: true });
 export const readYamlDocs = (...p: string[]): Doc[] =>
-  parseAllDocuments(readText(...p)).map((d) => {
-    if (d.errors.length) throw new Error(`${p.join('/')}: ${d.errors.map((e) => e.message).join('; ')}`);
-    return d.toJS();
-  }).filter((d) => d !== null);
+  parseAllDocuments(readText(...p))
+    .map((d) => {
+      if (d.errors.length) throw new Error(`${p.join('/')}: ${d.errors.map((e) => e.message).join('; ')}`);
+      return d.toJS();
+    })
+    .filter((d) => d !== null);
 export const readJson = (...p: string[]): Doc => JSON.parse(readText(...p));
 
 /** The absolute path of a binary on PATH, or undefined. */
@@ -56,7 +58,8 @@ export function envVarsReadBy(dir: string, names: RegExp = /\bHOPSCOPE_[A-Z0-9_]
  * The variables a part's code reads that a deployment may hand it: its HOPSCOPE_* ones and the standard OTEL_* ones
  * it reads itself (e.g. the load generator's OTEL_EXPORTER_OTLP_ENDPOINT).
  */
-export const envHandedVarsReadBy = (dir: string): Set<string> => envVarsReadBy(dir, /\b(?:HOPSCOPE|OTEL)_[A-Z0-9_]+\b/g);
+export const envHandedVarsReadBy = (dir: string): Set<string> =>
+  envVarsReadBy(dir, /\b(?:HOPSCOPE|OTEL)_[A-Z0-9_]+\b/g);
 
 /** The shared reference data (fixtures) sit beside the repository: ../shared/fixtures. */
 export { fixture as fixtures } from '../../support/fixtures';

@@ -7,7 +7,16 @@
  * sides need into a module of its own.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -22,8 +31,9 @@ const RESOLVE_SUFFIXES = ['', '.ts', '.tsx', '.d.ts', '/index.ts', '/index.tsx']
 function sourceFiles(dir: string, out: string[] = []): string[] {
   if (!existsSync(dir)) return out;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) { if (!SKIP_DIRS.has(e.name)) sourceFiles(join(dir, e.name), out); }
-    else if (SOURCE.test(e.name)) out.push(join(dir, e.name));
+    if (e.isDirectory()) {
+      if (!SKIP_DIRS.has(e.name)) sourceFiles(join(dir, e.name), out);
+    } else if (SOURCE.test(e.name)) out.push(join(dir, e.name));
   }
   return out;
 }
@@ -76,33 +86,49 @@ export function importCircles(edges: Map<string, string[]>, base = root): string
   for (const start of edges.keys()) {
     if (index.has(start)) continue;
     const work: Array<{ node: string; i: number }> = [{ node: start, i: 0 }];
-    index.set(start, next); low.set(start, next); next++;
-    stack.push(start); onStack.add(start);
+    index.set(start, next);
+    low.set(start, next);
+    next++;
+    stack.push(start);
+    onStack.add(start);
     while (work.length) {
       const top = work[work.length - 1];
       const deps = (edges.get(top.node) ?? []).filter(inGraph);
       if (top.i < deps.length) {
         const d = deps[top.i++];
         if (!index.has(d)) {
-          index.set(d, next); low.set(d, next); next++;
-          stack.push(d); onStack.add(d);
+          index.set(d, next);
+          low.set(d, next);
+          next++;
+          stack.push(d);
+          onStack.add(d);
           work.push({ node: d, i: 0 });
         } else if (onStack.has(d)) low.set(top.node, Math.min(low.get(top.node)!, index.get(d)!));
         continue;
       }
       work.pop();
-      if (work.length) { const p = work[work.length - 1].node; low.set(p, Math.min(low.get(p)!, low.get(top.node)!)); }
+      if (work.length) {
+        const p = work[work.length - 1].node;
+        low.set(p, Math.min(low.get(p)!, low.get(top.node)!));
+      }
       if (low.get(top.node) === index.get(top.node)) {
         const comp: string[] = [];
         let n: string;
-        do { n = stack.pop()!; onStack.delete(n); comp.push(n); } while (n !== top.node);
+        do {
+          n = stack.pop()!;
+          onStack.delete(n);
+          comp.push(n);
+        } while (n !== top.node);
         if (comp.length > 1 || (edges.get(top.node) ?? []).includes(top.node)) components.push(comp);
       }
     }
   }
   return components.map((comp) => {
     const circle = circleIn(comp, edges);
-    const rest = comp.filter((f) => !circle.includes(f)).map((f) => relative(base, f)).sort();
+    const rest = comp
+      .filter((f) => !circle.includes(f))
+      .map((f) => relative(base, f))
+      .sort();
     const text = circle.map((f) => relative(base, f)).join(' > ');
     return rest.length ? `${text} (and, in circles with these, ${rest.join(', ')})` : text;
   });
@@ -122,7 +148,10 @@ function circleIn(comp: string[], edges: Map<string, string[]>): string[] {
         for (let n = queue[q]; n !== start; n = prev.get(n)!) path.splice(1, 0, n);
         return [...path, start];
       }
-      if (!prev.has(d)) { prev.set(d, queue[q]); queue.push(d); }
+      if (!prev.has(d)) {
+        prev.set(d, queue[q]);
+        queue.push(d);
+      }
     }
   }
   return [...comp, comp[0]];
@@ -155,6 +184,10 @@ describe('import circles', () => {
     // An import the resolver cannot follow would hide the circles through it.
     assert.deepEqual(g.unresolved, [], 'relative imports that name no file');
     const circles = importCircles(g.edges);
-    assert.deepEqual(circles, [], `import circles (move what both sides need into a module of its own):\n  ${circles.join('\n  ')}`);
+    assert.deepEqual(
+      circles,
+      [],
+      `import circles (move what both sides need into a module of its own):\n  ${circles.join('\n  ')}`
+    );
   });
 });

@@ -9,9 +9,13 @@ const root = join(import.meta.dirname, '..', '..', '..');
 it('eslint reports no error and no warning', () => {
   const eslint = join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
   // The cache (keyed by file content and config) keeps repeated runs fast; it never hides a problem.
-  const res = spawnSync(process.execPath, [eslint, '--max-warnings', '0', '--cache', '--cache-location', '.cache/eslint/', '--format', 'stylish', '.'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
+  const res = spawnSync(
+    process.execPath,
+    [eslint, '--max-warnings', '0', '--cache', '--cache-location', '.cache/eslint/', '--format', 'stylish', '.'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    }
+  );
   assert.equal(res.status, 0, `eslint found problems:\n${(res.stdout + res.stderr).slice(0, 8000)}`);
 });

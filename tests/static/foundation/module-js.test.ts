@@ -36,11 +36,31 @@ function amdDependencies(code: string): { deps: string[]; calls: number } {
  * library file that contains it — each marker is proven against that file, so the check can fail.
  */
 const BUNDLED_MARKERS: Array<{ lib: string; marker: RegExp; file: string }> = [
-  { lib: 'react', marker: /__SECRET_INTERNALS_DO_NOT_USE_OR_YOU_WILL_BE_FIRED/, file: 'react/cjs/react.production.min.js' },
-  { lib: 'react-dom', marker: /unstable_renderSubtreeIntoContainer/, file: 'react-dom/cjs/react-dom.production.min.js' },
-  { lib: '@grafana/data', marker: /Window size must/, file: '@grafana/data/dist/esm/transformations/transformers/calculateField.mjs' },
-  { lib: '@grafana/ui', marker: /Icon component passed an invalid icon name/, file: '@grafana/ui/dist/esm/components/Icon/Icon.mjs' },
-  { lib: '@grafana/runtime', marker: /window\.grafanaBootData was not set/, file: '@grafana/runtime/dist/esm/config.mjs' },
+  {
+    lib: 'react',
+    marker: /__SECRET_INTERNALS_DO_NOT_USE_OR_YOU_WILL_BE_FIRED/,
+    file: 'react/cjs/react.production.min.js',
+  },
+  {
+    lib: 'react-dom',
+    marker: /unstable_renderSubtreeIntoContainer/,
+    file: 'react-dom/cjs/react-dom.production.min.js',
+  },
+  {
+    lib: '@grafana/data',
+    marker: /Window size must/,
+    file: '@grafana/data/dist/esm/transformations/transformers/calculateField.mjs',
+  },
+  {
+    lib: '@grafana/ui',
+    marker: /Icon component passed an invalid icon name/,
+    file: '@grafana/ui/dist/esm/components/Icon/Icon.mjs',
+  },
+  {
+    lib: '@grafana/runtime',
+    marker: /window\.grafanaBootData was not set/,
+    file: '@grafana/runtime/dist/esm/config.mjs',
+  },
 ];
 const nodeModules = join(import.meta.dirname, '..', '..', '..', 'node_modules');
 /** webpack's JSONP registry of this plugin (output.uniqueName): a name of its own, so plugins never share one. */
@@ -77,7 +97,11 @@ describe('dist/module.js', () => {
     assert.equal(calls, 1, 'define() called once');
     assert.ok(deps.length > 0, 'define() lists its dependencies');
     const allowed = new Set<string>([...SHARED_MODULES, 'module']);
-    assert.deepEqual(deps.filter((d) => !allowed.has(d)), [], 'every dependency is shared by Grafana');
+    assert.deepEqual(
+      deps.filter((d) => !allowed.has(d)),
+      [],
+      'every dependency is shared by Grafana'
+    );
     for (const needed of ['react', '@grafana/data', '@grafana/ui', '@grafana/runtime', 'module']) {
       assert.ok(deps.includes(needed), `module.js imports ${needed} from Grafana`);
     }
@@ -94,7 +118,11 @@ describe('dist/module.js', () => {
 
   for (const { lib, marker, file } of BUNDLED_MARKERS) {
     it(`bundles nothing of ${lib}`, () => {
-      assert.equal(marker.test(readFileSync(join(nodeModules, file), 'utf8')), true, `the marker of ${lib} is found in ${file} itself`);
+      assert.equal(
+        marker.test(readFileSync(join(nodeModules, file), 'utf8')),
+        true,
+        `the marker of ${lib} is found in ${file} itself`
+      );
       for (const [chunk, code] of chunks) {
         assert.equal(marker.test(code), false, `${chunk} contains code of ${lib} (${marker})`);
       }
@@ -111,7 +139,10 @@ describe('dist/module.js', () => {
       assert.equal(pushed.length, 1, `${file} registers itself once`);
       const [ids, modules] = pushed[0] as [number[], Record<string, unknown>];
       assert.ok(Array.from(ids).includes(Number(file.split('.')[0])), `${file} registers its own chunk id`);
-      assert.ok(Object.values(modules).every((m) => typeof m === 'function'), `${file} holds module factories`);
+      assert.ok(
+        Object.values(modules).every((m) => typeof m === 'function'),
+        `${file} holds module factories`
+      );
       // A shared module compiled into a chunk would be an unresolved external there (it only exists in module.js's define).
       assert.doesNotMatch(code, /__WEBPACK_EXTERNAL_MODULE_/, `${file} refers to a shared module directly`);
     }
@@ -122,7 +153,10 @@ describe('dist/module.js', () => {
     const map = moduleJs.match(/\{(\d+:"[0-9a-f]{8}"(?:,\d+:"[0-9a-f]{8}")*)\}/);
     assert.ok(map, 'module.js holds the chunk map');
     const named = [...map[1].matchAll(/(\d+):"([0-9a-f]{8})"/g)].map(([, id, hash]) => `${id}.${hash}.js`).sort();
-    const present = chunks.map(([f]) => f).filter((f) => f !== 'module.js').sort();
+    const present = chunks
+      .map(([f]) => f)
+      .filter((f) => f !== 'module.js')
+      .sort();
     assert.deepEqual(present, named);
   });
 
@@ -146,26 +180,68 @@ describe('dist/module.js', () => {
         this.configPages.push(page);
         return this;
       }
-      addedLinks: Array<{ title: string; targets: string[]; path?: string; configure?: (c: unknown) => { path?: string } | undefined }> = [];
+      addedLinks: Array<{
+        title: string;
+        targets: string[];
+        path?: string;
+        configure?: (c: unknown) => { path?: string } | undefined;
+      }> = [];
       addLink(link: AppPlugin['addedLinks'][number]) {
         this.addedLinks.push(link);
         return this;
       }
     }
-    const stub = new Proxy({}, { get: (_t, key) => (key === '__esModule' ? false : key === 'AppPlugin' ? AppPlugin : () => null) });
-    const i18next = { default: { options: {}, use() { return this; }, init: async () => undefined, getFixedT: () => (k: string) => k, t: (k: string) => k, resolvedLanguage: 'en-US' } };
-    const modules: Record<string, unknown> = { module: { uri: '/public/plugins/hopscope-rca-app/module.js' }, '@grafana/data': { AppPlugin }, i18next };
-    const exported = (await captured.factory!(...captured.deps.map((d) => modules[d] ?? stub))) as { plugin?: AppPlugin };
+    const stub = new Proxy(
+      {},
+      { get: (_t, key) => (key === '__esModule' ? false : key === 'AppPlugin' ? AppPlugin : () => null) }
+    );
+    const i18next = {
+      default: {
+        options: {},
+        use() {
+          return this;
+        },
+        init: async () => undefined,
+        getFixedT: () => (k: string) => k,
+        t: (k: string) => k,
+        resolvedLanguage: 'en-US',
+      },
+    };
+    const modules: Record<string, unknown> = {
+      module: { uri: '/public/plugins/hopscope-rca-app/module.js' },
+      '@grafana/data': { AppPlugin },
+      i18next,
+    };
+    const exported = (await captured.factory!(...captured.deps.map((d) => modules[d] ?? stub))) as {
+      plugin?: AppPlugin;
+    };
     assert.ok(exported.plugin instanceof AppPlugin, 'exports.plugin is an AppPlugin');
     assert.ok(exported.plugin.root, 'has a root page');
-    assert.deepEqual(exported.plugin.configPages.map((p) => p.id), ['configuration']);
+    assert.deepEqual(
+      exported.plugin.configPages.map((p) => p.id),
+      ['configuration']
+    );
     // The links declared in plugin.json are the ones module.js registers, and their configure runs without the app's
     // chunks (Grafana calls it on its own pages): a trace view context gives the trace's page.
-    const declared = JSON.parse(readFileSync(join(dist, 'plugin.json'), 'utf8')).extensions.addedLinks as Array<{ title: string; targets: string[] }>;
+    const declared = JSON.parse(readFileSync(join(dist, 'plugin.json'), 'utf8')).extensions.addedLinks as Array<{
+      title: string;
+      targets: string[];
+    }>;
     // (Arrays made inside the vm context are copied into this realm to compare.)
-    assert.deepEqual(exported.plugin.addedLinks.map((l) => ({ title: l.title, targets: Array.from(l.targets) })), declared.map((l) => ({ title: l.title, targets: l.targets })));
-    const trace = { traceID: 'ab'.repeat(16), startTime: 1_760_000_000_000_000, endTime: 1_760_000_001_000_000, datasource: { uid: 't', type: 'tempo' } };
-    assert.match(exported.plugin.addedLinks[0].configure!(trace)?.path ?? '', /^\/a\/hopscope-rca-app\/traces\/(ab){16}\?from=\d+&to=\d+$/);
+    assert.deepEqual(
+      exported.plugin.addedLinks.map((l) => ({ title: l.title, targets: Array.from(l.targets) })),
+      declared.map((l) => ({ title: l.title, targets: l.targets }))
+    );
+    const trace = {
+      traceID: 'ab'.repeat(16),
+      startTime: 1_760_000_000_000_000,
+      endTime: 1_760_000_001_000_000,
+      datasource: { uid: 't', type: 'tempo' },
+    };
+    assert.match(
+      exported.plugin.addedLinks[0].configure!(trace)?.path ?? '',
+      /^\/a\/hopscope-rca-app\/traces\/(ab){16}\?from=\d+&to=\d+$/
+    );
     assert.equal(exported.plugin.addedLinks[0].configure!({ traceID: 'nope', startTime: 1 }), undefined);
   });
 });

@@ -21,7 +21,13 @@ type PluginJson = {
   type: string;
   info: { version: string; updated: string; logos: { small: string; large: string } };
   includes: Array<{ type: string; name: string; path?: string; addToNav?: boolean; defaultNav?: boolean }>;
-  routes: Array<{ path: string; method?: string; reqRole?: string; url: string; headers: Array<{ name: string; content: string }> }>;
+  routes: Array<{
+    path: string;
+    method?: string;
+    reqRole?: string;
+    url: string;
+    headers: Array<{ name: string; content: string }>;
+  }>;
   dependencies: { grafanaDependency: string };
 };
 
@@ -74,7 +80,10 @@ describe('plugin.json', () => {
       APP_PAGES.map((r) => [r[0].toUpperCase() + r.slice(1), `${APP_BASE}/${r}`])
     );
     assert.ok(pages.every((p) => p.addToNav));
-    assert.deepEqual(pages.filter((p) => p.defaultNav).map((p) => p.name), ['Overview']);
+    assert.deepEqual(
+      pages.filter((p) => p.defaultNav).map((p) => p.name),
+      ['Overview']
+    );
     assert.equal(built.dependencies.grafanaDependency, '>=12.4.0');
     for (const logo of [built.info.logos.small, built.info.logos.large]) {
       assert.ok(existsSync(join(root, 'dist', logo)), `dist/${logo} exists`);
@@ -102,16 +111,32 @@ describe('plugin.json', () => {
 
   it('bundles the golden dashboard it includes: dist/dashboards/, the same JSON as src/dashboards/', () => {
     const dashboards = built.includes.filter((i) => i.type === 'dashboard');
-    assert.deepEqual(dashboards.map((i) => i.path), ['dashboards/hopscope-golden.json']);
+    assert.deepEqual(
+      dashboards.map((i) => i.path),
+      ['dashboards/hopscope-golden.json']
+    );
     for (const d of dashboards) {
-      assert.deepEqual(JSON.parse(readFileSync(join(root, 'dist', d.path!), 'utf8')), JSON.parse(readFileSync(join(root, 'src', d.path!), 'utf8')), d.path);
+      assert.deepEqual(
+        JSON.parse(readFileSync(join(root, 'dist', d.path!), 'utf8')),
+        JSON.parse(readFileSync(join(root, 'src', d.path!), 'utf8')),
+        d.path
+      );
     }
   });
 
-  it('declares its links into Grafana and the exposed components it uses, by Grafana 12.4\'s ids', () => {
-    const b = built as unknown as { extensions: { addedLinks: Array<{ targets: string[]; title: string }> }; dependencies: { extensions: { exposedComponents: string[] } } };
-    assert.deepEqual(b.extensions.addedLinks.flatMap((l) => l.targets), ['grafana/traceview/header/actions', 'grafana/dashboard/panel/menu']);
-    assert.deepEqual(b.dependencies.extensions.exposedComponents, ['grafana/add-to-dashboard-form/v1', 'grafana/alerting/create-alert-from-panel/v1']);
+  it("declares its links into Grafana and the exposed components it uses, by Grafana 12.4's ids", () => {
+    const b = built as unknown as {
+      extensions: { addedLinks: Array<{ targets: string[]; title: string }> };
+      dependencies: { extensions: { exposedComponents: string[] } };
+    };
+    assert.deepEqual(
+      b.extensions.addedLinks.flatMap((l) => l.targets),
+      ['grafana/traceview/header/actions', 'grafana/dashboard/panel/menu']
+    );
+    assert.deepEqual(b.dependencies.extensions.exposedComponents, [
+      'grafana/add-to-dashboard-form/v1',
+      'grafana/alerting/create-alert-from-panel/v1',
+    ]);
   });
 
   it('dist/ carries the docs Grafana shows', () => {

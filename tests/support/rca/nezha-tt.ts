@@ -50,12 +50,17 @@ export function nezhaRepoSource(dir: string): NezhaSource | undefined {
   if (!existsSync(join(dir, 'HEAD')) || !existsSync(join(dir, 'objects'))) return undefined;
   const read = (p: string): Buffer | undefined => {
     try {
-      return execFileSync('git', ['--git-dir', dir, 'show', `${NEZHA_COMMIT}:${p}`], { maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+      return execFileSync('git', ['--git-dir', dir, 'show', `${NEZHA_COMMIT}:${p}`], {
+        maxBuffer: 256 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
     } catch {
       return undefined;
     }
   };
-  return read('rca_data/2023-01-29/2023-01-29-fault_list.json') ? { name: `${dir} @ ${NEZHA_COMMIT.slice(0, 8)}`, read } : undefined;
+  return read('rca_data/2023-01-29/2023-01-29-fault_list.json')
+    ? { name: `${dir} @ ${NEZHA_COMMIT.slice(0, 8)}`, read }
+    : undefined;
 }
 
 /** The snapshot named by `NEZHA_REPO`, else the mirror beside this repository; undefined with why when there is none. */
@@ -64,7 +69,9 @@ export function findNezhaRepo(): { source?: NezhaSource; why: string } {
   const source = nezhaRepoSource(dir);
   return source
     ? { source, why: '' }
-    : { why: `no snapshot of IntelligentDDS/Nezha at ${dir} (at commit ${NEZHA_COMMIT.slice(0, 8)}): set NEZHA_REPO to a clone or a git directory of it` };
+    : {
+        why: `no snapshot of IntelligentDDS/Nezha at ${dir} (at commit ${NEZHA_COMMIT.slice(0, 8)}): set NEZHA_REPO to a clone or a git directory of it`,
+      };
 }
 
 /** The committed sample (`tests/fixtures/rca/nezha-tt/`): the repository's layout, CSVs gzip'ed. */
@@ -94,7 +101,10 @@ const minuteAfter = (hhmm: string, k: number): string => {
 export function loadTrainTicketCases(src: NezhaSource, days: readonly string[] = TRAIN_TICKET_DAYS): TrainTicketCase[] {
   const out: TrainTicketCase[] = [];
   for (const day of days) {
-    const byHour = JSON.parse(need(src, `rca_data/${day}/${day}-fault_list.json`).toString('utf8')) as Record<string, Array<Record<string, string>>>;
+    const byHour = JSON.parse(need(src, `rca_data/${day}/${day}-fault_list.json`).toString('utf8')) as Record<
+      string,
+      Array<Record<string, string>>
+    >;
     for (const list of Object.values(byHour)) {
       for (const c of list) {
         const injectMs = Date.parse(`${c.inject_time.replace(' ', 'T')}Z`);
@@ -102,7 +112,11 @@ export function loadTrainTicketCases(src: NezhaSource, days: readonly string[] =
         const first = c.inject_time.slice(11, 16).replace(':', '_');
         out.push({
           id: `${c.inject_time.replace(/[ :]/g, '_')}_${c.inject_type}_${serviceOfPod(c.inject_pod)}`,
-          day, injectMs, injectPod: c.inject_pod, injectType: c.inject_type, rootCauseService: serviceOfPod(c.inject_pod),
+          day,
+          injectMs,
+          injectPod: c.inject_pod,
+          injectType: c.inject_type,
+          rootCauseService: serviceOfPod(c.inject_pod),
           minutes: [0, 1, 2].map((k) => minuteAfter(first, k)),
         });
       }
@@ -112,7 +126,8 @@ export function loadTrainTicketCases(src: NezhaSource, days: readonly string[] =
 }
 
 /** Faults that slow requests down (the others, `return` and `exception`, change answers: the CSV has no status). */
-export const isLatencyFault = (c: Pick<TrainTicketCase, 'injectType'>): boolean => c.injectType === 'cpu_contention' || c.injectType === 'network_delay';
+export const isLatencyFault = (c: Pick<TrainTicketCase, 'injectType'>): boolean =>
+  c.injectType === 'cpu_contention' || c.injectType === 'network_delay';
 
 function minuteSpans(src: NezhaSource, path: string): Span[] {
   const b = src.read(path);

@@ -45,7 +45,8 @@ const HEADER = 'TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,
 /** One CSV (text) → spans as the rows say them: no kind (`unspecified`), no status, no attributes. */
 export function parseNezhaRows(text: string, source = 'csv'): Span[] {
   const lines = text.split('\n');
-  if (lines[0].trim() !== HEADER) throw new Error(`${source}: unexpected header ${JSON.stringify(lines[0].slice(0, 100))}`);
+  if (lines[0].trim() !== HEADER)
+    throw new Error(`${source}: unexpected header ${JSON.stringify(lines[0].slice(0, 100))}`);
   const spans: Span[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i];
@@ -57,7 +58,15 @@ export function parseNezhaRows(text: string, source = 'csv'): Span[] {
     const endMs = Number(BigInt(endNs) / 1000n) / 1000;
     const service = serviceOfPod(pod);
     const s: Span = {
-      traceId, spanId, name: op, service, kind: 'unspecified', startMs, endMs, status: 'unset', attributes: {},
+      traceId,
+      spanId,
+      name: op,
+      service,
+      kind: 'unspecified',
+      startMs,
+      endMs,
+      status: 'unset',
+      attributes: {},
       resource: { 'service.name': service, 'k8s.pod.name': pod },
     };
     if (parentId !== 'root') s.parentSpanId = parentId;
@@ -77,7 +86,8 @@ export function parseNezhaCsv(text: string, source = 'csv'): Span[] {
 /** gRPC method names appear as `hipstershop.X/M`, `grpc.hipstershop.X/M` or `/hipstershop.X/M` on the two sides. */
 const normOp = (op: string): string => op.replace(/^grpc\./, '').replace(/^\//, '');
 /** `hipstershop.CurrencyService/Convert` → `currencyservice`: the service a client row calls. */
-const calleeOfOp = (op: string): string | undefined => /^hipstershop\.([A-Za-z]+)\//.exec(normOp(op))?.[1].toLowerCase();
+const calleeOfOp = (op: string): string | undefined =>
+  /^hipstershop\.([A-Za-z]+)\//.exec(normOp(op))?.[1].toLowerCase();
 
 function inferKinds(spans: Span[]): void {
   const byId = new Map<string, Span>();
@@ -96,7 +106,11 @@ function inferKinds(spans: Span[]): void {
       continue;
     }
     const p = byId.get(`${s.traceId}/${s.parentSpanId}`);
-    if (p && p.resource['k8s.pod.name'] !== s.resource['k8s.pod.name'] && (p.kind === 'client' || normOp(p.name) === normOp(s.name))) {
+    if (
+      p &&
+      p.resource['k8s.pod.name'] !== s.resource['k8s.pod.name'] &&
+      (p.kind === 'client' || normOp(p.name) === normOp(s.name))
+    ) {
       p.kind = 'client';
       p.attributes['peer.service'] ??= s.service;
       s.kind = 'server';
@@ -127,5 +141,7 @@ export function nezhaFaultFree(dir: string): Span[][] {
 
 /** Recent healthy traffic: traces of the case's files that started before the injection (minus a guard interval). */
 export function nezhaBeforeInjection(dir: string, c: NezhaCase, guardMs = 5_000): Span[][] {
-  return groupByTrace(loadNezhaFiles(dir, c.files)).filter((tr) => Math.min(...tr.map((s) => s.startMs)) < c.injectMs - guardMs);
+  return groupByTrace(loadNezhaFiles(dir, c.files)).filter(
+    (tr) => Math.min(...tr.map((s) => s.startMs)) < c.injectMs - guardMs
+  );
 }

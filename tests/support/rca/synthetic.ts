@@ -11,12 +11,36 @@ import { seededRandom } from '../../../loadgen/src/chain/util';
 /** mulberry32 (the chain's seeded randomness): identical on every platform, so a case reproduces. */
 export const rng = seededRandom;
 
-export const CHAIN_HOPS: FaultTarget[] = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool'];
-export const FAULT_KINDS: FaultKind[] = ['latency', 'error', 'timeout', 'cpu_hog', 'tls_slow_handshake', 'gpu_oom', 'kv_cache_thrash', 'tcp_retransmit'];
+export const CHAIN_HOPS: FaultTarget[] = [
+  'gateway',
+  'embedding',
+  'vector-cache',
+  'rag',
+  'llm-vllm',
+  'llm-tgi',
+  'agent',
+  'tool',
+];
+export const FAULT_KINDS: FaultKind[] = [
+  'latency',
+  'error',
+  'timeout',
+  'cpu_hog',
+  'tls_slow_handshake',
+  'gpu_oom',
+  'kv_cache_thrash',
+  'tcp_retransmit',
+];
 /** The chain's call edges, for the "hop with no span" check (`expectedEdges` in the config). */
 export const CHAIN_EDGES: Array<[string, string]> = [
-  ['loadgen', 'gateway'], ['gateway', 'embedding'], ['gateway', 'vector-cache'], ['gateway', 'rag'], ['gateway', 'agent'],
-  ['agent', 'llm-vllm'], ['agent', 'llm-tgi'], ['agent', 'tool'],
+  ['loadgen', 'gateway'],
+  ['gateway', 'embedding'],
+  ['gateway', 'vector-cache'],
+  ['gateway', 'rag'],
+  ['gateway', 'agent'],
+  ['agent', 'llm-vllm'],
+  ['agent', 'llm-tgi'],
+  ['agent', 'tool'],
 ];
 
 export interface SyntheticFault {
@@ -57,19 +81,40 @@ export interface SyntheticTrace {
   truth?: { service: string; pod: string; kind: FaultKind };
 }
 
-
-const podName = (hop: string, i: number): string => `${hop}-${createHash('sha1').update(hop).digest('hex').slice(0, 5)}-${i}`;
-const REPLICAS: Record<string, number> = { loadgen: 1, gateway: 1, embedding: 1, 'vector-cache': 1, rag: 2, 'llm-vllm': 2, 'llm-tgi': 2, agent: 1, tool: 1 };
+const podName = (hop: string, i: number): string =>
+  `${hop}-${createHash('sha1').update(hop).digest('hex').slice(0, 5)}-${i}`;
+const REPLICAS: Record<string, number> = {
+  loadgen: 1,
+  gateway: 1,
+  embedding: 1,
+  'vector-cache': 1,
+  rag: 2,
+  'llm-vllm': 2,
+  'llm-tgi': 2,
+  agent: 1,
+  tool: 1,
+};
 const nodeOf = (hop: string, i: number): string => (hop.startsWith('llm-') ? `gpu-node-${i % 2}` : 'cpu-node-0');
-const pidOf = (pod: string): number => 1000 + (parseInt(createHash('sha1').update(pod).digest('hex').slice(0, 4), 16) % 30000);
+const pidOf = (pod: string): number =>
+  1000 + (parseInt(createHash('sha1').update(pod).digest('hex').slice(0, 4), 16) % 30000);
 const hex = (r: () => number, bytes: number): string => {
   let s = '';
-  for (let i = 0; i < bytes; i++) s += Math.floor(r() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    s += Math.floor(r() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return s === '0'.repeat(bytes * 2) ? `${s.slice(0, -1)}1` : s;
 };
 
 const DEFAULT_MAGNITUDE: Record<FaultKind, number> = {
-  latency: 300, error: 0, timeout: 15000, cpu_hog: 3, tls_slow_handshake: 400, gpu_oom: 0, kv_cache_thrash: 150, tcp_retransmit: 200,
+  latency: 300,
+  error: 0,
+  timeout: 15000,
+  cpu_hog: 3,
+  tls_slow_handshake: 400,
+  gpu_oom: 0,
+  kv_cache_thrash: 150,
+  tcp_retransmit: 200,
 };
 /** Per-caller client deadlines: inner calls give up sooner than outer ones, as a real chain configures them. */
 const DEADLINE_MS: Record<string, number> = { gateway: 8000, agent: 3000 };
@@ -87,7 +132,8 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
   const t0 = o.startMs ?? 1_767_225_600_000 + Math.floor(r() * 3_600_000);
   const fault = o.fault;
   const mag = fault ? (fault.magnitude ?? DEFAULT_MAGNITUDE[fault.kind]) : 0;
-  const backend = fault?.hop === 'llm-vllm' ? 'vllm' : fault?.hop === 'llm-tgi' ? 'tgi' : (o.backend ?? (r() < 0.5 ? 'vllm' : 'tgi'));
+  const backend =
+    fault?.hop === 'llm-vllm' ? 'vllm' : fault?.hop === 'llm-tgi' ? 'tgi' : (o.backend ?? (r() < 0.5 ? 'vllm' : 'tgi'));
   const skew = o.clockSkewMs ?? DEFAULT_CLOCK_SKEW;
   const dropped = new Set(o.uninstrumented ?? []);
   const spans: Span[] = [];
@@ -98,23 +144,66 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
   const replica = (hop: string): number => (fault?.hop === hop ? 0 : Math.floor(r() * REPLICAS[hop]));
   const isFaulted = (hop: string, idx: number): boolean => fault !== undefined && fault.hop === hop && idx === 0;
 
-  interface Ctx { hop: string; idx: number; spanId?: string }
-  const mk = (ctx: Ctx, parentId: string | undefined, name: string, kind: Span['kind'], start: number, end: number, attrs: Span['attributes'] = {}): Span => {
+  interface Ctx {
+    hop: string;
+    idx: number;
+    spanId?: string;
+  }
+  const mk = (
+    ctx: Ctx,
+    parentId: string | undefined,
+    name: string,
+    kind: Span['kind'],
+    start: number,
+    end: number,
+    attrs: Span['attributes'] = {}
+  ): Span => {
     const pod = podName(ctx.hop, ctx.idx);
     const node = nodeOf(ctx.hop, ctx.idx);
     podsUsed.add(pod);
     const off = skew[node] ?? 0;
     const s: Span = {
-      traceId, spanId: hex(r, 8), name, service: ctx.hop, kind, startMs: start + off, endMs: end + off, status: 'unset', attributes: attrs,
-      resource: { 'service.name': ctx.hop, 'k8s.pod.name': pod, 'k8s.node.name': node, 'k8s.namespace.name': 'hopscope', 'process.pid': pidOf(pod) },
+      traceId,
+      spanId: hex(r, 8),
+      name,
+      service: ctx.hop,
+      kind,
+      startMs: start + off,
+      endMs: end + off,
+      status: 'unset',
+      attributes: attrs,
+      resource: {
+        'service.name': ctx.hop,
+        'k8s.pod.name': pod,
+        'k8s.node.name': node,
+        'k8s.namespace.name': 'hopscope',
+        'process.pid': pidOf(pod),
+      },
     };
     if (parentId !== undefined) s.parentSpanId = parentId;
     if (!dropped.has(ctx.hop)) spans.push(s);
     return s;
   };
-  const kev = (hop: string, idx: number, type: KernelEvent['type'], ts: number, durationMs: number | undefined, detail: Record<string, unknown>): void => {
+  const kev = (
+    hop: string,
+    idx: number,
+    type: KernelEvent['type'],
+    ts: number,
+    durationMs: number | undefined,
+    detail: Record<string, unknown>
+  ): void => {
     const pod = podName(hop, idx);
-    const e: KernelEvent = { ts: ts + (skew[nodeOf(hop, idx)] ?? 0), type, pid: pidOf(pod), comm: hop.replace(/-/g, '_').slice(0, 15), pod, namespace: 'hopscope', node: nodeOf(hop, idx), detail, mode: 'replay' };
+    const e: KernelEvent = {
+      ts: ts + (skew[nodeOf(hop, idx)] ?? 0),
+      type,
+      pid: pidOf(pod),
+      comm: hop.replace(/-/g, '_').slice(0, 15),
+      pod,
+      namespace: 'hopscope',
+      node: nodeOf(hop, idx),
+      detail,
+      mode: 'replay',
+    };
     if (durationMs !== undefined) e.durationMs = durationMs;
     kernel.push(e);
   };
@@ -130,10 +219,22 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
    * caller → callee: a client span on the caller, network both ways, the callee's server span. Returns the client
    * span's end and failure (propagated upward as an error, as a real chain would).
    */
-  const call = (caller: Ctx, callerSpanId: string | undefined, callee: string, clientName: string, serverName: string, start: number, body: Body, serverAttrs: Span['attributes'] = {}): { end: number; failed?: string } => {
+  const call = (
+    caller: Ctx,
+    callerSpanId: string | undefined,
+    callee: string,
+    clientName: string,
+    serverName: string,
+    start: number,
+    body: Body,
+    serverAttrs: Span['attributes'] = {}
+  ): { end: number; failed?: string } => {
     const idx = replica(callee);
     const faulted = isFaulted(callee, idx);
-    const client = mk(caller, callerSpanId, clientName, 'client', start, start, { 'peer.service': callee, 'server.address': podName(callee, idx) });
+    const client = mk(caller, callerSpanId, clientName, 'client', start, start, {
+      'peer.service': callee,
+      'server.address': podName(callee, idx),
+    });
     let inbound = norm(0.6, 0.1);
     if (faulted && fault!.kind === 'tls_slow_handshake') {
       inbound += mag;
@@ -142,7 +243,11 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     if (faulted && fault!.kind === 'tcp_retransmit') {
       const n = 2 + Math.floor(r() * 2);
       inbound += mag * (n - 1);
-      for (let k = 0; k < n; k++) kev(callee, idx, 'tcp_retransmit', start + (k + 1) * mag * 0.9, undefined, { saddr: podName(callee, idx), state: 'ESTABLISHED' });
+      for (let k = 0; k < n; k++)
+        kev(callee, idx, 'tcp_retransmit', start + (k + 1) * mag * 0.9, undefined, {
+          saddr: podName(callee, idx),
+          state: 'ESTABLISHED',
+        });
     }
     const sStart = start + inbound;
     const ctx: Ctx = { hop: callee, idx };
@@ -168,13 +273,20 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
   const work = (ctx: Ctx, ms: number): number => {
     if (!isFaulted(ctx.hop, ctx.idx)) return ms;
     switch (fault!.kind) {
-      case 'latency': return ms + mag;
-      case 'cpu_hog': return ms * mag + 80;
-      case 'kv_cache_thrash': return ms + mag;
-      case 'timeout': return ms + mag;
-      case 'error': return ms * 0.5;
-      case 'gpu_oom': return ctx.hop.startsWith('llm-') ? ms * 1.2 : ms * 0.5; // fallback model regenerates
-      default: return ms;
+      case 'latency':
+        return ms + mag;
+      case 'cpu_hog':
+        return ms * mag + 80;
+      case 'kv_cache_thrash':
+        return ms + mag;
+      case 'timeout':
+        return ms + mag;
+      case 'error':
+        return ms * 0.5;
+      case 'gpu_oom':
+        return ctx.hop.startsWith('llm-') ? ms * 1.2 : ms * 0.5; // fallback model regenerates
+      default:
+        return ms;
     }
   };
   const faultFailure = (ctx: Ctx, at: number): string | undefined => {
@@ -189,12 +301,14 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     return undefined;
   };
 
-  const leaf = (ms: number, extra?: (ctx: Ctx, span: Span) => void): Body => (ctx, span, start) => {
-    extra?.(ctx, span);
-    const end = start + work(ctx, norm(ms, ms * 0.12));
-    const failed = faultFailure(ctx, start + (end - start) / 2);
-    return { end, failed };
-  };
+  const leaf =
+    (ms: number, extra?: (ctx: Ctx, span: Span) => void): Body =>
+    (ctx, span, start) => {
+      extra?.(ctx, span);
+      const end = start + work(ctx, norm(ms, ms * 0.12));
+      const failed = faultFailure(ctx, start + (end - start) / 2);
+      return { end, failed };
+    };
 
   const llmBody: Body = (ctx, span, start) => {
     const input = 200 + Math.floor(r() * 600);
@@ -202,17 +316,30 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
     const thrash = isFaulted(ctx.hop, ctx.idx) && fault!.kind === 'kv_cache_thrash';
     const hit = thrash ? 0.15 + r() * 0.2 : 0.85 + r() * 0.1;
     Object.assign(span.attributes, {
-      'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': backend, 'gen_ai.request.model': 'llama-3-8b',
-      'gen_ai.usage.input_tokens': input, 'gen_ai.usage.output_tokens': output,
-      'gen_ai.usage.cache_read.input_tokens': Math.round(input * hit), 'hopscope.kv_cache.hit_rate': Math.round(hit * 1000) / 1000,
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': backend,
+      'gen_ai.request.model': 'llama-3-8b',
+      'gen_ai.usage.input_tokens': input,
+      'gen_ai.usage.output_tokens': output,
+      'gen_ai.usage.cache_read.input_tokens': Math.round(input * hit),
+      'hopscope.kv_cache.hit_rate': Math.round(hit * 1000) / 1000,
     });
     if (isFaulted(ctx.hop, ctx.idx) && fault!.kind === 'gpu_oom') {
-      Object.assign(span.attributes, { 'hopscope.gpu.oom': true, 'hopscope.fallback.reason': 'gpu_oom', 'hopscope.fallback.model': 'llama-3-1b', 'hopscope.fallback.from_model': 'llama-3-8b' });
+      Object.assign(span.attributes, {
+        'hopscope.gpu.oom': true,
+        'hopscope.fallback.reason': 'gpu_oom',
+        'hopscope.fallback.model': 'llama-3-1b',
+        'hopscope.fallback.from_model': 'llama-3-8b',
+      });
     }
     return leaf(180 + output * 0.8)(ctx, span, start);
   };
   const embeddingBody: Body = (ctx, span, start) => {
-    Object.assign(span.attributes, { 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'bge-small', 'gen_ai.usage.input_tokens': 100 + Math.floor(r() * 300) });
+    Object.assign(span.attributes, {
+      'gen_ai.operation.name': 'embeddings',
+      'gen_ai.request.model': 'bge-small',
+      'gen_ai.usage.input_tokens': 100 + Math.floor(r() * 300),
+    });
     return leaf(18)(ctx, span, start);
   };
   const ragBody: Body = (ctx, span, start) => {
@@ -240,7 +367,16 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
       let res = call(ctx, span.spanId, llm, 'chat llama-3-8b', 'chat llama-3-8b', t + norm(0.3, 0.05), llmBody);
       t = res.end;
       if (res.failed) return { end: t + 0.2, failed: res.failed };
-      res = call(ctx, span.spanId, 'tool', 'execute_tool web_search', 'execute_tool web_search', t + norm(0.3, 0.05), leaf(25), { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search' });
+      res = call(
+        ctx,
+        span.spanId,
+        'tool',
+        'execute_tool web_search',
+        'execute_tool web_search',
+        t + norm(0.3, 0.05),
+        leaf(25),
+        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search' }
+      );
       t = res.end;
       if (res.failed) return { end: t + 0.2, failed: res.failed };
     }
@@ -271,7 +407,16 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
   };
 
   const driver: Ctx = { hop: 'loadgen', idx: 0 };
-  const res = call(driver, undefined, 'gateway', 'POST /v1/chat/completions', 'POST /v1/chat/completions', t0, gatewayBody, { 'http.route': '/v1/chat/completions' });
+  const res = call(
+    driver,
+    undefined,
+    'gateway',
+    'POST /v1/chat/completions',
+    'POST /v1/chat/completions',
+    t0,
+    gatewayBody,
+    { 'http.route': '/v1/chat/completions' }
+  );
   const root = spans.find((s) => s.service === 'loadgen' && s.parentSpanId === undefined);
   if (root && fault?.kind === 'timeout' && fault.hop === 'gateway') fail(root, 'timeout', 'client deadline exceeded');
   void res;
@@ -291,14 +436,33 @@ export function syntheticTrace(o: SyntheticOptions): SyntheticTrace {
   const healthy = pods.filter((p) => !fault || p !== podName(fault.hop, 0));
   for (let k = 0; k < stray && healthy.length; k++) {
     const pod = healthy[Math.floor(r() * healthy.length)];
-    kev(pod.replace(/-[0-9a-f]{5}-\d+$/, ''), Number(pod.slice(pod.lastIndexOf('-') + 1)), 'tcp_retransmit', t0 + r() * (tEnd - t0), undefined, { state: 'ESTABLISHED' });
+    kev(
+      pod.replace(/-[0-9a-f]{5}-\d+$/, ''),
+      Number(pod.slice(pod.lastIndexOf('-') + 1)),
+      'tcp_retransmit',
+      t0 + r() * (tEnd - t0),
+      undefined,
+      { state: 'ESTABLISHED' }
+    );
   }
   if (o.coarseStarts ?? true) for (const sp of spans) sp.startMs = Math.floor(sp.startMs);
   kernel.sort((a, b) => a.ts - b.ts);
-  return { traceId, spans, kernelEvents: kernel, ...(fault ? { truth: { service: fault.hop, pod: podName(fault.hop, 0), kind: fault.kind } } : {}) };
+  return {
+    traceId,
+    spans,
+    kernelEvents: kernel,
+    ...(fault ? { truth: { service: fault.hop, pod: podName(fault.hop, 0), kind: fault.kind } } : {}),
+  };
 }
 
 /** Healthy traffic for a baseline: `count` traces with seeds derived from `seed`, both backends. */
-export function syntheticHealthy(seed: number, count: number, opts: Omit<SyntheticOptions, 'seed' | 'fault'> = {}): Span[][] {
-  return Array.from({ length: count }, (_, i) => syntheticTrace({ ...opts, seed: seed * 100_003 + i, backend: i % 2 ? 'tgi' : 'vllm' }).spans);
+export function syntheticHealthy(
+  seed: number,
+  count: number,
+  opts: Omit<SyntheticOptions, 'seed' | 'fault'> = {}
+): Span[][] {
+  return Array.from(
+    { length: count },
+    (_, i) => syntheticTrace({ ...opts, seed: seed * 100_003 + i, backend: i % 2 ? 'tgi' : 'vllm' }).spans
+  );
 }

@@ -7,7 +7,12 @@
  * to `otlpToSpans` gives what the proxy sees of Zipkin data that came through a Collector.
  */
 
-export interface ZipkinEndpoint { serviceName?: string; ipv4?: string; ipv6?: string; port?: number }
+export interface ZipkinEndpoint {
+  serviceName?: string;
+  ipv4?: string;
+  ipv6?: string;
+  port?: number;
+}
 export interface ZipkinSpan {
   traceId: string;
   id: string;
@@ -22,12 +27,23 @@ export interface ZipkinSpan {
   shared?: boolean;
 }
 
-const KIND: Record<string, string> = { CLIENT: 'SPAN_KIND_CLIENT', SERVER: 'SPAN_KIND_SERVER', PRODUCER: 'SPAN_KIND_PRODUCER', CONSUMER: 'SPAN_KIND_CONSUMER' };
+const KIND: Record<string, string> = {
+  CLIENT: 'SPAN_KIND_CLIENT',
+  SERVER: 'SPAN_KIND_SERVER',
+  PRODUCER: 'SPAN_KIND_PRODUCER',
+  CONSUMER: 'SPAN_KIND_CONSUMER',
+};
 /** The Collector's resource service name for a span without a local endpoint. */
 const NO_SERVICE = 'OTLPResourceNoServiceName';
 
-const str = (key: string, v: string): { key: string; value: { stringValue: string } } => ({ key, value: { stringValue: v } });
-const int = (key: string, v: number): { key: string; value: { intValue: string } } => ({ key, value: { intValue: String(v) } });
+const str = (key: string, v: string): { key: string; value: { stringValue: string } } => ({
+  key,
+  value: { stringValue: v },
+});
+const int = (key: string, v: number): { key: string; value: { intValue: string } } => ({
+  key,
+  value: { intValue: String(v) },
+});
 
 /** Zipkin v2 spans (one or many traces) → an OTLP JSON ExportTraceServiceRequest. */
 export function zipkinToOtlp(spans: ZipkinSpan[]): { resourceSpans: unknown[] } {

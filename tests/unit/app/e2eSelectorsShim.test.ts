@@ -24,6 +24,9 @@ test('each selector resolved on use is the one @grafana/e2e-selectors resolves (
   walk(real, shim, 'selectors');
   assert.ok(leaves > 500, `${leaves} selectors compared`);
   // The ones scenes reads.
-  assert.equal(shim.pages.Dashboard.SubMenu.submenuItemLabels('x'), real.pages.Dashboard.SubMenu.submenuItemLabels('x'));
+  assert.equal(
+    shim.pages.Dashboard.SubMenu.submenuItemLabels('x'),
+    real.pages.Dashboard.SubMenu.submenuItemLabels('x')
+  );
   assert.equal(shim.components.LoadingIndicator.icon, real.components.LoadingIndicator.icon);
 });

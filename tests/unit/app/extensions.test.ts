@@ -14,7 +14,13 @@ import moment from 'moment';
 
 import { pathToFileURL } from 'node:url';
 
-import { panelMenuPath, ROOT_CAUSE_LINK, rootCausePath, TRACE_PAD_MS, traceViewPath } from '../../../src/extensions/links';
+import {
+  panelMenuPath,
+  ROOT_CAUSE_LINK,
+  rootCausePath,
+  TRACE_PAD_MS,
+  traceViewPath,
+} from '../../../src/extensions/links';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 /** A Trace as Grafana's trace view builds it (transformTraceData): µs times, spans, processes, services. */
@@ -39,7 +45,9 @@ const panelContext = (over: Record<string, unknown> = {}) => ({
   timeRange: { from: 'now-6h', to: 'now' },
   timeZone: 'browser',
   dashboard: { uid: 'hopscope-golden', title: 'Hopscope — golden metrics', tags: ['hopscope'] },
-  targets: [{ refId: 'A', datasource: { type: 'prometheus', uid: '${datasource}' }, expr: 'histogram_quantile(0.99, …)' }],
+  targets: [
+    { refId: 'A', datasource: { type: 'prometheus', uid: '${datasource}' }, expr: 'histogram_quantile(0.99, …)' },
+  ],
   scopedVars: {},
   ...over,
 });
@@ -50,7 +58,10 @@ describe('Root cause in Hopscope: the trace view (grafana/traceview/header/actio
   it('opens the trace page of that trace, the range its µs times ± the pad, in ms', () => {
     const path = traceViewPath(traceContext())!;
     assert.equal(path.split('?')[0], `/a/hopscope-rca-app/traces/${TRACE}`);
-    assert.deepEqual(query(path), { from: String(1_760_000_000_000 - TRACE_PAD_MS), to: String(1_760_000_004_250 + TRACE_PAD_MS) });
+    assert.deepEqual(query(path), {
+      from: String(1_760_000_000_000 - TRACE_PAD_MS),
+      to: String(1_760_000_004_250 + TRACE_PAD_MS),
+    });
     assert.ok(path.startsWith('/a/hopscope-rca-app/'), "Grafana's isLinkPathValid: under the app's own path");
   });
 
@@ -77,7 +88,10 @@ describe('Root cause in Hopscope: a dashboard panel menu (grafana/dashboard/pane
     // Grafana's DateTime is a moment.
     const from = moment(1_760_000_000_000);
     const to = moment(1_760_000_600_000);
-    assert.deepEqual(query(rootCausePath(panelContext({ timeRange: { from, to } }))!), { from: '1760000000000', to: '1760000600000' });
+    assert.deepEqual(query(rootCausePath(panelContext({ timeRange: { from, to } }))!), {
+      from: '1760000000000',
+      to: '1760000600000',
+    });
   });
 
   it("carries the dashboard's service and model when each has one value; All, several or unresolved values are left out", () => {
@@ -86,19 +100,37 @@ describe('Root cause in Hopscope: a dashboard panel menu (grafana/dashboard/pane
       { name: 'model', current: { value: ['llama-3-8b'] } },
       { name: 'datasource', current: { value: 'hopscope-prometheus' } },
     ];
-    assert.deepEqual(query(panelMenuPath(panelContext(), vars)!), { from: 'now-6h', to: 'now', 'var-service': 'rag', 'var-model': 'llama-3-8b' });
-    const all = [{ name: 'model', current: { value: ['$__all'] } }, { name: 'service', current: { value: ['a', 'b'] } }];
+    assert.deepEqual(query(panelMenuPath(panelContext(), vars)!), {
+      from: 'now-6h',
+      to: 'now',
+      'var-service': 'rag',
+      'var-model': 'llama-3-8b',
+    });
+    const all = [
+      { name: 'model', current: { value: ['$__all'] } },
+      { name: 'service', current: { value: ['a', 'b'] } },
+    ];
     assert.deepEqual(query(panelMenuPath(panelContext(), all)!), { from: 'now-6h', to: 'now' });
-    assert.deepEqual(query(panelMenuPath(panelContext(), [{ name: 'service', current: { value: '$service' } }])!), { from: 'now-6h', to: 'now' });
+    assert.deepEqual(query(panelMenuPath(panelContext(), [{ name: 'service', current: { value: '$service' } }])!), {
+      from: 'now-6h',
+      to: 'now',
+    });
   });
 
   it("a repeated panel's own value (scopedVars) wins over the dashboard's", () => {
-    const path = panelMenuPath(panelContext({ scopedVars: { service: { value: 'embedding', text: 'embedding' } } }), [{ name: 'service', current: { value: '$__all' } }])!;
+    const path = panelMenuPath(panelContext({ scopedVars: { service: { value: 'embedding', text: 'embedding' } } }), [
+      { name: 'service', current: { value: '$__all' } },
+    ])!;
     assert.equal(query(path)['var-service'], 'embedding');
   });
 
   it('a trace panel showing one trace opens that trace on the panel range', () => {
-    const c = panelContext({ pluginId: 'traces', targets: [{ refId: 'A', datasource: { type: 'tempo', uid: 't' }, queryType: 'traceql', query: TRACE.toUpperCase() }] });
+    const c = panelContext({
+      pluginId: 'traces',
+      targets: [
+        { refId: 'A', datasource: { type: 'tempo', uid: 't' }, queryType: 'traceql', query: TRACE.toUpperCase() },
+      ],
+    });
     assert.equal(rootCausePath(c), `/a/hopscope-rca-app/traces/${TRACE}?from=now-6h&to=now`);
     const search = panelContext({ pluginId: 'traces', targets: [{ refId: 'A', query: '{ status = error }' }] });
     assert.match(rootCausePath(search)!, /^\/a\/hopscope-rca-app\/overview\?/, 'a TraceQL search is no one trace');
@@ -124,7 +156,9 @@ describe('plugin.json declares the link module.tsx registers', () => {
 
   it('same title, description and targets in extensions.addedLinks', () => {
     const declared = plugin.extensions.addedLinks as Array<{ title: string; description: string; targets: string[] }>;
-    assert.deepEqual(declared, [{ title: ROOT_CAUSE_LINK.title, description: ROOT_CAUSE_LINK.description, targets: [...ROOT_CAUSE_LINK.targets] }]);
+    assert.deepEqual(declared, [
+      { title: ROOT_CAUSE_LINK.title, description: ROOT_CAUSE_LINK.description, targets: [...ROOT_CAUSE_LINK.targets] },
+    ]);
   });
 
   it('the targets are extension points Grafana 12.4 defines (PluginExtensionPoints)', () => {

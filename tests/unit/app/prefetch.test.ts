@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 
 import { cleanParams } from '../../../src/api/params';
-import { addPrefetched, answers, clearPrefetched, MAX_AGE_MS, takePrefetched, type RawOutcome } from '../../../src/api/prefetch';
+import {
+  addPrefetched,
+  answers,
+  clearPrefetched,
+  MAX_AGE_MS,
+  takePrefetched,
+  type RawOutcome,
+} from '../../../src/api/prefetch';
 import { goldenStepMs } from '../../../src/api/requests';
 import { isOverviewPath, overviewEarlyRequests, overviewQueries } from '../../../src/features/overview/queries';
 import { sampleAt } from '../../../src/transforms/golden';
@@ -23,11 +30,23 @@ const loc = (search: string, pathname = '/a/hopscope-rca-app/overview') => ({ pa
 describe('overviewEarlyRequests', () => {
   test('an absolute range: the four requests with the parameters the page computes, nothing tolerated', () => {
     const from = NOW - 3_600_000;
-    const early = overviewEarlyRequests(loc(`?from=${from}&to=${NOW}&var-backend=vllm&var-model=llama`), parseRelative)!;
+    const early = overviewEarlyRequests(
+      loc(`?from=${from}&to=${NOW}&var-backend=vllm&var-model=llama`),
+      parseRelative
+    )!;
     const q = overviewQueries({ from, to: NOW, backend: 'vllm', model: 'llama' });
-    assert.deepEqual(early.map((r) => r.path), ['/golden', '/gpu/heatmap', '/annotations', '/services']);
+    assert.deepEqual(
+      early.map((r) => r.path),
+      ['/golden', '/gpu/heatmap', '/annotations', '/services']
+    );
     assert.deepEqual(early[0].params, cleanParams(q.golden));
-    assert.deepEqual(early[0].params, { from: String(from), to: String(NOW), step: '15s', backend: 'vllm', model: 'llama' });
+    assert.deepEqual(early[0].params, {
+      from: String(from),
+      to: String(NOW),
+      step: '15s',
+      backend: 'vllm',
+      model: 'llama',
+    });
     for (const r of early.slice(1)) {
       assert.deepEqual(r.params, cleanParams(q.window));
     }
@@ -49,7 +68,12 @@ describe('overviewEarlyRequests', () => {
   });
 
   test('anything unusual is left to the page', () => {
-    const none = (search: string, pathname?: string) => assert.equal(overviewEarlyRequests(loc(search, pathname), parseRelative), undefined, `${pathname ?? ''}${search}`);
+    const none = (search: string, pathname?: string) =>
+      assert.equal(
+        overviewEarlyRequests(loc(search, pathname), parseRelative),
+        undefined,
+        `${pathname ?? ''}${search}`
+      );
     none('?from=now/d&to=now/d'); // rounding: time zone dependent
     none('?from=now-1h&from=now-2h');
     none('?var-backend=nope');
@@ -58,7 +82,9 @@ describe('overviewEarlyRequests', () => {
     none('?from=20260101&to=now'); // a YYYYMMDD date, not epoch ms
     none('', '/a/hopscope-rca-app/services');
     none('', '/a/hopscope-rca-app');
-    assert.ok(overviewEarlyRequests(loc('?var-backend=$__all&var-service=', '/a/hopscope-rca-app/overview/'), parseRelative));
+    assert.ok(
+      overviewEarlyRequests(loc('?var-backend=$__all&var-service=', '/a/hopscope-rca-app/overview/'), parseRelative)
+    );
   });
 
   test('isOverviewPath', () => {
@@ -101,7 +127,7 @@ test('sampleAt: bisection gives what the scan gave (nearest within tolerance, ea
     return best;
   };
   let seed = 7;
-  const rnd = (k: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % k);
+  const rnd = (k: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % k;
   for (let trial = 0; trial < 5000; trial++) {
     const times: number[] = [];
     for (let i = 0, x = rnd(5); i < rnd(12); i++, x += rnd(4)) {
@@ -113,6 +139,10 @@ test('sampleAt: bisection gives what the scan gave (nearest within tolerance, ea
     const values = times.map((_, i) => (rnd(5) === 0 ? null : i));
     const t = rnd(40) - 2 + (rnd(3) === 0 ? 0.5 : 0);
     const tol = rnd(5);
-    assert.equal(sampleAt({ times: [...times], values }, t, tol), scan(times, values, t, tol), JSON.stringify({ times, t, tol }));
+    assert.equal(
+      sampleAt({ times: [...times], values }, t, tol),
+      scan(times, values, t, tol),
+      JSON.stringify({ times, t, tol })
+    );
   }
 });

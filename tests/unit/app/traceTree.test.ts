@@ -6,7 +6,19 @@ import { buildTraceTree, cellAt, icicleLayout, topSelfTime } from '../../../src/
 
 const T = 'a'.repeat(32);
 function span(id: string, parent: string | undefined, service: string, startMs: number, endMs: number): Span {
-  return { traceId: T, spanId: id, parentSpanId: parent, name: `${service} op`, service, kind: 'server', startMs, endMs, status: 'ok', attributes: {}, resource: { 'k8s.pod.name': `${service}-0` } };
+  return {
+    traceId: T,
+    spanId: id,
+    parentSpanId: parent,
+    name: `${service} op`,
+    service,
+    kind: 'server',
+    startMs,
+    endMs,
+    status: 'ok',
+    attributes: {},
+    resource: { 'k8s.pod.name': `${service}-0` },
+  };
 }
 
 // gateway 0..1000 → embedding 10..100, rag 100..950 → llm 150..900 ; vector-cache 20..60 under embedding
@@ -29,27 +41,55 @@ test('exclusive time is the span minus the union of its children', () => {
 });
 
 test('overlapping children are not double-counted in exclusive time', () => {
-  const tree = buildTraceTree([span('p', undefined, 'agent', 0, 100), span('a', 'p', 'tool', 10, 60), span('b', 'p', 'tool', 40, 90)]);
+  const tree = buildTraceTree([
+    span('p', undefined, 'agent', 0, 100),
+    span('a', 'p', 'tool', 10, 60),
+    span('b', 'p', 'tool', 40, 90),
+  ]);
   assert.equal(tree.root.data.selfMs, 100 - 80);
 });
 
-test('the critical path is the engine\'s: the tree marks the spans it names, and computes none itself', () => {
+test("the critical path is the engine's: the tree marks the spans it names, and computes none itself", () => {
   assert.deepEqual(buildTraceTree(spans).criticalPath, []);
-  assert.equal(buildTraceTree(spans).root.descendants().some((d) => d.data.critical), false);
+  assert.equal(
+    buildTraceTree(spans)
+      .root.descendants()
+      .some((d) => d.data.critical),
+    false
+  );
   // As the engine sends it: anchor first, a skew-corrected span, and a span id the trace does not hold (ignored).
   const item = (spanId: string, depth: number, skewCorrectedMs?: number): CriticalPathItem => ({
-    spanId, depth, service: 's', pod: 'p', operation: 'op', kind: 'server', status: 'ok', startMs: 0, endMs: 1, durationMs: 1, selfMs: 1, onPathMs: 1, skewCorrectedMs,
+    spanId,
+    depth,
+    service: 's',
+    pod: 'p',
+    operation: 'op',
+    kind: 'server',
+    status: 'ok',
+    startMs: 0,
+    endMs: 1,
+    durationMs: 1,
+    selfMs: 1,
+    onPathMs: 1,
+    skewCorrectedMs,
   });
   const path = [item('g', 0), item('r', 1, 12), item('l', 2), item('nope', 3)];
   const tree = buildTraceTree(spans, path);
   assert.equal(tree.criticalPath, path);
-  const marked = tree.root.descendants().filter((d) => d.data.critical).map((d) => d.data.id);
+  const marked = tree.root
+    .descendants()
+    .filter((d) => d.data.critical)
+    .map((d) => d.data.id);
   assert.deepEqual(marked.sort(), ['g', 'l', 'r']);
   assert.equal(tree.root.descendants().find((d) => d.data.id === 'r')!.data.critical!.skewCorrectedMs, 12);
 });
 
 test('orphan spans and split traces are reported as broken propagation', () => {
-  const tree = buildTraceTree([...spans, span('x', 'missing-parent', 'agent', 960, 990), span('y', undefined, 'tool', 970, 980)]);
+  const tree = buildTraceTree([
+    ...spans,
+    span('x', 'missing-parent', 'agent', 960, 990),
+    span('y', undefined, 'tool', 970, 980),
+  ]);
   assert.equal(tree.root.data.id, '__trace__');
   assert.equal(tree.broken.length, 2);
   assert.match(tree.broken.find((b) => b.spanId === 'x')!.summary, /not in the trace/);

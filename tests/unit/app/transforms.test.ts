@@ -6,7 +6,14 @@ import { describeDetail, kernelNotices } from '../../../src/datasource/frames/ke
 import { histogram, quantile, sharedHistograms } from '../../../src/transforms/histogram';
 
 test('histograms share edges and count every finite value once', () => {
-  const [a, b] = sharedHistograms([[10, 20, 30, 1000], [15, 2000]], 10, 'log');
+  const [a, b] = sharedHistograms(
+    [
+      [10, 20, 30, 1000],
+      [15, 2000],
+    ],
+    10,
+    'log'
+  );
   assert.deepEqual(a.edges, b.edges);
   assert.equal(a.edges[0], 10);
   assert.ok(Math.abs(a.edges[10] - 2000) < 1e-6);
@@ -20,10 +27,17 @@ test('histograms share edges and count every finite value once', () => {
 });
 
 const ev = (ts: number, type: KernelEvent['type'], extra: Partial<KernelEvent> = {}): KernelEvent => ({
-  ts, type, pid: 42, comm: 'python', pod: 'rag-0', detail: { dst: '10.0.0.7:443' }, mode: 'live', ...extra,
+  ts,
+  type,
+  pid: 42,
+  comm: 'python',
+  pod: 'rag-0',
+  detail: { dst: '10.0.0.7:443' },
+  mode: 'live',
+  ...extra,
 });
 
-test('a pod\'s kernel events: what the reader must know is said (replay, truncation, TLS and connect figures)', () => {
+test("a pod's kernel events: what the reader must know is said (replay, truncation, TLS and connect figures)", () => {
   const events = [
     ev(300, 'tls_handshake', { durationMs: 600, traceId: 'a'.repeat(32) }),
     ev(100, 'tls_handshake', { durationMs: 20 }),
@@ -31,7 +45,16 @@ test('a pod\'s kernel events: what the reader must know is said (replay, truncat
     ev(250, 'gpu_alloc_fail', { mode: 'replay' }),
     ev(260, 'http_traceparent'),
   ];
-  const answer: PodKernelEventsAnswer = { pod: 'rag-0', from: 0, to: 1000, events, counts: {}, dropped: 0, truncated: false, sources: [] };
+  const answer: PodKernelEventsAnswer = {
+    pod: 'rag-0',
+    from: 0,
+    to: 1000,
+    events,
+    counts: {},
+    dropped: 0,
+    truncated: false,
+    sources: [],
+  };
   const texts = kernelNotices(answer).map((n) => n.text);
   assert.ok(texts.includes('Replayed data, not live.'), 'replayed data is never passed off as live');
   assert.ok(!texts.some((t) => /Truncated/.test(t)));

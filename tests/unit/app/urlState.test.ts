@@ -14,7 +14,10 @@ test('drill-down links keep the time range and variables, and drop the rest', ()
     '/a/hopscope-rca-app/services/llm%20vllm/pods/llm-vllm-7d9%2F0?from=now-15m&to=now&refresh=10s&var-backend=vllm&var-model=llama'
   );
   assert.equal(links.trace('ab'.repeat(16), ''), `/a/hopscope-rca-app/traces/${'ab'.repeat(16)}`);
-  assert.equal(links.traces(search, { service: 'rag', status: undefined }).split('?')[1], 'from=now-15m&to=now&refresh=10s&var-backend=vllm&var-model=llama&service=rag');
+  assert.equal(
+    links.traces(search, { service: 'rag', status: undefined }).split('?')[1],
+    'from=now-15m&to=now&refresh=10s&var-backend=vllm&var-model=llama&service=rag'
+  );
 });
 
 test('links.at centres an absolute window on an instant', () => {
@@ -26,7 +29,11 @@ test('links.at centres an absolute window on an instant', () => {
 
 test('links for outside the app (alerts, Markdown export) are a base, a page path and its keys', () => {
   assert.equal(
-    appLink('https://grafana.example/', appPaths.trace('ab'.repeat(16)), { from: 1_700_000_000_000.4, to: 1_700_000_060_000, span: undefined }),
+    appLink('https://grafana.example/', appPaths.trace('ab'.repeat(16)), {
+      from: 1_700_000_000_000.4,
+      to: 1_700_000_060_000,
+      span: undefined,
+    }),
     `https://grafana.example/a/hopscope-rca-app/traces/${'ab'.repeat(16)}?from=1700000000000&to=1700000060000`
   );
   assert.equal(appLink('', appPaths.alerts(), { rule: 'tls slow' }), '/a/hopscope-rca-app/alerts?rule=tls+slow');

@@ -14,17 +14,35 @@ const UID_ = UID.replace(/-/g, '_');
 
 test('cgroup paths of every runtime and driver → runtime, container id, pod UID, QoS', () => {
   const cases: Array<[string, Record<string, string | undefined>]> = [
-    [`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_}.slice/cri-containerd-${CID}.scope`, { runtime: 'containerd', containerId: CID, podUid: UID, qos: 'burstable', driver: 'systemd' }],
-    [`/kubepods.slice/kubepods-pod${UID_}.slice/cri-containerd-${CID}.scope`, { runtime: 'containerd', podUid: UID, qos: 'guaranteed' }],
-    [`/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${UID_}.slice/crio-${CID}.scope`, { runtime: 'cri-o', containerId: CID, podUid: UID, qos: 'besteffort' }],
+    [
+      `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_}.slice/cri-containerd-${CID}.scope`,
+      { runtime: 'containerd', containerId: CID, podUid: UID, qos: 'burstable', driver: 'systemd' },
+    ],
+    [
+      `/kubepods.slice/kubepods-pod${UID_}.slice/cri-containerd-${CID}.scope`,
+      { runtime: 'containerd', podUid: UID, qos: 'guaranteed' },
+    ],
+    [
+      `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${UID_}.slice/crio-${CID}.scope`,
+      { runtime: 'cri-o', containerId: CID, podUid: UID, qos: 'besteffort' },
+    ],
     [`/kubepods/besteffort/pod${UID}/crio-${CID}`, { runtime: 'cri-o', podUid: UID, driver: 'cgroupfs' }],
-    [`/kubepods/burstable/pod${UID}/${CID}`, { runtime: 'cgroupfs', containerId: CID, podUid: UID, qos: 'burstable', driver: 'cgroupfs' }],
+    [
+      `/kubepods/burstable/pod${UID}/${CID}`,
+      { runtime: 'cgroupfs', containerId: CID, podUid: UID, qos: 'burstable', driver: 'cgroupfs' },
+    ],
     [`/kubepods/pod${UID}/${CID}`, { runtime: 'cgroupfs', podUid: UID, qos: 'guaranteed' }],
-    [`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_}.slice/docker-${CID}.scope`, { runtime: 'docker', containerId: CID, podUid: UID }],
+    [
+      `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_}.slice/docker-${CID}.scope`,
+      { runtime: 'docker', containerId: CID, podUid: UID },
+    ],
     [`/docker/${CID}`, { runtime: 'docker', containerId: CID, podUid: undefined, driver: 'cgroupfs' }],
     [`/system.slice/docker-${CID}.scope`, { runtime: 'docker', containerId: CID, driver: 'systemd' }],
     [`/machine.slice/libpod-${CID}.scope`, { runtime: 'podman', containerId: CID }],
-    [`/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/kubelet-kubepods-burstable-pod${UID_}.slice/cri-containerd-${CID}.scope`, { runtime: 'containerd', podUid: UID }],
+    [
+      `/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/kubelet-kubepods-burstable-pod${UID_}.slice/cri-containerd-${CID}.scope`,
+      { runtime: 'containerd', podUid: UID },
+    ],
     ['/user.slice/user-1000.slice/session-2.scope', { runtime: undefined, containerId: undefined, podUid: undefined }],
     ['/', { runtime: undefined, podUid: undefined }],
   ];
@@ -36,7 +54,10 @@ test('cgroup paths of every runtime and driver → runtime, container id, pod UI
 
 test('/proc/<pid>/cgroup: v2 line unless root, else the telling v1 line', () => {
   const v2 = `0::/kubepods.slice/kubepods-pod${UID_}.slice/cri-containerd-${CID}.scope\n`;
-  assert.deepEqual(pickCgroupPath(v2), { path: `/kubepods.slice/kubepods-pod${UID_}.slice/cri-containerd-${CID}.scope`, version: 2 });
+  assert.deepEqual(pickCgroupPath(v2), {
+    path: `/kubepods.slice/kubepods-pod${UID_}.slice/cri-containerd-${CID}.scope`,
+    version: 2,
+  });
   const v1 = `12:pids:/kubepods/burstable/pod${UID}/${CID}\n11:memory:/kubepods/burstable/pod${UID}/${CID}\n1:name=systemd:/kubepods/burstable/pod${UID}/${CID}\n0::/\n`;
   assert.equal(pickCgroupPath(v1)?.version, 1);
   assert.equal(parseCgroupPath(pickCgroupPath(v1)!.path).containerId, CID);
@@ -60,7 +81,15 @@ test('attribution: registration first, then the container (pod name from HOSTNAM
     const a = new Attributor({ node: 'n1', registry, procRoot: proc, cgroup2Root: cg2 });
     assert.deepEqual(
       { ...a.forPid(10), cgroupPath: undefined },
-      { pod: 'rag-7d9f-x2', namespace: 'chain', node: 'n1', source: 'container', cgroupPath: undefined, container: { runtime: 'containerd', id: CID }, podUid: UID },
+      {
+        pod: 'rag-7d9f-x2',
+        namespace: 'chain',
+        node: 'n1',
+        source: 'container',
+        cgroupPath: undefined,
+        container: { runtime: 'containerd', id: CID },
+        podUid: UID,
+      }
     );
     registry.set({ pid: 10, pod: 'declared', namespace: 'sim' });
     a.forget(10);
@@ -78,12 +107,16 @@ test('attribution: registration first, then the container (pod name from HOSTNAM
     registry.set({ pid: 12, pod: 'c' });
     assert.equal(registry.size, 2);
     assert.equal(registry.get(10), undefined);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('bounded cache: capacity and TTL', () => {
   const c = new BoundedCache<number, string>(2, 100);
-  c.set(1, 'a', 0); c.set(2, 'b', 0); c.set(3, 'c', 0);
+  c.set(1, 'a', 0);
+  c.set(2, 'b', 0);
+  c.set(3, 'c', 0);
   assert.equal(c.size, 2);
   assert.equal(c.get(1, 0), undefined);
   assert.equal(c.get(3, 50), 'c');

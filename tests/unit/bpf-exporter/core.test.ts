@@ -9,17 +9,40 @@ import { EventRing } from '../../../bpf-exporter/src/core/ring';
 import { parseEventQuery, parseTime } from '../../../bpf-exporter/src/http/params';
 import type { KernelEvent } from '../../../contract';
 
-const ev = (i: number, extra: Partial<KernelEvent> = {}): KernelEvent => ({ ts: i, type: 'tcp_connect', pid: i % 2, comm: 'x', detail: { i }, mode: 'live', ...extra });
+const ev = (i: number, extra: Partial<KernelEvent> = {}): KernelEvent => ({
+  ts: i,
+  type: 'tcp_connect',
+  pid: i % 2,
+  comm: 'x',
+  detail: { i },
+  mode: 'live',
+  ...extra,
+});
 
 test('ring: bounded, oldest evicted and counted, newest kept under a limit', () => {
   const r = new EventRing(3, 100);
   for (let i = 0; i < 5; i++) r.push(ev(i));
   assert.equal(r.size, 3);
   assert.equal(r.evicted, 2);
-  assert.deepEqual(r.query({}, 10).events.map((e) => e.ts), [2, 3, 4]);
-  assert.deepEqual(r.query({}, 2), { events: [{ ...ev(3), seq: 103 }, { ...ev(4), seq: 104 }], truncated: true });
-  assert.deepEqual(r.query({ pid: 0 }, 10).events.map((e) => e.ts), [2, 4]);
-  assert.deepEqual(r.query({ from: 3, to: 3 }, 10).events.map((e) => e.ts), [3]);
+  assert.deepEqual(
+    r.query({}, 10).events.map((e) => e.ts),
+    [2, 3, 4]
+  );
+  assert.deepEqual(r.query({}, 2), {
+    events: [
+      { ...ev(3), seq: 103 },
+      { ...ev(4), seq: 104 },
+    ],
+    truncated: true,
+  });
+  assert.deepEqual(
+    r.query({ pid: 0 }, 10).events.map((e) => e.ts),
+    [2, 4]
+  );
+  assert.deepEqual(
+    r.query({ from: 3, to: 3 }, 10).events.map((e) => e.ts),
+    [3]
+  );
   assert.throws(() => new EventRing(0));
 });
 
@@ -33,16 +56,31 @@ test('ring sequence: consecutive seqs, resume right after a position, and the ga
   assert.equal(r.bySeq(1006), undefined, 'not yet');
   assert.deepEqual(r.resume(1003), { cursor: 1003 });
   assert.deepEqual(r.resume(1001), { cursor: 1001 }, 'the next one (1002) is still held: no gap');
-  assert.deepEqual(r.resume(1000), { cursor: 1001, gap: { after: 1000, resumedAt: 1002, reason: 'evicted', missed: 1 } });
-  assert.deepEqual(r.resume(500), { cursor: 1001, gap: { after: 500, resumedAt: 1002, reason: 'exporter_restarted', missed: null } });
-  assert.deepEqual(r.resume(5000), { cursor: 1001, gap: { after: 5000, resumedAt: 1002, reason: 'ahead', missed: null } });
+  assert.deepEqual(r.resume(1000), {
+    cursor: 1001,
+    gap: { after: 1000, resumedAt: 1002, reason: 'evicted', missed: 1 },
+  });
+  assert.deepEqual(r.resume(500), {
+    cursor: 1001,
+    gap: { after: 500, resumedAt: 1002, reason: 'exporter_restarted', missed: null },
+  });
+  assert.deepEqual(r.resume(5000), {
+    cursor: 1001,
+    gap: { after: 5000, resumedAt: 1002, reason: 'ahead', missed: null },
+  });
   // Paging forward: oldest first, the next position given, filters applied.
   const p1 = r.since(1001, {}, 2);
-  assert.deepEqual([p1.events.map((e) => e.seq), p1.truncated, p1.resumeAfter, p1.gap], [[1002, 1003], true, 1003, undefined]);
+  assert.deepEqual(
+    [p1.events.map((e) => e.seq), p1.truncated, p1.resumeAfter, p1.gap],
+    [[1002, 1003], true, 1003, undefined]
+  );
   const p2 = r.since(p1.resumeAfter, {}, 2);
   assert.deepEqual([p2.events.map((e) => e.seq), p2.truncated, p2.resumeAfter], [[1004, 1005], false, 1005]);
   const notable = r.since(999, { notable: true }, 10);
-  assert.deepEqual(notable.events.map((e) => e.ts), [2, 4]);
+  assert.deepEqual(
+    notable.events.map((e) => e.ts),
+    [2, 4]
+  );
   assert.equal(notable.gap?.reason, 'evicted');
   const none = r.since(1004, { pid: 99 }, 10);
   assert.deepEqual([none.events.length, none.resumeAfter], [0, 1005], 'nothing matched: the position still moves on');
@@ -68,7 +106,8 @@ test('event query: types, limit default, errors with reasons', () => {
   const resume = parseEventQuery({ class: 'notable', after: '1796117611174067' }, o, true);
   assert.ok(!('error' in resume));
   assert.deepEqual([resume.filter.notable, resume.after], [true, 1796117611174067]);
-  for (const q of [{ class: 'loud' }, { after: '-1' }, { after: 'x' }]) assert.ok('error' in parseEventQuery(q, o), JSON.stringify(q));
+  for (const q of [{ class: 'loud' }, { after: '-1' }, { after: 'x' }])
+    assert.ok('error' in parseEventQuery(q, o), JSON.stringify(q));
 });
 
 test('config: defaults, env overrides, clear errors', () => {
@@ -89,15 +128,27 @@ test('config: defaults, env overrides, clear errors', () => {
 });
 
 test('config: no token, loopback only; files for the uprobes named explicitly or not at all; pod labels; kubernetes mode', () => {
-  for (const host of ['127.0.0.1', '127.0.0.53', '::1', 'localhost']) assert.equal(loadConfig({ HOPSCOPE_BPF_HOST: host }).host, host);
+  for (const host of ['127.0.0.1', '127.0.0.53', '::1', 'localhost'])
+    assert.equal(loadConfig({ HOPSCOPE_BPF_HOST: host }).host, host);
   for (const host of ['0.0.0.0', '::', '10.1.2.3']) {
-    assert.throws(() => loadConfig({ HOPSCOPE_BPF_HOST: host }), /not a loopback address and HOPSCOPE_BPF_TOKEN is not set/, host);
+    assert.throws(
+      () => loadConfig({ HOPSCOPE_BPF_HOST: host }),
+      /not a loopback address and HOPSCOPE_BPF_TOKEN is not set/,
+      host
+    );
     assert.equal(loadConfig({ HOPSCOPE_BPF_HOST: host, HOPSCOPE_BPF_TOKEN: 'a'.repeat(24) }).token, 'a'.repeat(24));
   }
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_TOKEN: 'short' }), /at least 16 characters/);
   const c = loadConfig({});
-  assert.deepEqual(c.uprobeFiles, { node: [], libssl: [], libcuda: [] }, 'not the exporter\'s own node and libssl by default');
-  assert.deepEqual(loadConfig({ HOPSCOPE_BPF_LIBCUDA: '/a/libcuda.so.1, /b/libcuda.so.1' }).uprobeFiles.libcuda, ['/a/libcuda.so.1', '/b/libcuda.so.1']);
+  assert.deepEqual(
+    c.uprobeFiles,
+    { node: [], libssl: [], libcuda: [] },
+    "not the exporter's own node and libssl by default"
+  );
+  assert.deepEqual(loadConfig({ HOPSCOPE_BPF_LIBCUDA: '/a/libcuda.so.1, /b/libcuda.so.1' }).uprobeFiles.libcuda, [
+    '/a/libcuda.so.1',
+    '/b/libcuda.so.1',
+  ]);
   assert.equal(c.scanMs, 15_000);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_SCAN_MS: '10' }), /0 or at least 500/);
   assert.deepEqual(c.podLabels, ['app.kubernetes.io/name']);
@@ -105,9 +156,15 @@ test('config: no token, loopback only; files for the uprobes named explicitly or
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_POD_LABELS: 'app name' }), /not a Kubernetes label key/);
   assert.deepEqual(c.kubernetes, { mode: 'off' });
   assert.deepEqual(loadConfig({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kubernetes, { mode: 'in-cluster' });
-  assert.deepEqual(loadConfig({ KUBERNETES_SERVICE_HOST: '10.96.0.1', HOPSCOPE_BPF_KUBECONFIG: '/k' }).kubernetes, { mode: 'kubeconfig', kubeconfig: '/k' });
+  assert.deepEqual(loadConfig({ KUBERNETES_SERVICE_HOST: '10.96.0.1', HOPSCOPE_BPF_KUBECONFIG: '/k' }).kubernetes, {
+    mode: 'kubeconfig',
+    kubeconfig: '/k',
+  });
   assert.equal(c.sseMaxClients, 16);
-  assert.throws(() => loadConfig({ HOPSCOPE_BPF_HEADERS_TIMEOUT_MS: '5000', HOPSCOPE_BPF_REQUEST_TIMEOUT_MS: '1000' }), /REQUEST_TIMEOUT_MS/);
+  assert.throws(
+    () => loadConfig({ HOPSCOPE_BPF_HEADERS_TIMEOUT_MS: '5000', HOPSCOPE_BPF_REQUEST_TIMEOUT_MS: '1000' }),
+    /REQUEST_TIMEOUT_MS/
+  );
 });
 
 test('record → replay round trip: same events, mode "replay", recorded time kept', async () => {
@@ -118,9 +175,21 @@ test('record → replay round trip: same events, mode "replay", recorded time ke
     rec.write(ev(1000));
     await rec.close();
     const events = readRecording(join(dir, 'r.jsonl'));
-    assert.deepEqual(events.map((e) => e.ts), [1000, 2000], 'sorted by time');
+    assert.deepEqual(
+      events.map((e) => e.ts),
+      [1000, 2000],
+      'sorted by time'
+    );
     const out: KernelEvent[] = [];
     new Replayer(events, 'fast').start((e) => out.push(e));
-    assert.deepEqual(out.map((e) => [e.ts, e.mode, e.detail.recordedTs]), [[1000, 'replay', 1000], [2000, 'replay', 2000]]);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+    assert.deepEqual(
+      out.map((e) => [e.ts, e.mode, e.detail.recordedTs]),
+      [
+        [1000, 'replay', 1000],
+        [2000, 'replay', 2000],
+      ]
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

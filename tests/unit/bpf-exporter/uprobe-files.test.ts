@@ -12,7 +12,10 @@ import { test } from 'node:test';
 import { UprobeFiles } from '../../../bpf-exporter/src/core/uprobe-files';
 import { isLibcuda } from '../../../bpf-exporter/src/probes/gpu-alloc-fail';
 
-const POD_CGROUP = '0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_112233445566.slice/cri-containerd-' + 'c'.repeat(64) + '.scope\n';
+const POD_CGROUP =
+  '0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_112233445566.slice/cri-containerd-' +
+  'c'.repeat(64) +
+  '.scope\n';
 
 /** A maps line for `file` (its real device and inode), as /proc/<pid>/maps prints it. */
 function mapsLine(file: string, mapped = file): string {
@@ -24,7 +27,11 @@ function mapsLine(file: string, mapped = file): string {
 test('uprobe files: workloads only, one file per inode, container files through their root, rescans only on change', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bx-upf-'));
   try {
-    const lib = (name: string): string => { const p = join(dir, name); writeFileSync(p, name); return p; };
+    const lib = (name: string): string => {
+      const p = join(dir, name);
+      writeFileSync(p, name);
+      return p;
+    };
     const explicit = lib('libcuda.so.1');
     const podLib = lib('libcuda.so.535.104.05');
     const hostOnly = lib('libcuda.so.2');
@@ -37,29 +44,54 @@ test('uprobe files: workloads only, one file per inode, container files through 
       writeFileSync(join(proc, String(n), 'cgroup'), o.cgroup ?? '0::/user.slice/session-1.scope\n');
       // comm with a space and a parenthesis: fields are counted after the last ')'.
       writeFileSync(join(proc, String(n), 'stat'), `${n} (a b) c) S 1 ${'0 '.repeat(18)}${o.vsize ?? 1000} 0 0\n`);
-      try { symlinkSync(o.root ?? '/', join(proc, String(n), 'root')); } catch { /* exists */ }
+      try {
+        symlinkSync(o.root ?? '/', join(proc, String(n), 'root'));
+      } catch {
+        /* exists */
+      }
     };
     pid(10, { maps: [mapsLine(explicit)] }); // registered, maps the explicit file
     pid(11, { maps: [mapsLine(podLib), mapsLine(explicit)], cgroup: POD_CGROUP });
     pid(12, { maps: [mapsLine(hostOnly)] }); // neither registered nor in a pod: ignored
-    pid(13, { maps: [mapsLine(join(dir, 'ctr', 'usr', 'lib', 'libcuda.so.1'), '/usr/lib/libcuda.so.1')], cgroup: POD_CGROUP, root: join(dir, 'ctr') });
-    pid(14, { maps: [mapsLine(podLib).replace(/ +\S+$/, '    /gone/libcuda.so.1 (deleted)').replace(/ \d+ +\//, ' 999999 /')], cgroup: POD_CGROUP });
+    pid(13, {
+      maps: [mapsLine(join(dir, 'ctr', 'usr', 'lib', 'libcuda.so.1'), '/usr/lib/libcuda.so.1')],
+      cgroup: POD_CGROUP,
+      root: join(dir, 'ctr'),
+    });
+    pid(14, {
+      maps: [
+        mapsLine(podLib)
+          .replace(/ +\S+$/, '    /gone/libcuda.so.1 (deleted)')
+          .replace(/ \d+ +\//, ' 999999 /'),
+      ],
+      cgroup: POD_CGROUP,
+    });
     // The exporter itself, and another process of its own container: never looked at.
     const OWN = POD_CGROUP.replace(/c{64}/, 'e'.repeat(64));
     pid(99, { maps: [mapsLine(hostOnly)], cgroup: OWN });
     pid(98, { maps: [mapsLine(hostOnly)], cgroup: OWN });
     const registered = new Set([10]);
     const f = new UprobeFiles({
-      kinds: [{ file: 'libcuda', matches: isLibcuda }], explicit: { libcuda: [explicit, join(dir, 'nope.so')] },
-      registered: () => registered, scanMs: 1000, selfPid: 99, procRoot: proc,
+      kinds: [{ file: 'libcuda', matches: isLibcuda }],
+      explicit: { libcuda: [explicit, join(dir, 'nope.so')] },
+      registered: () => registered,
+      scanMs: 1000,
+      selfPid: 99,
+      procRoot: proc,
     });
     const changes: string[][] = [];
     f.on('change', (k: string[]) => changes.push(k));
     f.scan();
     const files = f.files('libcuda');
-    assert.deepEqual(files.map((x) => [x.path, x.source]), [
-      [explicit, 'explicit'], [podLib, 'discovered'], [join(proc, '13', 'root', 'usr', 'lib', 'libcuda.so.1'), 'discovered'],
-    ], 'explicit first; pid 12 (not a workload), 99 and 98 (the exporter\'s container) ignored; the container copy through its root');
+    assert.deepEqual(
+      files.map((x) => [x.path, x.source]),
+      [
+        [explicit, 'explicit'],
+        [podLib, 'discovered'],
+        [join(proc, '13', 'root', 'usr', 'lib', 'libcuda.so.1'), 'discovered'],
+      ],
+      "explicit first; pid 12 (not a workload), 99 and 98 (the exporter's container) ignored; the container copy through its root"
+    );
     assert.equal(files.find((x) => x.path === podLib)!.processes, 1);
     assert.equal(files[2].mappedPath, '/usr/lib/libcuda.so.1');
     assert.deepEqual(changes, [['libcuda']]);
@@ -83,5 +115,7 @@ test('uprobe files: workloads only, one file per inode, container files through 
     // The container process is gone: its file can no longer be reached and is dropped (found again if mapped again).
     rmSync(join(proc, '13'), { recursive: true });
     assert.ok(!f.files('libcuda').some((x) => x.mappedPath === '/usr/lib/libcuda.so.1'));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

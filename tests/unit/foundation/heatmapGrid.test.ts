@@ -1,14 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { buildHeatmapGrid, buildLut, cellAtPoint, cellRect, cellValue, colAtTime, paintGrid, parseColor } from '../../host/client/panels/heatmapGrid';
+import {
+  buildHeatmapGrid,
+  buildLut,
+  cellAtPoint,
+  cellRect,
+  cellValue,
+  colAtTime,
+  paintGrid,
+  parseColor,
+} from '../../host/client/panels/heatmapGrid';
 
-const rows = [{ id: 'u0', label: 'node-a · GPU 0' }, { id: 'u1', label: 'node-a · GPU 1' }];
+const rows = [
+  { id: 'u0', label: 'node-a · GPU 0' },
+  { id: 'u1', label: 'node-a · GPU 1' },
+];
 const times = [0, 1000, 2000, 3000];
 
 test('percent fields are normalised to 0..1 and missing samples stay NaN', () => {
   const g = buildHeatmapGrid({ rows, times, field: 'DCGM_FI_DEV_GPU_UTIL', values: [[0, 50, null, 100], [25]] });
-  assert.deepEqual(Array.from(g.values.slice(0, 4)).map((v) => (Number.isNaN(v) ? 'NaN' : v)), [0, 0.5, 'NaN', 1]);
+  assert.deepEqual(
+    Array.from(g.values.slice(0, 4)).map((v) => (Number.isNaN(v) ? 'NaN' : v)),
+    [0, 0.5, 'NaN', 1]
+  );
   assert.equal(g.values[4], 0.25);
   assert.ok(Number.isNaN(g.values[5]));
   const r = buildHeatmapGrid({ rows, times, field: 'DCGM_FI_PROF_SM_ACTIVE', values: [[0.9], [1.7]] });
@@ -37,7 +52,15 @@ test('the crosshair time maps to its column', () => {
 });
 
 test('painting uses the lookup table and leaves no-data cells transparent', () => {
-  const g = buildHeatmapGrid({ rows, times, field: 'DCGM_FI_PROF_SM_ACTIVE', values: [[0, 1, null, 0.5], [1, 1, 1, 1]] });
+  const g = buildHeatmapGrid({
+    rows,
+    times,
+    field: 'DCGM_FI_PROF_SM_ACTIVE',
+    values: [
+      [0, 1, null, 0.5],
+      [1, 1, 1, 1],
+    ],
+  });
   assert.equal(cellValue(g, { row: 0, col: 3 }), 0.5);
   const lut = buildLut(['#000000', '#ff0000']);
   const px = new Uint8ClampedArray(8 * 4);

@@ -35,7 +35,10 @@ describe('host config', () => {
   });
 
   it('every bad value is a clear error', () => {
-    assert.throws(() => loadConfig(['--port', 'abc'], {}), (e: Error) => e instanceof ConfigError && /--port must be a port number/.test(e.message));
+    assert.throws(
+      () => loadConfig(['--port', 'abc'], {}),
+      (e: Error) => e instanceof ConfigError && /--port must be a port number/.test(e.message)
+    );
     assert.throws(() => loadConfig([], { HOPSCOPE_HOST_PORT: '70000' }), /HOPSCOPE_HOST_PORT must be a port number/);
     assert.throws(() => loadConfig(['--proxy-url', 'localhost:3301'], {}), /--proxy-url must be/);
     assert.throws(() => loadConfig(['--nope'], {}), /Unknown option/);

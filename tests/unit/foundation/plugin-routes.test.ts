@@ -21,13 +21,20 @@ import {
   type PluginRoute,
 } from '../../host/pluginRoutes';
 
-const routes = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'plugin.json'), 'utf8')) as { routes: PluginRoute[] }).routes;
+const routes = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'plugin.json'), 'utf8')) as {
+    routes: PluginRoute[];
+  }
+).routes;
 const data = { JsonData: { proxyUrl: 'http://proxy.local:3301' }, SecureJsonData: { proxyToken: 's3cret' } };
 
 describe('plugin routes: the matching of pkg/api/pluginproxy', () => {
   it('the proxy path is what follows /api/plugin-proxy/<id>/ (escaped, as Grafana reads it)', () => {
     assert.equal(extractProxyPath('/api/plugin-proxy/hopscope-rca-app/api/traces/abc'), 'api/traces/abc');
-    assert.equal(extractProxyPath('/api/plugin-proxy/hopscope-rca-app/api/services/llm%20vllm/pods'), 'api/services/llm%20vllm/pods');
+    assert.equal(
+      extractProxyPath('/api/plugin-proxy/hopscope-rca-app/api/services/llm%20vllm/pods'),
+      'api/services/llm%20vllm/pods'
+    );
     assert.equal(extractProxyPath('/api/plugin-proxy/hopscope-rca-app'), '');
   });
 
@@ -48,7 +55,11 @@ describe('plugin routes: the matching of pkg/api/pluginproxy', () => {
     assert.equal(matchPattern('api/alerts/rules', 'api/alerts/rules/export'), undefined, 'no prefix matching');
     assert.equal(matchPattern('api/alerts/rules', 'api/alerts'), undefined);
     assert.deepEqual(matchPattern('api/*', 'api/traces/abc/rca'), { glob: 'traces/abc/rca' });
-    assert.deepEqual(matchPattern('api/*', 'api/services/llm%20vllm'), { glob: 'services/llm vllm' }, 'the glob is unescaped');
+    assert.deepEqual(
+      matchPattern('api/*', 'api/services/llm%20vllm'),
+      { glob: 'services/llm vllm' },
+      'the glob is unescaped'
+    );
     assert.equal(matchPattern('api/*', 'api'), undefined, '* needs at least one segment');
     assert.equal(matchPattern('api/*', 'api/'), undefined);
     assert.equal(matchPattern('api/*', 'apix/health'), undefined);
@@ -93,13 +104,19 @@ describe("Hopscope's routes (plugin.json)", () => {
     assert.equal(d.status, 200);
     assert.equal(d.match.route.reqRole, 'Viewer');
     assert.equal(d.match.rest, 'traces/abc/rca');
-    assert.equal(targetUrl(d.match, data, '?from=now-1h&to=now').toString(), 'http://proxy.local:3301/api/traces/abc/rca?from=now-1h&to=now');
+    assert.equal(
+      targetUrl(d.match, data, '?from=now-1h&to=now').toString(),
+      'http://proxy.local:3301/api/traces/abc/rca?from=now-1h&to=now'
+    );
     assert.deepEqual(routeHeaders(d.match.route, data), { authorization: 'Bearer s3cret' });
     assert.equal(decide(routes, 'GET', 'api/health', 'None').status, 403, 'a user without an org role reads nothing');
   });
 
   it("a Viewer's PUT of the alert rules is refused as Grafana refuses it (403); an Editor's reaches the proxy", () => {
-    assert.deepEqual(decide(routes, 'PUT', 'api/alerts/rules', 'Viewer'), { status: 403, message: 'plugin proxy route access denied' });
+    assert.deepEqual(decide(routes, 'PUT', 'api/alerts/rules', 'Viewer'), {
+      status: 403,
+      message: 'plugin proxy route access denied',
+    });
     const editor = decide(routes, 'PUT', 'api/alerts/rules', 'Editor');
     assert.equal(editor.status, 200);
     assert.equal(targetUrl(editor.match, data, '').toString(), 'http://proxy.local:3301/api/alerts/rules');
@@ -108,7 +125,10 @@ describe("Hopscope's routes (plugin.json)", () => {
   });
 
   it('every mutating call of the app is an Editor route: rules import and saving a root-cause answer', () => {
-    for (const [method, path] of [['POST', 'api/alerts/rules/import'], ['POST', 'api/rca/answers']]) {
+    for (const [method, path] of [
+      ['POST', 'api/alerts/rules/import'],
+      ['POST', 'api/rca/answers'],
+    ]) {
       assert.equal(decide(routes, method, path, 'Viewer').status, 403, `${method} ${path} as Viewer`);
       const ok = decide(routes, method, path, 'Editor');
       assert.equal(ok.status, 200, `${method} ${path} as Editor`);
@@ -121,7 +141,11 @@ describe("Hopscope's routes (plugin.json)", () => {
 
   it('nothing else is forwarded: other methods, other paths, the bare api/ (404)', () => {
     assert.equal(decide(routes, 'DELETE', 'api/alerts/rules', 'Admin').status, 404);
-    assert.equal(decide(routes, 'POST', 'api/runs', 'Admin').status, 404, 'the load generator registers runs with the proxy itself');
+    assert.equal(
+      decide(routes, 'POST', 'api/runs', 'Admin').status,
+      404,
+      'the load generator registers runs with the proxy itself'
+    );
     assert.equal(decide(routes, 'PUT', 'api/alerts/rules/export', 'Admin').status, 404);
     assert.equal(decide(routes, 'GET', 'metrics', 'Admin').status, 404);
     assert.equal(decide(routes, 'GET', 'api', 'Admin').status, 404);
@@ -130,7 +154,11 @@ describe("Hopscope's routes (plugin.json)", () => {
   it('every route sends the token and targets the proxy URL', () => {
     for (const r of routes) {
       assert.match(r.url ?? '', /^\{\{ \.JsonData\.proxyUrl \}\}\/api(\/|$)/, r.path);
-      assert.deepEqual(r.headers, [{ name: 'Authorization', content: 'Bearer {{ .SecureJsonData.proxyToken }}' }], r.path);
+      assert.deepEqual(
+        r.headers,
+        [{ name: 'Authorization', content: 'Bearer {{ .SecureJsonData.proxyToken }}' }],
+        r.path
+      );
       assert.ok(r.method && ['Viewer', 'Editor'].includes(r.reqRole ?? ''), `${r.path}: a method and a role`);
     }
   });
@@ -138,7 +166,10 @@ describe("Hopscope's routes (plugin.json)", () => {
 
 describe('route templates and URLs', () => {
   it('templates: missing values render empty, unknown actions fail loudly', () => {
-    assert.equal(renderTemplate('Bearer {{ .SecureJsonData.proxyToken }}', { JsonData: {}, SecureJsonData: {} }), 'Bearer ');
+    assert.equal(
+      renderTemplate('Bearer {{ .SecureJsonData.proxyToken }}', { JsonData: {}, SecureJsonData: {} }),
+      'Bearer '
+    );
     assert.equal(renderTemplate('{{.JsonData.proxyUrl}}/api', data), 'http://proxy.local:3301/api');
     assert.throws(() => renderTemplate('{{ .URL | printf }}', data), /unsupported template action/);
   });

@@ -1,13 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SamplingDecision, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SamplingDecision,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import { AdaptiveSampler, parentBasedAdaptive, traceIdFraction } from '../../../loadgen/src/telemetry/adaptive-sampler';
 import { KeepErrorsSpanProcessor } from '../../../loadgen/src/telemetry/keep-errors-processor';
 
 /** Drives a sampler with a synthetic QPS curve (requests/s per second) and optional latencies, on a fake clock. */
-function drive(s: AdaptiveSampler, clock: { t: number }, seconds: number, qps: (sec: number) => number, latencyMs?: (sec: number) => number, from = 0): number[] {
+function drive(
+  s: AdaptiveSampler,
+  clock: { t: number },
+  seconds: number,
+  qps: (sec: number) => number,
+  latencyMs?: (sec: number) => number,
+  from = 0
+): number[] {
   const rates: number[] = [];
   for (let sec = from; sec < from + seconds; sec++) {
     const n = Math.round(qps(sec));
@@ -33,8 +45,17 @@ describe('adaptive sampler on synthetic curves', () => {
   it('keeps the base rate under steady traffic below the knee', () => {
     const clock = { t: 0 };
     const s = new AdaptiveSampler({ baseRate: 1, minRate: 0.01, p99KneeMs: 500, now: () => clock.t });
-    const rates = drive(s, clock, 30, () => 100, () => 80);
-    assert.ok(rates.every((r) => r === 1), `rates ${rates}`);
+    const rates = drive(
+      s,
+      clock,
+      30,
+      () => 100,
+      () => 80
+    );
+    assert.ok(
+      rates.every((r) => r === 1),
+      `rates ${rates}`
+    );
     assert.equal(s.reason(), 'calm');
   });
 
@@ -53,16 +74,35 @@ describe('adaptive sampler on synthetic curves', () => {
     const s = new AdaptiveSampler({ baseRate: 1, now: () => clock.t });
     drive(s, clock, 20, () => 100);
     const rates = drive(s, clock, 10, () => 120, undefined, 20);
-    assert.ok(rates.every((r) => r === 1), `rates ${rates}`);
+    assert.ok(
+      rates.every((r) => r === 1),
+      `rates ${rates}`
+    );
   });
 
   it('halves while P99 is above the knee, never below the floor', () => {
     const clock = { t: 0 };
     const s = new AdaptiveSampler({ baseRate: 1, minRate: 0.01, p99KneeMs: 500, now: () => clock.t });
-    drive(s, clock, 10, () => 50, () => 100);
-    const rates = drive(s, clock, 30, () => 50, () => 2000, 10);
+    drive(
+      s,
+      clock,
+      10,
+      () => 50,
+      () => 100
+    );
+    const rates = drive(
+      s,
+      clock,
+      30,
+      () => 50,
+      () => 2000,
+      10
+    );
     assert.ok(rates[2] < 0.5, `rate should fall within 3 s above the knee: ${rates.slice(0, 4)}`);
-    assert.ok(rates.every((r, i) => i === 0 || r <= rates[i - 1]), 'monotonic decrease while over the knee');
+    assert.ok(
+      rates.every((r, i) => i === 0 || r <= rates[i - 1]),
+      'monotonic decrease while over the knee'
+    );
     assert.equal(Math.min(...rates), 0.01, 'floor is 1%');
     assert.equal(s.reason(), 'p99_knee');
   });
@@ -70,10 +110,30 @@ describe('adaptive sampler on synthetic curves', () => {
   it('recovers to the base rate once calm', () => {
     const clock = { t: 0 };
     const s = new AdaptiveSampler({ baseRate: 0.5, minRate: 0.01, p99KneeMs: 500, calmS: 5, now: () => clock.t });
-    drive(s, clock, 10, () => 50, () => 100);
-    drive(s, clock, 20, () => 50, () => 3000, 10);
+    drive(
+      s,
+      clock,
+      10,
+      () => 50,
+      () => 100
+    );
+    drive(
+      s,
+      clock,
+      20,
+      () => 50,
+      () => 3000,
+      10
+    );
     assert.equal(s.currentRate(), 0.01);
-    const rates = drive(s, clock, 60, () => 50, () => 100, 30);
+    const rates = drive(
+      s,
+      clock,
+      60,
+      () => 50,
+      () => 100,
+      30
+    );
     assert.equal(rates[rates.length - 1], 0.5, `rates ${rates.join(',')}`);
     assert.ok(rates[5] < 0.5, 'recovery is gradual, not instant');
   });
@@ -111,10 +171,26 @@ describe('parent-based wrapper and error keeping', () => {
   it('children follow the parent decision; dropped traces are recorded, not sampled', () => {
     const clock = { t: 0 };
     const sampler = parentBasedAdaptive(new AdaptiveSampler({ baseRate: 0.01, minRate: 0.01, now: () => clock.t }));
-    const sampledParent = trace.setSpanContext(ROOT_CONTEXT, { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true });
-    const droppedParent = trace.setSpanContext(ROOT_CONTEXT, { traceId: 'a'.repeat(31) + '0', spanId: 'b'.repeat(16), traceFlags: TraceFlags.NONE, isRemote: true });
-    assert.equal(sampler.shouldSample(sampledParent, 'a'.repeat(32), 'x', SpanKind.SERVER, {}, []).decision, SamplingDecision.RECORD_AND_SAMPLED);
-    assert.equal(sampler.shouldSample(droppedParent, 'a'.repeat(31) + '0', 'x', SpanKind.SERVER, {}, []).decision, SamplingDecision.RECORD);
+    const sampledParent = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'a'.repeat(32),
+      spanId: 'b'.repeat(16),
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    const droppedParent = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'a'.repeat(31) + '0',
+      spanId: 'b'.repeat(16),
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    });
+    assert.equal(
+      sampler.shouldSample(sampledParent, 'a'.repeat(32), 'x', SpanKind.SERVER, {}, []).decision,
+      SamplingDecision.RECORD_AND_SAMPLED
+    );
+    assert.equal(
+      sampler.shouldSample(droppedParent, 'a'.repeat(31) + '0', 'x', SpanKind.SERVER, {}, []).decision,
+      SamplingDecision.RECORD
+    );
   });
 
   it('exports every span of a dropped trace once one of its spans errors (errors and timeouts are always kept)', async () => {
@@ -125,7 +201,13 @@ describe('parent-based wrapper and error keeping', () => {
     const ids = { next: 0 };
     const provider = new BasicTracerProvider({
       sampler,
-      idGenerator: { generateTraceId: () => `${'0'.repeat(24)}ffff${(0xf000 + ids.next++).toString(16)}`, generateSpanId: () => Math.floor(Math.random() * 2 ** 48).toString(16).padStart(16, '0') },
+      idGenerator: {
+        generateTraceId: () => `${'0'.repeat(24)}ffff${(0xf000 + ids.next++).toString(16)}`,
+        generateSpanId: () =>
+          Math.floor(Math.random() * 2 ** 48)
+            .toString(16)
+            .padStart(16, '0'),
+      },
       spanProcessors: [new KeepErrorsSpanProcessor(new SimpleSpanProcessor(exporter))],
     });
     const tracer = provider.getTracer('t');
@@ -143,7 +225,10 @@ describe('parent-based wrapper and error keeping', () => {
     child.setStatus({ code: SpanStatusCode.ERROR, message: 'timeout' });
     child.end();
     root.end();
-    const names = exporter.getFinishedSpans().map((s) => s.name).sort();
+    const names = exporter
+      .getFinishedSpans()
+      .map((s) => s.name)
+      .sort();
     assert.deepEqual(names, ['child', 'root', 'sibling-ok']);
     assert.ok(exporter.getFinishedSpans().every((s) => s.spanContext().traceFlags & TraceFlags.SAMPLED));
     await provider.shutdown();

@@ -23,14 +23,24 @@ describe('the RAG corpus and its retrieval', () => {
   });
 
   it('the main topic is the one named last (the question after a "given what you know about …" nesting)', () => {
-    const q = 'Given what you know about TCP retransmission, and assuming it depends on the vector index: How does prefix caching affect latency?';
-    assert.deepEqual(queryTopics(q).map((t) => t.slug), ['prefix-caching', 'vector-index', 'tcp-retransmission']);
-    assert.deepEqual(relevantDocuments(q), ['doc-prefix-caching-1', 'doc-prefix-caching-2', 'doc-prefix-caching-3', 'doc-prefix-caching-4']);
+    const q =
+      'Given what you know about TCP retransmission, and assuming it depends on the vector index: How does prefix caching affect latency?';
+    assert.deepEqual(
+      queryTopics(q).map((t) => t.slug),
+      ['prefix-caching', 'vector-index', 'tcp-retransmission']
+    );
+    assert.deepEqual(relevantDocuments(q), [
+      'doc-prefix-caching-1',
+      'doc-prefix-caching-2',
+      'doc-prefix-caching-3',
+      'doc-prefix-caching-4',
+    ]);
     assert.deepEqual(relevantDocuments('What is the weather like?'), []);
   });
 
   it('returns k documents, deterministically; its recall is the true share of the relevant ones; it misses some', () => {
-    let found = 0, relevant = 0;
+    let found = 0,
+      relevant = 0;
     const recalls: number[] = [];
     for (let i = 0; i < 200; i++) {
       const q = synthPrompt(3, i, { multiTurnP: 0 }).messages[0].content;
@@ -42,7 +52,10 @@ describe('the RAG corpus and its retrieval', () => {
       const hit = r.documents.filter((d) => rel.includes(d.id)).length;
       assert.equal(r.recall, Number((hit / rel.length).toFixed(3)));
       // Relevant documents rank first.
-      assert.deepEqual(r.documents.slice(0, hit).map((d) => rel.includes(d.id)), Array(hit).fill(true));
+      assert.deepEqual(
+        r.documents.slice(0, hit).map((d) => rel.includes(d.id)),
+        Array(hit).fill(true)
+      );
       found += hit;
       relevant += rel.length;
       recalls.push(r.recall!);
@@ -55,7 +68,10 @@ describe('the RAG corpus and its retrieval', () => {
   });
 
   it('the shipped dataset (loadgen/scenarios/data/rag-questions.jsonl) is valid PromptLines whose expected documents are the relevant ones', () => {
-    const lines = readFileSync(DATASET, 'utf8').split('\n').filter(Boolean).map((l) => PromptLine.parse(JSON.parse(l)));
+    const lines = readFileSync(DATASET, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => PromptLine.parse(JSON.parse(l)));
     assert.ok(lines.length >= 40, `${lines.length} questions`);
     const topics = new Set<string>();
     for (const l of lines) {

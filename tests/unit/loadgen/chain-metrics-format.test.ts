@@ -3,17 +3,33 @@ import { describe, it } from 'node:test';
 import { TraceFlags, trace } from '@opentelemetry/api';
 import { Counter, Histogram } from 'prom-client';
 import { observeWithExemplar, traceExemplar } from '../../../loadgen/src/telemetry/exemplars';
-import { metricsText, podRegistry, renderMetrics, wantsOpenMetrics } from '../../../loadgen/src/telemetry/metrics-format';
+import {
+  metricsText,
+  podRegistry,
+  renderMetrics,
+  wantsOpenMetrics,
+} from '../../../loadgen/src/telemetry/metrics-format';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
-const span = (flags: number) => trace.wrapSpanContext({ traceId: TRACE, spanId: '00f067aa0ba902b7', traceFlags: flags });
-const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+const span = (flags: number) =>
+  trace.wrapSpanContext({ traceId: TRACE, spanId: '00f067aa0ba902b7', traceFlags: flags });
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 function registry() {
   const r = podRegistry();
-  new Counter({ name: 'hopscope_requests_total', help: 'Requests.', labelNames: ['code'], registers: [r] }).inc({ code: '200' });
+  new Counter({ name: 'hopscope_requests_total', help: 'Requests.', labelNames: ['code'], registers: [r] }).inc({
+    code: '200',
+  });
   new Counter({ name: 'tgi_request_count', help: 'TGI style, no _total.', registers: [r] }).inc(2);
-  const h = new Histogram({ name: 'hopscope_request_duration_seconds', help: 'Durations.', labelNames: ['route'], buckets: [0.1, 1], registers: [r], enableExemplars: true });
+  const h = new Histogram({
+    name: 'hopscope_request_duration_seconds',
+    help: 'Durations.',
+    labelNames: ['route'],
+    buckets: [0.1, 1],
+    registers: [r],
+    enableExemplars: true,
+  });
   observeWithExemplar(h, { route: '/x' }, 0.05, traceExemplar(span(TraceFlags.SAMPLED)));
   return r;
 }
@@ -30,7 +46,13 @@ describe('/metrics formats', () => {
     assert.match(contentType, /^application\/openmetrics-text; version=1\.0\.0/);
     assert.match(body, /^# TYPE hopscope_requests counter$/m);
     assert.match(body, /^hopscope_requests_total\{code="200"\} 1$/m);
-    assert.match(body, new RegExp(`^hopscope_request_duration_seconds_bucket\\{le="0.1",route="/x"\\} 1 # \\{trace_id="${TRACE}",span_id="00f067aa0ba902b7"\\} 0.05 \\d+(\\.\\d+)?$`, 'm'));
+    assert.match(
+      body,
+      new RegExp(
+        `^hopscope_request_duration_seconds_bucket\\{le="0.1",route="/x"\\} 1 # \\{trace_id="${TRACE}",span_id="00f067aa0ba902b7"\\} 0.05 \\d+(\\.\\d+)?$`,
+        'm'
+      )
+    );
     assert.ok(body.endsWith('# EOF\n'));
   });
 

@@ -4,14 +4,28 @@ import { DCGM_BLANK_INT64, dcgmRegistry, makeGpus } from '../../../loadgen/src/c
 
 function gpus() {
   const g = makeGpus(['node-a'], 2);
-  g[0].owner = { pod: 'llm-vllm-x-0', namespace: 'ns', container: 'vllm', engine: { busyMsTotal: 0, lastBatchSize: 16, kvUsage: 0.5, opts: { maxNumSeqs: 32 } }, weightsMiB: 8000, oom: () => false };
+  g[0].owner = {
+    pod: 'llm-vllm-x-0',
+    namespace: 'ns',
+    container: 'vllm',
+    engine: { busyMsTotal: 0, lastBatchSize: 16, kvUsage: 0.5, opts: { maxNumSeqs: 32 } },
+    weightsMiB: 8000,
+    oom: () => false,
+  };
   return g;
 }
 
 describe('simulated dcgm-exporter', () => {
   it('uses dcgm-exporter labels and the blank sentinel', async () => {
-    const text = await dcgmRegistry('node-a', gpus(), { smActive: true, hostnameLabel: 'Hostname', mig: false }).metrics();
-    assert.match(text, /DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-[0-9a-f-]{36}",pci_bus_id="[^"]+",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-a",DCGM_FI_DRIVER_VERSION="[^"]+",container="vllm",namespace="ns",pod="llm-vllm-x-0"\} \d+/);
+    const text = await dcgmRegistry('node-a', gpus(), {
+      smActive: true,
+      hostnameLabel: 'Hostname',
+      mig: false,
+    }).metrics();
+    assert.match(
+      text,
+      /DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-[0-9a-f-]{36}",pci_bus_id="[^"]+",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-a",DCGM_FI_DRIVER_VERSION="[^"]+",container="vllm",namespace="ns",pod="llm-vllm-x-0"\} \d+/
+    );
     // prom-client prints doubles: the sentinel reads back as ≥ 9.22e18, which is how consumers detect it.
     const blank = Number(/DCGM_FI_DEV_MEMORY_TEMP\{[^}]*\} (\S+)/.exec(text)![1]);
     assert.ok(blank >= 9.22e18 && Math.abs(blank - DCGM_BLANK_INT64) < 2048);
@@ -20,12 +34,22 @@ describe('simulated dcgm-exporter', () => {
   });
 
   it('can drop SM_ACTIVE, use lowercase hostname, and split GPU 0 into MIG instances', async () => {
-    const text = await dcgmRegistry('node-a', gpus(), { smActive: false, hostnameLabel: 'hostname', mig: true }).metrics();
+    const text = await dcgmRegistry('node-a', gpus(), {
+      smActive: false,
+      hostnameLabel: 'hostname',
+      mig: true,
+    }).metrics();
     assert.ok(!text.includes('DCGM_FI_PROF_SM_ACTIVE'));
     assert.ok(!text.includes('Hostname='));
     const gr = text.split('\n').filter((l) => l.startsWith('DCGM_FI_PROF_GR_ENGINE_ACTIVE{'));
     assert.equal(gr.length, 3, 'GPU 0 as two MIG instances + GPU 1');
     assert.ok(gr.filter((l) => /GPU_I_PROFILE="3g.40gb",GPU_I_ID="[12]"/.test(l)).length === 2);
-    assert.ok(text.split('\n').filter((l) => l.startsWith('DCGM_FI_DEV_FB_USED{')).every((l) => !l.includes('GPU_I_ID')), 'device fields stay per GPU');
+    assert.ok(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('DCGM_FI_DEV_FB_USED{'))
+        .every((l) => !l.includes('GPU_I_ID')),
+      'device fields stay per GPU'
+    );
   });
 });

@@ -1,16 +1,34 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ENGINE_DEFAULTS, EngineError, InferenceEngine, type SeqResult, type StepInfo } from '../../../loadgen/src/chain/llm/engine';
+import {
+  ENGINE_DEFAULTS,
+  EngineError,
+  InferenceEngine,
+  type SeqResult,
+  type StepInfo,
+} from '../../../loadgen/src/chain/llm/engine';
 import { MODELS } from '../../../loadgen/src/chain/llm/models';
 import { seededRandom } from '../../../loadgen/src/chain/util';
 
 // Step durations are reported in (scaled) simulated ms, so these tests check the model, not the wall clock.
 function engine(over: Partial<ConstructorParameters<typeof InferenceEngine>[0]> = {}) {
-  return new InferenceEngine({ ...ENGINE_DEFAULTS, scale: (ms) => ms * 0.001, rand: seededRandom(1), kvFactor: () => 1, oomProbability: () => 0, ...over });
+  return new InferenceEngine({
+    ...ENGINE_DEFAULTS,
+    scale: (ms) => ms * 0.001,
+    rand: seededRandom(1),
+    kvFactor: () => 1,
+    oomProbability: () => 0,
+    ...over,
+  });
 }
 const model = MODELS['hopscope-llama-8b-v1'];
 function run(e: InferenceEngine, promptTokens: number, tokens: number, prefixKey = 'p'): Promise<SeqResult> {
-  return new Promise((resolve, reject) => e.submit({ model, promptTokens, prefixKey, prefixTokens: 20, maxTokens: tokens, targetTokens: tokens }, { onToken: () => {}, onDone: resolve, onError: reject }));
+  return new Promise((resolve, reject) =>
+    e.submit(
+      { model, promptTokens, prefixKey, prefixTokens: 20, maxTokens: tokens, targetTokens: tokens },
+      { onToken: () => {}, onDone: resolve, onError: reject }
+    )
+  );
 }
 
 describe('simulated continuous-batching engine', () => {
@@ -26,7 +44,9 @@ describe('simulated continuous-batching engine', () => {
   it('decode time per step grows with batch size', async () => {
     const e = engine();
     const decode: StepInfo[] = [];
-    e.on('step', (s) => { if (s.prefillSeqs === 0) decode.push(s); });
+    e.on('step', (s) => {
+      if (s.prefillSeqs === 0) decode.push(s);
+    });
     await run(e, 50, 6);
     const single = decode[decode.length - 1];
     decode.length = 0;
@@ -43,13 +63,19 @@ describe('simulated continuous-batching engine', () => {
     assert.equal(r.cachedTokens, 20);
     const t = engine({ kvFactor: () => 0.03, maxNumSeqs: 32 });
     const rs = await Promise.all(Array.from({ length: 16 }, () => run(t, 120, 20, 'shared')));
-    assert.ok(rs.slice(1).every((x) => x.cachedTokens === 0), 'no prefix hits while thrashing');
+    assert.ok(
+      rs.slice(1).every((x) => x.cachedTokens === 0),
+      'no prefix hits while thrashing'
+    );
     assert.ok(t.preemptions > 0, 'KV overflow preempts');
   });
 
   it('gpu_oom fails the allocation at admission', async () => {
     const e = engine({ oomProbability: () => 1 });
-    await assert.rejects(run(e, 10, 2), (err: EngineError) => err.code === 'gpu_oom' && /CUDA out of memory/.test(err.message));
+    await assert.rejects(
+      run(e, 10, 2),
+      (err: EngineError) => err.code === 'gpu_oom' && /CUDA out of memory/.test(err.message)
+    );
     assert.equal(e.oomFailures, 1);
   });
 
@@ -58,10 +84,17 @@ describe('simulated continuous-batching engine', () => {
     let release: (r: number) => void = () => {};
     const e = engine({
       oomProbability: () => 1,
-      gpuAlloc: (bytes, fail) => { calls.push({ bytes, fail, at: performance.now() }); return new Promise((r) => { release = r; }); },
+      gpuAlloc: (bytes, fail) => {
+        calls.push({ bytes, fail, at: performance.now() });
+        return new Promise((r) => {
+          release = r;
+        });
+      },
     });
     let failed: EngineError | undefined;
-    void run(e, 40, 2).catch((err: EngineError) => { failed = err; });
+    void run(e, 40, 2).catch((err: EngineError) => {
+      failed = err;
+    });
     const failure = (): EngineError | undefined => failed;
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(calls.length, 1);
@@ -74,15 +107,34 @@ describe('simulated continuous-batching engine', () => {
     assert.equal(failure()?.code, 'gpu_oom');
     assert.equal(failure()?.cudaResult, 2);
     assert.equal(failure()?.bytes, calls[0].bytes);
-    const ok = engine({ gpuAlloc: (bytes, fail) => { calls.push({ bytes, fail, at: 0 }); return Promise.resolve(0); } });
+    const ok = engine({
+      gpuAlloc: (bytes, fail) => {
+        calls.push({ bytes, fail, at: 0 });
+        return Promise.resolve(0);
+      },
+    });
     await run(ok, 10, 3);
-    assert.deepEqual(calls.slice(1).map((c) => c.fail), [false], 'a healthy admission allocates once, successfully');
+    assert.deepEqual(
+      calls.slice(1).map((c) => c.fail),
+      [false],
+      'a healthy admission allocates once, successfully'
+    );
   });
 
   it('refuses work beyond its queue (overloaded)', () => {
     const e = engine({ maxQueue: 1 });
-    e.submit({ model, promptTokens: 5, prefixKey: 'x', prefixTokens: 0, maxTokens: 1, targetTokens: 1 }, { onToken() {}, onDone() {}, onError() {} });
-    assert.throws(() => e.submit({ model, promptTokens: 5, prefixKey: 'x', prefixTokens: 0, maxTokens: 1, targetTokens: 1 }, { onToken() {}, onDone() {}, onError() {} }), /queue full/);
+    e.submit(
+      { model, promptTokens: 5, prefixKey: 'x', prefixTokens: 0, maxTokens: 1, targetTokens: 1 },
+      { onToken() {}, onDone() {}, onError() {} }
+    );
+    assert.throws(
+      () =>
+        e.submit(
+          { model, promptTokens: 5, prefixKey: 'x', prefixTokens: 0, maxTokens: 1, targetTokens: 1 },
+          { onToken() {}, onDone() {}, onError() {} }
+        ),
+      /queue full/
+    );
     e.stop();
   });
 });

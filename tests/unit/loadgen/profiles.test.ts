@@ -31,7 +31,10 @@ describe('load profiles', () => {
 
   it('step raises the rate at each step edge, capped', () => {
     const p: Profile = { ...base, kind: 'step', startRps: 10, stepRps: 20, stepEveryS: 2, rps: 50 };
-    assert.deepEqual([0, 2, 4, 6, 8].map((t) => rateAt(p, t)), [10, 30, 50, 50, 50]);
+    assert.deepEqual(
+      [0, 2, 4, 6, 8].map((t) => rateAt(p, t)),
+      [10, 30, 50, 50, 50]
+    );
     const ts = [...arrivals(p, 1)];
     assert.ok(Math.abs(ts.filter((t) => t < 2).length - 20) <= 1);
     assert.ok(Math.abs(ts.filter((t) => t >= 2 && t < 4).length - 60) <= 1);
@@ -50,7 +53,10 @@ describe('load profiles', () => {
     assert.throws(() => validateProfile({ ...base, rps: 1e9 }), /rps must be ≤ 100000/);
     assert.throws(() => validateProfile({ ...base, durationS: 0 }), /duration must be > 0/);
     assert.throws(() => validateProfile({ ...base, kind: 'ramp' }), /start-rps is required/);
-    assert.throws(() => validateProfile({ ...base, kind: 'spike', spikeRps: 10, spikeAtS: 50, spikeForS: 1 }), /spike-at .* inside the run/);
+    assert.throws(
+      () => validateProfile({ ...base, kind: 'spike', spikeRps: 10, spikeAtS: 50, spikeForS: 1 }),
+      /spike-at .* inside the run/
+    );
     assert.throws(() => validateProfile({ ...base, kind: 'wave' as Profile['kind'] }), /unknown profile "wave"/);
   });
 });

@@ -21,13 +21,15 @@ describe('seeded prompt synthesiser', () => {
         assert.equal(p.messages.length, 2 * (p.turns - 1) + 1);
       }
     }
-    for (const k of ['synonym_swap', 'logic_inversion', 'multi_hop_nesting', 'long_tail_length', 'multi_turn']) assert.ok(kinds.has(k), `missing ${k}`);
+    for (const k of ['synonym_swap', 'logic_inversion', 'multi_hop_nesting', 'long_tail_length', 'multi_turn'])
+      assert.ok(kinds.has(k), `missing ${k}`);
     assert.ok(multi > 60 && multi < 200, `${multi} multi-turn of 400`);
   });
 
   it('has a long-tailed length distribution', () => {
     const lens = Array.from({ length: 1000 }, (_, i) => synthPrompt(9, i).approxTokens).sort((a, b) => a - b);
-    const p50 = lens[500], p99 = lens[990];
+    const p50 = lens[500],
+      p99 = lens[990];
     assert.ok(p99 > 5 * p50, `p50 ${p50} p99 ${p99}`);
   });
 });

@@ -14,12 +14,22 @@ import { startProxy } from '../../../backend-proxy/src/server';
 
 const none = { prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 0 };
 const rule = {
-  id: 'slow-handshakes', name: 'Slow TLS handshakes', withinMs: 5000, lookbackMs: 60_000, severity: 'warning', enabled: true,
+  id: 'slow-handshakes',
+  name: 'Slow TLS handshakes',
+  withinMs: 5000,
+  lookbackMs: 60_000,
+  severity: 'warning',
+  enabled: true,
   conditions: [{ kind: 'kernel', type: 'tls_handshake', minDurationMs: 300, consecutive: 2 }],
 };
 const put = (url: string, body: unknown): Promise<Response> =>
-  fetch(`${url}/api/alerts/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const getRules = async (url: string): Promise<AlertRules & { notice?: string }> => (await (await fetch(`${url}/api/alerts/rules`)).json()) as AlertRules & { notice?: string };
+  fetch(`${url}/api/alerts/rules`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const getRules = async (url: string): Promise<AlertRules & { notice?: string }> =>
+  (await (await fetch(`${url}/api/alerts/rules`)).json()) as AlertRules & { notice?: string };
 
 function tempDir(): { dir: string; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-rules-'));
@@ -35,7 +45,11 @@ test('the file is imported once into an empty database; PUT saves to the databas
     const written = statSync(file).mtimeMs;
     let proxy = await startProxy({ port: 0, ...none, alertRulesFile: file, dataDir });
     const first = await getRules(proxy.url);
-    assert.deepEqual(first.rules.map((r) => r.id), ['slow-handshakes'], 'imported from the file');
+    assert.deepEqual(
+      first.rules.map((r) => r.id),
+      ['slow-handshakes'],
+      'imported from the file'
+    );
     assert.equal(first.version, 1);
     assert.match(first.updatedBy ?? '', /^import /);
     const edited = { ...rule, id: 'edited', name: 'Edited' };
@@ -43,12 +57,18 @@ test('the file is imported once into an empty database; PUT saves to the databas
     assert.equal(r.status, 200);
     assert.equal(((await r.json()) as AlertRules).version, 2);
     assert.equal(statSync(file).mtimeMs, written, 'the file is not the store: never written');
-    assert.deepEqual(AlertRules.parse(JSON.parse(readFileSync(file, 'utf8'))).rules.map((x) => x.id), ['slow-handshakes']);
+    assert.deepEqual(
+      AlertRules.parse(JSON.parse(readFileSync(file, 'utf8'))).rules.map((x) => x.id),
+      ['slow-handshakes']
+    );
     await proxy.close();
     // The database holds rules now: the file is not imported again.
     proxy = await startProxy({ port: 0, ...none, alertRulesFile: file, dataDir });
     const again = await getRules(proxy.url);
-    assert.deepEqual(again.rules.map((x) => x.id), ['edited']);
+    assert.deepEqual(
+      again.rules.map((x) => x.id),
+      ['edited']
+    );
     assert.equal(again.version, 2);
     await proxy.close();
   } finally {
@@ -61,8 +81,18 @@ test('a file that cannot be imported is refused with a message naming it and why
   const cases: Array<[string, string, RegExp]> = [
     ['broken.json', '{"rules": [', /not JSON/],
     ['invalid.json', JSON.stringify({ rules: [{ ...rule, withinMs: -1 }] }), /withinMs/],
-    ['many.json', JSON.stringify({ rules: Array.from({ length: 600 }, (_, i) => ({ ...rule, id: `r${i}` })) }), /600 rules, at most 500/],
-    ['both.json', JSON.stringify({ rules: [{ ...rule, conditions: [{ kind: 'kernel', type: 'tls_handshake', consecutive: 2, atLeast: 3 }] }] }), /consecutive or atLeast, not both/],
+    [
+      'many.json',
+      JSON.stringify({ rules: Array.from({ length: 600 }, (_, i) => ({ ...rule, id: `r${i}` })) }),
+      /600 rules, at most 500/,
+    ],
+    [
+      'both.json',
+      JSON.stringify({
+        rules: [{ ...rule, conditions: [{ kind: 'kernel', type: 'tls_handshake', consecutive: 2, atLeast: 3 }] }],
+      }),
+      /consecutive or atLeast, not both/,
+    ],
   ];
   try {
     for (const [name, text, why] of cases) {
@@ -75,7 +105,9 @@ test('a file that cannot be imported is refused with a message naming it and why
         assert.equal(got.version, 0, `${name}: nothing saved`);
         assert.ok(got.notice?.includes(file), `${name}: ${got.notice}`);
         assert.match(got.notice!, why);
-        const health = (await (await fetch(`${proxy.url}/api/health`)).json()) as { state: { alerts: { importProblem?: string } } };
+        const health = (await (await fetch(`${proxy.url}/api/health`)).json()) as {
+          state: { alerts: { importProblem?: string } };
+        };
         assert.match(health.state.alerts.importProblem ?? '', why);
         // Rules can still be PUT (the first version).
         assert.equal((await put(proxy.url, { rules: [rule], expectedVersion: 0 })).status, 200);
@@ -96,11 +128,22 @@ test('export and import carry the rule set between proxies (the format the file 
     const res = await fetch(`${a.url}/api/alerts/rules/export`);
     assert.match(res.headers.get('content-disposition') ?? '', /attachment; filename="hopscope-alert-rules-v2\.json"/);
     const x = AlertRulesExport.parse(await res.json());
-    assert.deepEqual(x.rules.map((r) => r.id), ['slow-handshakes', 'second']);
-    const imported = await fetch(`${b.url}/api/alerts/rules/import`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(x) });
+    assert.deepEqual(
+      x.rules.map((r) => r.id),
+      ['slow-handshakes', 'second']
+    );
+    const imported = await fetch(`${b.url}/api/alerts/rules/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(x),
+    });
     assert.equal(imported.status, 200);
     assert.deepEqual((await getRules(b.url)).rules, x.rules);
-    const bad = await fetch(`${b.url}/api/alerts/rules/import`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ format: 'x' }) });
+    const bad = await fetch(`${b.url}/api/alerts/rules/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ format: 'x' }),
+    });
     assert.equal(bad.status, 400);
   } finally {
     await a.close();
@@ -110,5 +153,8 @@ test('export and import carry the rule set between proxies (the format the file 
 
 test('HOPSCOPE_ALERT_RULES_FILE must be an absolute path', () => {
   assert.throws(() => configFromEnv({ HOPSCOPE_ALERT_RULES_FILE: 'rules.json' }), /absolute path/);
-  assert.equal(configFromEnv({ HOPSCOPE_ALERT_RULES_FILE: '/etc/hopscope/rules.json' }).alertRulesFile, '/etc/hopscope/rules.json');
+  assert.equal(
+    configFromEnv({ HOPSCOPE_ALERT_RULES_FILE: '/etc/hopscope/rules.json' }).alertRulesFile,
+    '/etc/hopscope/rules.json'
+  );
 });

@@ -13,21 +13,45 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { acceptRules } from '../../../backend-proxy/src/alerts/evaluate';
 
 let proxy: RunningProxy;
-const rule = (i: number): Record<string, unknown> => ({ id: `r${i}`, name: `r${i}`, conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1 }] });
+const rule = (i: number): Record<string, unknown> => ({
+  id: `r${i}`,
+  name: `r${i}`,
+  conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1 }],
+});
 const put = (body: unknown): Promise<Response> =>
-  fetch(`${proxy.url}/api/alerts/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-const rules = async (): Promise<AlertRules> => AlertRules.parse(await (await fetch(`${proxy.url}/api/alerts/rules`)).json());
+  fetch(`${proxy.url}/api/alerts/rules`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+const rules = async (): Promise<AlertRules> =>
+  AlertRules.parse(await (await fetch(`${proxy.url}/api/alerts/rules`)).json());
 
 /** The rule bounds hold whatever the body limit (default 10 MiB): a larger one here, so the rules are what is refused. */
 const BODY_LIMIT = 16 * 1024 * 1024;
 
 before(async () => {
-  proxy = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 100, bodyLimitBytes: BODY_LIMIT });
+  proxy = await startProxy({
+    port: 0,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    alertIntervalMs: 100,
+    bodyLimitBytes: BODY_LIMIT,
+  });
 });
-after(async () => { await proxy?.close(); });
+after(async () => {
+  await proxy?.close();
+});
 
 test('132,000 small rules (9.9 MiB): 413 before anything is saved; the proxy stays up and keeps evaluating', async () => {
-  const body = JSON.stringify({ rules: Array.from({ length: 132_000 }, (_, i) => ({ id: i.toString(36), name: 'r', conditions: [{ kind: 'kernel', type: 'tls_handshake' }] })) });
+  const body = JSON.stringify({
+    rules: Array.from({ length: 132_000 }, (_, i) => ({
+      id: i.toString(36),
+      name: 'r',
+      conditions: [{ kind: 'kernel', type: 'tls_handshake' }],
+    })),
+  });
   assert.ok(body.length > 9.5 * 1024 * 1024 && body.length < BODY_LIMIT, `${body.length} bytes: under the body limit`);
   const before = await rules();
   const r = await put(body);
@@ -45,17 +69,25 @@ test('132,000 small rules (9.9 MiB): 413 before anything is saved; the proxy sta
 
 test('the size bound (under the count bound), invalid rules and rules the evaluator refuses: 413/400, nothing saved', async () => {
   const before = await rules();
-  const fat = Array.from({ length: 400 }, (_, i) => ({ ...rule(i), name: 'x'.repeat(200), conditions: Array.from({ length: 10 }, () => ({ kind: 'metric', expr: 'y'.repeat(2000), op: '>', threshold: 1 })) }));
+  const fat = Array.from({ length: 400 }, (_, i) => ({
+    ...rule(i),
+    name: 'x'.repeat(200),
+    conditions: Array.from({ length: 10 }, () => ({ kind: 'metric', expr: 'y'.repeat(2000), op: '>', threshold: 1 })),
+  }));
   const big = await put({ rules: fat });
   assert.equal(big.status, 413);
   assert.match(((await big.json()) as { error: { message: string } }).error.message, /bytes of rules, at most 1048576/);
   const invalid = await put({ rules: [{ ...rule(1), withinMs: -5 }] });
   assert.equal(invalid.status, 400);
   assert.match(((await invalid.json()) as { error: { message: string } }).error.message, /body\.rules\[0\]: withinMs/);
-  const refused = await put({ rules: [{ ...rule(1), conditions: [{ kind: 'kernel', type: 'tcp_retransmit', consecutive: 3, atLeast: 2 }] }] });
+  const refused = await put({
+    rules: [{ ...rule(1), conditions: [{ kind: 'kernel', type: 'tcp_retransmit', consecutive: 3, atLeast: 2 }] }],
+  });
   assert.equal(refused.status, 400);
   assert.match(((await refused.json()) as { error: { message: string } }).error.message, /not both; nothing was saved/);
-  const never = await put({ rules: [{ ...rule(1), conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1_000_000 }] }] });
+  const never = await put({
+    rules: [{ ...rule(1), conditions: [{ kind: 'kernel', type: 'tcp_retransmit', atLeast: 1_000_000 }] }],
+  });
   assert.equal(never.status, 400);
   const dup = await put({ rules: [rule(1), rule(1)] });
   assert.equal(dup.status, 400);
@@ -74,13 +106,25 @@ test('expectedVersion: an edit of a version someone else replaced meanwhile is a
   assert.equal(stale.status, 409);
   const e = (await stale.json()) as { error: { code: string; message: string } };
   assert.equal(e.error.code, 'conflict');
-  assert.match(e.error.message, new RegExp(`you edited version ${v}, the database has version ${v + 1}\\): reload them and apply your change again`));
-  assert.deepEqual((await rules()).rules.map((r) => r.id), ['r7']);
+  assert.match(
+    e.error.message,
+    new RegExp(`you edited version ${v}, the database has version ${v + 1}\\): reload them and apply your change again`)
+  );
+  assert.deepEqual(
+    (await rules()).rules.map((r) => r.id),
+    ['r7']
+  );
   assert.equal((await put({ rules: [rule(9)], expectedVersion: -1 })).status, 400);
 });
 
 test('the evaluator accepts the largest allowed rule set without an unbounded spread anywhere in alerts/', async () => {
-  const many = Array.from({ length: 500 }, (_, i) => ({ ...rule(i), withinMs: 5000, lookbackMs: 60_000 + i, severity: 'warning' as const, enabled: true })) as Parameters<typeof acceptRules>[0];
+  const many = Array.from({ length: 500 }, (_, i) => ({
+    ...rule(i),
+    withinMs: 5000,
+    lookbackMs: 60_000 + i,
+    severity: 'warning' as const,
+    enabled: true,
+  })) as Parameters<typeof acceptRules>[0];
   assert.equal(acceptRules(many), undefined);
   assert.equal((await put({ rules: many })).status, 200);
   const a = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts?evaluate=1`)).json());
@@ -89,13 +133,21 @@ test('the evaluator accepts the largest allowed rule set without an unbounded sp
   const dir = join(import.meta.dirname, '../../../backend-proxy/src/alerts');
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.ts'))) {
     const text = readFileSync(join(dir, f), 'utf8');
-    const hits = [...text.matchAll(/\b(?:Math\.(?:max|min)|\.push|\.unshift|\.splice|String\.fromCharCode|\.apply)\([^)]*\.\.\./g)].map((m) => m[0]);
+    const hits = [
+      ...text.matchAll(/\b(?:Math\.(?:max|min)|\.push|\.unshift|\.splice|String\.fromCharCode|\.apply)\([^)]*\.\.\./g),
+    ].map((m) => m[0]);
     assert.deepEqual(hits, [], `${f}: spread into a call`);
   }
 });
 
 test('with the loop off (HOPSCOPE_ALERT_INTERVAL_MS=0) a round still runs on demand (?evaluate=1)', async () => {
-  const p = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 0 });
+  const p = await startProxy({
+    port: 0,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    alertIntervalMs: 0,
+  });
   try {
     const idle = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts`)).json());
     assert.equal(idle.evaluatedAt, null);

@@ -11,7 +11,9 @@ import { chainTrace, hex, otlp } from './helpers';
 
 let proxy: RunningProxy;
 const T0 = Date.now() - 60_000;
-before(async () => { proxy = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined }); });
+before(async () => {
+  proxy = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
+});
 after(() => proxy.close());
 
 const post = (body: BodyInit, type: string, extra: Record<string, string> = {}): Promise<Response> =>
@@ -21,14 +23,22 @@ const getJson = async (path: string): Promise<any> => (await fetch(`${proxy.url}
 test('OTLP JSON and protobuf (and gzip) are received and searchable', async () => {
   const a = await post(JSON.stringify(otlp(chainTrace(0, T0, 100))), 'application/json');
   assert.equal(a.status, 200);
-  const b = await post(Buffer.from(encodeOtlpProtobuf(otlp(chainTrace(1, T0 + 1000, 2000, 2)))), 'application/x-protobuf');
+  const b = await post(
+    Buffer.from(encodeOtlpProtobuf(otlp(chainTrace(1, T0 + 1000, 2000, 2)))),
+    'application/x-protobuf'
+  );
   assert.equal(b.status, 200);
-  const c = await post(gzipSync(JSON.stringify(otlp(chainTrace(2, T0 + 2000, 300)))), 'application/json', { 'content-encoding': 'gzip' });
+  const c = await post(gzipSync(JSON.stringify(otlp(chainTrace(2, T0 + 2000, 300)))), 'application/json', {
+    'content-encoding': 'gzip',
+  });
   assert.equal(c.status, 200);
   const list = TraceList.parse(await getJson(`/api/traces?from=${T0 - 1000}&to=${T0 + 10_000}`));
   assert.equal(list.traces.length, 3);
   const slow = TraceList.parse(await getJson(`/api/traces?from=${T0 - 1000}&to=${T0 + 10_000}&minDurationMs=1000`));
-  assert.deepEqual(slow.traces.map((t) => t.traceId), [hex(2, 32)]);
+  assert.deepEqual(
+    slow.traces.map((t) => t.traceId),
+    [hex(2, 32)]
+  );
   assert.equal(slow.traces[0].status, 'error');
   assert.equal(slow.traces[0].rootService, 'gateway');
   assert.equal(slow.traces[0].durationMs, 2030);
@@ -59,7 +69,12 @@ test('a malformed body is a 400 and every earlier trace is kept', async () => {
     ['{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz"}]}]}]}', 'application/json'],
     ['{nope', 'application/json'],
     // A valid first trace followed by a broken span: nothing of it may be stored (all or nothing).
-    [JSON.stringify({ resourceSpans: [...otlp(chainTrace(9, T0, 5)).resourceSpans, { scopeSpans: [{ spans: [{ spanId: 1 }] }] }] }), 'application/json'],
+    [
+      JSON.stringify({
+        resourceSpans: [...otlp(chainTrace(9, T0, 5)).resourceSpans, { scopeSpans: [{ spans: [{ spanId: 1 }] }] }],
+      }),
+      'application/json',
+    ],
     [Buffer.from([0xff, 0xff, 0xff, 0x07]), 'application/x-protobuf'],
   ];
   for (const [body, type] of bodies) {
@@ -73,8 +88,19 @@ test('a malformed body is a 400 and every earlier trace is kept', async () => {
 });
 
 test('enrichment never overwrites what instrumentation set', () => {
-  const [s] = otlpToSpans(otlp([{ traceId: hex(1, 32), spanId: hex(1, 16), name: 'x', service: 'llm-tgi', startMs: 1, durMs: 1,
-    attrs: { model: 'other', 'gen_ai.request.model': 'set-by-app', prompt_length: 12, batch_size: 4 } }]));
+  const [s] = otlpToSpans(
+    otlp([
+      {
+        traceId: hex(1, 32),
+        spanId: hex(1, 16),
+        name: 'x',
+        service: 'llm-tgi',
+        startMs: 1,
+        durMs: 1,
+        attrs: { model: 'other', 'gen_ai.request.model': 'set-by-app', prompt_length: 12, batch_size: 4 },
+      },
+    ])
+  );
   enrichSpan(s);
   assert.equal(s.attributes['gen_ai.request.model'], 'set-by-app');
   assert.equal(s.attributes['gen_ai.usage.input_tokens'], 12);
@@ -111,16 +137,26 @@ test('sort=duration lists the slowest traces of the whole range, not the slowest
   // Twenty traces; the two slowest are the oldest, so a newest-first page of 5 would miss them.
   const durs = [5000, 4000, ...Array.from({ length: 18 }, (_, i) => 100 + i)];
   for (let i = 0; i < durs.length; i++) {
-    assert.equal((await post(JSON.stringify(otlp(chainTrace(700 + i, base + i * 1000, durs[i]))), 'application/json')).status, 200);
+    assert.equal(
+      (await post(JSON.stringify(otlp(chainTrace(700 + i, base + i * 1000, durs[i]))), 'application/json')).status,
+      200
+    );
   }
   const range = `from=${base - 1000}&to=${base + 60_000}`;
   const recent = TraceList.parse(await getJson(`/api/traces?${range}&limit=5`));
   // chainTrace(i) has trace id hex(i + 1).
-  assert.ok(!recent.traces.some((t) => t.traceId === hex(701, 32)), 'newest first: the old slow ones are not on the page');
+  assert.ok(
+    !recent.traces.some((t) => t.traceId === hex(701, 32)),
+    'newest first: the old slow ones are not on the page'
+  );
   const slowest = TraceList.parse(await getJson(`/api/traces?${range}&limit=5&sort=duration`));
-  assert.deepEqual(slowest.traces.slice(0, 2).map((t) => t.traceId), [hex(701, 32), hex(702, 32)]);
+  assert.deepEqual(
+    slowest.traces.slice(0, 2).map((t) => t.traceId),
+    [hex(701, 32), hex(702, 32)]
+  );
   assert.equal(slowest.traces.length, 5);
-  for (let i = 1; i < slowest.traces.length; i++) assert.ok(slowest.traces[i - 1].durationMs >= slowest.traces[i].durationMs);
+  for (let i = 1; i < slowest.traces.length; i++)
+    assert.ok(slowest.traces[i - 1].durationMs >= slowest.traces[i].durationMs);
   const bad = await fetch(`${proxy.url}/api/traces?${range}&sort=slowest`);
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error.message, /sort: "slowest" is not one of recent\|duration/);

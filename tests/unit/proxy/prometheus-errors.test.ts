@@ -65,14 +65,22 @@ test('retries once on 503 for GETs, never for POSTs', async () => {
   assert.ok(r.length > 0);
   assert.equal(hits.flaky, 2);
   hits = {};
-  const post = await callJson(`${server.url}/api/v1/query_range?query=flaky`, { source: 'prometheus', method: 'POST', timeoutMs: 1000, retries: 3 });
+  const post = await callJson(`${server.url}/api/v1/query_range?query=flaky`, {
+    source: 'prometheus',
+    method: 'POST',
+    timeoutMs: 1000,
+    retries: 3,
+  });
   assert.equal(post.status, 503);
   assert.equal(hits.flaky, 1);
 });
 
 test('a hanging source is cut at the deadline', async () => {
   const t0 = performance.now();
-  await assert.rejects(new PrometheusSource(server.url, 300).queryRange('hang', 0, 60_000, 5000), /no answer within 300 ms/);
+  await assert.rejects(
+    new PrometheusSource(server.url, 300).queryRange('hang', 0, 60_000, 5000),
+    /no answer within 300 ms/
+  );
   assert.ok(performance.now() - t0 < 2000);
 });
 
@@ -80,13 +88,23 @@ test("a caller's abort ends a call as the deadline does", async () => {
   const ac = new AbortController();
   const t0 = performance.now();
   setTimeout(() => ac.abort(), 100);
-  await assert.rejects(callJson(`${server.url}/api/v1/query_range?query=hang`, { source: 'prometheus', timeoutMs: 5000, signal: ac.signal }), /no answer within 5000 ms/);
+  await assert.rejects(
+    callJson(`${server.url}/api/v1/query_range?query=hang`, {
+      source: 'prometheus',
+      timeoutMs: 5000,
+      signal: ac.signal,
+    }),
+    /no answer within 5000 ms/
+  );
   assert.ok(performance.now() - t0 < 2000);
 });
 
 test('URLs that are not already normalised (dot segments, upper-case scheme) are sent as URL parses them', async () => {
   const port = new URL(server.url).port;
-  for (const u of [`${server.url}/x/../api/v1/query_range?query=query_range_ok`, `HTTP://127.0.0.1:${port}/api/v1/query_range?query=query_range_ok`]) {
+  for (const u of [
+    `${server.url}/x/../api/v1/query_range?query=query_range_ok`,
+    `HTTP://127.0.0.1:${port}/api/v1/query_range?query=query_range_ok`,
+  ]) {
     const r = await callJson<{ status: string }>(u, { source: 'prometheus', timeoutMs: 2000 });
     assert.equal(r.status, 200, u);
     assert.equal(r.body.status, 'success', u);

@@ -21,7 +21,11 @@ const SLOW_ID = hex(100, 32);
 
 /** The root-cause service over this trace source, no exporters; a new one starts with an empty baseline cache. */
 const rcaOver = (source: TraceSource): RcaService => new RcaService(new TraceService(source), []);
-const strip = (a: TraceRootCause): unknown => ({ ...a, tookMs: 0, sources: a.sources.map((s) => ({ ...s, latencyMs: 0 })) });
+const strip = (a: TraceRootCause): unknown => ({
+  ...a,
+  tookMs: 0,
+  sources: a.sources.map((s) => ({ ...s, latencyMs: 0 })),
+});
 
 test('embedded store: a first click answers exactly as a warm one', async () => {
   const store = new TraceStore({ maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 });
@@ -39,7 +43,9 @@ test('embedded store: a first click answers exactly as a warm one', async () => 
   // The same ranking as the engine given the store's baseline spans and the full `buildBaseline` (what the route
   // built before it took the statistics only).
   const detail = store.get(SLOW_ID)!;
-  const keys = [...new Map(detail.spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values()];
+  const keys = [
+    ...new Map(detail.spans.map((s) => [`${s.service}\u0000${s.name}`, { service: s.service, name: s.name }])).values(),
+  ];
   const start = Math.min(...detail.spans.map((s) => s.startMs));
   const ref = rankTrace({ spans: detail.spans, baseline: buildBaseline(store.baseline(keys, 200, SLOW_ID, start)) });
   assert.deepEqual(cold.candidates, ref.candidates);
@@ -53,15 +59,29 @@ function spanOnlySource(): { source: TraceSource; calls: () => number; hold: () 
   const source: TraceSource = {
     name: 'tempo-like',
     search: async () => [],
-    get: async (id: string): Promise<TraceDetail | undefined> => (id.padStart(32, '0') === SLOW_ID ? { traceId: SLOW_ID, spans: slow } : undefined),
-    baseline: async () => { calls++; if (gate) await gate; return healthy; },
+    get: async (id: string): Promise<TraceDetail | undefined> =>
+      id.padStart(32, '0') === SLOW_ID ? { traceId: SLOW_ID, spans: slow } : undefined,
+    baseline: async () => {
+      calls++;
+      if (gate) await gate;
+      return healthy;
+    },
     spansInWindow: async () => [],
     health: async () => undefined,
   };
   return {
     source,
     calls: () => calls,
-    hold: () => { let open!: () => void; gate = new Promise<void>((r) => { open = r; }); return () => { gate = undefined; open(); }; },
+    hold: () => {
+      let open!: () => void;
+      gate = new Promise<void>((r) => {
+        open = r;
+      });
+      return () => {
+        gate = undefined;
+        open();
+      };
+    },
   };
 }
 
@@ -104,10 +124,18 @@ test('concurrent first clicks share one baseline build; a failing source degrade
   assert.equal(calls(), 1);
   assert.deepEqual(strip(a), strip(b));
 
-  const failing = { ...source, baseline: async (): Promise<Span[]> => { throw new Error('tempo down'); } };
+  const failing = {
+    ...source,
+    baseline: async (): Promise<Span[]> => {
+      throw new Error('tempo down');
+    },
+  };
   const rca2 = rcaOver(failing);
   const r = await rca2.forTrace(SLOW_ID);
-  assert.ok(r.missing.some((m) => m.startsWith('baseline:') && m.includes('tempo down')), r.missing.join('; '));
+  assert.ok(
+    r.missing.some((m) => m.startsWith('baseline:') && m.includes('tempo down')),
+    r.missing.join('; ')
+  );
   const mocked = mock.method(failing, 'baseline', async () => healthy);
   const ok = await rca2.forTrace(SLOW_ID);
   assert.equal(mocked.mock.callCount(), 1, 'a failed build is not cached');

@@ -6,12 +6,18 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { chainTrace, otlp } from './helpers';
 
 let proxy: RunningProxy;
-before(async () => { proxy = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined }); });
+before(async () => {
+  proxy = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
+});
 after(() => proxy.close());
 
 const T0 = Date.now() - 60_000;
 const post = async (body: unknown): Promise<{ status: number; body: unknown }> => {
-  const r = await fetch(`${proxy.url}/api/rca`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${proxy.url}/api/rca`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, body: await r.json() };
 };
 

@@ -14,8 +14,17 @@ import { hex } from './helpers';
 
 const T0 = 1_700_000_000_000;
 
-function span(o: Partial<Span> & { traceId: string; spanId: string; service: string; startMs: number; endMs: number }): Span {
-  return { name: 'op', kind: 'server', status: 'ok', attributes: {}, resource: { 'service.name': o.service, 'k8s.pod.name': `${o.service}-0` }, ...o };
+function span(
+  o: Partial<Span> & { traceId: string; spanId: string; service: string; startMs: number; endMs: number }
+): Span {
+  return {
+    name: 'op',
+    kind: 'server',
+    status: 'ok',
+    attributes: {},
+    resource: { 'service.name': o.service, 'k8s.pod.name': `${o.service}-0` },
+    ...o,
+  };
 }
 
 /** A two-hop trace: rag (child) then gateway (root, last); the root carries the sampler's rate when kept. */
@@ -23,8 +32,24 @@ function trace(i: number, at: number, o: { rate?: number; failed?: boolean; durM
   const t = hex(i + 1, 32);
   const d = o.durMs ?? 100;
   return [
-    span({ traceId: t, spanId: hex(2 * i + 2, 16), parentSpanId: hex(2 * i + 1, 16), service: 'rag', startMs: at + 5, endMs: at + 5 + d / 2, status: o.failed ? 'error' : 'ok' }),
-    span({ traceId: t, spanId: hex(2 * i + 1, 16), service: 'gateway', startMs: at, endMs: at + d, status: o.failed ? 'error' : 'ok', attributes: o.rate ? { 'hopscope.sampler.rate': o.rate } : {} }),
+    span({
+      traceId: t,
+      spanId: hex(2 * i + 2, 16),
+      parentSpanId: hex(2 * i + 1, 16),
+      service: 'rag',
+      startMs: at + 5,
+      endMs: at + 5 + d / 2,
+      status: o.failed ? 'error' : 'ok',
+    }),
+    span({
+      traceId: t,
+      spanId: hex(2 * i + 1, 16),
+      service: 'gateway',
+      startMs: at,
+      endMs: at + d,
+      status: o.failed ? 'error' : 'ok',
+      attributes: o.rate ? { 'hopscope.sampler.rate': o.rate } : {},
+    }),
   ];
 }
 
@@ -32,15 +57,19 @@ function trace(i: number, at: number, o: { rate?: number; failed?: boolean; durM
 function rng(seed: number): () => number {
   let a = seed;
   return () => {
-    a |= 0; a = (a + 0x6d2b79f5) | 0;
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
     let t = Math.imul(a ^ (a >>> 15), 1 | a);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
-const sum = (rows: ReturnType<RequestCounters['window']>, service: string, f: 'requests' | 'errors' | 'spans' | 'errorSpans') =>
-  rows.filter((r) => r.service === service).reduce((n, r) => n + r[f], 0);
+const sum = (
+  rows: ReturnType<RequestCounters['window']>,
+  service: string,
+  f: 'requests' | 'errors' | 'spans' | 'errorSpans'
+) => rows.filter((r) => r.service === service).reduce((n, r) => n + r[f], 0);
 
 describe('ingest counters', () => {
   it('counts every span of an unsampled stream exactly, by service and pod', () => {
@@ -67,14 +96,22 @@ describe('ingest counters', () => {
       if (failed) errors++;
       const sampled = rand() < rate;
       // Kept: the head sampler kept it (rate on the root), or it failed (exported anyway, no rate on the root).
-      if (sampled) { c.received(trace(i, T0 + i * 100, { rate, failed })); kept++; }
-      else if (failed) c.received(trace(i, T0 + i * 100, { failed }));
+      if (sampled) {
+        c.received(trace(i, T0 + i * 100, { rate, failed }));
+        kept++;
+      } else if (failed) c.received(trace(i, T0 + i * 100, { failed }));
     }
     const rows = c.window(T0, T0 + 2_000_000 + CELL_MS);
     const est = sum(rows, 'gateway', 'requests');
-    assert.ok(Math.abs(est - truth) / truth < 0.03, `estimated ${est.toFixed(0)} requests, truth ${truth} (${kept} kept)`);
+    assert.ok(
+      Math.abs(est - truth) / truth < 0.03,
+      `estimated ${est.toFixed(0)} requests, truth ${truth} (${kept} kept)`
+    );
     assert.equal(sum(rows, 'gateway', 'errors'), errors, 'failed requests are counted exactly');
-    assert.ok(Math.abs(sum(rows, 'rag', 'requests') - truth) / truth < 0.03, 'the children (arriving before their root) are scaled too');
+    assert.ok(
+      Math.abs(sum(rows, 'rag', 'requests') - truth) / truth < 0.03,
+      'the children (arriving before their root) are scaled too'
+    );
     assert.ok(sum(rows, 'gateway', 'spans') < truth / 2, 'spans received stay what was received');
   });
 
@@ -91,7 +128,7 @@ describe('ingest counters', () => {
     assert.equal(sum(rows, 'rag', 'errors'), 1);
   });
 
-  it('the Collector\'s sampling probability scales its spans', () => {
+  it("the Collector's sampling probability scales its spans", () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
     const t = trace(0, T0);
     for (const s of t) s.attributes['hopscope.sampling.probability'] = 0.1;
@@ -116,8 +153,12 @@ describe('ingest counters', () => {
     assert.equal(c.skipped.old, 2);
   });
 
-  it('in the store: a span re-sent (an exporter\'s retry) is counted once, counts outlive the spans the store drops', () => {
-    const store = new TraceStore({ maxSpans: 100, maxBytes: 1e9, maxAgeMs: 3600_000 }, () => T0 + 60_000, { enabled: false, sliceMs: 1, quietMs: 1 });
+  it("in the store: a span re-sent (an exporter's retry) is counted once, counts outlive the spans the store drops", () => {
+    const store = new TraceStore({ maxSpans: 100, maxBytes: 1e9, maxAgeMs: 3600_000 }, () => T0 + 60_000, {
+      enabled: false,
+      sliceMs: 1,
+      quietMs: 1,
+    });
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 60_000 });
     store.observe(c);
     store.add(trace(0, T0));

@@ -22,16 +22,37 @@ const searchTemplate = JSON.parse(readFileSync(`${FX}/docs_search_traceql_compac
 const traceTemplate = JSON.parse(readFileSync(`${FX}/derived_v2_trace_by_id_from_vulture.json`, 'utf8'));
 const T0 = 1_767_225_600_000;
 
-function runTraces(runId: string, seed: number, n: number, startMs: number, fault?: SyntheticFault, everyMs = 100): Span[][] {
-  return Array.from({ length: n }, (_, i) => syntheticTrace({ seed: seed * 100_003 + i, startMs: startMs + i * everyMs, fault, kernelNoise: 0, strayRetransmits: 0 })
-    .spans.map((s) => ({ ...s, attributes: { ...s.attributes, 'hopscope.run_id': runId } })));
+function runTraces(
+  runId: string,
+  seed: number,
+  n: number,
+  startMs: number,
+  fault?: SyntheticFault,
+  everyMs = 100
+): Span[][] {
+  return Array.from({ length: n }, (_, i) =>
+    syntheticTrace({
+      seed: seed * 100_003 + i,
+      startMs: startMs + i * everyMs,
+      fault,
+      kernelNoise: 0,
+      strayRetransmits: 0,
+    }).spans.map((s) => ({ ...s, attributes: { ...s.attributes, 'hopscope.run_id': runId } }))
+  );
 }
 
 const nanos = (ms: number): string => (BigInt(Math.round(ms * 1000)) * 1000n).toString();
 const b64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64');
 const anyValue = (v: string | number | boolean): Record<string, unknown> =>
-  typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
-const kv = (r: Record<string, string | number | boolean>): unknown[] => Object.entries(r).map(([key, v]) => ({ key, value: anyValue(v) }));
+  typeof v === 'string'
+    ? { stringValue: v }
+    : typeof v === 'boolean'
+      ? { boolValue: v }
+      : Number.isInteger(v)
+        ? { intValue: String(v) }
+        : { doubleValue: v };
+const kv = (r: Record<string, string | number | boolean>): unknown[] =>
+  Object.entries(r).map(([key, v]) => ({ key, value: anyValue(v) }));
 
 /** One trace as Tempo's v2 trace-by-id answers it (jsonpb: base64 ids, enum names, zero values omitted). */
 function tempoTrace(spans: Span[]): unknown {
@@ -42,12 +63,27 @@ function tempoTrace(spans: Span[]): unknown {
     trace: {
       resourceSpans: [...byRes.values()].map((list) => ({
         resource: { attributes: kv(list[0].resource) },
-        scopeSpans: [{ scope: { name: 'hopscope-chain' }, spans: list.map((s) => ({
-          traceId: b64(s.traceId), spanId: b64(s.spanId), ...(s.parentSpanId ? { parentSpanId: b64(s.parentSpanId) } : {}),
-          name: s.name, ...(s.kind === 'unspecified' ? {} : { kind: `SPAN_KIND_${s.kind.toUpperCase()}` }),
-          startTimeUnixNano: nanos(s.startMs), endTimeUnixNano: nanos(s.endMs), attributes: kv(s.attributes),
-          status: s.status === 'error' || s.status === 'timeout' ? { code: 'STATUS_CODE_ERROR' } : s.status === 'ok' ? { code: 'STATUS_CODE_OK' } : {},
-        })) }],
+        scopeSpans: [
+          {
+            scope: { name: 'hopscope-chain' },
+            spans: list.map((s) => ({
+              traceId: b64(s.traceId),
+              spanId: b64(s.spanId),
+              ...(s.parentSpanId ? { parentSpanId: b64(s.parentSpanId) } : {}),
+              name: s.name,
+              ...(s.kind === 'unspecified' ? {} : { kind: `SPAN_KIND_${s.kind.toUpperCase()}` }),
+              startTimeUnixNano: nanos(s.startMs),
+              endTimeUnixNano: nanos(s.endMs),
+              attributes: kv(s.attributes),
+              status:
+                s.status === 'error' || s.status === 'timeout'
+                  ? { code: 'STATUS_CODE_ERROR' }
+                  : s.status === 'ok'
+                    ? { code: 'STATUS_CODE_OK' }
+                    : {},
+            })),
+          },
+        ],
       })),
     },
   };
@@ -61,9 +97,24 @@ function searchHit(spans: Span[]): unknown {
   const [tmpl] = searchTemplate.traces;
   return {
     ...tmpl,
-    traceID: root.traceId.replace(/^0+/, ''), rootServiceName: root.service, rootTraceName: root.name, startTimeUnixNano: nanos(start), durationMs: Math.round(end - start),
+    traceID: root.traceId.replace(/^0+/, ''),
+    rootServiceName: root.service,
+    rootTraceName: root.name,
+    startTimeUnixNano: nanos(start),
+    durationMs: Math.round(end - start),
     spanSet: undefined,
-    spanSets: [{ spans: [{ spanID: root.spanId.replace(/^0+/, ''), startTimeUnixNano: nanos(root.startMs), durationNanos: nanos(root.endMs - root.startMs) }], matched: 1 }],
+    spanSets: [
+      {
+        spans: [
+          {
+            spanID: root.spanId.replace(/^0+/, ''),
+            startTimeUnixNano: nanos(root.startMs),
+            durationNanos: nanos(root.endMs - root.startMs),
+          },
+        ],
+        matched: 1,
+      },
+    ],
   };
 }
 
@@ -81,37 +132,75 @@ before(async () => {
   for (const list of Object.values(runs)) for (const t of list) byId.set(t[0].traceId, t);
   tempo = await tinyServer((req, res) => {
     const u = new URL(req.url!, 'http://x');
-    const json = (body: unknown): void => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    const json = (body: unknown): void => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
     if (u.pathname === '/api/search') {
       const q = u.searchParams.get('q') ?? '';
       queries.push(q);
       const m = /^\{ span\.hopscope\.run_id = "([^"]+)"( && status = error)? \}$/.exec(q);
-      if (!m) { res.writeHead(400, { 'content-type': 'text/plain' }); return void res.end(`unexpected query ${q}`); }
+      if (!m) {
+        res.writeHead(400, { 'content-type': 'text/plain' });
+        return void res.end(`unexpected query ${q}`);
+      }
       const from = Number(u.searchParams.get('start')) * 1000;
       const to = Number(u.searchParams.get('end')) * 1000;
       const limit = Number(u.searchParams.get('limit') ?? 20);
       const hits = (runs[m[1]] ?? [])
         .filter((t) => !m[2] || t.some((s) => s.status === 'error' || s.status === 'timeout'))
-        .filter((t) => { const st = Math.min(...t.map((s) => s.startMs)); return st >= from && st < to; })
+        .filter((t) => {
+          const st = Math.min(...t.map((s) => s.startMs));
+          return st >= from && st < to;
+        })
         .slice(0, limit);
       return json({ traces: hits.map(searchHit), metrics: searchTemplate.metrics });
     }
     const tr = /^\/api\/v2\/traces\/([0-9a-f]{32})$/.exec(u.pathname);
     if (tr) {
       const spans = byId.get(tr[1]);
-      if (!spans) { res.writeHead(404); return void res.end(); }
+      if (!spans) {
+        res.writeHead(404);
+        return void res.end();
+      }
       return json(tempoTrace(spans));
     }
-    res.writeHead(404, { 'content-type': 'text/plain' }); res.end('404 page not found\n');
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('404 page not found\n');
   });
 });
-after(async () => { await tempo?.close(); });
+after(async () => {
+  await tempo?.close();
+});
 
 function record(runId: string, startMs: number, endMs: number): RunRecord {
   return {
-    runId, scenario: 's', status: 'passed', startMs, endMs, durationS: (endMs - startMs) / 1000, targetRps: 10, achievedRps: 10, ttftP99Ms: null,
-    e2eP99Ms: null, goodputRatio: null, errors: 0, errorRate: 0, workers: 1, live: null, target: 't', options: {}, baselineRunId: null, thresholds: [],
-    regressions: [], summary: null, merge: null, faults: [], slowest: [], failed: [], abortReason: null,
+    runId,
+    scenario: 's',
+    status: 'passed',
+    startMs,
+    endMs,
+    durationS: (endMs - startMs) / 1000,
+    targetRps: 10,
+    achievedRps: 10,
+    ttftP99Ms: null,
+    e2eP99Ms: null,
+    goodputRatio: null,
+    errors: 0,
+    errorRate: 0,
+    workers: 1,
+    live: null,
+    target: 't',
+    options: {},
+    baselineRunId: null,
+    thresholds: [],
+    regressions: [],
+    summary: null,
+    merge: null,
+    faults: [],
+    slowest: [],
+    failed: [],
+    abortReason: null,
   };
 }
 
@@ -120,11 +209,21 @@ test('TraceQL for a run: the span attribute, as an escaped string literal', () =
   assert.equal(buildTraceQL({ runId: 'x"y', status: 'error' }), '{ span.hopscope.run_id = "x\\"y" && status = error }');
 });
 
-test('Tempo mode: the run\'s traces by TraceQL, sampled over its window; the changed hop ranks first', async () => {
-  const records = new Map([['base-t', record('base-t', T0, T0 + 6000)], ['slow-t', record('slow-t', T0 + 60_000, T0 + 66_000)]]);
-  const service = new RunCompareService({ get: async (id) => records.get(id) }, new TempoRunTraces(new TempoSource(tempo.url, 3000)));
+test("Tempo mode: the run's traces by TraceQL, sampled over its window; the changed hop ranks first", async () => {
+  const records = new Map([
+    ['base-t', record('base-t', T0, T0 + 6000)],
+    ['slow-t', record('slow-t', T0 + 60_000, T0 + 66_000)],
+  ]);
+  const service = new RunCompareService(
+    { get: async (id) => records.get(id) },
+    new TempoRunTraces(new TempoSource(tempo.url, 3000))
+  );
   const a = RunCompareAnswer.parse(await service.compare('slow-t', 'base-t'));
-  assert.ok(queries.includes('{ span.hopscope.run_id = "slow-t" }') && queries.includes('{ span.hopscope.run_id = "base-t" && status = error }'), queries.join(' | '));
+  assert.ok(
+    queries.includes('{ span.hopscope.run_id = "slow-t" }') &&
+      queries.includes('{ span.hopscope.run_id = "base-t" && status = error }'),
+    queries.join(' | ')
+  );
   assert.equal(a.traces.source, 'tempo');
   // 6 s of run in 1-second slices of at most 20: 60 traces are all found, and no slice was full.
   assert.equal(a.traces.run, 60);
@@ -136,21 +235,43 @@ test('Tempo mode: the run\'s traces by TraceQL, sampled over its window; the cha
 });
 
 test('Tempo mode: a run longer than the sample says sampled, and unknown run ids find nothing', async () => {
-  const records = new Map([['base-t', record('base-t', T0, T0 + 6000)], ['dense', record('dense', T0 + 120_000, T0 + 122_000)], ['other', record('other', T0, T0 + 5000)]]);
-  const service = new RunCompareService({ get: async (id) => records.get(id) }, new TempoRunTraces(new TempoSource(tempo.url, 3000)));
+  const records = new Map([
+    ['base-t', record('base-t', T0, T0 + 6000)],
+    ['dense', record('dense', T0 + 120_000, T0 + 122_000)],
+    ['other', record('other', T0, T0 + 5000)],
+  ]);
+  const service = new RunCompareService(
+    { get: async (id) => records.get(id) },
+    new TempoRunTraces(new TempoSource(tempo.url, 3000))
+  );
   const a = await service.compare('dense', 'base-t');
   assert.equal(a.traces.sampled, true);
   // Its 2 s fall in 2–3 one-second slices (the window has 5 s of slack on each side), at most 20 traces each.
   assert.ok(a.traces.run < 200 && a.traces.run >= 40, String(a.traces.run));
   assert.equal(a.candidates[0]?.service, 'embedding');
-  assert.ok(a.missing.some((m) => m.includes('a sample of')), a.missing.join(' | '));
+  assert.ok(
+    a.missing.some((m) => m.includes('a sample of')),
+    a.missing.join(' | ')
+  );
   const none = await service.compare('other', 'base-t');
   assert.equal(none.traces.run, 0);
-  assert.ok(none.missing.some((m) => m.startsWith('run other: Tempo found no traces with span.hopscope.run_id="other"')), none.missing.join(' | '));
+  assert.ok(
+    none.missing.some((m) => m.startsWith('run other: Tempo found no traces with span.hopscope.run_id="other"')),
+    none.missing.join(' | ')
+  );
 });
 
 test('Tempo down: a 502 naming Tempo, not a crash', async () => {
-  const records = new Map([['base-t', record('base-t', T0, T0 + 6000)], ['slow-t', record('slow-t', T0 + 60_000, T0 + 66_000)]]);
-  const service = new RunCompareService({ get: async (id) => records.get(id) }, new TempoRunTraces(new TempoSource('http://127.0.0.1:1', 500)));
-  await assert.rejects(service.compare('slow-t', 'base-t'), (e: Error & { status?: number }) => e.status === 502 && /tempo/.test(e.message));
+  const records = new Map([
+    ['base-t', record('base-t', T0, T0 + 6000)],
+    ['slow-t', record('slow-t', T0 + 60_000, T0 + 66_000)],
+  ]);
+  const service = new RunCompareService(
+    { get: async (id) => records.get(id) },
+    new TempoRunTraces(new TempoSource('http://127.0.0.1:1', 500))
+  );
+  await assert.rejects(
+    service.compare('slow-t', 'base-t'),
+    (e: Error & { status?: number }) => e.status === 502 && /tempo/.test(e.message)
+  );
 });

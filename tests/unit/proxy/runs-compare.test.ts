@@ -19,7 +19,13 @@ const T0 = 1_767_225_600_000;
 function runTraces(runId: string, seed: number, n: number, startMs: number, fault?: SyntheticFault): Span[] {
   const out: Span[] = [];
   for (let i = 0; i < n; i++) {
-    const t = syntheticTrace({ seed: seed * 100_003 + i, startMs: startMs + i * 50, fault, kernelNoise: 0, strayRetransmits: 0 });
+    const t = syntheticTrace({
+      seed: seed * 100_003 + i,
+      startMs: startMs + i * 50,
+      fault,
+      kernelNoise: 0,
+      strayRetransmits: 0,
+    });
     for (const s of t.spans) out.push({ ...s, attributes: { ...s.attributes, 'hopscope.run_id': runId } });
   }
   return out;
@@ -27,10 +33,32 @@ function runTraces(runId: string, seed: number, n: number, startMs: number, faul
 
 function record(runId: string, startMs: number, endMs: number | null, e2eP99Ms: number): RunRecord {
   return {
-    runId, scenario: 'single-turn-short', status: endMs === null ? 'running' : 'passed', startMs, endMs, durationS: endMs === null ? null : (endMs - startMs) / 1000,
-    targetRps: 20, achievedRps: 20, ttftP99Ms: e2eP99Ms / 2, e2eP99Ms, goodputRatio: 1, errors: 0, errorRate: 0, workers: 1, live: null,
-    target: 'http://127.0.0.1:3310/v1/chat/completions', options: {}, baselineRunId: null, thresholds: [], regressions: [], summary: null,
-    merge: null, faults: [], slowest: [], failed: [], abortReason: null,
+    runId,
+    scenario: 'single-turn-short',
+    status: endMs === null ? 'running' : 'passed',
+    startMs,
+    endMs,
+    durationS: endMs === null ? null : (endMs - startMs) / 1000,
+    targetRps: 20,
+    achievedRps: 20,
+    ttftP99Ms: e2eP99Ms / 2,
+    e2eP99Ms,
+    goodputRatio: 1,
+    errors: 0,
+    errorRate: 0,
+    workers: 1,
+    live: null,
+    target: 'http://127.0.0.1:3310/v1/chat/completions',
+    options: {},
+    baselineRunId: null,
+    thresholds: [],
+    regressions: [],
+    summary: null,
+    merge: null,
+    faults: [],
+    slowest: [],
+    failed: [],
+    abortReason: null,
   };
 }
 
@@ -64,7 +92,10 @@ test('a latency fault on rag in the second run: rag ranks first, its own time mo
   const ev = a.candidates[0].evidence.find((e) => e.summary.startsWith('against baseline run base-1'));
   assert.ok(ev, JSON.stringify(a.candidates[0].evidence));
   assert.equal(ev.kind, 'self_time');
-  assert.deepEqual(a.client, { run: { e2eP99Ms: 1200, ttftP99Ms: 600, errorRate: 0 }, baseline: { e2eP99Ms: 900, ttftP99Ms: 450, errorRate: 0 } });
+  assert.deepEqual(a.client, {
+    run: { e2eP99Ms: 1200, ttftP99Ms: 600, errorRate: 0 },
+    baseline: { e2eP99Ms: 900, ttftP99Ms: 450, errorRate: 0 },
+  });
 
   // The other way round nothing got slower at rag: it is not the top slow-down.
   const back = await service.compare('base-1', 'slow-2');
@@ -75,8 +106,14 @@ test('a latency fault on rag in the second run: rag ranks first, its own time mo
 test('unknown run, unknown baseline, and a run compared with itself are refused with a clear message', async () => {
   const { records, service } = setup();
   records.set('a', record('a', T0, T0 + 1000, 1));
-  await assert.rejects(service.compare('nope', 'a'), (e: HttpError) => e.status === 404 && /unknown run nope/.test(e.message));
-  await assert.rejects(service.compare('a', 'gone'), (e: HttpError) => e.status === 404 && /unknown baseline run gone/.test(e.message));
+  await assert.rejects(
+    service.compare('nope', 'a'),
+    (e: HttpError) => e.status === 404 && /unknown run nope/.test(e.message)
+  );
+  await assert.rejects(
+    service.compare('a', 'gone'),
+    (e: HttpError) => e.status === 404 && /unknown baseline run gone/.test(e.message)
+  );
   await assert.rejects(service.compare('a', 'a'), (e: HttpError) => e.status === 400 && /with itself/.test(e.message));
 });
 
@@ -89,7 +126,10 @@ test('a run without traces is an answer that says so, not an error', async () =>
   assert.equal(a.traces.run, 0);
   assert.equal(a.traces.baseline, 20);
   assert.deepEqual(a.candidates, []);
-  assert.ok(a.missing.some((m) => m.startsWith('run without: no traces with hopscope.run_id=without')), a.missing.join(' | '));
+  assert.ok(
+    a.missing.some((m) => m.startsWith('run without: no traces with hopscope.run_id=without')),
+    a.missing.join(' | ')
+  );
   assert.ok(a.hops.every((h) => h.runCount === 0 && h.deltaP50Ms === null));
   // A baseline without traces: the run is ranked against its own medians, and the answer says so.
   const b = RunCompareAnswer.parse(await service.compare('with', 'without'));
@@ -105,7 +145,8 @@ test('the run index follows the store: evicted traces leave their run', () => {
   store.add(runTraces('r2', 5, 30, T0 + 1000));
   const kept = new Set(store.search({ limit: 1000 }).map((t) => t.traceId));
   assert.ok(index.traceIds('r1').length < before, 'r1 lost traces to eviction');
-  for (const id of [...index.traceIds('r1'), ...index.traceIds('r2')]) assert.ok(kept.has(id), `${id} indexed but not in the store`);
+  for (const id of [...index.traceIds('r1'), ...index.traceIds('r2')])
+    assert.ok(kept.has(id), `${id} indexed but not in the store`);
   assert.equal(index.size.traces, kept.size);
   // Spans without a run id are not indexed.
   store.add(runTraces('r3', 6, 1, T0).map((s) => ({ ...s, attributes: {} })));
@@ -120,14 +161,18 @@ test('a run with more traces than the bound is read as an even sample, and says 
   store.add(runTraces('small', 8, 20, T0 + 10_000));
   records.set('big', record('big', T0, T0 + 3000, 1));
   records.set('small', record('small', T0 + 10_000, T0 + 11_000, 1));
-  const service = new RunCompareService({ get: async (id) => records.get(id) }, new EmbeddedRunTraces(store, index), 25);
+  const service = new RunCompareService(
+    { get: async (id) => records.get(id) },
+    new EmbeddedRunTraces(store, index),
+    25
+  );
   const a = await service.compare('big', 'small');
   assert.equal(a.traces.run, 25);
   assert.equal(a.traces.sampled, true);
   assert.ok(a.missing.some((m) => m.includes('25 of its 60 traces')));
 });
 
-test('a settled run pair is answered from the cache until the runs\' traces change', async () => {
+test("a settled run pair is answered from the cache until the runs' traces change", async () => {
   const { store, records, service } = setup();
   store.add(runTraces('c1', 9, 40, T0));
   store.add(runTraces('c2', 10, 40, T0 + 10_000, { hop: 'embedding', kind: 'latency', magnitude: 200 }));

@@ -2,12 +2,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ClientSummary, LatencySketch, emptySketch, mergeSketches, sketchAdd, sketchQuantile, sketchSummary,
-  type ClientSummary as ClientSummaryT, type RunFinish, type RunRequest,
+  ClientSummary,
+  LatencySketch,
+  emptySketch,
+  mergeSketches,
+  sketchAdd,
+  sketchQuantile,
+  sketchSummary,
+  type ClientSummary as ClientSummaryT,
+  type RunFinish,
+  type RunRequest,
 } from '../../../contract';
 import { seededRandom as rng } from '../../../loadgen/src/chain/util';
-import { listFigures, mergeRun, mergeSummaries, metricValue, runStatus, type WorkerResult } from '../../../backend-proxy/src/runs/merge';
-
+import {
+  listFigures,
+  mergeRun,
+  mergeSummaries,
+  metricValue,
+  runStatus,
+  type WorkerResult,
+} from '../../../backend-proxy/src/runs/merge';
 
 /** Latency-like values: log-normal around `medianMs`. */
 function latencies(n: number, seed: number, medianMs: number): number[] {
@@ -76,23 +90,39 @@ test('zero values, bad values and empty sketches', () => {
 });
 
 /** A worker's summary over `e2e` latencies (TTFT = a third of each), with exact percentiles as the load generator gives them. */
-function summaryOf(e2e: number[], o: { sent?: number; errors?: number; withSketch?: boolean; durationS?: number; notes?: string[] } = {}): ClientSummaryT {
+function summaryOf(
+  e2e: number[],
+  o: { sent?: number; errors?: number; withSketch?: boolean; durationS?: number; notes?: string[] } = {}
+): ClientSummaryT {
   const exact = (xs: number[]) => ({
     count: xs.length,
     mean: xs.length ? Number((xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(3)) : null,
-    p50: xs.length ? nearestRank(xs, 0.5) : null, p90: xs.length ? nearestRank(xs, 0.9) : null,
-    p95: xs.length ? nearestRank(xs, 0.95) : null, p99: xs.length ? nearestRank(xs, 0.99) : null, max: xs.length ? Math.max(...xs) : null,
+    p50: xs.length ? nearestRank(xs, 0.5) : null,
+    p90: xs.length ? nearestRank(xs, 0.9) : null,
+    p95: xs.length ? nearestRank(xs, 0.95) : null,
+    p99: xs.length ? nearestRank(xs, 0.99) : null,
+    max: xs.length ? Math.max(...xs) : null,
   });
   const ttft = e2e.map((x) => x / 3);
   const errors = o.errors ?? 0;
   const sent = o.sent ?? e2e.length + errors;
   const durationS = o.durationS ?? 60;
   return ClientSummary.parse({
-    durationS, sent, completed: e2e.length, succeeded: e2e.length, degraded: 0,
-    errors: { total: errors, byKind: errors ? { http_503: errors } : {} }, timeouts: 0, droppedClientSide: 0,
+    durationS,
+    sent,
+    completed: e2e.length,
+    succeeded: e2e.length,
+    degraded: 0,
+    errors: { total: errors, byKind: errors ? { http_503: errors } : {} },
+    timeouts: 0,
+    droppedClientSide: 0,
     rps: { targetMean: sent / durationS, sent: sent / durationS, completed: e2e.length / durationS },
-    latencyMs: exact(e2e), ttftMs: exact(ttft), itlMs: exact(e2e.map((x) => x / 100)), tpotMs: exact(e2e.map((x) => x / 50)),
-    outputTokens: e2e.length * 10, outputTokensPerS: (e2e.length * 10) / durationS,
+    latencyMs: exact(e2e),
+    ttftMs: exact(ttft),
+    itlMs: exact(e2e.map((x) => x / 100)),
+    tpotMs: exact(e2e.map((x) => x / 50)),
+    outputTokens: e2e.length * 10,
+    outputTokensPerS: (e2e.length * 10) / durationS,
     goodput: { good: e2e.length, rps: e2e.length / durationS, ratio: sent ? e2e.length / sent : 0 },
     schedule: { lateOver10ms: 1, lateRatio: 1 / sent, lateP99Ms: 5, lateMaxMs: 12 },
     quality: { ragRecall: { mean: 0.8, n: e2e.length }, agentTaskCompletion: { rate: null, n: 0 } },
@@ -114,7 +144,10 @@ test('several workers: counts and rates add exactly, percentiles come from the m
   const b = latencies(2000, 6, 900);
   const sa = summaryOf(a, { errors: 7, notes: ['late start'] });
   const sb = summaryOf(b, { errors: 3, durationS: 61 });
-  const m = mergeSummaries([{ workerId: 'w1', summary: sa }, { workerId: 'w2', summary: sb }]);
+  const m = mergeSummaries([
+    { workerId: 'w1', summary: sa },
+    { workerId: 'w2', summary: sb },
+  ]);
   assert.equal(m.percentiles, 'bucketed');
   assert.equal(ClientSummary.safeParse(m.summary).success, true);
   const s = m.summary;
@@ -131,11 +164,17 @@ test('several workers: counts and rates add exactly, percentiles come from the m
   assert.equal(s.latencyMs.max, Math.max(...a, ...b));
   const union = [...a, ...b];
   assert.ok(Math.abs(s.latencyMs.mean! - union.reduce((x, y) => x + y, 0) / union.length) < 0.01);
-  for (const [q, got] of [[0.5, s.latencyMs.p50], [0.99, s.latencyMs.p99]] as const) {
+  for (const [q, got] of [
+    [0.5, s.latencyMs.p50],
+    [0.99, s.latencyMs.p99],
+  ] as const) {
     const exact = nearestRank(union, q);
     assert.ok(Math.abs(got! - exact) / exact <= 0.0101, `p${q * 100}: ${got} vs ${exact}`);
   }
-  const ttftExact = nearestRank(union.map((x) => x / 3), 0.99);
+  const ttftExact = nearestRank(
+    union.map((x) => x / 3),
+    0.99
+  );
   assert.ok(Math.abs(s.ttftMs.p99! - ttftExact) / ttftExact <= 0.0101);
   // ITL/TPOT have no sketch: percentiles are not invented.
   assert.equal(s.itlMs.p99, null);
@@ -156,13 +195,42 @@ test('a worker without a sketch: percentiles null and the note names it', () => 
   assert.ok(m.notes.some((n) => /end-to-end percentiles are not merged: worker\(s\) w2 sent no sketch/.test(n)));
 });
 
-const req = (e2eMs: number, startMs: number, outcome: RunRequest['outcome'] = 'ok'): RunRequest => ({ traceId: null, traceIdSource: 'none', startMs, e2eMs, ttftMs: null, outcome });
+const req = (e2eMs: number, startMs: number, outcome: RunRequest['outcome'] = 'ok'): RunRequest => ({
+  traceId: null,
+  traceIdSource: 'none',
+  startMs,
+  e2eMs,
+  ttftMs: null,
+  outcome,
+});
 
-function worker(id: string, status: WorkerResult['status'], finish?: Partial<RunFinish>, summary?: ClientSummaryT): WorkerResult {
+function worker(
+  id: string,
+  status: WorkerResult['status'],
+  finish?: Partial<RunFinish>,
+  summary?: ClientSummaryT
+): WorkerResult {
   return {
-    workerId: id, status, startMs: 1000, lastHeartbeatMs: 5000, abortReason: status === 'aborted' && !finish ? `no heartbeat from worker ${id}` : null,
+    workerId: id,
+    status,
+    startMs: 1000,
+    lastHeartbeatMs: 5000,
+    abortReason: status === 'aborted' && !finish ? `no heartbeat from worker ${id}` : null,
     plannedFaults: [{ atS: 10, target: 'rag', kind: 'latency', magnitude: 400 }],
-    finish: finish ? { workerId: id, endMs: 9000, status: status as RunFinish['status'], summary: summary ?? summaryOf([100, 200]), thresholds: [], regressions: [], faults: [], slowest: [], failed: [], ...finish } : null,
+    finish: finish
+      ? {
+          workerId: id,
+          endMs: 9000,
+          status: status as RunFinish['status'],
+          summary: summary ?? summaryOf([100, 200]),
+          thresholds: [],
+          regressions: [],
+          faults: [],
+          slowest: [],
+          failed: [],
+          ...finish,
+        }
+      : null,
   };
 }
 
@@ -179,10 +247,27 @@ test('mergeRun: verdicts need every worker, requests are the slowest and first f
   const slowB = Array.from({ length: 100 }, (_, i) => req(1050 + i, 500 + i));
   const failedB = Array.from({ length: 60 }, (_, i) => req(10, 2000 - i, 'error'));
   const failedA = Array.from({ length: 60 }, (_, i) => req(10, 3000 + i, 'timeout'));
-  const applied = { atS: 10, target: 'rag' as const, kind: 'latency' as const, magnitude: 400, id: 'f1', startMs: 11_000 };
+  const applied = {
+    atS: 10,
+    target: 'rag' as const,
+    kind: 'latency' as const,
+    magnitude: 400,
+    id: 'f1',
+    startMs: 11_000,
+  };
   const m = mergeRun([
-    worker('w1', 'passed', { slowest: slowA, failed: failedA, faults: [applied], thresholds: [{ threshold: 'p99_ms<2000', metric: 'p99_ms', actual: 150, pass: true }] }),
-    worker('w2', 'failed', { slowest: slowB, failed: failedB, faults: [applied], thresholds: [{ threshold: 'p99_ms<2000', metric: 'p99_ms', actual: 2500, pass: false }] }),
+    worker('w1', 'passed', {
+      slowest: slowA,
+      failed: failedA,
+      faults: [applied],
+      thresholds: [{ threshold: 'p99_ms<2000', metric: 'p99_ms', actual: 150, pass: true }],
+    }),
+    worker('w2', 'failed', {
+      slowest: slowB,
+      failed: failedB,
+      faults: [applied],
+      thresholds: [{ threshold: 'p99_ms<2000', metric: 'p99_ms', actual: 2500, pass: false }],
+    }),
     worker('w3', 'aborted'),
   ]);
   assert.equal(m.status, 'failed');
@@ -203,7 +288,14 @@ test('mergeRun: verdicts need every worker, requests are the slowest and first f
 
 test('mergeRun: one worker is its own record (no merge block); nobody reported: no summary, planned faults', () => {
   const s = summaryOf([100, 200, 300]);
-  const one = mergeRun([worker('w1', 'passed', { thresholds: [{ threshold: 'error_rate<0.01', metric: 'error_rate', actual: 0, pass: true }] }, s)]);
+  const one = mergeRun([
+    worker(
+      'w1',
+      'passed',
+      { thresholds: [{ threshold: 'error_rate<0.01', metric: 'error_rate', actual: 0, pass: true }] },
+      s
+    ),
+  ]);
   assert.equal(one.merge, null);
   assert.deepEqual(one.summary, s);
   assert.equal(one.thresholds[0].actual, 0);

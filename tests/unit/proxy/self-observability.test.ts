@@ -12,13 +12,24 @@ let prom: Awaited<ReturnType<typeof tinyServer>>;
 
 before(async () => {
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-  prom = await tinyServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"success","data":{"resultType":"matrix","result":[]}}'); });
+  prom = await tinyServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"status":"success","data":{"resultType":"matrix","result":[]}}');
+  });
   proxy = await startProxy({ port: 0, prometheusUrl: prom.url, exporterUrls: [], chainControlUrl: undefined });
   const spans = [];
   for (let i = 0; i < 10; i++) spans.push(...chainTrace(i, Date.now() - 60_000 + i * 1000, i === 5 ? 900 : 100));
-  await fetch(`${proxy.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(otlp(spans)) });
+  await fetch(`${proxy.url}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(otlp(spans)),
+  });
 });
-after(async () => { await proxy.close(); await prom.close(); trace.disable(); });
+after(async () => {
+  await proxy.close();
+  await prom.close();
+  trace.disable();
+});
 
 test('a span around every source call and every root-cause run', async () => {
   await (await fetch(`${proxy.url}/api/golden?backend=tgi`)).json();

@@ -14,7 +14,11 @@ after(() => proxy.close());
 const auth = { authorization: 'Bearer secret' };
 
 test('/api needs the bearer token when one is set: 401 JSON otherwise', async () => {
-  for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong' }, { authorization: 'Basic secret' }]) {
+  for (const headers of [
+    {} as Record<string, string>,
+    { authorization: 'Bearer wrong' },
+    { authorization: 'Basic secret' },
+  ]) {
     const r = await fetch(`${proxy.url}/api/health`, { headers });
     assert.equal(r.status, 401);
     const b = await r.json();
@@ -26,7 +30,10 @@ test('/api needs the bearer token when one is set: 401 JSON otherwise', async ()
 
 test('health answers the contract shape with the trace source', async () => {
   const b = HealthAnswer.parse(await (await fetch(`${proxy.url}/api/health`, { headers: auth })).json());
-  assert.deepEqual(b.sources.map((s) => s.source), ['embedded-store', 'database']);
+  assert.deepEqual(
+    b.sources.map((s) => s.source),
+    ['embedded-store', 'database']
+  );
   assert.equal(b.ok, true);
 });
 
@@ -44,10 +51,18 @@ test('CORS is closed by default', async () => {
 });
 
 test('bodies over the limit get 413 JSON; malformed JSON gets 400', async () => {
-  const big = await fetch(`${proxy.url}/api/rca`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ x: 'a'.repeat(5000) }) });
+  const big = await fetch(`${proxy.url}/api/rca`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ x: 'a'.repeat(5000) }),
+  });
   assert.equal(big.status, 413);
   assert.equal((await big.json()).error.code, 'payload_too_large');
-  const bad = await fetch(`${proxy.url}/api/rca`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{nope' });
+  const bad = await fetch(`${proxy.url}/api/rca`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{nope',
+  });
   assert.equal(bad.status, 400);
 });
 

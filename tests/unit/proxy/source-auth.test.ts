@@ -23,11 +23,27 @@ test('Alertmanager is asked with its credentials and tenant; wrong ones are a pe
   // Two Alertmanagers: credentials are registered per base URL, and both proxies run in this one process.
   const am = await tinyServer(handler);
   const am2 = await tinyServer(handler);
-  const good = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertmanagerUrl: am.url, sourceAuth: { alertmanager: { basic: { user: 'hopscope', password: SECRETS.am }, orgId: 'ops' } } });
-  const bad = await startProxy({ port: 0, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertmanagerUrl: am2.url });
+  const good = await startProxy({
+    port: 0,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    alertmanagerUrl: am.url,
+    sourceAuth: { alertmanager: { basic: { user: 'hopscope', password: SECRETS.am }, orgId: 'ops' } },
+  });
+  const bad = await startProxy({
+    port: 0,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    alertmanagerUrl: am2.url,
+  });
   try {
     const h = await (await fetch(`${good.url}/api/health`)).json();
-    assert.deepEqual(h.sources.filter((s: { source: string }) => s.source === 'alertmanager').map((s: { ok: boolean }) => s.ok), [true]);
+    assert.deepEqual(
+      h.sources.filter((s: { source: string }) => s.source === 'alertmanager').map((s: { ok: boolean }) => s.ok),
+      [true]
+    );
     const text = await (await fetch(`${bad.url}/api/health`)).text();
     const b = JSON.parse(text).sources.find((s: { source: string }) => s.source === 'alertmanager');
     assert.equal(b.ok, false);
@@ -49,24 +65,51 @@ test('the CLI at debug level never logs a credential', async () => {
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'backend-proxy/src/main.ts'], {
     env: {
-      PATH: process.env.PATH, HOPSCOPE_PROXY_PORT: '0', HOPSCOPE_LOG_LEVEL: 'debug', HOPSCOPE_EXPORTER_URLS: 'none', HOPSCOPE_CHAIN_CONTROL_URL: 'none',
-      HOPSCOPE_PROMETHEUS_URL: src.url, HOPSCOPE_PROMETHEUS_BEARER_TOKEN: SECRETS.prom, HOPSCOPE_PROMETHEUS_ORG_ID: 'tenant-x',
-      HOPSCOPE_TEMPO_URL: src.url, HOPSCOPE_TEMPO_BASIC_AUTH: `reader:${SECRETS.tempo}`,
-      HOPSCOPE_ALERTMANAGER_URL: src.url, HOPSCOPE_ALERTMANAGER_BEARER_TOKEN: SECRETS.am, HOPSCOPE_ALERT_INTERVAL_MS: '200',
+      PATH: process.env.PATH,
+      HOPSCOPE_PROXY_PORT: '0',
+      HOPSCOPE_LOG_LEVEL: 'debug',
+      HOPSCOPE_EXPORTER_URLS: 'none',
+      HOPSCOPE_CHAIN_CONTROL_URL: 'none',
+      HOPSCOPE_PROMETHEUS_URL: src.url,
+      HOPSCOPE_PROMETHEUS_BEARER_TOKEN: SECRETS.prom,
+      HOPSCOPE_PROMETHEUS_ORG_ID: 'tenant-x',
+      HOPSCOPE_TEMPO_URL: src.url,
+      HOPSCOPE_TEMPO_BASIC_AUTH: `reader:${SECRETS.tempo}`,
+      HOPSCOPE_ALERTMANAGER_URL: src.url,
+      HOPSCOPE_ALERTMANAGER_BEARER_TOKEN: SECRETS.am,
+      HOPSCOPE_ALERT_INTERVAL_MS: '200',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d; });
-  child.stderr.on('data', (d: Buffer) => { out += d; });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out += d;
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 30_000);
-      const check = (): void => { const m = /listening on (http:\/\/\S+)/.exec(out); if (m) { clearTimeout(t); resolve(m[1]); } };
+      const check = (): void => {
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(m[1]);
+        }
+      };
       child.stdout.on('data', check);
       child.once('exit', () => reject(new Error(`exited: ${out}`)));
     });
-    const answers = await Promise.all(['/api/health', '/api/services?from=now-5m&to=now', '/api/golden?backend=vllm', '/api/traces?limit=5', '/api/alerts'].map(async (p) => (await fetch(`${url}${p}`)).text()));
+    const answers = await Promise.all(
+      [
+        '/api/health',
+        '/api/services?from=now-5m&to=now',
+        '/api/golden?backend=vllm',
+        '/api/traces?limit=5',
+        '/api/alerts',
+      ].map(async (p) => (await fetch(`${url}${p}`)).text())
+    );
     await new Promise((r) => setTimeout(r, 600)); // a few alert rounds
     for (const secret of Object.values(SECRETS)) {
       assert.ok(!out.includes(secret), `the log holds ${secret}`);

@@ -13,7 +13,10 @@ import { groupByTrace } from '../../../backend-proxy/src/rca';
 import { chainTrace, hex, otlp, type SpanSpec } from './helpers';
 
 const T0 = 1_700_000_000_000;
-const KEYS = [{ service: 'gateway', name: 'POST /v1/chat' }, { service: 'llm-vllm', name: 'chat llama' }];
+const KEYS = [
+  { service: 'gateway', name: 'POST /v1/chat' },
+  { service: 'llm-vllm', name: 'chat llama' },
+];
 const spansOf = (specs: SpanSpec[]): Span[] => otlpToSpans(otlp(specs));
 const noWarm = { enabled: false, sliceMs: 0, quietMs: 0 };
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -21,7 +24,10 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 /** `store.baselineStats` and a full rebuild from `store.baseline`, for the same arguments. */
 function both(store: TraceStore, except?: string, beforeMs?: number): { fast: unknown; full: unknown } {
   const spans = store.baseline(KEYS, 200, except, beforeMs);
-  return { fast: store.baselineStats(KEYS, 200, except, beforeMs), full: spans.length ? baselineStats(spans) : undefined };
+  return {
+    fast: store.baselineStats(KEYS, 200, except, beforeMs),
+    full: spans.length ? baselineStats(spans) : undefined,
+  };
 }
 
 test('merged per-trace samples equal baselineStats of the same traces', () => {
@@ -34,11 +40,20 @@ test('merged per-trace samples equal baselineStats of the same traces', () => {
 
 test('store.baselineStats equals a full rebuild: healthy only, the analysed trace excluded, earlier first, slow outliers dropped', () => {
   for (const warm of [false, true]) {
-    const store = new TraceStore({ maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 }, () => T0, warm ? undefined : noWarm);
-    for (let i = 0; i < 40; i++) store.add(spansOf(chainTrace(i, T0 + i * 1000, 100 + (i % 7) * 5, i % 9 === 4 ? 2 : 1)));
+    const store = new TraceStore(
+      { maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 },
+      () => T0,
+      warm ? undefined : noWarm
+    );
+    for (let i = 0; i < 40; i++)
+      store.add(spansOf(chainTrace(i, T0 + i * 1000, 100 + (i % 7) * 5, i % 9 === 4 ? 2 : 1)));
     store.add(spansOf(chainTrace(50, T0 + 50_000, 5000))); // slow outlier: more than twice the median
     if (warm) store.warmUp(1e9);
-    for (const [except, before] of [[undefined, undefined], [hex(11, 32), T0 + 20_500], [hex(1, 32), T0 + 100]] as const) {
+    for (const [except, before] of [
+      [undefined, undefined],
+      [hex(11, 32), T0 + 20_500],
+      [hex(1, 32), T0 + 100],
+    ] as const) {
       const { fast, full } = both(store, except, before);
       assert.ok(fast, 'a baseline');
       assert.deepEqual(fast, full);
@@ -55,7 +70,20 @@ test('samples follow the spans: late spans, a span replaced by an error and back
   assert.deepEqual(first.fast, first.full);
   const id = hex(2, 32);
   // A late child of a cached trace: its samples must be recomputed.
-  store.add(spansOf([{ traceId: id, spanId: hex(999, 16), parentSpanId: hex(13, 16), name: 'chat llama', service: 'llm-vllm', pod: 'llm-vllm-0', startMs: T0 + 1030, durMs: 40 }]));
+  store.add(
+    spansOf([
+      {
+        traceId: id,
+        spanId: hex(999, 16),
+        parentSpanId: hex(13, 16),
+        name: 'chat llama',
+        service: 'llm-vllm',
+        pod: 'llm-vllm-0',
+        startMs: T0 + 1030,
+        durMs: 40,
+      },
+    ])
+  );
   const late = both(store);
   assert.deepEqual(late.fast, late.full);
   assert.notDeepEqual(late.fast, first.fast);
@@ -93,7 +121,11 @@ test('evicted traces leave the baseline and the warm-up queue', async () => {
 
 test('warm-up: healthy traces once after ingest, error traces never, a growing trace again when doubled or quiet', async () => {
   let now = T0;
-  const store = new TraceStore({ maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 }, () => now, { enabled: true, sliceMs: 50, quietMs: 250 });
+  const store = new TraceStore({ maxSpans: 1e6, maxBytes: 1e12, maxAgeMs: 1e12 }, () => now, {
+    enabled: true,
+    sliceMs: 50,
+    quietMs: 250,
+  });
   for (let i = 0; i < 6; i++) store.add(spansOf(chainTrace(i, T0 + i * 1000, 100, i === 5 ? 2 : 1)));
   assert.equal(store.sampleBuilds.warm, 0, 'nothing during ingest itself');
   await tick();
@@ -101,7 +133,19 @@ test('warm-up: healthy traces once after ingest, error traces never, a growing t
   assert.ok(store.warmedUp);
   // One more span (3 → 4, not doubled): deferred until the trace is quiet, but a click meanwhile is still exact.
   const id = hex(1, 32);
-  store.add(spansOf([{ traceId: id, spanId: hex(500, 16), parentSpanId: hex(1, 16), name: 'tool', service: 'agent', startMs: T0 + 10, durMs: 5 }]));
+  store.add(
+    spansOf([
+      {
+        traceId: id,
+        spanId: hex(500, 16),
+        parentSpanId: hex(1, 16),
+        name: 'tool',
+        service: 'agent',
+        startMs: T0 + 10,
+        durMs: 5,
+      },
+    ])
+  );
   await tick();
   assert.equal(store.sampleBuilds.warm, 5);
   assert.equal(store.warmedUp, false);
@@ -109,7 +153,19 @@ test('warm-up: healthy traces once after ingest, error traces never, a growing t
   store.warmUp();
   assert.equal(store.sampleBuilds.warm, 6, 'quiet for longer than quietMs: warmed');
   // Doubled (4 → 8 spans): warmed right away.
-  store.add(spansOf([0, 1, 2, 3].map((k) => ({ traceId: id, spanId: hex(600 + k, 16), parentSpanId: hex(1, 16), name: 'tool', service: 'agent', startMs: T0 + 10, durMs: 5 }))));
+  store.add(
+    spansOf(
+      [0, 1, 2, 3].map((k) => ({
+        traceId: id,
+        spanId: hex(600 + k, 16),
+        parentSpanId: hex(1, 16),
+        name: 'tool',
+        service: 'agent',
+        startMs: T0 + 10,
+        durMs: 5,
+      }))
+    )
+  );
   await tick();
   assert.equal(store.sampleBuilds.warm, 7);
   const { fast, full } = both(store);
@@ -122,7 +178,17 @@ test('ingest of a big trace is linear: re-sent span ids found by index, not by s
   const store = new TraceStore({ maxSpans: 1e7, maxBytes: 1e12, maxAgeMs: 1e12 }, () => T0, noWarm);
   const id = hex(7, 32);
   const spans: Span[] = Array.from({ length: 30_000 }, (_, i) => ({
-    traceId: id, spanId: hex(i + 1, 16), ...(i ? { parentSpanId: hex(1, 16) } : {}), name: 'op', service: 's', kind: 'server', startMs: T0, endMs: T0 + 1, status: 'ok', attributes: {}, resource: {},
+    traceId: id,
+    spanId: hex(i + 1, 16),
+    ...(i ? { parentSpanId: hex(1, 16) } : {}),
+    name: 'op',
+    service: 's',
+    kind: 'server',
+    startMs: T0,
+    endMs: T0 + 1,
+    status: 'ok',
+    attributes: {},
+    resource: {},
   }));
   const t0 = performance.now();
   store.add(spans);

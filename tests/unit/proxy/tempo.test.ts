@@ -22,7 +22,10 @@ before(async () => {
   tempo = await tinyServer((req, res) => {
     const u = new URL(req.url!, 'http://x');
     seen.push(`${u.pathname}${u.search}`);
-    const json = (body: string, status = 200): void => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(body); };
+    const json = (body: string, status = 200): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(body);
+    };
     if (u.pathname === '/ready') return void res.end('ready');
     if (u.pathname === `/api/v2/traces/${V2_DOCS}`) return json(fx('docs_v2_trace_by_id.json'));
     if (u.pathname === `/api/v2/traces/${VULTURE}`) {
@@ -31,20 +34,42 @@ before(async () => {
       return json(JSON.stringify({ ...body, status: 'PARTIAL', message: 'some blocks failed' }));
     }
     // An old Tempo without /api/v2: 404 text, the v1 path serves `batches` (old OTLP names).
-    if (u.pathname.startsWith('/api/v2/traces/')) { res.writeHead(404, { 'content-type': 'text/plain' }); return void res.end('404 page not found\n'); }
+    if (u.pathname.startsWith('/api/v2/traces/')) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      return void res.end('404 page not found\n');
+    }
     if (u.pathname === `/api/traces/${OLD_V1}`) return json(fx('grafana_docs_v1_trace_old_otlp_schema.json'));
-    if (u.pathname.startsWith('/api/traces/')) { res.writeHead(404); return void res.end(); }
+    if (u.pathname.startsWith('/api/traces/')) {
+      res.writeHead(404);
+      return void res.end();
+    }
     if (u.pathname === '/api/search') {
       const body = JSON.parse(fx('docs_search_traceql_status_error.json'));
       // Tempo strips leading zeros from search ids.
-      body.traces.push({ traceID: '60ba2abb44f13eae', rootServiceName: 'db', rootTraceName: 'q', startTimeUnixNano: '1684778327699392724', durationMs: 5 });
+      body.traces.push({
+        traceID: '60ba2abb44f13eae',
+        rootServiceName: 'db',
+        rootTraceName: 'q',
+        startTimeUnixNano: '1684778327699392724',
+        durationMs: 5,
+      });
       return json(JSON.stringify(body));
     }
-    res.writeHead(500, { 'content-type': 'text/plain' }); res.end('unexpected path');
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('unexpected path');
   });
-  proxy = await startProxy({ port: 0, tempoUrl: tempo.url, prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined });
+  proxy = await startProxy({
+    port: 0,
+    tempoUrl: tempo.url,
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+  });
 });
-after(async () => { await proxy.close(); await tempo.close(); });
+after(async () => {
+  await proxy.close();
+  await tempo.close();
+});
 
 const getJson = async (path: string): Promise<{ status: number; body: any }> => {
   const r = await fetch(`${proxy.url}${path}`);
@@ -76,9 +101,16 @@ test('v1 batches with old OTLP names, reached with a leading-zero-stripped id', 
 });
 
 test('TraceQL search: ids padded, query built from parameters', async () => {
-  const { body } = await getJson('/api/traces?service=shop-backend&status=error&minDurationMs=100&from=1684778000000&to=1684779000000');
+  const { body } = await getJson(
+    '/api/traces?service=shop-backend&status=error&minDurationMs=100&from=1684778000000&to=1684779000000'
+  );
   const list = TraceList.parse(body);
-  assert.ok(list.traces.some((t) => t.traceId === '2f3e0cee77ae5dc9c17ade3689eb2e54' && t.rootService === 'shop-backend' && t.durationMs === 557));
+  assert.ok(
+    list.traces.some(
+      (t) =>
+        t.traceId === '2f3e0cee77ae5dc9c17ade3689eb2e54' && t.rootService === 'shop-backend' && t.durationMs === 557
+    )
+  );
   assert.ok(list.traces.some((t) => t.traceId === OLD_V1));
   const q = seen.find((s) => s.startsWith('/api/search'))!;
   const params = new URLSearchParams(q.split('?')[1]);
@@ -94,11 +126,24 @@ test('TraceQL literals are escaped so nothing is injected', () => {
 
 test('health reports Tempo', async () => {
   const { body } = await getJson('/api/health');
-  assert.deepEqual(body.sources.map((s: { source: string; ok: boolean }) => [s.source, s.ok]), [['tempo', true], ['database', true]]);
+  assert.deepEqual(
+    body.sources.map((s: { source: string; ok: boolean }) => [s.source, s.ok]),
+    [
+      ['tempo', true],
+      ['database', true],
+    ]
+  );
 });
 
 test('Tempo unreachable: search degrades with a per-source error, trace by id is 502', async () => {
-  const dead = await startProxy({ port: 0, tempoUrl: 'http://127.0.0.1:1', prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, sourceTimeoutMs: 500 });
+  const dead = await startProxy({
+    port: 0,
+    tempoUrl: 'http://127.0.0.1:1',
+    prometheusUrl: undefined,
+    exporterUrls: [],
+    chainControlUrl: undefined,
+    sourceTimeoutMs: 500,
+  });
   try {
     const r = await fetch(`${dead.url}/api/traces`);
     assert.equal(r.status, 200);
@@ -117,7 +162,9 @@ test('Tempo unreachable: search degrades with a per-source error, trace by id is
       assert.equal(tempo.ok, false, path);
       assert.match(tempo.error, /tempo: unreachable/, path);
     }
-  } finally { await dead.close(); }
+  } finally {
+    await dead.close();
+  }
 });
 
 test('window views sample traces across the whole window (slices + the failed ones), each trace fetched once', async () => {
@@ -129,17 +176,26 @@ test('window views sample traces across the whole window (slices + the failed on
   const searches = seen.filter((p) => p.startsWith('/api/search')).map((p) => new URLSearchParams(p.split('?')[1]));
   assert.equal(searches.length, 11);
   // Ten slices that tile the window, not its last minutes only.
-  const slices = searches.filter((q) => !/status = error/.test(q.get('q')!)).map((q) => [Number(q.get('start')), Number(q.get('end'))]).sort((a, b) => a[0] - b[0]);
+  const slices = searches
+    .filter((q) => !/status = error/.test(q.get('q')!))
+    .map((q) => [Number(q.get('start')), Number(q.get('end'))])
+    .sort((a, b) => a[0] - b[0]);
   assert.equal(slices.length, 10);
   assert.equal(slices[0][0], from / 1000);
   assert.equal(slices[9][1], to / 1000);
   for (let i = 1; i < slices.length; i++) assert.ok(slices[i][0] <= slices[i - 1][1], 'slices leave no gap');
-  assert.ok(searches.some((q) => /status = error/.test(q.get('q')!)), 'the failed traces are asked for too');
+  assert.ok(
+    searches.some((q) => /status = error/.test(q.get('q')!)),
+    'the failed traces are asked for too'
+  );
   // The two ids the searches return are fetched once each, whatever the number of searches that returned them.
   const fetched = seen.filter((p) => /^\/api\/(v2\/)?traces\//.test(p));
   assert.equal(fetched.filter((p) => p === `/api/traces/${OLD_V1}`).length, 1);
   // The trace Tempo served (old v1 schema) makes the services; the one it lost (404) is skipped, not an error.
-  assert.ok(body.services.some((s: { service: string }) => s.service === 'db'), JSON.stringify(body.services));
+  assert.ok(
+    body.services.some((s: { service: string }) => s.service === 'db'),
+    JSON.stringify(body.services)
+  );
   assert.equal(body.sources[0].ok, true);
 });
 
@@ -147,7 +203,10 @@ test('sort=duration on Tempo: the slowest of up to 1,000 traces of the range (Te
   seen.length = 0;
   const { body } = await getJson('/api/traces?sort=duration&limit=1');
   const list = TraceList.parse(body);
-  assert.deepEqual(list.traces.map((t) => t.durationMs), [557]);
+  assert.deepEqual(
+    list.traces.map((t) => t.durationMs),
+    [557]
+  );
   const q = new URLSearchParams(seen.find((p) => p.startsWith('/api/search'))!.split('?')[1]);
   assert.equal(q.get('limit'), '1000');
 });

@@ -5,13 +5,21 @@ import { z } from 'zod';
 import { AlertRules, formatZodError, formatZodIssue } from '../../../contract';
 
 test('every issue once, with its path (array indices in brackets), joined by "; "', () => {
-  const r = AlertRules.safeParse({ rules: [{ id: 'ok', name: 'n', conditions: [{ kind: 'kernel', type: 'nope' }], withinMs: -1 }] });
+  const r = AlertRules.safeParse({
+    rules: [{ id: 'ok', name: 'n', conditions: [{ kind: 'kernel', type: 'nope' }], withinMs: -1 }],
+  });
   assert.ok(!r.success);
   const msg = formatZodError(r.error);
   const parts = msg.split('; ');
   assert.equal(parts.length, r.error.issues.length);
-  assert.ok(parts.some((p) => p.startsWith('rules[0].conditions[0].type: ')), msg);
-  assert.ok(parts.some((p) => p.startsWith('rules[0].withinMs: ')), msg);
+  assert.ok(
+    parts.some((p) => p.startsWith('rules[0].conditions[0].type: ')),
+    msg
+  );
+  assert.ok(
+    parts.some((p) => p.startsWith('rules[0].withinMs: ')),
+    msg
+  );
 });
 
 test('an issue of the value itself is named by `root`; past `max`, the rest are counted', () => {

@@ -6,14 +6,21 @@ import { rng } from '../../support/rca/synthetic';
 import { sp } from './helpers';
 
 /** gw → emb (embedding) then gw → llm (chat, prefix-cache reads `cached` of 400 input tokens); jitter from the seed. */
-function req(seed: number, o: { gwSelf?: number; embSelf?: number; llmSelf?: number; cached?: number; traceId?: string } = {}): Span[] {
+function req(
+  seed: number,
+  o: { gwSelf?: number; embSelf?: number; llmSelf?: number; cached?: number; traceId?: string } = {}
+): Span[] {
   const r = rng(seed);
   const j = (x: number): number => x * (0.95 + 0.1 * r());
   const t1 = 2 + (o.gwSelf ?? 0);
   const embEnd = t1 + 1 + (o.embSelf ?? j(5));
   const llmStart = embEnd + 1;
   const llmEnd = llmStart + 1 + (o.llmSelf ?? j(30));
-  const llmAttrs = { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 400, 'gen_ai.usage.cache_read.input_tokens': o.cached ?? 120 + Math.round(20 * r()) };
+  const llmAttrs = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.usage.input_tokens': 400,
+    'gen_ai.usage.cache_read.input_tokens': o.cached ?? 120 + Math.round(20 * r()),
+  };
   const spans = [
     sp('1', undefined, 'gw', 'POST /', 'server', 0, llmEnd + 1),
     sp('2', '1', 'gw', 'embed', 'client', t1, embEnd),
@@ -37,10 +44,17 @@ test('a KV-cache hit rate collapsed against its baseline is evidence at the hop,
   // A usual hit rate (or a mild dip) is not evidence.
   for (const cached of [125, 60]) {
     const calm = rankTrace({ spans: req(51, { cached }), baseline: healthy });
-    assert.ok(calm.candidates.every((c) => c.evidence.every((e) => e.kind !== 'kv_cache_drop')), String(cached));
+    assert.ok(
+      calm.candidates.every((c) => c.evidence.every((e) => e.kind !== 'kv_cache_drop')),
+      String(cached)
+    );
   }
   // Real extra time elsewhere outranks it.
-  const both = rankTrace({ spans: req(52, { cached: 0, embSelf: 25 }), baseline: healthy, config: { sloMs: { gw: 20 } } });
+  const both = rankTrace({
+    spans: req(52, { cached: 0, embSelf: 25 }),
+    baseline: healthy,
+    config: { sloMs: { gw: 20 } },
+  });
   assert.equal(both.candidates[0].service, 'emb');
   assert.equal(both.candidates[1].service, 'llm');
   assert.ok(both.candidates[1].evidence.some((e) => e.kind === 'kv_cache_drop'));
@@ -48,7 +62,10 @@ test('a KV-cache hit rate collapsed against its baseline is evidence at the hop,
   const noBase = rankTrace({ spans: req(53, { cached: 0 }) });
   assert.ok(noBase.candidates.every((c) => c.evidence.every((e) => e.kind !== 'kv_cache_drop')));
   // In a window it is averaged over the traces like errors.
-  const w = rankWindow({ traces: [req(60, { cached: 0, traceId: '1'.repeat(32) }), req(61, { cached: 0, traceId: '2'.repeat(32) })], baseline: healthy });
+  const w = rankWindow({
+    traces: [req(60, { cached: 0, traceId: '1'.repeat(32) }), req(61, { cached: 0, traceId: '2'.repeat(32) })],
+    baseline: healthy,
+  });
   assert.equal(w.candidates[0].service, 'llm');
   assert.ok(w.candidates[0].evidence.some((e) => e.kind === 'kv_cache_drop' && e.traces === 2));
 });
@@ -59,7 +76,10 @@ test('a root within its SLO with breaches in two branches anchors on the span fr
   const a = rankTrace({ spans, baseline: healthy, config });
   assert.equal(a.anchor!.spanId, spans[0].spanId);
   assert.match(a.anchor!.reason, /2 spans breached their SLO/);
-  const names = a.candidates.filter((c) => c.evidence.some((e) => e.kind === 'self_time')).map((c) => c.service).sort();
+  const names = a.candidates
+    .filter((c) => c.evidence.some((e) => e.kind === 'self_time'))
+    .map((c) => c.service)
+    .sort();
   assert.deepEqual(names, ['emb', 'llm']);
   assert.equal(a.candidates[0].service, 'llm'); // 30 ms above baseline vs emb's 25
   // One breach: the anchor is that span, as before.
@@ -90,10 +110,23 @@ test('a root far outside its usual spread anchors the analysis even when one col
 
 test('expected edges on a deep same-service chain: the skipped hop is still reported', () => {
   const n = 5000;
-  const spans = Array.from({ length: n }, (_, i) => sp(String(i + 1), i ? String(i) : undefined, 'a', `s${i}`, 'internal', i, 2 * n - i));
+  const spans = Array.from({ length: n }, (_, i) =>
+    sp(String(i + 1), i ? String(i) : undefined, 'a', `s${i}`, 'internal', i, 2 * n - i)
+  );
   spans.push(sp(String(n + 1), String(n), 'c', 'leaf', 'server', n, n + 1));
-  const a = rankTrace({ spans, config: { expectedEdges: [['a', 'b'], ['b', 'c']] } });
-  assert.ok(a.missing.some((m) => /a span from b between a and c/.test(m)), JSON.stringify(a.missing));
+  const a = rankTrace({
+    spans,
+    config: {
+      expectedEdges: [
+        ['a', 'b'],
+        ['b', 'c'],
+      ],
+    },
+  });
+  assert.ok(
+    a.missing.some((m) => /a span from b between a and c/.test(m)),
+    JSON.stringify(a.missing)
+  );
   assert.ok(a.candidates.find((c) => c.service === 'b')!.evidence.some((e) => e.kind === 'broken_propagation'));
   const ok = rankTrace({ spans, config: { expectedEdges: [['a', 'c']] } });
   assert.ok(!ok.missing.some((m) => /between/.test(m)));

@@ -37,7 +37,15 @@ function chainTrace(seed: number, ragMs: number): Span[] {
   const r = rng(seed);
   const j = (x: number): number => x * (0.9 + 0.2 * r());
   const out: Span[] = [];
-  const stamp = (id: string, parent: string | undefined, service: string, name: string, kind: Span['kind'], s: number, e: number): void => {
+  const stamp = (
+    id: string,
+    parent: string | undefined,
+    service: string,
+    name: string,
+    kind: Span['kind'],
+    s: number,
+    e: number
+  ): void => {
     const start = Math.floor(s);
     out.push(sp(id, parent, service, name, kind, start, start + (e - s)));
   };
@@ -66,7 +74,9 @@ function chainTrace(seed: number, ragMs: number): Span[] {
 
 const healthy = buildBaseline(Array.from({ length: 30 }, (_, i) => chainTrace(i + 1, 3 + (i % 5) * 0.2)));
 const onPath = (a: ReturnType<typeof rankTrace>, service: string, kind: string): number =>
-  (a.criticalPath as Array<{ service: string; kind: string; onPathMs: number }>).filter((p) => p.service === service && p.kind === kind).reduce((x, p) => x + p.onPathMs, 0);
+  (a.criticalPath as Array<{ service: string; kind: string; onPathMs: number }>)
+    .filter((p) => p.service === service && p.kind === kind)
+    .reduce((x, p) => x + p.onPathMs, 0);
 
 test('proxy case: the slow rag branch stays on the critical path when the next call starts a hair before it ends', () => {
   const spans = caseTrace();
@@ -74,7 +84,10 @@ test('proxy case: the slow rag branch stays on the critical path when the next c
   const segs = criticalPath(t, 0);
   // The path tiles the request, and the slow branch is walked: gateway itself accounts for ~1 ms, not 413.
   assert.ok(Math.abs(segs.reduce((x, s) => x + s.endMs - s.startMs, 0) - 426.178) < 1e-6);
-  const own = (service: string, kind: string): number => segs.filter((s) => spans[s.index].service === service && spans[s.index].kind === kind).reduce((x, s) => x + s.endMs - s.startMs, 0);
+  const own = (service: string, kind: string): number =>
+    segs
+      .filter((s) => spans[s.index].service === service && spans[s.index].kind === kind)
+      .reduce((x, s) => x + s.endMs - s.startMs, 0);
   assert.ok(own('rag', 'server') > 400, `rag on path ${own('rag', 'server')}`);
   assert.ok(own('gateway', 'server') < 2, `gateway self on path ${own('gateway', 'server')}`);
   assert.ok(own('llm-vllm', 'server') > 8);
@@ -90,11 +103,21 @@ test('proxy case: the slow rag branch stays on the critical path when the next c
 test('millisecond-stamped starts: rag latency ranks rag first whatever the sub-ms offsets, healthy traces blame nothing', () => {
   for (let seed = 100; seed < 140; seed++) {
     const a = rankTrace({ spans: chainTrace(seed, 400), baseline: healthy });
-    assert.equal(a.candidates[0].service, 'rag', `seed ${seed}: ${JSON.stringify(a.candidates.slice(0, 2).map((c) => [c.service, c.score]))}`);
+    assert.equal(
+      a.candidates[0].service,
+      'rag',
+      `seed ${seed}: ${JSON.stringify(a.candidates.slice(0, 2).map((c) => [c.service, c.score]))}`
+    );
     assert.ok(onPath(a, 'rag', 'server') > 390, `seed ${seed}: rag on path ${onPath(a, 'rag', 'server')}`);
-    assert.ok(onPath(a, 'gateway', 'server') < 3, `seed ${seed}: gateway self on path ${onPath(a, 'gateway', 'server')}`);
+    assert.ok(
+      onPath(a, 'gateway', 'server') < 3,
+      `seed ${seed}: gateway self on path ${onPath(a, 'gateway', 'server')}`
+    );
     const calm = rankTrace({ spans: chainTrace(seed, 3.2), baseline: healthy });
-    assert.ok(calm.candidates.every((c) => c.score < 0.05), `seed ${seed}: ${JSON.stringify(calm.candidates.slice(0, 2).map((c) => [c.service, c.score]))}`);
+    assert.ok(
+      calm.candidates.every((c) => c.score < 0.05),
+      `seed ${seed}: ${JSON.stringify(calm.candidates.slice(0, 2).map((c) => [c.service, c.score]))}`
+    );
   }
 });
 

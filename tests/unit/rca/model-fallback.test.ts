@@ -12,32 +12,62 @@ const LIGHT = 'llama-3-1b';
  * The chain's rag route as the real chain records it: gateway → rag, then gateway → llm-vllm (chat). The LLM server
  * span says which model answered; the gateway copies `gen_ai.response.model` onto its own spans.
  */
-function req(seed: number, o: { fallback?: 'explicit' | 'models-only'; served?: string; ragSelf?: number; noLlmSpan?: boolean; ragGap?: number; llmGap?: number } = {}): Span[] {
+function req(
+  seed: number,
+  o: {
+    fallback?: 'explicit' | 'models-only';
+    served?: string;
+    ragSelf?: number;
+    noLlmSpan?: boolean;
+    ragGap?: number;
+    llmGap?: number;
+  } = {}
+): Span[] {
   const r = rng(seed);
   const j = (x: number): number => x * (0.95 + 0.1 * r());
   const served = o.fallback ? (o.served ?? LIGHT) : ASKED;
   const models = { 'gen_ai.request.model': ASKED, 'gen_ai.response.model': served };
   const llmAttrs: Span['attributes'] = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'vllm', ...models };
   if (o.fallback === 'explicit') {
-    Object.assign(llmAttrs, { 'hopscope.gpu.oom': true, 'hopscope.fallback.reason': 'gpu_oom', 'hopscope.fallback.from_model': ASKED, 'hopscope.fallback.model': served });
+    Object.assign(llmAttrs, {
+      'hopscope.gpu.oom': true,
+      'hopscope.fallback.reason': 'gpu_oom',
+      'hopscope.fallback.from_model': ASKED,
+      'hopscope.fallback.model': served,
+    });
   }
   const ragEnd = 2 + 1 + (o.ragSelf ?? j(10));
   const llmStart = ragEnd + 1;
   const llmEnd = llmStart + 1 + j(40);
   const pod = (service: string) => ({ resource: { 'service.name': service, 'k8s.pod.name': `${service}-0` } });
   const spans = [
-    sp('1', undefined, 'gateway', 'POST /v1/chat/completions', 'server', 0, llmEnd + 1, { attributes: { ...models }, ...pod('gateway') }),
+    sp('1', undefined, 'gateway', 'POST /v1/chat/completions', 'server', 0, llmEnd + 1, {
+      attributes: { ...models },
+      ...pod('gateway'),
+    }),
     sp('2', '1', 'gateway', 'POST /retrieve', 'client', 2, ragEnd),
     sp('3', '2', 'rag', 'retrieve', 'server', 2.5 + (o.ragGap ?? 0), ragEnd - 0.5),
-    sp('4', '1', 'gateway', `chat ${ASKED}`, 'client', llmStart, llmEnd, { attributes: { ...models, 'peer.service': 'llm-vllm' } }),
-    sp('5', '4', 'llm-vllm', `chat ${ASKED}`, 'server', llmStart + 0.5 + (o.llmGap ?? 0), llmEnd - 0.5, { attributes: llmAttrs }),
+    sp('4', '1', 'gateway', `chat ${ASKED}`, 'client', llmStart, llmEnd, {
+      attributes: { ...models, 'peer.service': 'llm-vllm' },
+    }),
+    sp('5', '4', 'llm-vllm', `chat ${ASKED}`, 'server', llmStart + 0.5 + (o.llmGap ?? 0), llmEnd - 0.5, {
+      attributes: llmAttrs,
+    }),
   ];
   return o.noLlmSpan ? spans.filter((s) => s.service !== 'llm-vllm') : spans;
 }
 const baseline = buildBaseline(Array.from({ length: 30 }, (_, i) => req(i + 1)));
 
 const gpuFail = (pod: string, ts: number): KernelEvent => ({
-  ts, type: 'gpu_alloc_fail', pid: 4242, comm: 'python3', pod, namespace: 'hopscope', node: 'gpu-node-0', detail: { bytes: 2147483648 }, mode: 'replay',
+  ts,
+  type: 'gpu_alloc_fail',
+  pid: 4242,
+  comm: 'python3',
+  pod,
+  namespace: 'hopscope',
+  node: 'gpu-node-0',
+  detail: { bytes: 2147483648 },
+  mode: 'replay',
 });
 
 test('a fallback model answer is a degraded request: the LLM pod that fell back ranks first, with both models named', () => {
@@ -52,13 +82,20 @@ test('a fallback model answer is a degraded request: the LLM pod that fell back 
   assert.ok(fb, JSON.stringify(top.evidence));
   assert.equal(fb.requestedModel, ASKED);
   assert.equal(fb.servedModel, LIGHT);
-  assert.ok(fb.summary.includes(ASKED) && fb.summary.includes(LIGHT) && /GPU out-of-memory/.test(fb.summary), fb.summary);
+  assert.ok(
+    fb.summary.includes(ASKED) && fb.summary.includes(LIGHT) && /GPU out-of-memory/.test(fb.summary),
+    fb.summary
+  );
   // The gateway only relays the answer: no fallback evidence there, although its spans show both models too.
-  for (const c of a.candidates.filter((x) => x.service === 'gateway')) assert.ok(c.evidence.every((e) => e.kind !== 'model_fallback'));
+  for (const c of a.candidates.filter((x) => x.service === 'gateway'))
+    assert.ok(c.evidence.every((e) => e.kind !== 'model_fallback'));
   assert.match(a.anchor!.reason, /fell back/);
   // The same trace answered by the asked model is healthy.
   const calm = rankTrace({ spans: req(100), baseline });
-  assert.ok(calm.candidates.every((c) => c.score < 0.1), JSON.stringify(calm.candidates.map((c) => [c.service, c.score])));
+  assert.ok(
+    calm.candidates.every((c) => c.score < 0.1),
+    JSON.stringify(calm.candidates.map((c) => [c.service, c.score]))
+  );
 });
 
 test('the GPU allocation failures on that pod join as evidence; those on another pod do not', () => {
@@ -72,7 +109,10 @@ test('the GPU allocation failures on that pod join as evidence; those on another
   const k = withK.candidates[0].evidence.find((e) => e.kind === 'kernel:gpu_alloc_fail');
   assert.ok(k, JSON.stringify(withK.candidates[0].evidence));
   assert.equal(k.count, 2);
-  assert.ok(withK.candidates[0].score > without.candidates[0].score, `${withK.candidates[0].score} vs ${without.candidates[0].score}`);
+  assert.ok(
+    withK.candidates[0].score > without.candidates[0].score,
+    `${withK.candidates[0].score} vs ${without.candidates[0].score}`
+  );
   assert.ok(withK.candidates.every((c) => c.pod !== 'llm-vllm-1'));
 });
 
@@ -80,7 +120,10 @@ test('request ≠ response model alone (no hopscope.* attributes) is a fallback;
   const a = rankTrace({ spans: req(102, { fallback: 'models-only' }), baseline });
   assert.equal(a.candidates[0].service, 'llm-vllm');
   const fb = a.candidates[0].evidence.find((e) => e.kind === 'model_fallback');
-  assert.ok(fb && /gen_ai.request.model ≠ gen_ai.response.model/.test(fb.summary), JSON.stringify(a.candidates[0].evidence));
+  assert.ok(
+    fb && /gen_ai.request.model ≠ gen_ai.response.model/.test(fb.summary),
+    JSON.stringify(a.candidates[0].evidence)
+  );
   const alias = rankTrace({ spans: req(102, { fallback: 'models-only', served: `${ASKED}-2024-08-06` }), baseline });
   assert.ok(alias.candidates.every((c) => c.evidence.every((e) => e.kind !== 'model_fallback')));
   assert.ok(alias.candidates.every((c) => c.score < 0.1));
@@ -100,7 +143,10 @@ test('a breach in another branch hides neither: the anchor frames the breach and
   assert.equal(a.anchor!.spanId, spans[0].spanId, a.anchor!.reason);
   assert.match(a.anchor!.reason, /breached their SLO or served a degraded answer/);
   assert.equal(a.candidates[0].service, 'llm-vllm', JSON.stringify(a.candidates.map((c) => [c.service, c.score])));
-  assert.ok(a.candidates.find((c) => c.service === 'rag')?.evidence.some((e) => e.kind === 'self_time'), 'the slow rag is ranked too');
+  assert.ok(
+    a.candidates.find((c) => c.service === 'rag')?.evidence.some((e) => e.kind === 'self_time'),
+    'the slow rag is ranked too'
+  );
   // Without the fallback the breach alone is the anchor, and rag the answer.
   const plain = req(104, { ragSelf: 14 });
   const b = rankTrace({ spans: plain, baseline, config });
@@ -129,7 +175,11 @@ function asTheChainRecordsIt(spans: Span[]): Span[] {
     const served = s.attributes['hopscope.fallback.model'];
     if (typeof served !== 'string') continue;
     copy.get(s.spanId)!.attributes['gen_ai.response.model'] = served;
-    for (let p = s.parentSpanId && byId.get(s.parentSpanId); p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) {
+    for (
+      let p = s.parentSpanId && byId.get(s.parentSpanId);
+      p;
+      p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined
+    ) {
       Object.assign(copy.get(p.spanId)!.attributes, { 'gen_ai.request.model': ASKED, 'gen_ai.response.model': served });
     }
   }
@@ -139,9 +189,11 @@ function asTheChainRecordsIt(spans: Span[]): Span[] {
 test('synthetic chain, gpu_oom on either backend: the 5 slowest of 20 faulted traces all rank that backend first, with and without kernel events', () => {
   const healthy = buildBaseline(syntheticHealthy(61, 80));
   for (const hop of ['llm-vllm', 'llm-tgi'] as const) {
-    const traces = Array.from({ length: 20 }, (_, i) => syntheticTrace({ seed: 7000 + i, fault: { hop, kind: 'gpu_oom' } }))
-      .map((t) => ({ ...t, spans: asTheChainRecordsIt(t.spans) }));
-    const dur = (t: { spans: Span[] }): number => Math.max(...t.spans.map((s) => s.endMs)) - Math.min(...t.spans.map((s) => s.startMs));
+    const traces = Array.from({ length: 20 }, (_, i) =>
+      syntheticTrace({ seed: 7000 + i, fault: { hop, kind: 'gpu_oom' } })
+    ).map((t) => ({ ...t, spans: asTheChainRecordsIt(t.spans) }));
+    const dur = (t: { spans: Span[] }): number =>
+      Math.max(...t.spans.map((s) => s.endMs)) - Math.min(...t.spans.map((s) => s.startMs));
     const slowest = [...traces].sort((x, y) => dur(y) - dur(x)).slice(0, 5);
     for (const tr of slowest) {
       for (const kernelEvents of [tr.kernelEvents, undefined]) {
@@ -152,15 +204,25 @@ test('synthetic chain, gpu_oom on either backend: the 5 slowest of 20 faulted tr
         const kinds = top.evidence.map((e) => e.kind);
         assert.ok(kinds.includes('model_fallback'), `${label} ${kinds}`);
         if (kernelEvents) assert.ok(kinds.includes('kernel:gpu_alloc_fail'), `${label} ${kinds}`);
-        assert.ok(a.candidates.filter((c) => c.service === 'gateway').every((c) => c.evidence.every((e) => e.kind !== 'model_fallback')), label);
+        assert.ok(
+          a.candidates
+            .filter((c) => c.service === 'gateway')
+            .every((c) => c.evidence.every((e) => e.kind !== 'model_fallback')),
+          label
+        );
       }
     }
   }
 });
 
 test('a window of fallback traces ranks the backend that fell back, one model_fallback line per trace counted', () => {
-  const traces = [1, 2, 3].map((k) => req(200 + k, { fallback: 'explicit' }).map((s) => ({ ...s, traceId: String(k).repeat(32) })));
+  const traces = [1, 2, 3].map((k) =>
+    req(200 + k, { fallback: 'explicit' }).map((s) => ({ ...s, traceId: String(k).repeat(32) }))
+  );
   const w = rankWindow({ traces: [...traces, req(210).map((s) => ({ ...s, traceId: TRACE }))], baseline });
   assert.equal(w.candidates[0].service, 'llm-vllm');
-  assert.ok(w.candidates[0].evidence.some((e) => e.kind === 'model_fallback' && e.traces === 3), JSON.stringify(w.candidates[0].evidence));
+  assert.ok(
+    w.candidates[0].evidence.some((e) => e.kind === 'model_fallback' && e.traces === 3),
+    JSON.stringify(w.candidates[0].evidence)
+  );
 });

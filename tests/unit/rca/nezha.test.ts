@@ -21,14 +21,19 @@ test('nezha loader: cases, services from pod names, client/server kinds inferred
   ].join('\n');
   const spans = parseNezhaCsv(csv);
   for (const s of spans) Span.parse(s);
-  assert.deepEqual(spans.map((s) => s.kind), ['server', 'client', 'server', 'client']);
+  assert.deepEqual(
+    spans.map((s) => s.kind),
+    ['server', 'client', 'server', 'client']
+  );
   assert.equal(spans[3].attributes['peer.service'], 'cartservice'); // its server row is missing
   assert.equal(spans[1].startMs, 2000);
   assert.throws(() => parseNezhaCsv('a,b\n1,2'), /unexpected header/);
 });
 
 test('nezha: a network-delay case ranks its service in the top 3 against the fault-free minute', () => {
-  const c = loadNezhaCases(DIR).find((x) => x.injectType === 'network_delay' && x.rootCauseService === 'recommendationservice')!;
+  const c = loadNezhaCases(DIR).find(
+    (x) => x.injectType === 'network_delay' && x.rootCauseService === 'recommendationservice'
+  )!;
   const traces = nezhaWindow(DIR, c);
   assert.ok(traces.length > 100);
   for (const tr of traces) assert.ok(Math.min(...tr.map((s) => s.startMs)) >= c.injectMs);

@@ -4,7 +4,12 @@ import { type KernelEvent, RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankWindow } from '../../../backend-proxy/src/rca';
 import { syntheticHealthy, syntheticTrace } from '../../support/rca/synthetic';
 
-function incident(hop: 'rag' | 'tool' | 'embedding', kind: 'latency' | 'tcp_retransmit' | 'error', faulty: number, healthy: number) {
+function incident(
+  hop: 'rag' | 'tool' | 'embedding',
+  kind: 'latency' | 'tcp_retransmit' | 'error',
+  faulty: number,
+  healthy: number
+) {
   const traces: Span[][] = [];
   const events: KernelEvent[] = [];
   for (let i = 0; i < faulty + healthy; i++) {
@@ -56,13 +61,20 @@ test('window: a trace split in two (the context was lost at a hop) is reported',
   const sub = new Set([agentServer.spanId]);
   for (let grew = true; grew;) {
     grew = false;
-    for (const s of victim) if (s.parentSpanId && sub.has(s.parentSpanId) && !sub.has(s.spanId)) { sub.add(s.spanId); grew = true; }
+    for (const s of victim)
+      if (s.parentSpanId && sub.has(s.parentSpanId) && !sub.has(s.spanId)) {
+        sub.add(s.spanId);
+        grew = true;
+      }
   }
   const newId = 'f'.repeat(32);
   const split = victim.map((s) => (sub.has(s.spanId) ? { ...s, traceId: newId } : s));
   const all = [...traces.slice(0, 3), ...traces.slice(4), split].flat();
   const a = rankWindow({ traces: all, baseline });
-  assert.ok(a.missing.some((m) => /restart at agent/.test(m)), JSON.stringify(a.missing));
+  assert.ok(
+    a.missing.some((m) => /restart at agent/.test(m)),
+    JSON.stringify(a.missing)
+  );
   assert.equal(a.window.traces, traces.length + 1);
 });
 

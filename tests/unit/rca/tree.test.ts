@@ -14,7 +14,13 @@ test('sequential children: the path alternates parent gaps and each child, chron
     sp('2', '1', 'a', 'c1', 'internal', 10, 40),
     sp('3', '1', 'a', 'c2', 'internal', 50, 90),
   ];
-  assert.deepEqual(pathOf(spans), [['root', 0, 10], ['c1', 10, 40], ['root', 40, 50], ['c2', 50, 90], ['root', 90, 100]]);
+  assert.deepEqual(pathOf(spans), [
+    ['root', 0, 10],
+    ['c1', 10, 40],
+    ['root', 40, 50],
+    ['c2', 50, 90],
+    ['root', 90, 100],
+  ]);
   const t = buildTree(spans);
   assert.deepEqual([...t.self], [30, 30, 40]);
 });
@@ -27,7 +33,12 @@ test('parallel children: the branch running latest before the cursor blocks; sel
     sp('4', '1', 'a', 'overlap', 'internal', 70, 85),
   ];
   // overlap ends last (85); before its start (70) slow was still running, so slow blocks [10, 70]; fast never does.
-  assert.deepEqual(pathOf(spans), [['root', 0, 10], ['slow', 10, 70], ['overlap', 70, 85], ['root', 85, 100]]);
+  assert.deepEqual(pathOf(spans), [
+    ['root', 0, 10],
+    ['slow', 10, 70],
+    ['overlap', 70, 85],
+    ['root', 85, 100],
+  ]);
   const t = buildTree(spans);
   assert.equal(t.self[0], 100 - 75); // children cover [10, 85]
 });
@@ -58,7 +69,11 @@ test('async children (producer, or outliving a same-service parent) are off the 
   assert.equal(t.async[2], 1);
   assert.equal(t.async[3], 1);
   assert.equal(t.async[1], 0);
-  assert.deepEqual(pathOf(spans), [['root', 0, 10], ['work', 10, 60], ['root', 60, 100]]);
+  assert.deepEqual(pathOf(spans), [
+    ['root', 0, 10],
+    ['work', 10, 60],
+    ['root', 60, 100],
+  ]);
   assert.equal(t.self[0], 50);
 });
 
@@ -87,9 +102,15 @@ test('clock skew: a server span on another host starting before its client is sh
   assert.ok(t.start[2] >= t.start[1] && t.end[2] <= t.end[1]);
   assert.ok(Math.abs(t.gap[1] - 4) < 1e-9);
   const path = pathOf(spans);
-  assert.deepEqual(path.map((p) => p[0]), ['root', 'call', 'chat', 'decode', 'chat', 'call', 'root']);
+  assert.deepEqual(
+    path.map((p) => p[0]),
+    ['root', 'call', 'chat', 'decode', 'chat', 'call', 'root']
+  );
   // The path tiles the anchor's window exactly.
-  assert.equal(path.reduce((a, p) => a + p[2] - p[1], 0), 100);
+  assert.equal(
+    path.reduce((a, p) => a + p[2] - p[1], 0),
+    100
+  );
 });
 
 test('orphans become roots and are reported; a parent cycle does not hang', () => {
@@ -107,7 +128,9 @@ test('orphans become roots and are reported; a parent cycle does not hang', () =
 
 test('a 20,000-deep chain is walked without recursion', () => {
   const n = 20_000;
-  const spans = Array.from({ length: n }, (_, i) => sp(String(i + 1), i ? String(i) : undefined, 'a', `s${i}`, 'internal', i, 2 * n - i));
+  const spans = Array.from({ length: n }, (_, i) =>
+    sp(String(i + 1), i ? String(i) : undefined, 'a', `s${i}`, 'internal', i, 2 * n - i)
+  );
   const t = buildTree(spans);
   const path = criticalPath(t, 0);
   assert.equal(path.length, 2 * n - 1);

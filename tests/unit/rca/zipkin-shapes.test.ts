@@ -13,7 +13,10 @@ import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';
 import { splitSharedSpans } from '../../../backend-proxy/src/rca/shared-spans';
 import { type ZipkinSpan, withoutKinds, zipkinToOtlp } from '../../support/rca/zipkin';
 
-const load = (name: string): ZipkinSpan[] => JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/rca/zipkin', `${name}.json`), 'utf8')) as ZipkinSpan[];
+const load = (name: string): ZipkinSpan[] =>
+  JSON.parse(
+    readFileSync(join(import.meta.dirname, '../../fixtures/rca/zipkin', `${name}.json`), 'utf8')
+  ) as ZipkinSpan[];
 const spansOf = (z: ZipkinSpan[]): Span[] => otlpToSpans(zipkinToOtlp(z));
 const services = (a: RcaAnswer): string[] => [...new Set(a.candidates.map((c) => c.service))];
 
@@ -27,23 +30,41 @@ test('skew.json: the shared client/server id is split (server under client, its 
   const a = rankTrace({ spans: spansOf(z) });
   const b = rankTrace({ spans: spansOf(withoutKinds(z)) });
   RcaAnswer.parse(b);
-  assert.ok(a.missing.every((m) => !/duplicate/.test(m)), a.missing.join('\n'));
-  assert.deepEqual(a.criticalPath.map((p) => `${p.service}:${p.operation}`), ['servicea:get', 'servicea:post', 'serviceb:post', 'serviceb:async']);
+  assert.ok(
+    a.missing.every((m) => !/duplicate/.test(m)),
+    a.missing.join('\n')
+  );
+  assert.deepEqual(
+    a.criticalPath.map((p) => `${p.service}:${p.operation}`),
+    ['servicea:get', 'servicea:post', 'serviceb:post', 'serviceb:async']
+  );
   assert.ok((a.criticalPath[2].skewCorrectedMs ?? 0) > 60, 'serviceb ran 65 ms early on its clock');
-  assert.deepEqual(b.criticalPath.map((p) => [p.service, p.operation, p.kind, p.gapMs]), a.criticalPath.map((p) => [p.service, p.operation, p.kind, p.gapMs]));
-  assert.deepEqual(b.candidates.map((c) => [c.service, c.score]), a.candidates.map((c) => [c.service, c.score]));
+  assert.deepEqual(
+    b.criticalPath.map((p) => [p.service, p.operation, p.kind, p.gapMs]),
+    a.criticalPath.map((p) => [p.service, p.operation, p.kind, p.gapMs])
+  );
+  assert.deepEqual(
+    b.candidates.map((c) => [c.service, c.score]),
+    a.candidates.map((c) => [c.service, c.score])
+  );
 });
 
 test('smartthings OAuth trace (175 spans, 41 shared ids): every span kept, the failing hop first, with or without kinds', () => {
   const z = load('smartthings-oauth-authorization');
   const a = rankTrace({ spans: spansOf(z) });
-  assert.ok(a.missing.every((m) => !/duplicate/.test(m)), a.missing.join('\n'));
+  assert.ok(
+    a.missing.every((m) => !/duplicate/.test(m)),
+    a.missing.join('\n')
+  );
   assert.equal(a.candidates[0].service, 'auth');
   assert.equal(a.candidates[0].evidence[0].kind, 'error');
   const b = rankTrace({ spans: spansOf(withoutKinds(z)) });
   assert.equal(b.candidates[0].service, 'auth');
   // Without kinds only the incomplete zero-length fragments of a service calling itself stay ambiguous.
-  assert.ok(b.missing.some((m) => /^nothing: [1-4] duplicate span/.test(m)), b.missing.join('\n'));
+  assert.ok(
+    b.missing.some((m) => /^nothing: [1-4] duplicate span/.test(m)),
+    b.missing.join('\n')
+  );
 });
 
 test('yelp trace: shared ids, calls to memcache and mysql named by their remote endpoint; the same top hop without kinds', () => {

@@ -36,7 +36,8 @@ export function anchor(a: TraceAccount): void {
   const rootSpan = spans[root];
   if (rootSpan.status === 'timeout') reason = 'the root span timed out';
   else if (rootSpan.status === 'error') reason = 'the root span failed';
-  else if (a.degraded[root]) reason = `the root span ${a.degradations.find((d) => d.index === root)?.what ?? 'served a degraded answer'}`;
+  else if (a.degraded[root])
+    reason = `the root span ${a.degradations.find((d) => d.index === root)?.what ?? 'served a degraded answer'}`;
   else if (breach(root)) reason = `the root span breached its SLO (${fmtMs(sloOf(root)!)})`;
   else if (rootZ() >= c.zThreshold) {
     // No explicit SLO and p99 × sloFactor of a small healthy sample is loose (one cold start sets it): a root far
@@ -69,7 +70,10 @@ export function anchor(a: TraceAccount): void {
       for (let q = t.order.length - 1; q >= 0; q--) {
         const i = t.order[q];
         if (!inRoot[i]) continue;
-        if (marked(i)) { below[i]++; total++; }
+        if (marked(i)) {
+          below[i]++;
+          total++;
+        }
         if (i !== root && t.parent[i] >= 0) below[t.parent[i]] += below[i];
       }
       let at = root;
@@ -80,14 +84,19 @@ export function anchor(a: TraceAccount): void {
         at = next;
       }
       anchorAt = at;
-      const what = ['timed out', 'failed', 'breached their SLO'][found] + (degradedUnder ? ' or served a degraded answer' : '');
-      reason = total === 1 || rankOf[at] === found
-        ? ['a span timed out', 'a span failed', 'a span breached its SLO'][found]
-        : `${total} spans ${what}; the anchor is the span that frames them all`;
+      const what =
+        ['timed out', 'failed', 'breached their SLO'][found] + (degradedUnder ? ' or served a degraded answer' : '');
+      reason =
+        total === 1 || rankOf[at] === found
+          ? ['a span timed out', 'a span failed', 'a span breached its SLO'][found]
+          : `${total} spans ${what}; the anchor is the span that frames them all`;
     } else if (degradedUnder) {
       // Nothing failed or breached: the whole request is the degraded one.
       const d = a.degradations.find((x) => inRoot[x.index]);
-      reason = degradedUnder === 1 && d ? `a span under the root ${d.what}` : `${degradedUnder} spans under the root served a degraded answer`;
+      reason =
+        degradedUnder === 1 && d
+          ? `a span under the root ${d.what}`
+          : `${degradedUnder} spans under the root served a degraded answer`;
     }
   }
   a.anchor = anchorAt;

@@ -21,7 +21,8 @@ export function baselineExcess(a: TraceAccount): void {
     }
     const self = t.self[i];
     z[i] = robustZ(self, b.self, c.madFloorRatio);
-    excessMs[i] = z[i] >= c.zThreshold && self - b.self.median >= c.minExcessMs ? Math.min(self - b.self.median, onPathMs[i]) : 0;
+    excessMs[i] =
+      z[i] >= c.zThreshold && self - b.self.median >= c.minExcessMs ? Math.min(self - b.self.median, onPathMs[i]) : 0;
   }
 
   // A caller whose calls to several different services all show a grown client→server gap is itself slow on the
@@ -29,7 +30,14 @@ export function baselineExcess(a: TraceAccount): void {
   // degraded answer (a fallback model) explains its own call's delay: it is no witness against the caller.
   let gapByCaller: Map<string, Map<string, number>> | undefined;
   for (const i of path) {
-    if (spans[i].kind !== 'client' || t.serverChild[i] < 0 || excessMs[i] <= 0 || a.degraded[t.serverChild[i]] || !opAt(a, i)) continue;
+    if (
+      spans[i].kind !== 'client' ||
+      t.serverChild[i] < 0 ||
+      excessMs[i] <= 0 ||
+      a.degraded[t.serverChild[i]] ||
+      !opAt(a, i)
+    )
+      continue;
     const ck = hopKey(spans[i].service, podOrServiceOfSpan(spans[i]));
     gapByCaller ??= new Map();
     let m = gapByCaller.get(ck);
@@ -50,7 +58,11 @@ export function baselineExcess(a: TraceAccount): void {
     const i = path[k];
     const s = spans[i];
     const b = opAt(a, i);
-    const callerSide = a.slowCallers.size > 0 && s.kind === 'client' && t.serverChild[i] >= 0 && a.slowCallers.has(hopKey(s.service, podOrServiceOfSpan(s)));
+    const callerSide =
+      a.slowCallers.size > 0 &&
+      s.kind === 'client' &&
+      t.serverChild[i] >= 0 &&
+      a.slowCallers.has(hopKey(s.service, podOrServiceOfSpan(s)));
     if (callerSide) a.callerSide[i] = 1;
     const h = callerSide ? hopOfSpan(a, i) : bookingHop(a, i);
     a.bookedOn[i] = h;
@@ -66,6 +78,8 @@ export function baselineExcess(a: TraceAccount): void {
   }
   if (noBaselineOps.size) {
     const list = [...noBaselineOps].sort();
-    a.missing.push(`baseline for ${list.length} operation(s): ${list.slice(0, 5).join(', ')}${list.length > 5 ? ', …' : ''}`);
+    a.missing.push(
+      `baseline for ${list.length} operation(s): ${list.slice(0, 5).join(', ')}${list.length > 5 ? ', …' : ''}`
+    );
   }
 }

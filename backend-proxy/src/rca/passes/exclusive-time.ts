@@ -16,8 +16,18 @@ export function exclusiveTime(a: TraceAccount): void {
     depth[i] = i === anchor ? 0 : depth[t.parent[i]] + 1;
     // One literal, optional fields added after: a spread inside a literal takes V8's slow path (5,000 items).
     const item: CriticalPathItem = {
-      spanId: s.spanId, depth: depth[i], service: s.service, pod: podOrServiceOfSpan(s), operation: s.name, kind: s.kind, status: s.status,
-      startMs: s.startMs, endMs: s.endMs, durationMs: round(s.endMs - s.startMs), selfMs: round(t.self[i]), onPathMs: round(onPathMs[i]),
+      spanId: s.spanId,
+      depth: depth[i],
+      service: s.service,
+      pod: podOrServiceOfSpan(s),
+      operation: s.name,
+      kind: s.kind,
+      status: s.status,
+      startMs: s.startMs,
+      endMs: s.endMs,
+      durationMs: round(s.endMs - s.startMs),
+      selfMs: round(t.self[i]),
+      onPathMs: round(onPathMs[i]),
     };
     if (s.parentSpanId !== undefined) item.parentSpanId = s.parentSpanId;
     if (!Number.isNaN(t.gap[i])) item.gapMs = round(t.gap[i]);

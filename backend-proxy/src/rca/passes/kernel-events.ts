@@ -55,10 +55,14 @@ export function kernelEvents(a: TraceAccount): void {
     for (const e of byTrace) {
       const ev = k.events[e];
       const svc = ev.pod ? podService.get(ev.pod) : undefined;
-      if (svc === undefined) { unplaced++; continue; }
+      if (svc === undefined) {
+        unplaced++;
+        continue;
+      }
       hopAt(a, svc, ev.pod!).kernel.set(e, 'trace');
     }
-    if (unplaced) a.missing.push(`pod of ${unplaced} kernel event(s) carrying this trace id (no span of this trace ran on it)`);
+    if (unplaced)
+      a.missing.push(`pod of ${unplaced} kernel event(s) carrying this trace id (no span of this trace ran on it)`);
   }
   rehomeLinkEvents(a);
 }

@@ -27,7 +27,9 @@ export function kvCache(a: TraceAccount): void {
     h.evidence.push({
       kind: 'kv_cache_drop',
       summary: `${s.service} "${s.name}": KV-cache hit rate ${(kv * 100).toFixed(0)}% vs ${(b.kvHit.median * 100).toFixed(0)}% usually (median of ${b.kvHit.count} healthy): the cache is being evicted or thrashing`,
-      spanId: s.spanId, hitRate: round(kv), baselineHitRate: round(b.kvHit.median),
+      spanId: s.spanId,
+      hitRate: round(kv),
+      baselineHitRate: round(b.kvHit.median),
     });
   }
 }

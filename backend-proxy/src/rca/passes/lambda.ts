@@ -8,7 +8,14 @@ import { type HopAccount, type TraceAccount, hopKey, inferredCall, noteInferredC
 import { fmtMs, round } from '../format';
 import { lambdaFor } from '../lambda';
 
-interface Note { i: number; excess: number; lambda: number; reasons: string[]; count: number; total: number }
+interface Note {
+  i: number;
+  excess: number;
+  lambda: number;
+  reasons: string[];
+  count: number;
+  total: number;
+}
 
 export function lambda(a: TraceAccount): void {
   const { spans, tree: t, config: c, excessMs } = a;
@@ -29,7 +36,13 @@ export function lambda(a: TraceAccount): void {
       h.spanId = shown.spanId;
       h.operation = shown.name;
     }
-    const kind: EvidenceKind = isClient ? (sc >= 0 ? 'client_server_gap' : 'unanswered_call') : a.callerSide[i] ? 'client_side_delay' : 'self_time';
+    const kind: EvidenceKind = isClient
+      ? sc >= 0
+        ? 'client_server_gap'
+        : 'unanswered_call'
+      : a.callerSide[i]
+        ? 'client_side_delay'
+        : 'self_time';
     let byKind = notes.get(h);
     if (!byKind) notes.set(h, (byKind = new Map()));
     const prev = byKind.get(kind);
@@ -50,11 +63,13 @@ export function lambda(a: TraceAccount): void {
         ? ` vs ${fmtMs(b.self.median)} usually (median of ${b.self.count} healthy; z=${a.z[i].toFixed(1)})`
         : ' (no baseline for this operation: counted at half weight)';
       const why = reasons.length ? `; ${reasons.join('; ')}` : '';
-      const more = (nt.count > 1 ? `; the worst of ${nt.count} such spans, ${fmtMs(nt.total)} above baseline in all` : '')
-        + (kind !== 'self_time' && inferredCall(a, i) ? '; call inferred from the tree (no span kinds)' : '');
+      const more =
+        (nt.count > 1 ? `; the worst of ${nt.count} such spans, ${fmtMs(nt.total)} above baseline in all` : '') +
+        (kind !== 'self_time' && inferredCall(a, i) ? '; call inferred from the tree (no span kinds)' : '');
       let summary: string;
       if (kind === 'client_server_gap' || kind === 'unanswered_call') {
-        const callee = kind === 'client_server_gap' ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;
+        const callee =
+          kind === 'client_server_gap' ? `${h.service}'s server span` : `a span from ${h.service} (none arrived)`;
         summary = `${s.service} → ${h.service}: ${fmtMs(self)} between the client span "${s.name}" and ${callee}${base}; network, TLS or queueing${why}${more}`;
       } else if (kind === 'client_side_delay') {
         const fanOut = a.slowCallers.get(hopKey(s.service, podOrServiceOfSpan(s)));
@@ -63,7 +78,13 @@ export function lambda(a: TraceAccount): void {
         summary = `${s.service} "${s.name}" spent ${fmtMs(self)} in itself${base}; ${fmtMs(excess)} of it above baseline on the critical path${why}${more}`;
       }
       h.evidence.push({
-        kind, summary, spanId: s.spanId, valueMs: round(self), ...(b ? { baselineMs: round(b.self.median) } : {}), excessMs: round(excess), lambda: w,
+        kind,
+        summary,
+        spanId: s.spanId,
+        valueMs: round(self),
+        ...(b ? { baselineMs: round(b.self.median) } : {}),
+        excessMs: round(excess),
+        lambda: w,
         ...(nt.count > 1 ? { spans: nt.count, totalExcessMs: round(nt.total) } : {}),
       });
     }

@@ -19,7 +19,13 @@ export function modelFallback(a: TraceAccount): void {
   for (let i = 0; i < n; i++) {
     const at = spans[i].attributes;
     // Cheap test first: most spans carry none of these attributes.
-    if (at['gen_ai.response.model'] === undefined && at['hopscope.fallback.model'] === undefined && at['hopscope.gpu.oom'] === undefined && at['hopscope.fallback.reason'] === undefined) continue;
+    if (
+      at['gen_ai.response.model'] === undefined &&
+      at['hopscope.fallback.model'] === undefined &&
+      at['hopscope.gpu.oom'] === undefined &&
+      at['hopscope.fallback.reason'] === undefined
+    )
+      continue;
     if (modelFallbackOfSpan(spans[i]) || gpuOomOfSpan(spans[i])) (shown ??= new Uint8Array(n))[i] = 1;
   }
   if (!shown) return;
@@ -38,16 +44,30 @@ export function modelFallback(a: TraceAccount): void {
     const evidence: Evidence[] = [];
     if (fb) {
       const why = oom || fb.reason === 'gpu_oom' ? ' after a GPU out-of-memory' : fb.reason ? ` (${fb.reason})` : '';
-      const source = fb.explicit ? 'span attributes hopscope.fallback.*' : 'gen_ai.request.model ≠ gen_ai.response.model';
+      const source = fb.explicit
+        ? 'span attributes hopscope.fallback.*'
+        : 'gen_ai.request.model ≠ gen_ai.response.model';
       evidence.push({
         kind: 'model_fallback',
         summary: `${s.service} "${s.name}" answered with ${fb.served} instead of ${fb.requested}${why} (${source}): a degraded answer, not a healthy one`,
-        spanId: s.spanId, requestedModel: fb.requested, servedModel: fb.served, ...(fb.reason ? { reason: fb.reason } : {}),
+        spanId: s.spanId,
+        requestedModel: fb.requested,
+        servedModel: fb.served,
+        ...(fb.reason ? { reason: fb.reason } : {}),
       });
     } else {
-      evidence.push({ kind: 'gpu_oom', summary: `${s.service} "${s.name}" hit a GPU out-of-memory (span attribute hopscope.gpu.oom)`, spanId: s.spanId });
+      evidence.push({
+        kind: 'gpu_oom',
+        summary: `${s.service} "${s.name}" hit a GPU out-of-memory (span attribute hopscope.gpu.oom)`,
+        spanId: s.spanId,
+      });
     }
     a.degraded[i] = 1;
-    a.degradations.push({ index: i, score: FALLBACK_SCORE, what: fb ? 'fell back to another model' : 'hit a GPU out-of-memory', evidence });
+    a.degradations.push({
+      index: i,
+      score: FALLBACK_SCORE,
+      what: fb ? 'fell back to another model' : 'hit a GPU out-of-memory',
+      evidence,
+    });
   }
 }

@@ -5,7 +5,16 @@
  * events by the kernel pass.
  */
 import { isFailedSpan } from '../../../../contract';
-import { type Degradation, type HopAccount, type TraceAccount, bookingHop, bookingSpan, inferredCall, noteInferredCall, opAt } from '../account';
+import {
+  type Degradation,
+  type HopAccount,
+  type TraceAccount,
+  bookingHop,
+  bookingSpan,
+  inferredCall,
+  noteInferredCall,
+  opAt,
+} from '../account';
 import { fmtMs } from '../format';
 
 export function origins(a: TraceAccount): void {
@@ -30,9 +39,10 @@ export function origins(a: TraceAccount): void {
     const sc = t.serverChild[i];
     let summary: string;
     if (isClient && s.status === 'timeout') {
-      summary = sc >= 0
-        ? `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; ${h.service}'s span ran ${fmtMs(spans[sc].endMs - spans[sc].startMs)}`
-        : `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; no span from ${h.service} arrived`;
+      summary =
+        sc >= 0
+          ? `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; ${h.service}'s span ran ${fmtMs(spans[sc].endMs - spans[sc].startMs)}`
+          : `${s.service}'s call "${s.name}" to ${h.service} timed out after ${dur}${msg}; no span from ${h.service} arrived`;
     } else if (isClient) {
       summary = `${s.service}'s call "${s.name}" to ${h.service} failed after ${dur}${msg} (${sc >= 0 ? 'the server span did not fail: network side' : 'no server span'})`;
     } else {
@@ -61,7 +71,11 @@ export function origins(a: TraceAccount): void {
     h.spanId ??= shown.spanId;
     h.operation ??= shown.name;
     for (const d of list) h.errorScore = Math.max(h.errorScore, d.score);
-    const more = list.length > 1 ? { summary: `; the first of ${list.length} such spans in this trace`, spans: list.length } : undefined;
-    for (const e of first.evidence) h.evidence.push(more ? { ...e, summary: e.summary + more.summary, spans: more.spans } : e);
+    const more =
+      list.length > 1
+        ? { summary: `; the first of ${list.length} such spans in this trace`, spans: list.length }
+        : undefined;
+    for (const e of first.evidence)
+      h.evidence.push(more ? { ...e, summary: e.summary + more.summary, spans: more.spans } : e);
   }
 }

@@ -15,14 +15,26 @@ export function propagation(a: TraceAccount): void {
   };
   for (const o of t.orphans) {
     const s = spans[o];
-    missing.push(`span ${s.parentSpanId} (parent of ${s.service} "${s.name}"): dropped, or context propagation broke before ${s.service}`);
-    broken(hopOfSpan(a, o), `${s.service} "${s.name}" names parent ${s.parentSpanId}, which is not in the trace: context propagation broke or a span was dropped`, s.spanId);
+    missing.push(
+      `span ${s.parentSpanId} (parent of ${s.service} "${s.name}"): dropped, or context propagation broke before ${s.service}`
+    );
+    broken(
+      hopOfSpan(a, o),
+      `${s.service} "${s.name}" names parent ${s.parentSpanId}, which is not in the trace: context propagation broke or a span was dropped`,
+      s.spanId
+    );
   }
   const parentless = t.roots.filter((r) => spans[r].parentSpanId === undefined);
   if (parentless.length > 1) {
-    missing.push(`a single root: ${parentless.length} spans start the trace (${parentless.slice(0, 3).map((r) => `${spans[r].service} "${spans[r].name}"`).join(', ')}): a hop restarted the trace context`);
+    missing.push(
+      `a single root: ${parentless.length} spans start the trace (${parentless
+        .slice(0, 3)
+        .map((r) => `${spans[r].service} "${spans[r].name}"`)
+        .join(', ')}): a hop restarted the trace context`
+    );
   }
-  if (spans[a.root].parentSpanId !== undefined) missing.push(`the trace's root span (the earliest span names parent ${spans[a.root].parentSpanId})`);
+  if (spans[a.root].parentSpanId !== undefined)
+    missing.push(`the trace's root span (the earliest span names parent ${spans[a.root].parentSpanId})`);
   for (let i = 0; i < n; i++) {
     const s = spans[i];
     if (s.kind !== 'client' || t.serverChild[i] >= 0 || t.async[i]) continue;
@@ -34,11 +46,17 @@ export function propagation(a: TraceAccount): void {
     const peer = named ?? 'its server';
     if (s.status === 'timeout') {
       // A hung callee may simply not have reported yet: say so, without calling it broken propagation.
-      missing.push(`server span for ${s.service}'s call "${s.name}" to ${peer} (the call timed out; a hung callee may never report its span)`);
+      missing.push(
+        `server span for ${s.service}'s call "${s.name}" to ${peer} (the call timed out; a hung callee may never report its span)`
+      );
       continue;
     }
     missing.push(`server span for ${s.service}'s call "${s.name}" to ${peer}`);
-    broken(calleeOf(a, i), `${s.service} called ${peer} ("${s.name}", ${fmtMs(s.endMs - s.startMs)}) but no server span joined the trace: uninstrumented hop or lost traceparent`, s.spanId);
+    broken(
+      calleeOf(a, i),
+      `${s.service} called ${peer} ("${s.name}", ${fmtMs(s.endMs - s.startMs)}) but no server span joined the trace: uninstrumented hop or lost traceparent`,
+      s.spanId
+    );
   }
   if (c.expectedEdges.length) skippedHops(a);
 }
@@ -55,12 +73,14 @@ function skippedHops(a: TraceAccount): void {
     if (l) l.push(y);
     else from.set(x, [y]);
   }
-  for (const [x, m] of c.expectedEdges) for (const y of from.get(m) ?? []) if (!edges.has(`${x}\u001f${y}`)) {
-    const k = `${x}\u001f${y}`;
-    const l = via.get(k);
-    if (l) l.push(m);
-    else via.set(k, [m]);
-  }
+  for (const [x, m] of c.expectedEdges)
+    for (const y of from.get(m) ?? [])
+      if (!edges.has(`${x}\u001f${y}`)) {
+        const k = `${x}\u001f${y}`;
+        const l = via.get(k);
+        if (l) l.push(m);
+        else via.set(k, [m]);
+      }
   const reported = new Set<string>();
   for (let i = 0; i < spans.length; i++) {
     // Only where the service changes (parent on another service): no walk up same-service chains per span.
@@ -74,7 +94,11 @@ function skippedHops(a: TraceAccount): void {
     for (const x of between) {
       const h = hopAt(a, x, 'unknown');
       h.propagationBreaks++;
-      h.evidence.push({ kind: 'broken_propagation', summary: `${spans[p].service} reached ${spans[i].service} directly, but the topology routes it through ${x}: ${x} is uninstrumented or dropped the context`, spanId: spans[i].spanId });
+      h.evidence.push({
+        kind: 'broken_propagation',
+        summary: `${spans[p].service} reached ${spans[i].service} directly, but the topology routes it through ${x}: ${x} is uninstrumented or dropped the context`,
+        spanId: spans[i].spanId,
+      });
     }
   }
 }

@@ -31,11 +31,21 @@ type Authenticator = Parameters<KubeConfig['addAuthenticator']>[0];
 class TokenFileAuth implements Authenticator {
   private value?: string;
   private readAt = 0;
-  constructor(private readonly userName: string, private readonly path: string) {}
-  isAuthProvider(user: User): boolean { return user.name === this.userName; }
+  constructor(
+    private readonly userName: string,
+    private readonly path: string
+  ) {}
+  isAuthProvider(user: User): boolean {
+    return user.name === this.userName;
+  }
   async applyAuthentication(_user: User, opts: RequestOptions): Promise<void> {
     if (Date.now() - this.readAt > TOKEN_REREAD_MS) {
-      try { this.value = readFileSync(this.path, 'utf8').trim(); this.readAt = Date.now(); } catch { /* keep the last one */ }
+      try {
+        this.value = readFileSync(this.path, 'utf8').trim();
+        this.readAt = Date.now();
+      } catch {
+        /* keep the last one */
+      }
     }
     if (this.value) opts.headers = { ...opts.headers, Authorization: `Bearer ${this.value}` };
   }
@@ -49,14 +59,17 @@ function connection(source: KubeConnection['source'], kc: KubeConfig): KubeConne
   if (server !== cluster.server) {
     kc.loadFromOptions({
       clusters: kc.getClusters().map((c) => (c.name === cluster.name ? { ...c, server } : c)),
-      contexts: kc.getContexts(), users: kc.getUsers(), currentContext: kc.getCurrentContext(),
+      contexts: kc.getContexts(),
+      users: kc.getUsers(),
+      currentContext: kc.getCurrentContext(),
     });
   }
   return { source, server, kubeConfig: kc };
 }
 
 export function inClusterConnection(env: NodeJS.ProcessEnv = process.env): KubeConnection {
-  if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) throw new Error('in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set');
+  if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT)
+    throw new Error('in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set');
   const kc = new KubeConfig();
   // The CA and token are read when a request is made: a missing file fails that request, and /health says why.
   kc.loadFromCluster();
@@ -78,13 +91,19 @@ export function kubeconfigConnection(path: string): KubeConnection {
   if (!kc.getCurrentContext() && kc.getContexts()[0]) kc.setCurrentContext(kc.getContexts()[0].name);
   const ctx = kc.getContextObject(kc.getCurrentContext());
   if (!ctx) throw new Error(`${path}: no context "${kc.getCurrentContext() ?? ''}"`);
-  if (!kc.getCurrentCluster()) throw new Error(`${path}: context "${ctx.name}" names no known cluster "${ctx.cluster}"`);
+  if (!kc.getCurrentCluster())
+    throw new Error(`${path}: context "${ctx.name}" names no known cluster "${ctx.cluster}"`);
   const user = kc.getCurrentUser();
-  if (user?.exec || user?.authProvider) throw new Error(`${path}: user "${ctx.user}" needs a credential plugin, which the exporter does not run; give it a token, tokenFile or client certificate`);
+  if (user?.exec || user?.authProvider)
+    throw new Error(
+      `${path}: user "${ctx.user}" needs a credential plugin, which the exporter does not run; give it a token, tokenFile or client certificate`
+    );
   const raw = (parse(readFileSync(path, 'utf8')) ?? {}) as RawKubeconfig;
   const tokenFile = raw.users?.find((u) => u.name === ctx.user)?.user?.tokenFile;
   if (user && typeof tokenFile === 'string' && !user.token) {
-    kc.addAuthenticator(new TokenFileAuth(user.name, isAbsolute(tokenFile) ? tokenFile : resolve(dirname(path), tokenFile)));
+    kc.addAuthenticator(
+      new TokenFileAuth(user.name, isAbsolute(tokenFile) ? tokenFile : resolve(dirname(path), tokenFile))
+    );
   }
   return connection('kubeconfig', kc);
 }

@@ -10,8 +10,17 @@
  * it. A deleted pod stays known for a while (its sockets may still retransmit), and this cache is bounded.
  */
 import {
-  CoreV1Api, ListWatch, makeInformer, Observable,
-  type ConfigurationOptions, type Informer, type ObjectCache, type RequestContext, type ResponseContext, type V1Pod, type V1PodList,
+  CoreV1Api,
+  ListWatch,
+  makeInformer,
+  Observable,
+  type ConfigurationOptions,
+  type Informer,
+  type ObjectCache,
+  type RequestContext,
+  type ResponseContext,
+  type V1Pod,
+  type V1PodList,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../bounded-cache';
@@ -66,11 +75,16 @@ export interface PodInformerHealth {
 }
 
 /** `rs-name-<pod-template-hash>` → the Deployment's name; `job-<schedule time>` of a CronJob → the CronJob's. */
-function workloadOf(owner: { kind: string; name: string } | undefined, labels: Record<string, string>): PodIdentity['workload'] {
+function workloadOf(
+  owner: { kind: string; name: string } | undefined,
+  labels: Record<string, string>
+): PodIdentity['workload'] {
   if (!owner) return undefined;
   const hash = labels['pod-template-hash'];
-  if (owner.kind === 'ReplicaSet' && hash && owner.name.endsWith(`-${hash}`)) return { kind: 'Deployment', name: owner.name.slice(0, -hash.length - 1) };
-  if (owner.kind === 'Job' && /-\d{8,}$/.test(owner.name)) return { kind: 'CronJob', name: owner.name.replace(/-\d{8,}$/, '') };
+  if (owner.kind === 'ReplicaSet' && hash && owner.name.endsWith(`-${hash}`))
+    return { kind: 'Deployment', name: owner.name.slice(0, -hash.length - 1) };
+  if (owner.kind === 'Job' && /-\d{8,}$/.test(owner.name))
+    return { kind: 'CronJob', name: owner.name.replace(/-\d{8,}$/, '') };
   return owner;
 }
 
@@ -84,15 +98,24 @@ function describe(err: unknown, timeoutMs?: number): string {
   // CoreV1Api's ApiException: the status and the Status object's message.
   if (typeof e?.code === 'number' && e.body !== undefined) {
     let body: unknown = e.body;
-    if (typeof body === 'string') { try { body = JSON.parse(body); } catch { /* text */ } }
-    const message = typeof body === 'object' && body && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : String(e.body).slice(0, 300);
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        /* text */
+      }
+    }
+    const message =
+      typeof body === 'object' && body && typeof (body as { message?: unknown }).message === 'string'
+        ? (body as { message: string }).message
+        : String(e.body).slice(0, 300);
     return `HTTP ${e.code}: ${message}`;
   }
   // The watch's non-200 answer.
   if (typeof e?.statusCode === 'number') return `HTTP ${e.statusCode}: ${e.message}`;
   // node-fetch's FetchError: "request to <url> failed, reason: connect ECONNREFUSED …" → the reason.
   const m = /failed, reason: (.*)$/s.exec(e?.message ?? '');
-  return m ? m[1] : e?.message ?? String(err);
+  return m ? m[1] : (e?.message ?? String(err));
 }
 
 export class PodInformer {
@@ -118,8 +141,17 @@ export class PodInformer {
     this.maxPods = opts.maxPods ?? 4096;
     this.tombstones = new BoundedCache(this.maxPods, opts.tombstoneMs ?? 120_000);
     this.h = {
-      source: opts.connection.source, server: opts.connection.server, node: opts.node, synced: false, pods: 0, deletedKept: 0,
-      resourceVersion: '', lists: 0, watches: 0, events: 0, evicted: 0,
+      source: opts.connection.source,
+      server: opts.connection.server,
+      node: opts.node,
+      synced: false,
+      pods: 0,
+      deletedKept: 0,
+      resourceVersion: '',
+      lists: 0,
+      watches: 0,
+      events: 0,
+      evicted: 0,
     };
   }
 
@@ -141,10 +173,17 @@ export class PodInformer {
     return this.pods.get(uid) ?? this.tombstones.get(uid);
   }
 
-  get synced(): boolean { return this.h.synced; }
+  get synced(): boolean {
+    return this.h.synced;
+  }
 
   health(): PodInformerHealth {
-    return { ...this.h, pods: this.pods.size, deletedKept: this.tombstones.size, resourceVersion: this.resourceVersion() || this.abandonedRv };
+    return {
+      ...this.h,
+      pods: this.pods.size,
+      deletedKept: this.tombstones.size,
+      resourceVersion: this.resourceVersion() || this.abandonedRv,
+    };
   }
 
   private resourceVersion(): string {
@@ -159,10 +198,15 @@ export class PodInformer {
     const timeoutMs = this.opts.requestTimeoutMs ?? 30_000;
     // Each list page gets its own deadline (the generated client has none).
     const deadline: ConfigurationOptions = {
-      middleware: [{
-        pre: (ctx: RequestContext) => { ctx.setSignal(AbortSignal.timeout(timeoutMs)); return new Observable(Promise.resolve(ctx)); },
-        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-      }],
+      middleware: [
+        {
+          pre: (ctx: RequestContext) => {
+            ctx.setSignal(AbortSignal.timeout(timeoutMs));
+            return new Observable(Promise.resolve(ctx));
+          },
+          post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+        },
+      ],
       middlewareMergeStrategy: 'append',
     };
     const list = async (): Promise<V1PodList> => {
@@ -197,21 +241,37 @@ export class PodInformer {
       return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: rv }, items };
     };
     // The selector, bookmarks and the server-side timeout ride on the path: the library adds watch and resourceVersion.
-    const q = new URLSearchParams({ fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(this.opts.watchTimeoutS ?? 300) });
+    const q = new URLSearchParams({
+      fieldSelector,
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(this.opts.watchTimeoutS ?? 300),
+    });
     const informer = makeInformer<V1Pod>(kc, `/api/v1/pods?${q}`, list);
     // Calls from an informer given up on (below) are ignored.
     const live = (): boolean => informer === this.informer && !this.stopped;
-    informer.on('add', (o) => { if (live()) this.onObject('add', o); });
-    informer.on('update', (o) => { if (live()) this.onObject('update', o); });
-    informer.on('delete', (o) => { if (live()) this.onObject('delete', o); });
-    informer.on('connect', () => { if (live()) this.onConnect(); });
-    informer.on('error', (err) => { if (live()) this.onError(err); });
+    informer.on('add', (o) => {
+      if (live()) this.onObject('add', o);
+    });
+    informer.on('update', (o) => {
+      if (live()) this.onObject('update', o);
+    });
+    informer.on('delete', (o) => {
+      if (live()) this.onObject('delete', o);
+    });
+    informer.on('connect', () => {
+      if (live()) this.onConnect();
+    });
+    informer.on('error', (err) => {
+      if (live()) this.onError(err);
+    });
     return informer;
   }
 
   private run(): void {
     const informer = (this.informer ??= this.makeInformer());
-    informer.start().catch((err: unknown) => { if (informer === this.informer) this.onError(err); });
+    informer.start().catch((err: unknown) => {
+      if (informer === this.informer) this.onError(err);
+    });
   }
 
   /** Before every list-then-watch or watch the library starts. */
@@ -256,10 +316,18 @@ export class PodInformer {
     const { initialMs, maxMs } = this.opts.backoff ?? { initialMs: 1000, maxMs: 30_000 };
     const delay = Math.min(maxMs, initialMs * 2 ** this.failures++);
     this.h.nextRetryAt = Date.now() + delay;
-    this.opts.log.warn({ err: msg, retryInMs: delay }, `kubernetes ${what} failed; pods attributed from /proc meanwhile`);
+    this.opts.log.warn(
+      { err: msg, retryInMs: delay },
+      `kubernetes ${what} failed; pods attributed from /proc meanwhile`
+    );
     clearTimeout(this.timer);
     // The library keeps its resourceVersion: a failed watch is retried from it, a failed list lists again.
-    this.timer = setTimeout(() => { if (!this.stopped) { this.retrying = true; this.run(); } }, delay);
+    this.timer = setTimeout(() => {
+      if (!this.stopped) {
+        this.retrying = true;
+        this.run();
+      }
+    }, delay);
     this.timer.unref();
   }
 

@@ -22,12 +22,44 @@ export interface KindSpec {
 export const KIND_SPECS: Record<FaultKind, KindSpec> = {
   latency: { unit: 'added milliseconds per request', min: 0, max: 60_000, minInclusive: false, default: 500 },
   error: { unit: 'probability a request fails with 500', min: 0, max: 1, minInclusive: false, default: 1 },
-  timeout: { unit: 'probability a request hangs past the caller timeout', min: 0, max: 1, minInclusive: false, default: 1 },
+  timeout: {
+    unit: 'probability a request hangs past the caller timeout',
+    min: 0,
+    max: 1,
+    minInclusive: false,
+    default: 1,
+  },
   cpu_hog: { unit: 'CPU milliseconds burnt per request', min: 0, max: 5000, minInclusive: false, default: 40 },
-  tls_slow_handshake: { unit: 'milliseconds added to each TLS handshake', min: 0, max: 30_000, minInclusive: false, default: 600 },
-  gpu_oom: { unit: 'probability a KV/activation allocation fails', min: 0, max: 1, minInclusive: false, default: 0.6, targets: ['llm-vllm', 'llm-tgi'] },
-  kv_cache_thrash: { unit: 'fraction of KV-cache capacity left', min: 0, max: 1, minInclusive: false, default: 0.08, targets: ['llm-vllm', 'llm-tgi'] },
-  tcp_retransmit: { unit: 'percent of packets to the hop dropped (forcing retransmits)', min: 0, max: 50, minInclusive: false, default: 15 },
+  tls_slow_handshake: {
+    unit: 'milliseconds added to each TLS handshake',
+    min: 0,
+    max: 30_000,
+    minInclusive: false,
+    default: 600,
+  },
+  gpu_oom: {
+    unit: 'probability a KV/activation allocation fails',
+    min: 0,
+    max: 1,
+    minInclusive: false,
+    default: 0.6,
+    targets: ['llm-vllm', 'llm-tgi'],
+  },
+  kv_cache_thrash: {
+    unit: 'fraction of KV-cache capacity left',
+    min: 0,
+    max: 1,
+    minInclusive: false,
+    default: 0.08,
+    targets: ['llm-vllm', 'llm-tgi'],
+  },
+  tcp_retransmit: {
+    unit: 'percent of packets to the hop dropped (forcing retransmits)',
+    min: 0,
+    max: 50,
+    minInclusive: false,
+    default: 15,
+  },
 };
 
 export const DEFAULT_DURATION_S = 120;
@@ -35,7 +67,11 @@ export const DEFAULT_DURATION_S = 120;
 export const MAX_ACTIVE_FAULTS = 64;
 
 export class FaultError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string
+  ) {
     super(message);
   }
 }
@@ -52,7 +88,10 @@ export class FaultRegistry extends EventEmitter {
   private readonly recentLimit = 200;
   private starting = 0;
 
-  constructor(private readonly pods: Record<string, string[]>, private readonly maxActive = MAX_ACTIVE_FAULTS) {
+  constructor(
+    private readonly pods: Record<string, string[]>,
+    private readonly maxActive = MAX_ACTIVE_FAULTS
+  ) {
     super();
   }
 
@@ -65,22 +104,41 @@ export class FaultRegistry extends EventEmitter {
 
   /** Validates and normalises a request body; throws FaultError(400) with the allowed values. */
   parse(body: unknown): { target: FaultTarget; kind: FaultKind; magnitude: number; durationS: number; pod?: string } {
-    if (!body || typeof body !== 'object') throw new FaultError(400, 'bad_request', 'expected a JSON object {target, kind, magnitude?, durationS?, pod?}');
+    if (!body || typeof body !== 'object')
+      throw new FaultError(400, 'bad_request', 'expected a JSON object {target, kind, magnitude?, durationS?, pod?}');
     const b = body as Record<string, unknown>;
     const target = FaultTarget.safeParse(b.target);
-    if (!target.success) throw new FaultError(400, 'unknown_target', `unknown fault target ${JSON.stringify(b.target)}; allowed: ${FaultTarget.options.join(', ')}`);
+    if (!target.success)
+      throw new FaultError(
+        400,
+        'unknown_target',
+        `unknown fault target ${JSON.stringify(b.target)}; allowed: ${FaultTarget.options.join(', ')}`
+      );
     const kind = FaultKind.safeParse(b.kind);
-    if (!kind.success) throw new FaultError(400, 'unknown_kind', `unknown fault kind ${JSON.stringify(b.kind)}; allowed: ${FaultKind.options.join(', ')}`);
+    if (!kind.success)
+      throw new FaultError(
+        400,
+        'unknown_kind',
+        `unknown fault kind ${JSON.stringify(b.kind)}; allowed: ${FaultKind.options.join(', ')}`
+      );
     const spec = KIND_SPECS[kind.data];
     if (spec.targets && !spec.targets.includes(target.data)) {
-      throw new FaultError(400, 'kind_not_applicable', `${kind.data} applies only to ${spec.targets.join(', ')}, not ${target.data}`);
+      throw new FaultError(
+        400,
+        'kind_not_applicable',
+        `${kind.data} applies only to ${spec.targets.join(', ')}, not ${target.data}`
+      );
     }
     let magnitude = spec.default;
     if (b.magnitude !== undefined && b.magnitude !== null) {
       const m = b.magnitude;
       const lowOk = typeof m === 'number' && (spec.minInclusive ? m >= spec.min : m > spec.min);
       if (typeof m !== 'number' || !Number.isFinite(m) || !lowOk || m > spec.max) {
-        throw new FaultError(400, 'magnitude_out_of_range', `magnitude for ${kind.data} is ${spec.unit}: must be ${spec.minInclusive ? '≥' : '>'} ${spec.min} and ≤ ${spec.max} (got ${JSON.stringify(m)})`);
+        throw new FaultError(
+          400,
+          'magnitude_out_of_range',
+          `magnitude for ${kind.data} is ${spec.unit}: must be ${spec.minInclusive ? '≥' : '>'} ${spec.min} and ≤ ${spec.max} (got ${JSON.stringify(m)})`
+        );
       }
       magnitude = m;
     }
@@ -88,7 +146,11 @@ export class FaultRegistry extends EventEmitter {
     if (b.durationS !== undefined && b.durationS !== null) {
       const d = b.durationS;
       if (typeof d !== 'number' || !Number.isFinite(d) || d <= 0 || d > 3600) {
-        throw new FaultError(400, 'duration_out_of_range', `durationS must be > 0 and ≤ 3600 (got ${JSON.stringify(d)})`);
+        throw new FaultError(
+          400,
+          'duration_out_of_range',
+          `durationS must be > 0 and ≤ 3600 (got ${JSON.stringify(d)})`
+        );
       }
       durationS = d;
     }
@@ -96,7 +158,11 @@ export class FaultRegistry extends EventEmitter {
     if (b.pod !== undefined) {
       const pods = this.pods[target.data] ?? [];
       if (typeof b.pod !== 'string' || !pods.includes(b.pod)) {
-        throw new FaultError(400, 'unknown_pod', `unknown pod ${JSON.stringify(b.pod)} for ${target.data}; allowed: ${pods.join(', ')}`);
+        throw new FaultError(
+          400,
+          'unknown_pod',
+          `unknown pod ${JSON.stringify(b.pod)} for ${target.data}; allowed: ${pods.join(', ')}`
+        );
       }
       pod = b.pod;
     }
@@ -107,7 +173,11 @@ export class FaultRegistry extends EventEmitter {
   async add(body: unknown, beforeStart?: (f: Fault) => Promise<string | void>): Promise<Fault> {
     const p = this.parse(body);
     if (this.activeCount + this.starting >= this.maxActive) {
-      throw new FaultError(429, 'too_many_faults', `at most ${this.maxActive} faults can be active at once (${this.activeCount} are): end some with DELETE /faults/:id or wait for them to expire`);
+      throw new FaultError(
+        429,
+        'too_many_faults',
+        `at most ${this.maxActive} faults can be active at once (${this.activeCount} are): end some with DELETE /faults/:id or wait for them to expire`
+      );
     }
     const now = Date.now();
     const fault: Fault = {
@@ -168,7 +238,14 @@ export class FaultRegistry extends EventEmitter {
   active(target: string, pod: string, kind: FaultKind): Fault | undefined {
     let best: Fault | undefined;
     for (const f of this.faults.values()) {
-      if (f.active && f.kind === kind && f.target === target && (!f.pod || f.pod === pod) && (!best || f.magnitude > best.magnitude)) best = f;
+      if (
+        f.active &&
+        f.kind === kind &&
+        f.target === target &&
+        (!f.pod || f.pod === pod) &&
+        (!best || f.magnitude > best.magnitude)
+      )
+        best = f;
     }
     return best;
   }

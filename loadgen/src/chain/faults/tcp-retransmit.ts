@@ -22,14 +22,21 @@ export async function tcpRetransmitAvailable(): Promise<true | string> {
     return true;
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    return e.code === 'ENOENT' ? 'the nft binary is not installed (Debian package nftables)' : `nft does not work here: ${(e.stderr ?? e.message).trim()}`;
+    return e.code === 'ENOENT'
+      ? 'the nft binary is not installed (Debian package nftables)'
+      : `nft does not work here: ${(e.stderr ?? e.message).trim()}`;
   }
 }
 
 let sweptStale = false;
 
 const pidAlive = (pid: number): boolean => {
-  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 };
 
 /** Removes tables left by chain processes that died without cleaning up (their pid is gone); returns their names. */
@@ -39,7 +46,13 @@ export async function removeStaleTables(): Promise<string[]> {
   const removed: string[] = [];
   for (const m of stdout.matchAll(/table inet (lg-hopscope-(\d+)-\d+)/g)) {
     if (Number(m[2]) === process.pid || pidAlive(Number(m[2]))) continue;
-    if (await run('nft', ['delete', 'table', 'inet', m[1]]).then(() => true, () => false)) removed.push(m[1]);
+    if (
+      await run('nft', ['delete', 'table', 'inet', m[1]]).then(
+        () => true,
+        () => false
+      )
+    )
+      removed.push(m[1]);
   }
   return removed;
 }
@@ -52,7 +65,11 @@ async function sweepStaleTables(): Promise<void> {
 function removeAllSync(): void {
   for (const t of [...tables]) {
     tables.delete(t);
-    try { execFileSync('nft', ['delete', 'table', 'inet', t], { stdio: 'ignore', timeout: 5000 }); } catch { /* already gone */ }
+    try {
+      execFileSync('nft', ['delete', 'table', 'inet', t], { stdio: 'ignore', timeout: 5000 });
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -84,7 +101,27 @@ export async function startRetransmits(ports: number[], percent: number): Promis
     // Input hook: a packet dropped there was already sent, so the sender's TCP retransmits it (a real loss, seen by
     // tcp:tcp_retransmit_skb). Dropped on output it would be a local send error, requeued without a retransmit.
     await run('nft', ['add', 'chain', 'inet', table, 'in', '{ type filter hook input priority 0; policy accept; }']);
-    await run('nft', ['add', 'rule', 'inet', table, 'in', 'ip', 'daddr', '127.0.0.1', 'tcp', 'dport', `{ ${ports.join(', ')} }`, 'numgen', 'random', 'mod', '100', '<', String(p), 'counter', 'drop']);
+    await run('nft', [
+      'add',
+      'rule',
+      'inet',
+      table,
+      'in',
+      'ip',
+      'daddr',
+      '127.0.0.1',
+      'tcp',
+      'dport',
+      `{ ${ports.join(', ')} }`,
+      'numgen',
+      'random',
+      'mod',
+      '100',
+      '<',
+      String(p),
+      'counter',
+      'drop',
+    ]);
   } catch (err) {
     await stopRetransmits(table);
     throw err;

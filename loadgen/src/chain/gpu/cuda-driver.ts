@@ -14,7 +14,10 @@ export class CudaDriver {
   private ready = false;
   private alive = true;
 
-  private constructor(private readonly child: ChildProcess, private readonly log: Logger) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly log: Logger
+  ) {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (d: string) => this.onData(d));
     child.stdin!.on('error', () => {}); // EPIPE after the driver died: reported by 'exit'
@@ -26,7 +29,9 @@ export class CudaDriver {
     return new CudaDriver(spawn(standIn.driver, [], { stdio: ['pipe', 'pipe', 'inherit'] }), log);
   }
 
-  get pid(): number | undefined { return this.alive ? this.child.pid : undefined; }
+  get pid(): number | undefined {
+    return this.alive ? this.child.pid : undefined;
+  }
 
   /** cuMemAlloc_v2(bytes) in the driver process, failing when asked; resolves with its CUresult (-1: driver gone).
    *  undefined when the driver is gone (then nothing reaches the kernel). */
@@ -50,7 +55,10 @@ export class CudaDriver {
     while ((nl = this.buffered.indexOf('\n')) >= 0) {
       const line = this.buffered.slice(0, nl).trim();
       this.buffered = this.buffered.slice(nl + 1);
-      if (!this.ready) { this.ready = line.startsWith('ready'); continue; }
+      if (!this.ready) {
+        this.ready = line.startsWith('ready');
+        continue;
+      }
       const r = Number(line);
       this.pending.shift()?.(Number.isInteger(r) ? r : -1);
     }
@@ -60,6 +68,10 @@ export class CudaDriver {
     const wasAlive = this.alive;
     this.alive = false;
     for (const p of this.pending.splice(0)) p(-1);
-    if (wasAlive) this.log.warn({ pid: this.child.pid }, `the CUDA driver process ${why}: GPU OOM goes on without the kernel signal`);
+    if (wasAlive)
+      this.log.warn(
+        { pid: this.child.pid },
+        `the CUDA driver process ${why}: GPU OOM goes on without the kernel signal`
+      );
   }
 }

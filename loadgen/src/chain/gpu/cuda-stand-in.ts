@@ -15,11 +15,15 @@ export const NATIVE_SOURCES = join(REPO_ROOT, 'loadgen/native');
 export const LIBRARY = 'libcuda.so.1';
 export const DRIVER = 'llm-cuda-driver';
 
-export interface CudaStandIn { library: string; driver: string }
+export interface CudaStandIn {
+  library: string;
+  driver: string;
+}
 export type StandInResult = ({ ok: true } & CudaStandIn) | { ok: false; reason: string };
 
 /** Where the built files live: HOPSCOPE_NATIVE_DIR, else <repo>/.cache/native. */
-export const nativeDir = (env: NodeJS.ProcessEnv = process.env): string => env.HOPSCOPE_NATIVE_DIR || join(REPO_ROOT, '.cache/native');
+export const nativeDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.HOPSCOPE_NATIVE_DIR || join(REPO_ROOT, '.cache/native');
 
 const LIB_FLAGS = ['-shared', '-fPIC', '-O1', '-Wall'];
 // $ORIGIN: the driver finds the stand-in beside itself, wherever the directory is.
@@ -39,7 +43,9 @@ const gccMissing = (): string | undefined => {
     execFileSync('gcc', ['--version'], { stdio: 'ignore' });
     return undefined;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'gcc is not installed (Debian packages gcc and libc6-dev)' : `gcc does not run: ${(err as Error).message}`;
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? 'gcc is not installed (Debian packages gcc and libc6-dev)'
+      : `gcc does not run: ${(err as Error).message}`;
   }
 };
 
@@ -53,13 +59,15 @@ export function ensureCudaStandIn(env: NodeJS.ProcessEnv = process.env): StandIn
 }
 
 function build(env: NodeJS.ProcessEnv): StandInResult {
-  if (process.platform !== 'linux') return { ok: false, reason: `the stand-in libcuda.so.1 is built for Linux (this is ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { ok: false, reason: `the stand-in libcuda.so.1 is built for Linux (this is ${process.platform})` };
   const dir = nativeDir(env);
   const out: CudaStandIn = { library: join(dir, LIBRARY), driver: join(dir, DRIVER) };
   const stamp = join(dir, 'build.stamp');
   const hash = sourceHash();
   const built = existsSync(out.library) && existsSync(out.driver);
-  if (built && (!hash || (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === hash))) return { ok: true, ...out };
+  if (built && (!hash || (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === hash)))
+    return { ok: true, ...out };
   if (!hash) return { ok: false, reason: `no prebuilt stand-in in ${dir} and no sources in ${NATIVE_SOURCES}` };
   const missing = gccMissing();
   if (missing) return { ok: false, reason: missing };
@@ -68,8 +76,13 @@ function build(env: NodeJS.ProcessEnv): StandInResult {
     // Built aside and renamed into place: a chain starting at the same time never sees half a file.
     const tmp = mkdtempSync(join(dir, '.build-'));
     try {
-      execFileSync('gcc', [...LIB_FLAGS, '-o', join(tmp, LIBRARY), join(NATIVE_SOURCES, 'libcuda-stand-in.c')], { stdio: ['ignore', 'ignore', 'pipe'] });
-      execFileSync('gcc', ['-o', join(tmp, DRIVER), join(NATIVE_SOURCES, 'llm-cuda-driver.c'), ...DRIVER_FLAGS], { cwd: tmp, stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync('gcc', [...LIB_FLAGS, '-o', join(tmp, LIBRARY), join(NATIVE_SOURCES, 'libcuda-stand-in.c')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      execFileSync('gcc', ['-o', join(tmp, DRIVER), join(NATIVE_SOURCES, 'llm-cuda-driver.c'), ...DRIVER_FLAGS], {
+        cwd: tmp,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       renameSync(join(tmp, LIBRARY), out.library);
       renameSync(join(tmp, DRIVER), out.driver);
       writeFileSync(stamp, `${hash}\n`);

@@ -20,14 +20,34 @@ type AgentOutcome = NonNullable<ChainAnswerInfo['agent']>;
 
 export function agentRoutes(env: HopEnv): Routes {
   const m = new GenAiClientMetrics(env.registry);
-  const steps = new Histogram({ name: 'hopscope_agent_steps', help: 'Steps (LLM and tool calls) per agent run.', buckets: [1, 2, 3, 4, 5, 6, 8, 10], registers: [env.registry] });
-  const tasks = new Counter({ name: 'hopscope_agent_tasks_total', help: 'Agent runs by task outcome (failed: a tool call failed, so the plan could not finish).', labelNames: ['task'], registers: [env.registry] });
+  const steps = new Histogram({
+    name: 'hopscope_agent_steps',
+    help: 'Steps (LLM and tool calls) per agent run.',
+    buckets: [1, 2, 3, 4, 5, 6, 8, 10],
+    registers: [env.registry],
+  });
+  const tasks = new Counter({
+    name: 'hopscope_agent_tasks_total',
+    help: 'Agent runs by task outcome (failed: a tool call failed, so the plan could not finish).',
+    labelNames: ['task'],
+    registers: [env.registry],
+  });
 
   /** One tool call as its own step; a failure is recorded on its span and returned, not thrown. */
   const callTool = async (question: string, i: number): Promise<{ snippets: string[] } | { error: string }> => {
-    const toolSpan = env.tracer.startSpan('execute_tool web_search', { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search', 'gen_ai.tool.type': 'extension', 'gen_ai.tool.call.id': `call_${i}` } });
+    const toolSpan = env.tracer.startSpan('execute_tool web_search', {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'web_search',
+        'gen_ai.tool.type': 'extension',
+        'gen_ai.tool.call.id': `call_${i}`,
+      },
+    });
     try {
-      const { data } = await context.with(trace.setSpan(context.active(), toolSpan), () => env.client.json('tool', '/v1/search', { q: `${question} (${i + 1})` }, { spanName: 'POST /v1/search' }));
+      const { data } = await context.with(trace.setSpan(context.active(), toolSpan), () =>
+        env.client.json('tool', '/v1/search', { q: `${question} (${i + 1})` }, { spanName: 'POST /v1/search' })
+      );
       return { snippets: (data.results ?? []).map((r: { snippet: string }) => r.snippet) };
     } catch (err) {
       toolSpan.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
@@ -46,9 +66,21 @@ export function agentRoutes(env: HopEnv): Routes {
     const backend = b.backend === 'tgi' ? 'tgi' : 'vllm';
     const question = String(messages[messages.length - 1]?.content ?? '');
     span.updateName(`invoke_agent ${AGENT_NAME}`);
-    span.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': AGENT_NAME, 'gen_ai.request.model': model, 'gen_ai.provider.name': backend });
+    span.setAttributes({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': AGENT_NAME,
+      'gen_ai.request.model': model,
+      'gen_ai.provider.name': backend,
+    });
 
-    const plan = await callChat(env.client, m, { backend, body: { model, max_tokens: 12, messages: [{ role: 'system', content: 'Plan the tool calls needed to answer.' }, ...messages] } });
+    const plan = await callChat(env.client, m, {
+      backend,
+      body: {
+        model,
+        max_tokens: 12,
+        messages: [{ role: 'system', content: 'Plan the tool calls needed to answer.' }, ...messages],
+      },
+    });
     const planned = 1 + (hashFraction(`tools:${question}`) < 0.4 ? 1 : 0);
     const results: string[] = [];
     let toolCalls = 0;
@@ -62,20 +94,42 @@ export function agentRoutes(env: HopEnv): Routes {
     const outcome: AgentOutcome = { task: failure ? 'failed' : 'completed', toolCalls, steps: 2 + toolCalls };
     steps.observe(outcome.steps);
     tasks.inc({ task: outcome.task });
-    span.setAttributes({ 'hopscope.agent.steps': outcome.steps, 'hopscope.agent.tool_calls': toolCalls, 'hopscope.agent.task': outcome.task });
-    if (failure) span.addEvent('agent.plan_aborted', { 'error.type': 'tool_failed', 'exception.message': failure, 'hopscope.agent.planned_tool_calls': planned });
+    span.setAttributes({
+      'hopscope.agent.steps': outcome.steps,
+      'hopscope.agent.tool_calls': toolCalls,
+      'hopscope.agent.task': outcome.task,
+    });
+    if (failure)
+      span.addEvent('agent.plan_aborted', {
+        'error.type': 'tool_failed',
+        'exception.message': failure,
+        'hopscope.agent.planned_tool_calls': planned,
+      });
     const stream = b.stream === true;
     const finalBody = {
       model,
       max_tokens: Number(b.max_tokens ?? 64),
       stream,
       messages: [
-        { role: 'system', content: failure ? 'You are a research agent. A tool failed: say what could not be done, and answer from what you have.' : 'You are a research agent. Use the tool results.' },
-        { role: 'user', content: `Plan: ${plan.json?.choices?.[0]?.message?.content ?? ''}\nResults: ${results.join(' ')}${failure ? `\nTool error: ${failure}` : ''}` },
+        {
+          role: 'system',
+          content: failure
+            ? 'You are a research agent. A tool failed: say what could not be done, and answer from what you have.'
+            : 'You are a research agent. Use the tool results.',
+        },
+        {
+          role: 'user',
+          content: `Plan: ${plan.json?.choices?.[0]?.message?.content ?? ''}\nResults: ${results.join(' ')}${failure ? `\nTool error: ${failure}` : ''}`,
+        },
         ...messages,
       ],
     };
-    const out = await callChat(env.client, m, { backend, body: finalBody, relayTo: stream ? res : undefined, keepUsage: true });
+    const out = await callChat(env.client, m, {
+      backend,
+      body: finalBody,
+      relayTo: stream ? res : undefined,
+      keepUsage: true,
+    });
     span.setAttributes({ 'gen_ai.usage.output_tokens': out.outputTokens, 'gen_ai.response.model': out.responseModel });
     const info: Partial<ChainAnswerInfo> = { responseModel: out.responseModel, agent: outcome };
     if (stream) endChatStream(res, out.stream ?? {}, info);

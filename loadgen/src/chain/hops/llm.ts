@@ -20,7 +20,10 @@ import { CudaDriver } from '../gpu/cuda-driver';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { countTokens, fillerText, hashFraction } from '../util';
 
-export interface ChatMessage { role: string; content: string }
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
 
 export interface LlmHop {
   routes: Routes;
@@ -49,7 +52,8 @@ export function createLlmHop(env: HopEnv): LlmHop {
     },
     gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
   });
-  const metrics: LlmMetrics = backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
+  const metrics: LlmMetrics =
+    backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
   // An injected `error` fails the request before it reaches the engine; the server still counts it as failed.
   env.onInjectedError = (body) => {
     const asked = (body as { model?: unknown } | undefined)?.model;
@@ -57,33 +61,58 @@ export function createLlmHop(env: HopEnv): LlmHop {
   };
   // Not hopscope_gpu_alloc_failures_total: that is the bpf-exporter's kernel-side count of failed CUDA allocations.
   const oomCounter = new Counter({
-    name: 'hopscope_llm_gpu_oom_total', help: 'Requests whose GPU memory allocation failed in this LLM replica (gpu_oom), by model.',
-    labelNames: ['model'], registers: [env.registry],
+    name: 'hopscope_llm_gpu_oom_total',
+    help: 'Requests whose GPU memory allocation failed in this LLM replica (gpu_oom), by model.',
+    labelNames: ['model'],
+    registers: [env.registry],
   });
   const fallbacks = new Counter({
-    name: 'hopscope_llm_fallbacks_total', help: 'Requests served by a lighter model after an allocation failure.',
-    labelNames: ['from_model', 'to_model'], registers: [env.registry],
+    name: 'hopscope_llm_fallbacks_total',
+    help: 'Requests served by a lighter model after an allocation failure.',
+    labelNames: ['from_model', 'to_model'],
+    registers: [env.registry],
   });
 
   /** One span event per failed allocation, with the driver call the kernel saw (when one was made). */
   const recordOom = (span: Span, model: ModelSpec, e: EngineError): void => {
     span.addEvent('gpu.allocation_failure', {
-      'exception.type': 'torch.cuda.OutOfMemoryError', 'exception.message': e.message, 'gen_ai.request.model': model.id,
+      'exception.type': 'torch.cuda.OutOfMemoryError',
+      'exception.message': e.message,
+      'gen_ai.request.model': model.id,
       ...(e.bytes !== undefined ? { 'hopscope.gpu.allocation_bytes': e.bytes } : {}),
-      ...(e.cudaResult !== undefined ? { 'hopscope.cuda.function': 'cuMemAlloc_v2', 'hopscope.cuda.result': e.cudaResult, 'hopscope.cuda.driver_pid': driver?.pid ?? 0 } : {}),
+      ...(e.cudaResult !== undefined
+        ? {
+            'hopscope.cuda.function': 'cuMemAlloc_v2',
+            'hopscope.cuda.result': e.cudaResult,
+            'hopscope.cuda.driver_pid': driver?.pid ?? 0,
+          }
+        : {}),
     });
   };
 
   /** Runs one generation, resolving when done; tokens go to onToken as they are decoded. */
-  const generate = (model: ModelSpec, prompt: { tokens: number; prefixKey: string; prefixTokens: number }, maxTokens: number, targetTokens: number,
-    onToken: (i: number) => void, abortOn: ServerResponse): Promise<SeqResult> =>
+  const generate = (
+    model: ModelSpec,
+    prompt: { tokens: number; prefixKey: string; prefixTokens: number },
+    maxTokens: number,
+    targetTokens: number,
+    onToken: (i: number) => void,
+    abortOn: ServerResponse
+  ): Promise<SeqResult> =>
     new Promise((resolve, reject) => {
       metrics.onArrival(model.id, prompt.tokens, maxTokens);
       let cancel: (() => void) | undefined;
       try {
         cancel = engine.submit(
-          { model, promptTokens: prompt.tokens, prefixKey: prompt.prefixKey, prefixTokens: prompt.prefixTokens, maxTokens, targetTokens },
-          { onToken: (i) => onToken(i), onDone: resolve, onError: reject },
+          {
+            model,
+            promptTokens: prompt.tokens,
+            prefixKey: prompt.prefixKey,
+            prefixTokens: prompt.prefixTokens,
+            maxTokens,
+            targetTokens,
+          },
+          { onToken: (i) => onToken(i), onDone: resolve, onError: reject }
         );
       } catch (err) {
         reject(err);
@@ -101,15 +130,25 @@ export function createLlmHop(env: HopEnv): LlmHop {
     const b = req.body ?? {};
     const modelId: string = b.model ?? MODEL_IDS[0];
     let model = MODELS[modelId];
-    if (!model) throw new HopError(404, 'model_not_found', `The model \`${modelId}\` does not exist. Available: ${MODEL_IDS.join(', ')}`);
+    if (!model)
+      throw new HopError(
+        404,
+        'model_not_found',
+        `The model \`${modelId}\` does not exist. Available: ${MODEL_IDS.join(', ')}`
+      );
     const messages: ChatMessage[] = Array.isArray(b.messages) ? b.messages : [];
-    if (!messages.length || messages.some((m) => typeof m?.content !== 'string')) throw new HopError(400, 'validation', 'messages must be a non-empty array of {role, content}');
+    if (!messages.length || messages.some((m) => typeof m?.content !== 'string'))
+      throw new HopError(400, 'validation', 'messages must be a non-empty array of {role, content}');
     const maxTokens = Math.max(1, Math.min(Number(b.max_tokens ?? 64) | 0, 2048));
     const stream = b.stream === true;
     // The prefix cache keys on the first system message (the template every request shares).
     const system = messages.find((m) => m.role === 'system')?.content ?? '';
     const promptText = messages.map((m) => m.content).join('\n');
-    const prompt = { tokens: countTokens(promptText) + 4 * messages.length, prefixKey: `${model.id}|${system}`, prefixTokens: countTokens(system) };
+    const prompt = {
+      tokens: countTokens(promptText) + 4 * messages.length,
+      prefixKey: `${model.id}|${system}`,
+      prefixTokens: countTokens(system),
+    };
     // Output length: a seeded draw per prompt, so the same prompt writes as much each time.
     const f = hashFraction(promptText);
     const targetTokens = f < 0.3 ? maxTokens : Math.max(1, Math.round(maxTokens * (0.5 + f * 0.5)));
@@ -132,15 +171,23 @@ export function createLlmHop(env: HopEnv): LlmHop {
     let firstChunkAt = 0;
     const t0 = performance.now();
     if (stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      });
     }
     const write = (i: number): void => {
       if (!stream) return;
       if (!firstChunkAt) {
         firstChunkAt = performance.now();
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`
+        );
       }
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { content: tokenText(i) }, finish_reason: null }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: { content: tokenText(i) }, finish_reason: null }] })}\n\n`
+      );
     };
 
     let result: SeqResult;
@@ -156,10 +203,21 @@ export function createLlmHop(env: HopEnv): LlmHop {
         const light = model.fallback ? MODELS[model.fallback] : undefined;
         if (!light) throw new HopError(503, 'gpu_oom', e.message, 'gpu_oom');
         fallbacks.inc({ from_model: model.id, to_model: light.id });
-        span.setAttributes({ 'hopscope.fallback.from_model': model.id, 'hopscope.fallback.model': light.id, 'hopscope.fallback.reason': 'gpu_oom' });
+        span.setAttributes({
+          'hopscope.fallback.from_model': model.id,
+          'hopscope.fallback.model': light.id,
+          'hopscope.fallback.reason': 'gpu_oom',
+        });
         model = light;
         try {
-          result = await generate(model, { ...prompt, prefixKey: `${model.id}|${system}` }, maxTokens, targetTokens, write, res);
+          result = await generate(
+            model,
+            { ...prompt, prefixKey: `${model.id}|${system}` },
+            maxTokens,
+            targetTokens,
+            write,
+            res
+          );
         } catch (err2) {
           const e2 = err2 as EngineError;
           metrics.onFailure(model.id, e2.code ?? 'generation');
@@ -167,7 +225,12 @@ export function createLlmHop(env: HopEnv): LlmHop {
             oomCounter.inc({ model: model.id });
             recordOom(span, model, e2);
           }
-          throw new HopError(503, e2.code ?? 'generation', `fallback ${model.id} failed too: ${e2.message}`, e2.code ?? 'generation');
+          throw new HopError(
+            503,
+            e2.code ?? 'generation',
+            `fallback ${model.id} failed too: ${e2.message}`,
+            e2.code ?? 'generation'
+          );
         }
       } else if (e.code === 'overloaded') {
         throw new HopError(503, 'overloaded', e.message, 'overloaded');
@@ -180,7 +243,12 @@ export function createLlmHop(env: HopEnv): LlmHop {
       }
     }
     metrics.onFinish(model.id, result, maxTokens, traceExemplar(span));
-    const usage = { prompt_tokens: result.promptTokens, completion_tokens: result.outputTokens, total_tokens: result.promptTokens + result.outputTokens, prompt_tokens_details: { cached_tokens: result.cachedTokens } };
+    const usage = {
+      prompt_tokens: result.promptTokens,
+      completion_tokens: result.outputTokens,
+      total_tokens: result.promptTokens + result.outputTokens,
+      prompt_tokens_details: { cached_tokens: result.cachedTokens },
+    };
     span.setAttributes({
       'gen_ai.response.model': model.id,
       'gen_ai.response.finish_reasons': [result.finishReason],
@@ -193,8 +261,13 @@ export function createLlmHop(env: HopEnv): LlmHop {
       'hopscope.llm.kv_cache_usage': Number(engine.kvUsage.toFixed(3)),
     });
     if (stream) {
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: {}, finish_reason: result.finishReason }] })}\n\n`);
-      if (b.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [], usage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [{ index: 0, delta: {}, finish_reason: result.finishReason }] })}\n\n`
+      );
+      if (b.stream_options?.include_usage)
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, choices: [], usage })}\n\n`
+        );
       res.end('data: [DONE]\n\n');
       return;
     }
@@ -209,21 +282,32 @@ export function createLlmHop(env: HopEnv): LlmHop {
       res.setHeader('x-generated-tokens', String(result.outputTokens));
     }
     sendJson(res, 200, {
-      id, object: 'chat.completion', created, model: model.id,
+      id,
+      object: 'chat.completion',
+      created,
+      model: model.id,
       choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: result.finishReason }],
       usage,
     });
   };
 
   const models = async (_req: HopRequest, res: ServerResponse): Promise<void> => {
-    sendJson(res, 200, { object: 'list', data: MODEL_IDS.map((id) => ({ id, object: 'model', owned_by: 'hopscope', created: 0 })) });
+    sendJson(res, 200, {
+      object: 'list',
+      data: MODEL_IDS.map((id) => ({ id, object: 'model', owned_by: 'hopscope', created: 0 })),
+    });
   };
 
   return {
     routes: { 'POST /v1/chat/completions': chat, 'GET /v1/models': models },
     engine,
     backend,
-    get gpuDriverPid() { return driver?.pid; },
-    stop: () => { engine.stop(); driver?.stop(); },
+    get gpuDriverPid() {
+      return driver?.pid;
+    },
+    stop: () => {
+      engine.stop();
+      driver?.stop();
+    },
   };
 }

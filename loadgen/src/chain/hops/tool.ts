@@ -12,7 +12,12 @@ export function toolRoutes(env: HopEnv): Routes {
     span.setAttribute('hopscope.tool.name', 'web_search');
     await sleep(env.scale(20 + 15 * env.rand()));
     const f = hashFraction(q);
-    sendJson(res, 200, { results: Array.from({ length: 3 }, (_, i) => ({ title: `result ${i + 1}`, snippet: fillerText(30, Math.floor(f * 1e6) + i) })) });
+    sendJson(res, 200, {
+      results: Array.from({ length: 3 }, (_, i) => ({
+        title: `result ${i + 1}`,
+        snippet: fillerText(30, Math.floor(f * 1e6) + i),
+      })),
+    });
   };
   return { 'POST /v1/search': search };
 }

@@ -11,7 +11,12 @@ import { retrieve } from '../rag/corpus';
 import { hashFraction, sleep } from '../util';
 
 export function vectorCacheRoutes(env: HopEnv, hitRate: () => number): Routes {
-  const lookups = new Counter({ name: 'hopscope_vector_cache_lookups_total', help: 'Semantic cache lookups by result (hit|miss).', labelNames: ['result'], registers: [env.registry] });
+  const lookups = new Counter({
+    name: 'hopscope_vector_cache_lookups_total',
+    help: 'Semantic cache lookups by result (hit|miss).',
+    labelNames: ['result'],
+    registers: [env.registry],
+  });
 
   const lookup = async (req: HopRequest, res: ServerResponse, span: Span): Promise<void> => {
     const query = req.body?.query;

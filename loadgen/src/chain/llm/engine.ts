@@ -47,7 +47,10 @@ export class EngineError extends Error {
   cudaResult?: number;
   /** gpu_oom: the bytes the failed allocation asked for. */
   bytes?: number;
-  constructor(readonly code: 'gpu_oom' | 'overloaded' | 'aborted', message: string) {
+  constructor(
+    readonly code: 'gpu_oom' | 'overloaded' | 'aborted',
+    message: string
+  ) {
     super(message);
   }
 }
@@ -100,8 +103,15 @@ class Seq {
   firstTokenMs = 0;
   maxBatch = 0;
   readonly tokenTimes: number[] = [];
-  constructor(readonly id: number, readonly req: SeqRequest, readonly h: SeqHandlers, readonly arrivalMs: number) {}
-  get done(): boolean { return this.generated >= this.req.targetTokens; }
+  constructor(
+    readonly id: number,
+    readonly req: SeqRequest,
+    readonly h: SeqHandlers,
+    readonly arrivalMs: number
+  ) {}
+  get done(): boolean {
+    return this.generated >= this.req.targetTokens;
+  }
 }
 
 export class InferenceEngine extends EventEmitter {
@@ -124,17 +134,30 @@ export class InferenceEngine extends EventEmitter {
     super();
   }
 
-  get numRunning(): number { return this.running.length; }
-  get numWaiting(): number { return this.waiting.length; }
-  get capacityTokens(): number { return Math.max(this.opts.blockSize, Math.floor(this.opts.kvCapacityTokens * this.opts.kvFactor())); }
+  get numRunning(): number {
+    return this.running.length;
+  }
+  get numWaiting(): number {
+    return this.waiting.length;
+  }
+  get capacityTokens(): number {
+    return Math.max(this.opts.blockSize, Math.floor(this.opts.kvCapacityTokens * this.opts.kvFactor()));
+  }
   /** 0..1 of the usable KV cache in use. */
-  get kvUsage(): number { return Math.min(1, this.kvUsed / this.capacityTokens); }
-  runningBy(model: string): number { return this.running.filter((s) => s.req.model.id === model).length; }
-  waitingBy(model: string): number { return this.waiting.filter((s) => s.req.model.id === model).length; }
+  get kvUsage(): number {
+    return Math.min(1, this.kvUsed / this.capacityTokens);
+  }
+  runningBy(model: string): number {
+    return this.running.filter((s) => s.req.model.id === model).length;
+  }
+  waitingBy(model: string): number {
+    return this.waiting.filter((s) => s.req.model.id === model).length;
+  }
 
   submit(req: SeqRequest, h: SeqHandlers): () => void {
     if (this.closed) throw new EngineError('aborted', 'engine stopped');
-    if (this.waiting.length >= this.opts.maxQueue) throw new EngineError('overloaded', `queue full (${this.opts.maxQueue} waiting)`);
+    if (this.waiting.length >= this.opts.maxQueue)
+      throw new EngineError('overloaded', `queue full (${this.opts.maxQueue} waiting)`);
     const s = new Seq(this.nextId++, req, h, performance.now());
     this.waiting.push(s);
     this.kick();
@@ -143,7 +166,11 @@ export class InferenceEngine extends EventEmitter {
       const wi = this.waiting.indexOf(s);
       if (wi >= 0) this.waiting.splice(wi, 1);
       const ri = this.running.indexOf(s);
-      if (ri >= 0) { this.running.splice(ri, 1); this.kvUsed -= s.kv; s.kv = 0; }
+      if (ri >= 0) {
+        this.running.splice(ri, 1);
+        this.kvUsed -= s.kv;
+        s.kv = 0;
+      }
     };
   }
 
@@ -181,9 +208,16 @@ export class InferenceEngine extends EventEmitter {
       const driverCall = o.gpuAlloc?.(bytes, fail);
       if (fail) {
         this.oomFailures++;
-        const err = new EngineError('gpu_oom', `CUDA out of memory: tried to allocate ${Math.round(bytes / 2 ** 20)} MiB for ${need} KV tokens`);
+        const err = new EngineError(
+          'gpu_oom',
+          `CUDA out of memory: tried to allocate ${Math.round(bytes / 2 ** 20)} MiB for ${need} KV tokens`
+        );
         err.bytes = bytes;
-        if (driverCall) void driverCall.then((r) => { if (r >= 0) err.cudaResult = r; s.h.onError(err); });
+        if (driverCall)
+          void driverCall.then((r) => {
+            if (r >= 0) err.cudaResult = r;
+            s.h.onError(err);
+          });
         else s.h.onError(err);
         continue;
       }
@@ -207,11 +241,19 @@ export class InferenceEngine extends EventEmitter {
     const prefillTokens = admitted.reduce((n, s) => n + s.req.promptTokens + s.generated - s.cached, 0);
     const pf = Math.max(0, ...admitted.map((s) => s.req.model.prefill));
     const df = Math.max(0, ...decoding.map((s) => s.req.model.decode));
-    const simMs = o.stepOverheadMs + prefillTokens * o.prefillMsPerToken * pf + (decoding.length ? o.decodeBaseMs * df + o.decodeMsPerSeq * decoding.length : 0);
+    const simMs =
+      o.stepOverheadMs +
+      prefillTokens * o.prefillMsPerToken * pf +
+      (decoding.length ? o.decodeBaseMs * df + o.decodeMsPerSeq * decoding.length : 0);
     const realMs = o.scale(simMs);
     const started = performance.now();
     this.lastBatchSize = decoding.length + admitted.length;
-    const info: StepInfo = { prefillTokens, prefillSeqs: admitted.length, decodeSeqs: decoding.length, durationMs: realMs };
+    const info: StepInfo = {
+      prefillTokens,
+      prefillSeqs: admitted.length,
+      decodeSeqs: decoding.length,
+      durationMs: realMs,
+    };
     const done = (): void => {
       this.busyMsTotal += performance.now() - started;
       this.complete(admitted, decoding);
@@ -250,8 +292,16 @@ export class InferenceEngine extends EventEmitter {
       s.kv = 0;
       s.h.onDone({
         finishReason: s.req.targetTokens < s.req.maxTokens ? 'stop' : 'length',
-        promptTokens: s.req.promptTokens, outputTokens: s.generated, cachedTokens: s.cached, preemptions: s.preemptions,
-        arrivalMs: s.arrivalMs, scheduledMs: s.scheduledMs, firstTokenMs: s.firstTokenMs, endMs: now, tokenTimes: s.tokenTimes, maxBatch: s.maxBatch,
+        promptTokens: s.req.promptTokens,
+        outputTokens: s.generated,
+        cachedTokens: s.cached,
+        preemptions: s.preemptions,
+        arrivalMs: s.arrivalMs,
+        scheduledMs: s.scheduledMs,
+        firstTokenMs: s.firstTokenMs,
+        endMs: now,
+        tokenTimes: s.tokenTimes,
+        maxBatch: s.maxBatch,
       });
     }
     // KV overflow: preempt the newest running sequences until the rest fit (they are recomputed when readmitted).

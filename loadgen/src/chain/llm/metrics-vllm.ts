@@ -22,7 +22,9 @@ export function buckets125(max: number): number[] {
   }
 }
 
-const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
+const TTFT = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560,
+];
 const ITL = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
 const REQ_LAT = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 const ITER = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
@@ -38,30 +40,72 @@ export interface LlmMetrics {
 export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedModel: string): LlmMetrics {
   const L = ['model_name', 'engine'];
   const reg = [registry];
-  const h = (name: string, help: string, buckets: number[], enableExemplars = false) => new Histogram({ name, help, labelNames: L, buckets, registers: reg, enableExemplars });
-  const c = (name: string, help: string, extra: string[] = []) => new Counter({ name, help, labelNames: [...L, ...extra], registers: reg });
+  const h = (name: string, help: string, buckets: number[], enableExemplars = false) =>
+    new Histogram({ name, help, labelNames: L, buckets, registers: reg, enableExemplars });
+  const c = (name: string, help: string, extra: string[] = []) =>
+    new Counter({ name, help, labelNames: [...L, ...extra], registers: reg });
   const perModel = (name: string, help: string, value: (model: string) => number) =>
-    new Gauge({ name, help, labelNames: L, registers: reg, collect() { for (const m of MODEL_IDS) this.set({ model_name: m, engine: ENGINE }, value(m)); } });
+    new Gauge({
+      name,
+      help,
+      labelNames: L,
+      registers: reg,
+      collect() {
+        for (const m of MODEL_IDS) this.set({ model_name: m, engine: ENGINE }, value(m));
+      },
+    });
 
   perModel('vllm:num_requests_running', 'Number of requests in model execution batches.', (m) => engine.runningBy(m));
   perModel('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', (m) => engine.waitingBy(m));
-  new Gauge({ name: 'vllm:kv_cache_usage_perc', help: 'KV-cache usage. 1 means 100 percent usage.', labelNames: L, registers: reg, collect() { this.set({ model_name: servedModel, engine: ENGINE }, engine.kvUsage); } });
-  const info = new Gauge({
-    name: 'vllm:cache_config_info', help: 'Information of the LLMEngine CacheConfig',
-    labelNames: ['block_size', 'cache_dtype', 'enable_prefix_caching', 'gpu_memory_utilization', 'num_gpu_blocks', 'engine'], registers: reg,
+  new Gauge({
+    name: 'vllm:kv_cache_usage_perc',
+    help: 'KV-cache usage. 1 means 100 percent usage.',
+    labelNames: L,
+    registers: reg,
+    collect() {
+      this.set({ model_name: servedModel, engine: ENGINE }, engine.kvUsage);
+    },
   });
-  info.set({ block_size: String(engine.opts.blockSize), cache_dtype: 'auto', enable_prefix_caching: 'True', gpu_memory_utilization: '0.9', num_gpu_blocks: String(engine.opts.kvCapacityTokens / engine.opts.blockSize), engine: ENGINE }, 1);
+  const info = new Gauge({
+    name: 'vllm:cache_config_info',
+    help: 'Information of the LLMEngine CacheConfig',
+    labelNames: [
+      'block_size',
+      'cache_dtype',
+      'enable_prefix_caching',
+      'gpu_memory_utilization',
+      'num_gpu_blocks',
+      'engine',
+    ],
+    registers: reg,
+  });
+  info.set(
+    {
+      block_size: String(engine.opts.blockSize),
+      cache_dtype: 'auto',
+      enable_prefix_caching: 'True',
+      gpu_memory_utilization: '0.9',
+      num_gpu_blocks: String(engine.opts.kvCapacityTokens / engine.opts.blockSize),
+      engine: ENGINE,
+    },
+    1
+  );
 
   // Prefix cache and preemption counters follow the engine's own tallies (in tokens, as the current catalog says).
-  let seenQ = 0, seenH = 0, seenP = 0;
+  let seenQ = 0,
+    seenH = 0,
+    seenP = 0;
   const queries = c('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
   const hits = c('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
   const preempt = c('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.');
   const sync = (): void => {
     const l = { model_name: servedModel, engine: ENGINE };
-    queries.inc(l, engine.prefixQueries - seenQ); seenQ = engine.prefixQueries;
-    hits.inc(l, engine.prefixHits - seenH); seenH = engine.prefixHits;
-    preempt.inc(l, engine.preemptions - seenP); seenP = engine.preemptions;
+    queries.inc(l, engine.prefixQueries - seenQ);
+    seenQ = engine.prefixQueries;
+    hits.inc(l, engine.prefixHits - seenH);
+    seenH = engine.prefixHits;
+    preempt.inc(l, engine.preemptions - seenP);
+    seenP = engine.preemptions;
   };
   engine.on('step', sync);
   sync();
@@ -69,22 +113,65 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
   const prompt = c('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
   const gen = c('vllm:generation_tokens_total', 'Number of generation tokens processed.');
   const success = c('vllm:request_success_total', 'Count of successfully processed requests.', ['finished_reason']);
-  const promptH = h('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', buckets125(VLLM_MAX_MODEL_LEN));
-  const genH = h('vllm:request_generation_tokens', 'Number of generation tokens processed.', buckets125(VLLM_MAX_MODEL_LEN));
+  const promptH = h(
+    'vllm:request_prompt_tokens',
+    'Number of prefill tokens processed.',
+    buckets125(VLLM_MAX_MODEL_LEN)
+  );
+  const genH = h(
+    'vllm:request_generation_tokens',
+    'Number of generation tokens processed.',
+    buckets125(VLLM_MAX_MODEL_LEN)
+  );
   const iter = h('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', ITER);
-  const maxGen = h('vllm:request_max_num_generation_tokens', 'Histogram of maximum number of requested generation tokens.', buckets125(VLLM_MAX_MODEL_LEN));
+  const maxGen = h(
+    'vllm:request_max_num_generation_tokens',
+    'Histogram of maximum number of requested generation tokens.',
+    buckets125(VLLM_MAX_MODEL_LEN)
+  );
   const paramsN = h('vllm:request_params_n', 'Histogram of the n request parameter.', [1, 2, 5, 10, 20]);
-  const paramsMax = h('vllm:request_params_max_tokens', 'Histogram of the max_tokens request parameter.', buckets125(VLLM_MAX_MODEL_LEN));
+  const paramsMax = h(
+    'vllm:request_params_max_tokens',
+    'Histogram of the max_tokens request parameter.',
+    buckets125(VLLM_MAX_MODEL_LEN)
+  );
   const ttft = h('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT, true);
   const itl = h('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL, true);
-  const tpot = h('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL, true);
+  const tpot = h(
+    'vllm:request_time_per_output_token_seconds',
+    'Histogram of time_per_output_token_seconds per request.',
+    ITL,
+    true
+  );
   const e2e = h('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQ_LAT, true);
-  const queue = h('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', REQ_LAT, true);
-  const infer = h('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', REQ_LAT, true);
-  const prefill = h('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', REQ_LAT, true);
-  const decode = h('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', REQ_LAT, true);
+  const queue = h(
+    'vllm:request_queue_time_seconds',
+    'Histogram of time spent in WAITING phase for request.',
+    REQ_LAT,
+    true
+  );
+  const infer = h(
+    'vllm:request_inference_time_seconds',
+    'Histogram of time spent in RUNNING phase for request.',
+    REQ_LAT,
+    true
+  );
+  const prefill = h(
+    'vllm:request_prefill_time_seconds',
+    'Histogram of time spent in PREFILL phase for request.',
+    REQ_LAT,
+    true
+  );
+  const decode = h(
+    'vllm:request_decode_time_seconds',
+    'Histogram of time spent in DECODE phase for request.',
+    REQ_LAT,
+    true
+  );
 
-  engine.on('step', (s: StepInfo) => iter.observe({ model_name: servedModel, engine: ENGINE }, s.prefillTokens + s.decodeSeqs));
+  engine.on('step', (s: StepInfo) =>
+    iter.observe({ model_name: servedModel, engine: ENGINE }, s.prefillTokens + s.decodeSeqs)
+  );
 
   return {
     onArrival(model, _promptTokens, maxTokens) {
@@ -113,7 +200,8 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
     },
     onFailure(model, code) {
       // vLLM counts aborted requests under request_success_total{finished_reason="abort"}.
-      if (code === 'aborted' || code === 'gpu_oom' || code === 'injected_error') success.inc({ model_name: model, engine: ENGINE, finished_reason: 'abort' });
+      if (code === 'aborted' || code === 'gpu_oom' || code === 'injected_error')
+        success.inc({ model_name: model, engine: ENGINE, finished_reason: 'abort' });
     },
   };
 }

@@ -18,9 +18,29 @@ const KV_8B = 2 * 32 * 8 * 128 * 2;
 const KV_1B = 2 * 16 * 8 * 64 * 2;
 
 export const MODELS: Record<string, ModelSpec> = {
-  'hopscope-llama-8b-v1': { id: 'hopscope-llama-8b-v1', prefill: 1, decode: 1, weightsMiB: 16_400, kvBytesPerToken: KV_8B, fallback: 'hopscope-llama-1b' },
-  'hopscope-llama-8b-v2': { id: 'hopscope-llama-8b-v2', prefill: 1.15, decode: 0.8, weightsMiB: 16_400, kvBytesPerToken: KV_8B, fallback: 'hopscope-llama-1b' },
-  'hopscope-llama-1b': { id: 'hopscope-llama-1b', prefill: 0.3, decode: 0.45, weightsMiB: 2_500, kvBytesPerToken: KV_1B },
+  'hopscope-llama-8b-v1': {
+    id: 'hopscope-llama-8b-v1',
+    prefill: 1,
+    decode: 1,
+    weightsMiB: 16_400,
+    kvBytesPerToken: KV_8B,
+    fallback: 'hopscope-llama-1b',
+  },
+  'hopscope-llama-8b-v2': {
+    id: 'hopscope-llama-8b-v2',
+    prefill: 1.15,
+    decode: 0.8,
+    weightsMiB: 16_400,
+    kvBytesPerToken: KV_8B,
+    fallback: 'hopscope-llama-1b',
+  },
+  'hopscope-llama-1b': {
+    id: 'hopscope-llama-1b',
+    prefill: 0.3,
+    decode: 0.45,
+    weightsMiB: 2_500,
+    kvBytesPerToken: KV_1B,
+  },
 };
 export const DEFAULT_MODEL = 'hopscope-llama-8b-v1';
 export const MODEL_IDS = Object.keys(MODELS);

@@ -14,7 +14,8 @@ function rng(seed: number): () => number {
   };
 }
 
-const hex = (r: () => number, n: number): string => Array.from({ length: n }, () => Math.floor(r() * 16).toString(16)).join('');
+const hex = (r: () => number, n: number): string =>
+  Array.from({ length: n }, () => Math.floor(r() * 16).toString(16)).join('');
 
 interface SpanSpec {
   hop: Hop;
@@ -28,7 +29,14 @@ interface SpanSpec {
 
 /** Nested chain: each hop calls the next; `slowHop` gets `extraMs` of its own (exclusive) time. */
 function chainSpans(r: () => number, t0: number, slowHop?: Hop, extraMs = 0): SpanSpec[] {
-  const base: Record<Hop, number> = { gateway: 4, embedding: 18, 'vector-cache': 6, rag: 12, 'llm-vllm': 420, agent: 30 };
+  const base: Record<Hop, number> = {
+    gateway: 4,
+    embedding: 18,
+    'vector-cache': 6,
+    rag: 12,
+    'llm-vllm': 420,
+    agent: 30,
+  };
   const self = HOPS.map((h) => base[h] * (0.8 + r() * 0.4) + (h === slowHop ? extraMs : 0));
   const spans: SpanSpec[] = [];
   // total of a hop = its own time + its callee's total; each starts after half of its own time
@@ -40,7 +48,14 @@ function chainSpans(r: () => number, t0: number, slowHop?: Hop, extraMs = 0): Sp
   let parent: string | undefined;
   HOPS.forEach((hop, i) => {
     const id = hex(r, 16);
-    spans.push({ hop, name: hop === 'llm-vllm' ? 'chat llama-3-8b' : `${hop} handle`, startMs: start, endMs: start + totals[i], parent, id });
+    spans.push({
+      hop,
+      name: hop === 'llm-vllm' ? 'chat llama-3-8b' : `${hop} handle`,
+      startMs: start,
+      endMs: start + totals[i],
+      parent,
+      id,
+    });
     parent = id;
     start += self[i] / 2;
   });
@@ -48,10 +63,19 @@ function chainSpans(r: () => number, t0: number, slowHop?: Hop, extraMs = 0): Sp
 }
 
 const attr = (key: string, value: string | number) =>
-  typeof value === 'number' ? { key, value: { intValue: String(Math.round(value)) } } : { key, value: { stringValue: value } };
+  typeof value === 'number'
+    ? { key, value: { intValue: String(Math.round(value)) } }
+    : { key, value: { stringValue: value } };
 
 /** OTLP/JSON body (ExportTraceServiceRequest) for `count` traces starting at `startMs`, `gapMs` apart. */
-export function otlpBatch(opts: { seed: number; startMs: number; count: number; gapMs: number; slowHop?: Hop; extraMs?: number }): { body: unknown; traceIds: string[] } {
+export function otlpBatch(opts: {
+  seed: number;
+  startMs: number;
+  count: number;
+  gapMs: number;
+  slowHop?: Hop;
+  extraMs?: number;
+}): { body: unknown; traceIds: string[] } {
   const r = rng(opts.seed);
   const byHop = new Map<Hop, unknown[]>();
   const traceIds: string[] = [];
@@ -68,14 +92,28 @@ export function otlpBatch(opts: { seed: number; startMs: number; count: number; 
         kind: 2,
         startTimeUnixNano: String(BigInt(Math.round(s.startMs * 1000)) * 1000n),
         endTimeUnixNano: String(BigInt(Math.round(s.endMs * 1000)) * 1000n),
-        attributes: s.hop === 'llm-vllm' ? [attr('gen_ai.operation.name', 'chat'), attr('gen_ai.request.model', 'llama-3-8b'), attr('gen_ai.usage.output_tokens', 200)] : [],
+        attributes:
+          s.hop === 'llm-vllm'
+            ? [
+                attr('gen_ai.operation.name', 'chat'),
+                attr('gen_ai.request.model', 'llama-3-8b'),
+                attr('gen_ai.usage.output_tokens', 200),
+              ]
+            : [],
         status: { code: 1 },
       });
       byHop.set(s.hop, list);
     }
   }
   const resourceSpans = [...byHop.entries()].map(([hop, spans]) => ({
-    resource: { attributes: [attr('service.name', hop), attr('k8s.pod.name', `${hop}-0`), attr('k8s.node.name', hop.startsWith('llm') ? 'gpu-node-0' : 'cpu-node-0'), attr('k8s.namespace.name', 'hopscope')] },
+    resource: {
+      attributes: [
+        attr('service.name', hop),
+        attr('k8s.pod.name', `${hop}-0`),
+        attr('k8s.node.name', hop.startsWith('llm') ? 'gpu-node-0' : 'cpu-node-0'),
+        attr('k8s.namespace.name', 'hopscope'),
+      ],
+    },
     scopeSpans: [{ scope: { name: 'hopscope-e2e' }, spans }],
   }));
   return { body: { resourceSpans }, traceIds };

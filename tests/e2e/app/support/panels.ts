@@ -22,7 +22,8 @@ export async function openPanelMenu(page: Page, title: string): Promise<Locator>
 }
 
 /** A menu item by its text (Grafana's `data-testid Panel menu item <text>`). */
-export const menuItem = (menu: Locator, text: string): Locator => menu.getByTestId(`data-testid Panel menu item ${text}`);
+export const menuItem = (menu: Locator, text: string): Locator =>
+  menu.getByTestId(`data-testid Panel menu item ${text}`);
 
 /** Panel menu → Inspect; resolves with the open inspector drawer. */
 export async function inspect(page: Page, title: string): Promise<Locator> {
@@ -38,7 +39,9 @@ export async function inspectedTable(page: Page): Promise<{ headers: string[]; r
   const table = page.getByTestId(testIds.inspect.table);
   await table.waitFor();
   const headers = await table.locator('thead th').allInnerTexts();
-  const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+  const rows = await table
+    .locator('tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
   return { headers, rows };
 }
 
@@ -70,8 +73,14 @@ export function cellMs(text: string): number {
 export async function tableRows(page: Page, title: string): Promise<Array<Record<string, string>>> {
   const table = panel(page, title);
   const headers = (await table.getByRole('columnheader').allInnerTexts()).map((h) => h.replace(/\s+/g, ' ').trim());
-  const rows = await table.getByRole('row').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('[role="cell"]')].map((c) => (c.textContent ?? '').trim())));
-  return rows.filter((cells) => cells.length).map((cells) => Object.fromEntries(headers.map((h, i) => [h, cells[i] ?? ''])));
+  const rows = await table
+    .getByRole('row')
+    .evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('[role="cell"]')].map((c) => (c.textContent ?? '').trim()))
+    );
+  return rows
+    .filter((cells) => cells.length)
+    .map((cells) => Object.fromEntries(headers.map((h, i) => [h, cells[i] ?? ''])));
 }
 
 /** Waits until a panel has settled: no loading bar on it. */
@@ -86,7 +95,9 @@ export const SERVICES_PANEL = 'Services — P99, click one to drill down';
 
 /** A service's bar (its accessible name is `<service>: <P99>`). */
 export const serviceBar = (page: Page, service: string): Locator =>
-  panel(page, SERVICES_PANEL).getByRole('link', { name: new RegExp(`^${service.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `) });
+  panel(page, SERVICES_PANEL).getByRole('link', {
+    name: new RegExp(`^${service.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+  });
 
 /** A service's P99 in ms, read from its bar. */
 export async function serviceP99Ms(page: Page, service: string): Promise<number> {

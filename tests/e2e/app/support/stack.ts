@@ -58,13 +58,27 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
     const dir = mkdtempSync(join(tmpdir(), 'hopscope-e2e-app-'));
     stops.push(async () => rmSync(dir, { recursive: true, force: true }));
     const recording = join(dir, 'kernel.jsonl');
-    writeFileSync(recording, kernelRecording(process.pid).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    writeFileSync(
+      recording,
+      kernelRecording(process.pid)
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n'
+    );
     const exporter = await startExporter(
-      loadExporterConfig({ HOPSCOPE_BPF_PORT: '0', HOPSCOPE_BPF_NODE: 'cpu-node-0', HOPSCOPE_BPF_REPLAY: recording, HOPSCOPE_BPF_REPLAY_TIMING: 'original', HOPSCOPE_LOG_LEVEL: 'silent' }),
+      loadExporterConfig({
+        HOPSCOPE_BPF_PORT: '0',
+        HOPSCOPE_BPF_NODE: 'cpu-node-0',
+        HOPSCOPE_BPF_REPLAY: recording,
+        HOPSCOPE_BPF_REPLAY_TIMING: 'original',
+        HOPSCOPE_LOG_LEVEL: 'silent',
+      }),
       pino({ level: 'silent' })
     );
     stops.push(() => exporter.stop());
-    const prometheus = await startPrometheus(chain.targets().flatMap((t) => t.targets), '1s');
+    const prometheus = await startPrometheus(
+      chain.targets().flatMap((t) => t.targets),
+      '1s'
+    );
     stops.push(() => prometheus.stop());
     const proxy = await startProxy({
       port: proxyPort,
@@ -108,13 +122,20 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
     // Ready when a dashboard opened now has data: Prometheus has scraped the traffic at least twice (a rate needs
     // two samples) and both backends' request rates are there. Pages do not poll, so a page opened earlier would
     // keep its "no data" answer.
-    await waitFor('request rates in Prometheus through the proxy', async () => {
-      for (const backend of ['vllm', 'tgi']) {
-        const g = (await (await fetch(`${proxy.url}/api/golden?backend=${backend}&from=${Date.now() - 600_000}&to=${Date.now()}`)).json()) as { series: Array<{ metric: string; points: Array<[number, number | null]> }> };
-        if (!g.series.some((x) => x.metric === 'rps' && x.points.some(([, v]) => v !== null && v > 0))) return undefined;
-      }
-      return true;
-    }, 60_000);
+    await waitFor(
+      'request rates in Prometheus through the proxy',
+      async () => {
+        for (const backend of ['vllm', 'tgi']) {
+          const g = (await (
+            await fetch(`${proxy.url}/api/golden?backend=${backend}&from=${Date.now() - 600_000}&to=${Date.now()}`)
+          ).json()) as { series: Array<{ metric: string; points: Array<[number, number | null]> }> };
+          if (!g.series.some((x) => x.metric === 'rps' && x.points.some(([, v]) => v !== null && v > 0)))
+            return undefined;
+        }
+        return true;
+      },
+      60_000
+    );
     return { chain, exporter, prometheus, proxy, host, stopLoad, close };
   } catch (err) {
     await close();
@@ -123,16 +144,37 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
 }
 
 /** The e2e stacks start slowly: a minute by default, polled every 500 ms. */
-export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> =>
-  pollUntil(what, fn, timeoutMs, everyMs);
+export const waitFor = <T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 500
+): Promise<T> => pollUntil(what, fn, timeoutMs, everyMs);
 
 /** The replayed kernel events (times are re-based to when the exporter starts; the first event anchors the rest). */
 function kernelRecording(pid: number): KernelEvent[] {
   const t0 = 1_700_000_000_000;
-  const ev = (offsetMs: number, type: KernelEvent['type'], pod: string, durationMs: number | undefined, detail: Record<string, unknown>): KernelEvent => ({
-    ts: t0 + offsetMs, type, pid, comm: 'node', pod, namespace: 'hopscope-demo', node: 'cpu-node-0', durationMs, detail, mode: 'live',
+  const ev = (
+    offsetMs: number,
+    type: KernelEvent['type'],
+    pod: string,
+    durationMs: number | undefined,
+    detail: Record<string, unknown>
+  ): KernelEvent => ({
+    ts: t0 + offsetMs,
+    type,
+    pid,
+    comm: 'node',
+    pod,
+    namespace: 'hopscope-demo',
+    node: 'cpu-node-0',
+    durationMs,
+    detail,
+    mode: 'live',
   });
-  const out: KernelEvent[] = [ev(0, 'tls_handshake', podName('gateway', 0), 4, { role: 'client', peer: '127.0.0.1:443' })];
+  const out: KernelEvent[] = [
+    ev(0, 'tls_handshake', podName('gateway', 0), 4, { role: 'client', peer: '127.0.0.1:443' }),
+  ];
   let k = 0;
   for (let t = 12_000; t < 600_000; t += 700, k++) {
     const rag = podName('rag', k % 2);
@@ -141,8 +183,15 @@ function kernelRecording(pid: number): KernelEvent[] {
       out.push(ev(t + 120, 'tcp_retransmit', rag, undefined, { daddr: '10.0.0.7', dport: 8443, state: 'ESTABLISHED' }));
     }
     if (k % 2 === 0) {
-      out.push(ev(t + 300, 'tls_handshake', podName('embedding', 0), 3 + (k % 5), { role: 'client', peer: 'vector-cache:8443' }));
-      out.push(ev(t + 350, 'tcp_connect', podName('vector-cache', 0), 0.4 + (k % 3) * 0.1, { daddr: '10.0.0.9', dport: 6379 }));
+      out.push(
+        ev(t + 300, 'tls_handshake', podName('embedding', 0), 3 + (k % 5), {
+          role: 'client',
+          peer: 'vector-cache:8443',
+        })
+      );
+      out.push(
+        ev(t + 350, 'tcp_connect', podName('vector-cache', 0), 0.4 + (k % 3) * 0.1, { daddr: '10.0.0.9', dport: 6379 })
+      );
     }
   }
   return out;

@@ -159,8 +159,12 @@ export async function startRunsStack(opts: { timeScale?: number } = {}): Promise
 }
 
 /** The e2e stacks start slowly: a minute by default, polled every 500 ms. */
-export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 500): Promise<T> =>
-  pollUntil(what, fn, timeoutMs, everyMs);
+export const waitFor = <T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 500
+): Promise<T> => pollUntil(what, fn, timeoutMs, everyMs);
 
 /**
  * A scenario file for the story: short, vLLM only (so vLLM's histogram sees every request), chat and RAG, and its

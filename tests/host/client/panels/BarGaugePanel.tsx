@@ -4,7 +4,13 @@
  * thresholds and colours, and each bar its data link (the core panel opens a bar's single link on click).
  */
 import { css } from '@emotion/css';
-import { getFieldDisplayValues, VizOrientation, type GrafanaTheme2, type PanelProps, type ReduceDataOptions } from '@grafana/data';
+import {
+  getFieldDisplayValues,
+  VizOrientation,
+  type GrafanaTheme2,
+  type PanelProps,
+  type ReduceDataOptions,
+} from '@grafana/data';
 import { BarGauge, useStyles2, useTheme2 } from '@grafana/ui';
 import React from 'react';
 
@@ -21,7 +27,15 @@ interface Options {
   minVizHeight?: number;
 }
 
-function BarGaugeStandIn({ data, width, height, options, fieldConfig, replaceVariables, timeZone }: PanelProps<Options>) {
+function BarGaugeStandIn({
+  data,
+  width,
+  height,
+  options,
+  fieldConfig,
+  replaceVariables,
+  timeZone,
+}: PanelProps<Options>) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const values = getFieldDisplayValues({
@@ -49,7 +63,9 @@ function BarGaugeStandIn({ data, width, height, options, fieldConfig, replaceVar
             field={v.field}
             display={v.display ? () => v.display : undefined}
             value={v.display}
-            orientation={options.orientation === VizOrientation.Vertical ? VizOrientation.Vertical : VizOrientation.Horizontal}
+            orientation={
+              options.orientation === VizOrientation.Vertical ? VizOrientation.Vertical : VizOrientation.Horizontal
+            }
             displayMode={(options.displayMode ?? 'gradient') as never}
             showUnfilled={options.showUnfilled ?? true}
             namePlacement={(options.namePlacement ?? 'left') as never}
@@ -58,7 +74,13 @@ function BarGaugeStandIn({ data, width, height, options, fieldConfig, replaceVar
           />
         );
         return link ? (
-          <a key={i} href={link.href} title={link.title} aria-label={`${v.display.title}: ${v.display.text}${v.display.suffix ?? ''}`} className={styles.link}>
+          <a
+            key={i}
+            href={link.href}
+            title={link.title}
+            aria-label={`${v.display.title}: ${v.display.text}${v.display.suffix ?? ''}`}
+            className={styles.link}
+          >
             {bar}
           </a>
         ) : (
@@ -74,7 +96,13 @@ function BarGaugeStandIn({ data, width, height, options, fieldConfig, replaceVar
 const getStyles = (theme: GrafanaTheme2) => ({
   list: css({ display: 'flex', flexDirection: 'column', gap: 4, height: '100%', overflow: 'auto' }),
   link: css({ display: 'block', '&:hover': { background: theme.colors.action.hover } }),
-  noData: css({ display: 'flex', alignItems: 'center', justifyContent: 'center', height: '100%', color: theme.colors.text.secondary }),
+  noData: css({
+    display: 'flex',
+    alignItems: 'center',
+    justifyContent: 'center',
+    height: '100%',
+    color: theme.colors.text.secondary,
+  }),
 });
 
 export const barGaugePanel = () => standIn<Options>('bargauge', 'Bar gauge', BarGaugeStandIn, { color: 'thresholds' });

@@ -26,7 +26,14 @@ import { standIn } from './plugin';
 import { hostPanelIds } from './testIds';
 
 interface Options {
-  color?: { mode?: 'scheme' | 'opacity'; scheme?: string; fill?: string; min?: number; max?: number; reverse?: boolean };
+  color?: {
+    mode?: 'scheme' | 'opacity';
+    scheme?: string;
+    fill?: string;
+    min?: number;
+    max?: number;
+    reverse?: boolean;
+  };
   cellValues?: { unit?: string; decimals?: number };
   legend?: { show?: boolean };
 }
@@ -41,7 +48,10 @@ function colorStops(theme: GrafanaTheme2, options: Options['color']): string[] {
     const c = theme.visualization.getColorByName(options.fill ?? 'dark-orange');
     return [theme.colors.background.primary, c];
   }
-  const interpolate = (d3 as unknown as Record<string, ((t: number) => string) | undefined>)[`interpolate${options?.scheme ?? 'Oranges'}`] ?? d3.interpolateOranges;
+  const interpolate =
+    (d3 as unknown as Record<string, ((t: number) => string) | undefined>)[
+      `interpolate${options?.scheme ?? 'Oranges'}`
+    ] ?? d3.interpolateOranges;
   const stops = Array.from({ length: 9 }, (_, i) => d3.color(interpolate(i / 8))!.formatHex());
   return options?.reverse ? stops.reverse() : stops;
 }
@@ -64,7 +74,10 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
 
   const frame = data.series.find((f) => f.fields.some((x) => x.type === FieldType.time) && f.length > 0);
   const rowFields = useMemo(() => (frame?.fields ?? []).filter((x) => x.type === FieldType.number), [frame]);
-  const times = useMemo(() => (frame?.fields.find((x) => x.type === FieldType.time)?.values ?? []) as number[], [frame]);
+  const times = useMemo(
+    () => (frame?.fields.find((x) => x.type === FieldType.time)?.values ?? []) as number[],
+    [frame]
+  );
   const min = options.color?.min ?? 0;
   const max = options.color?.max ?? 1;
   const grid = useMemo(
@@ -72,7 +85,9 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
       buildHeatmapGrid({
         rows: rowFields.map((f, i) => ({ id: `${i}`, label: f.state?.displayName ?? f.config.displayName ?? f.name })),
         times,
-        values: rowFields.map((f) => (f.values as Array<number | null>).map((v) => (v === null ? null : (v - min) / (max - min || 1)))),
+        values: rowFields.map((f) =>
+          (f.values as Array<number | null>).map((v) => (v === null ? null : (v - min) / (max - min || 1)))
+        ),
         field: '',
         unit: 'ratio',
       }),
@@ -127,7 +142,13 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
         // uPlot publishes a leave as a mousemove off the plot (x < 0).
         if (type === 'mousemove') {
           const v = src?.cursor?.sync?.values?.[0];
-          setCrossTime(x < 0 ? undefined : typeof v === 'number' ? v : timeRangeRef.current.from + (x / w) * (timeRangeRef.current.to - timeRangeRef.current.from));
+          setCrossTime(
+            x < 0
+              ? undefined
+              : typeof v === 'number'
+                ? v
+                : timeRangeRef.current.from + (x / w) * (timeRangeRef.current.to - timeRangeRef.current.from)
+          );
         }
         return true;
       },
@@ -137,7 +158,11 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
   }, [eventsScope, cursorSync]);
 
   if (!frame || !rowsN) {
-    return <div className={styles.noData} data-testid={hostPanelIds.heatmap}>No data</div>;
+    return (
+      <div className={styles.noData} data-testid={hostPanelIds.heatmap}>
+        No data
+      </div>
+    );
   }
 
   const unit = getValueFormat(options.cellValues?.unit ?? rowFields[0]?.config.unit ?? 'short');
@@ -168,13 +193,27 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
           {rowFields.map((f, i) => {
             const link = linkOf(f);
             const label = grid.rows[i].label;
-            const props = { className: styles.rowStrip, style: { top: i * rowH, height: rowH }, 'aria-label': label, 'data-testid': hostPanelIds.heatmapRow(label) };
-            return link ? <a key={i} href={link.href} title={`${label}: ${link.title}`} {...props} /> : <span key={i} {...props} />;
+            const props = {
+              className: styles.rowStrip,
+              style: { top: i * rowH, height: rowH },
+              'aria-label': label,
+              'data-testid': hostPanelIds.heatmapRow(label),
+            };
+            return link ? (
+              <a key={i} href={link.href} title={`${label}: ${link.title}`} {...props} />
+            ) : (
+              <span key={i} {...props} />
+            );
           })}
           {/* Thin rows: every n-th row is labelled, as an axis of a dense heatmap is; the labels take no clicks. */}
           {grid.rows.map((row, i) =>
             i % labelEvery === 0 ? (
-              <span key={i} className={styles.rowLabel} style={{ top: i * rowH, height: Math.max(rowH, 12) }} aria-hidden>
+              <span
+                key={i}
+                className={styles.rowLabel}
+                style={{ top: i * rowH, height: Math.max(rowH, 12) }}
+                aria-hidden
+              >
                 {row.label}
               </span>
             ) : null
@@ -190,9 +229,22 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
             aria-label={`Heatmap: ${rowsN} rows × ${grid.times.length} time steps`}
             data-testid={hostPanelIds.heatmapCanvas}
           />
-          {crossCol !== undefined && <div className={styles.cross} style={{ left: ((crossCol + 0.5) / grid.times.length) * plotW }} data-testid={hostPanelIds.heatmapCrosshair} />}
+          {crossCol !== undefined && (
+            <div
+              className={styles.cross}
+              style={{ left: ((crossCol + 0.5) / grid.times.length) * plotW }}
+              data-testid={hostPanelIds.heatmapCrosshair}
+            />
+          )}
           {hover && hovered && (
-            <div className={styles.tooltip} style={{ left: Math.min(hover.x + 12, Math.max(0, plotW - 240)), top: Math.min(hover.y + 12, Math.max(0, plotH - 120)) }} data-testid={hostPanelIds.heatmapTooltip}>
+            <div
+              className={styles.tooltip}
+              style={{
+                left: Math.min(hover.x + 12, Math.max(0, plotW - 240)),
+                top: Math.min(hover.y + 12, Math.max(0, plotH - 120)),
+              }}
+              data-testid={hostPanelIds.heatmapTooltip}
+            >
               <div className={styles.ttTitle}>{grid.rows[hover.cell.row].label}</div>
               {Object.entries(hovered.labels ?? {}).map(([k, v]) => (
                 <div key={k}>
@@ -218,7 +270,10 @@ function HeatmapStandIn({ data, width, height, options, timeZone, timeRange }: P
       {legend && (
         <div className={styles.legend} style={{ marginLeft: LABEL_WIDTH }}>
           {fmt(min)}
-          <span className={styles.gradient} style={{ background: `linear-gradient(to right, ${colorStops(theme, options.color).join(', ')})` }} />
+          <span
+            className={styles.gradient}
+            style={{ background: `linear-gradient(to right, ${colorStops(theme, options.color).join(', ')})` }}
+          />
           {fmt(max)}
         </div>
       )}
@@ -251,7 +306,15 @@ const getStyles = (theme: GrafanaTheme2) => ({
     whiteSpace: 'nowrap',
   }),
   plot: css({ position: 'relative', cursor: 'crosshair' }),
-  cross: css({ position: 'absolute', top: 0, bottom: 0, width: 1, background: theme.colors.text.primary, pointerEvents: 'none', opacity: 0.7 }),
+  cross: css({
+    position: 'absolute',
+    top: 0,
+    bottom: 0,
+    width: 1,
+    background: theme.colors.text.primary,
+    pointerEvents: 'none',
+    opacity: 0.7,
+  }),
   tooltip: css({
     position: 'absolute',
     zIndex: theme.zIndex.tooltip,
@@ -265,11 +328,28 @@ const getStyles = (theme: GrafanaTheme2) => ({
     minWidth: 200,
   }),
   ttTitle: css({ fontWeight: theme.typography.fontWeightMedium, marginBottom: theme.spacing(0.5) }),
-  axis: css({ position: 'relative', color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
+  axis: css({
+    position: 'relative',
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
   tick: css({ position: 'absolute', transform: 'translateX(-50%)', top: 2 }),
-  legend: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1), height: LEGEND_HEIGHT, fontSize: theme.typography.bodySmall.fontSize, color: theme.colors.text.secondary }),
+  legend: css({
+    display: 'flex',
+    alignItems: 'center',
+    gap: theme.spacing(1),
+    height: LEGEND_HEIGHT,
+    fontSize: theme.typography.bodySmall.fontSize,
+    color: theme.colors.text.secondary,
+  }),
   gradient: css({ display: 'inline-block', width: 160, height: 8, borderRadius: theme.shape.radius.default }),
-  noData: css({ display: 'flex', alignItems: 'center', justifyContent: 'center', height: '100%', color: theme.colors.text.secondary }),
+  noData: css({
+    display: 'flex',
+    alignItems: 'center',
+    justifyContent: 'center',
+    height: '100%',
+    color: theme.colors.text.secondary,
+  }),
 });
 
 export const heatmapPanel = () => standIn<Options>('heatmap', 'Heatmap', HeatmapStandIn, { color: 'thresholds' });

@@ -5,7 +5,15 @@
  */
 import { css } from '@emotion/css';
 import { getFieldDisplayValues, type GrafanaTheme2, type PanelProps, type ReduceDataOptions } from '@grafana/data';
-import { BigValue, BigValueColorMode, BigValueGraphMode, BigValueJustifyMode, BigValueTextMode, useStyles2, useTheme2 } from '@grafana/ui';
+import {
+  BigValue,
+  BigValueColorMode,
+  BigValueGraphMode,
+  BigValueJustifyMode,
+  BigValueTextMode,
+  useStyles2,
+  useTheme2,
+} from '@grafana/ui';
 import React from 'react';
 
 import { standIn } from './plugin';
@@ -37,7 +45,10 @@ function StatStandIn({ data, width, height, options, fieldConfig, replaceVariabl
   return (
     <div className={styles.row} data-testid={hostPanelIds.stat}>
       {values.map((v, i) => (
-        <div key={i} aria-label={`${v.display.title ?? ''}: ${[v.display.prefix, v.display.text, v.display.suffix].filter(Boolean).join('')}`}>
+        <div
+          key={i}
+          aria-label={`${v.display.title ?? ''}: ${[v.display.prefix, v.display.text, v.display.suffix].filter(Boolean).join('')}`}
+        >
           <BigValue
             theme={theme}
             width={w}

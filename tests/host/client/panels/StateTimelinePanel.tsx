@@ -17,7 +17,11 @@ function StateTimelineStandIn({ data, width, height, timeRange, timeZone }: Pane
   const styles = useStyles2(getStyles);
   const frame = data.series.find((f) => f.fields.some((x) => x.type === FieldType.time) && f.length > 0);
   if (!frame) {
-    return <div className={styles.noData} data-testid={hostPanelIds.stateTimeline}>No data</div>;
+    return (
+      <div className={styles.noData} data-testid={hostPanelIds.stateTimeline}>
+        No data
+      </div>
+    );
   }
   const time = frame.fields.find((x) => x.type === FieldType.time)!.values as number[];
   const lanes = frame.fields.filter((x) => x.type !== FieldType.time && !x.config.custom?.hideFrom?.viz);
@@ -75,10 +79,36 @@ function StateTimelineStandIn({ data, width, height, timeRange, timeZone }: Pane
 
 const getStyles = (theme: GrafanaTheme2) => ({
   lane: css({ display: 'flex', alignItems: 'stretch', marginBottom: 2 }),
-  label: css({ flexShrink: 0, display: 'flex', alignItems: 'center', color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize, paddingRight: theme.spacing(1), overflow: 'hidden', whiteSpace: 'nowrap' }),
+  label: css({
+    flexShrink: 0,
+    display: 'flex',
+    alignItems: 'center',
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    paddingRight: theme.spacing(1),
+    overflow: 'hidden',
+    whiteSpace: 'nowrap',
+  }),
   track: css({ position: 'relative', background: theme.colors.background.secondary }),
-  segment: css({ position: 'absolute', top: 0, bottom: 0, overflow: 'hidden', color: theme.colors.text.maxContrast, fontSize: theme.typography.bodySmall.fontSize, paddingLeft: 2, display: 'flex', alignItems: 'center' }),
-  noData: css({ display: 'flex', alignItems: 'center', justifyContent: 'center', height: '100%', color: theme.colors.text.secondary }),
+  segment: css({
+    position: 'absolute',
+    top: 0,
+    bottom: 0,
+    overflow: 'hidden',
+    color: theme.colors.text.maxContrast,
+    fontSize: theme.typography.bodySmall.fontSize,
+    paddingLeft: 2,
+    display: 'flex',
+    alignItems: 'center',
+  }),
+  noData: css({
+    display: 'flex',
+    alignItems: 'center',
+    justifyContent: 'center',
+    height: '100%',
+    color: theme.colors.text.secondary,
+  }),
 });
 
-export const stateTimelinePanel = () => standIn<NoOptions>('state-timeline', 'State timeline', StateTimelineStandIn, { color: 'palette' });
+export const stateTimelinePanel = () =>
+  standIn<NoOptions>('state-timeline', 'State timeline', StateTimelineStandIn, { color: 'palette' });

@@ -4,8 +4,24 @@
  * (onChangeTimeRange), and the data's annotations as markers and regions, as the core panel shows them.
  */
 import { css } from '@emotion/css';
-import { DashboardCursorSync, FieldType, formattedValueToString, type DataFrame, type GrafanaTheme2, type PanelProps } from '@grafana/data';
-import { EventBusPlugin, SeriesTable, TimeSeries, TooltipPlugin2, usePanelContext, useStyles2, useTheme2, type UPlotConfigBuilder } from '@grafana/ui';
+import {
+  DashboardCursorSync,
+  FieldType,
+  formattedValueToString,
+  type DataFrame,
+  type GrafanaTheme2,
+  type PanelProps,
+} from '@grafana/data';
+import {
+  EventBusPlugin,
+  SeriesTable,
+  TimeSeries,
+  TooltipPlugin2,
+  usePanelContext,
+  useStyles2,
+  useTheme2,
+  type UPlotConfigBuilder,
+} from '@grafana/ui';
 import React, { useMemo, useRef } from 'react';
 import type uPlot from 'uplot';
 
@@ -13,12 +29,27 @@ import { standIn } from './plugin';
 import { hostPanelIds } from './testIds';
 
 interface Options {
-  legend?: { showLegend?: boolean; displayMode?: 'list' | 'table' | 'hidden'; placement?: 'bottom' | 'right'; calcs?: string[] };
+  legend?: {
+    showLegend?: boolean;
+    displayMode?: 'list' | 'table' | 'hidden';
+    placement?: 'bottom' | 'right';
+    calcs?: string[];
+  };
   tooltip?: { mode?: 'single' | 'multi' | 'none' };
 }
 
 // Grafana's time series field defaults (its panel registers them as custom field config).
-const CUSTOM_DEFAULTS = { drawStyle: 'line', lineInterpolation: 'linear', lineWidth: 1, fillOpacity: 0, showPoints: 'never', pointSize: 4, spanNulls: false, axisPlacement: 'auto', gradientMode: 'none' };
+const CUSTOM_DEFAULTS = {
+  drawStyle: 'line',
+  lineInterpolation: 'linear',
+  lineWidth: 1,
+  fillOpacity: 0,
+  showPoints: 'never',
+  pointSize: 4,
+  spanNulls: false,
+  axisPlacement: 'auto',
+  gradientMode: 'none',
+};
 // TooltipHoverMode is a const enum in @grafana/ui's types (not importable with isolatedModules): xOne = 0, xAll = 1.
 const HOVER = { single: 0, multi: 1 } as const;
 
@@ -43,7 +74,16 @@ function annotationMarkers(frames: DataFrame[] | undefined): Marker[] {
   return out;
 }
 
-function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, options, onChangeTimeRange }: PanelProps<Options>) {
+function TimeSeriesStandIn({
+  id,
+  data,
+  timeRange,
+  timeZone,
+  width,
+  height,
+  options,
+  onChangeTimeRange,
+}: PanelProps<Options>) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const { sync, eventsScope, eventBus } = usePanelContext();
@@ -58,8 +98,18 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
   const frames = useMemo(
     () =>
       data.series
-        .filter((f) => f.fields.some((x) => x.type === FieldType.time) && f.fields.some((x) => x.type === FieldType.number && !x.config.custom?.hideFrom?.viz))
-        .map((f) => ({ ...f, fields: f.fields.map((x) => ({ ...x, config: { ...x.config, custom: { ...CUSTOM_DEFAULTS, ...x.config.custom } } })) })),
+        .filter(
+          (f) =>
+            f.fields.some((x) => x.type === FieldType.time) &&
+            f.fields.some((x) => x.type === FieldType.number && !x.config.custom?.hideFrom?.viz)
+        )
+        .map((f) => ({
+          ...f,
+          fields: f.fields.map((x) => ({
+            ...x,
+            config: { ...x.config, custom: { ...CUSTOM_DEFAULTS, ...x.config.custom } },
+          })),
+        })),
     [data.series]
   );
   const legend = {
@@ -86,7 +136,12 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
         }
         if (x1 > x0) {
           ctx.fillStyle = t.colors.warning.transparent;
-          ctx.fillRect(Math.max(x0, u.bbox.left), u.bbox.top, Math.min(x1, u.bbox.left + u.bbox.width) - Math.max(x0, u.bbox.left), u.bbox.height);
+          ctx.fillRect(
+            Math.max(x0, u.bbox.left),
+            u.bbox.top,
+            Math.min(x1, u.bbox.left + u.bbox.width) - Math.max(x0, u.bbox.left),
+            u.bbox.height
+          );
         }
         ctx.strokeStyle = t.colors.warning.main;
         ctx.setLineDash([4, 3]);
@@ -100,8 +155,20 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
   };
 
   return (
-    <div data-testid={hostPanelIds.timeseries} data-panel-id={id} data-annotations={markers.length} aria-label={markers.map((m) => m.text).join('; ')}>
-      <TimeSeries frames={frames} timeRange={timeRange} timeZone={timeZone} width={width} height={height} legend={legend}>
+    <div
+      data-testid={hostPanelIds.timeseries}
+      data-panel-id={id}
+      data-annotations={markers.length}
+      aria-label={markers.map((m) => m.text).join('; ')}
+    >
+      <TimeSeries
+        frames={frames}
+        timeRange={timeRange}
+        timeZone={timeZone}
+        width={width}
+        height={height}
+        legend={legend}
+      >
         {(builder, alignedFrame) => {
           // GraphNG calls this on every render with the same builder until its config is rebuilt: hook once per builder.
           if (!hooked.current.has(builder)) {
@@ -110,7 +177,9 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
           }
           return (
             <>
-              {cursorSync !== DashboardCursorSync.Off && <EventBusPlugin config={builder} eventBus={eventBus} frame={alignedFrame} />}
+              {cursorSync !== DashboardCursorSync.Off && (
+                <EventBusPlugin config={builder} eventBus={eventBus} frame={alignedFrame} />
+              )}
               {options.tooltip?.mode !== 'none' && (
                 <TooltipPlugin2
                   config={builder}
@@ -121,9 +190,17 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
                   render={(u, dataIdxs) => {
                     const rows = alignedFrame.fields
                       .map((f, i) => ({ f, i }))
-                      .filter(({ f, i }) => i > 0 && f.type === FieldType.number && dataIdxs[i] !== null && dataIdxs[i] !== undefined);
-                    const t0 = dataIdxs[0] !== null && dataIdxs[0] !== undefined ? alignedFrame.fields[0].values[dataIdxs[0]] : undefined;
-                    const near = markersRef.current.filter((m) => t0 !== undefined && Math.abs(m.time - t0) < (u.scales.x.max! - u.scales.x.min!) / 50);
+                      .filter(
+                        ({ f, i }) =>
+                          i > 0 && f.type === FieldType.number && dataIdxs[i] !== null && dataIdxs[i] !== undefined
+                      );
+                    const t0 =
+                      dataIdxs[0] !== null && dataIdxs[0] !== undefined
+                        ? alignedFrame.fields[0].values[dataIdxs[0]]
+                        : undefined;
+                    const near = markersRef.current.filter(
+                      (m) => t0 !== undefined && Math.abs(m.time - t0) < (u.scales.x.max! - u.scales.x.min!) / 50
+                    );
                     return (
                       <div className={styles.tooltip} data-testid={hostPanelIds.timeseriesTooltip}>
                         <SeriesTable
@@ -132,7 +209,12 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
                             const v = f.values[dataIdxs[i]!];
                             const stroke = u.series[i]?.stroke;
                             return {
-                              color: typeof stroke === 'function' ? String(stroke(u, i)) : typeof stroke === 'string' ? stroke : undefined,
+                              color:
+                                typeof stroke === 'function'
+                                  ? String(stroke(u, i))
+                                  : typeof stroke === 'string'
+                                    ? stroke
+                                    : undefined,
                               label: f.state?.displayName ?? f.config.displayName ?? f.name,
                               value: f.display ? formattedValueToString(f.display(v)) : String(v),
                             };
@@ -159,7 +241,14 @@ function TimeSeriesStandIn({ id, data, timeRange, timeZone, width, height, optio
 const getStyles = (theme: GrafanaTheme2) => ({
   tooltip: css({ padding: theme.spacing(1), fontSize: theme.typography.bodySmall.fontSize }),
   annotation: css({ color: theme.colors.warning.text, marginTop: theme.spacing(0.5) }),
-  noData: css({ display: 'flex', alignItems: 'center', justifyContent: 'center', height: '100%', color: theme.colors.text.secondary }),
+  noData: css({
+    display: 'flex',
+    alignItems: 'center',
+    justifyContent: 'center',
+    height: '100%',
+    color: theme.colors.text.secondary,
+  }),
 });
 
-export const timeSeriesPanel = () => standIn<Options>('timeseries', 'Time series', TimeSeriesStandIn, { color: 'palette', annotations: true });
+export const timeSeriesPanel = () =>
+  standIn<Options>('timeseries', 'Time series', TimeSeriesStandIn, { color: 'palette', annotations: true });

@@ -59,17 +59,31 @@ export interface CellRef {
 }
 
 /** Which cell a pixel of a width × height plot area falls in (undefined outside). */
-export function cellAtPoint(grid: Pick<HeatmapGrid, 'rows' | 'times'>, width: number, height: number, x: number, y: number): CellRef | undefined {
+export function cellAtPoint(
+  grid: Pick<HeatmapGrid, 'rows' | 'times'>,
+  width: number,
+  height: number,
+  x: number,
+  y: number
+): CellRef | undefined {
   const rows = grid.rows.length;
   const cols = grid.times.length;
   if (!rows || !cols || x < 0 || y < 0 || x >= width || y >= height) {
     return undefined;
   }
-  return { row: Math.min(rows - 1, Math.floor((y / height) * rows)), col: Math.min(cols - 1, Math.floor((x / width) * cols)) };
+  return {
+    row: Math.min(rows - 1, Math.floor((y / height) * rows)),
+    col: Math.min(cols - 1, Math.floor((x / width) * cols)),
+  };
 }
 
 /** The pixel rectangle of a cell (for highlighting), inverse of cellAtPoint. */
-export function cellRect(grid: Pick<HeatmapGrid, 'rows' | 'times'>, width: number, height: number, cell: CellRef): { x: number; y: number; w: number; h: number } {
+export function cellRect(
+  grid: Pick<HeatmapGrid, 'rows' | 'times'>,
+  width: number,
+  height: number,
+  cell: CellRef
+): { x: number; y: number; w: number; h: number } {
   const w = width / grid.times.length;
   const h = height / grid.rows.length;
   return { x: cell.col * w, y: cell.row * h, w, h };
@@ -130,7 +144,10 @@ export function parseColor(color: string): [number, number, number, number] {
   }
   m = /^rgba?\(([^)]+)\)$/i.exec(c);
   if (m) {
-    const p = m[1].split(/[,\s/]+/).filter(Boolean).map(Number);
+    const p = m[1]
+      .split(/[,\s/]+/)
+      .filter(Boolean)
+      .map(Number);
     return [p[0], p[1], p[2], p.length > 3 ? Math.round((p[3] <= 1 ? p[3] : p[3] / 255) * 255) : 255];
   }
   throw new Error(`Unsupported colour ${color}`);

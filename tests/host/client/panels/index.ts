@@ -28,7 +28,9 @@ const cache = new Map<string, PanelPlugin>();
 export function importPanelPlugin(id: string): Promise<PanelPlugin> {
   const factory = FACTORIES[id];
   if (!factory) {
-    return Promise.reject(new Error(`Panel plugin "${id}" is part of Grafana's own bundle and has no stand-in in the test host`));
+    return Promise.reject(
+      new Error(`Panel plugin "${id}" is part of Grafana's own bundle and has no stand-in in the test host`)
+    );
   }
   let plugin = cache.get(id);
   if (!plugin) {

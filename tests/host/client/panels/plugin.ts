@@ -24,7 +24,15 @@ export function standIn<O extends object>(
     baseUrl: `public/app/plugins/panel/${id}`,
     sort: 0,
     skipDataQuery: options.skipDataQuery,
-    info: { author: { name: 'Grafana Labs (host stand-in)' }, description: `${name} (stand-in built from @grafana/ui)`, links: [], logos: { small: '', large: '' }, screenshots: [], updated: '', version: '' },
+    info: {
+      author: { name: 'Grafana Labs (host stand-in)' },
+      description: `${name} (stand-in built from @grafana/ui)`,
+      links: [],
+      logos: { small: '', large: '' },
+      screenshots: [],
+      updated: '',
+      version: '',
+    },
   } as PanelPluginMeta;
   return plugin;
 }

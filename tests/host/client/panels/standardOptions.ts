@@ -23,8 +23,22 @@ import {
 const noEditor = () => null;
 const always = () => true;
 
-function item(id: string, process: FieldConfigPropertyItem['process'], extra: Partial<FieldConfigPropertyItem> = {}): FieldConfigPropertyItem {
-  return { id, path: id, name: id, process, override: noEditor, editor: noEditor, shouldApply: always, settings: {}, ...extra } as FieldConfigPropertyItem;
+function item(
+  id: string,
+  process: FieldConfigPropertyItem['process'],
+  extra: Partial<FieldConfigPropertyItem> = {}
+): FieldConfigPropertyItem {
+  return {
+    id,
+    path: id,
+    name: id,
+    process,
+    override: noEditor,
+    editor: noEditor,
+    shouldApply: always,
+    settings: {},
+    ...extra,
+  } as FieldConfigPropertyItem;
 }
 
 export function registerStandardFieldConfigs(): void {
@@ -38,7 +52,13 @@ export function registerStandardFieldConfigs(): void {
     item('noValue', stringOverrideProcessor),
     item('color', identityOverrideProcessor, { defaultValue: { mode: FieldColorModeId.PaletteClassic } }),
     item('thresholds', thresholdsOverrideProcessor, {
-      defaultValue: { mode: ThresholdsMode.Absolute, steps: [{ value: -Infinity, color: 'green' }, { value: 80, color: 'red' }] },
+      defaultValue: {
+        mode: ThresholdsMode.Absolute,
+        steps: [
+          { value: -Infinity, color: 'green' },
+          { value: 80, color: 'red' },
+        ],
+      },
     }),
     item('mappings', valueMappingsOverrideProcessor, { defaultValue: [] }),
     item('links', dataLinksOverrideProcessor),

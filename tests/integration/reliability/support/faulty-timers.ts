@@ -5,8 +5,12 @@
  * keep serving.
  */
 process.once('SIGUSR2', () => {
-  setTimeout(() => { throw new Error('timer boom (injected)'); }, 0);
-  setTimeout(() => { void Promise.reject(new Error('rejected boom (injected)')); }, 50);
+  setTimeout(() => {
+    throw new Error('timer boom (injected)');
+  }, 0);
+  setTimeout(() => {
+    void Promise.reject(new Error('rejected boom (injected)'));
+  }, 50);
   let n = 0;
   const t = setInterval(() => {
     if (++n >= 3) clearInterval(t);

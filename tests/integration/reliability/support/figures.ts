@@ -12,11 +12,13 @@ export const mib = (bytes: number): number => Math.round((bytes / 1048576) * 10)
 export async function pool<T, U>(items: T[], n: number, fn: (item: T, i: number) => Promise<U>): Promise<U[]> {
   const out: U[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i], i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    })
+  );
   return out;
 }

@@ -30,32 +30,62 @@ export function rssOf(pid: number): number {
 }
 
 /** Starts the proxy CLI with `env` (on top of a quiet, isolated default) and waits for its start line. */
-export async function startProxyProcess(env: Record<string, string>, nodeArgs: string[] = [], timeoutMs = 60_000): Promise<ProxyProcess> {
+export async function startProxyProcess(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  timeoutMs = 60_000
+): Promise<ProxyProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, MAIN], {
     env: {
-      ...process.env, HOPSCOPE_PROXY_PORT: '0', HOPSCOPE_PROXY_HOST: '127.0.0.1', HOPSCOPE_LOG_LEVEL: 'warn', HOPSCOPE_CHAIN_CONTROL_URL: 'none',
-      HOPSCOPE_ALERT_INTERVAL_MS: '0', HOPSCOPE_CHROMIUM: '/nonexistent/chromium', HOPSCOPE_TEST_STAGE: '', ...env,
+      ...process.env,
+      HOPSCOPE_PROXY_PORT: '0',
+      HOPSCOPE_PROXY_HOST: '127.0.0.1',
+      HOPSCOPE_LOG_LEVEL: 'warn',
+      HOPSCOPE_CHAIN_CONTROL_URL: 'none',
+      HOPSCOPE_ALERT_INTERVAL_MS: '0',
+      HOPSCOPE_CHROMIUM: '/nonexistent/chromium',
+      HOPSCOPE_TEST_STAGE: '',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const keep = (d: Buffer): void => { out = (out + d.toString()).slice(-20_000); };
+  const keep = (d: Buffer): void => {
+    out = (out + d.toString()).slice(-20_000);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exitedP = new Promise<void>((resolve) => child.once('exit', (code, signal) => { exit = { code, signal }; resolve(); }));
+  const exitedP = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve();
+    })
+  );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`proxy did not start within ${timeoutMs} ms:\n${out}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`proxy did not start within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const look = (): void => {
       const m = /hopscope-proxy listening on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
     };
     child.stdout!.on('data', look);
-    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`proxy exited (${code ?? signal}) before it listened:\n${out}`)); });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`proxy exited (${code ?? signal}) before it listened:\n${out}`));
+    });
   });
   const waitExit = async (ms: number): Promise<boolean> => {
     if (exit) return true;
-    return Promise.race([exitedP.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    return Promise.race([
+      exitedP.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+    ]);
   };
   return {
     url,
@@ -67,7 +97,10 @@ export async function startProxyProcess(env: Record<string, string>, nodeArgs: s
     async stop() {
       if (exit) return;
       child.kill('SIGTERM');
-      if (!(await waitExit(10_000))) { child.kill('SIGKILL'); await exitedP; }
+      if (!(await waitExit(10_000))) {
+        child.kill('SIGKILL');
+        await exitedP;
+      }
     },
     async kill9() {
       if (exit) return;

@@ -20,7 +20,12 @@ export interface RawAnswer {
  * `halfClose`: end our side after the bytes (for requests that promise more body than they send, so the server
  * sees the end instead of waiting for the rest). Off by default: node drops a half-closed request's answer.
  */
-export function rawRequest(port: number, bytes: Buffer | string, timeoutMs = 15_000, halfClose = false): Promise<RawAnswer> {
+export function rawRequest(
+  port: number,
+  bytes: Buffer | string,
+  timeoutMs = 15_000,
+  halfClose = false
+): Promise<RawAnswer> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -36,7 +41,9 @@ export function rawRequest(port: number, bytes: Buffer | string, timeoutMs = 15_
     const timer = setTimeout(() => finish({ timedOut: true }), timeoutMs);
     socket.on('connect', () => {
       // The server may answer (413, 431, 400) and close before it has read everything: that is not our error.
-      socket.write(bytes, () => { if (halfClose) socket.end(); });
+      socket.write(bytes, () => {
+        if (halfClose) socket.end();
+      });
     });
     socket.on('data', (d: Buffer) => {
       chunks.push(d);
@@ -91,10 +98,18 @@ function dechunk(raw: Buffer): Buffer {
 }
 
 /** A well-formed request's bytes: `Connection: close`, Host and Content-Length added unless given. */
-export function requestBytes(method: string, target: string, headers: Record<string, string> = {}, body?: Buffer | string): Buffer {
+export function requestBytes(
+  method: string,
+  target: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | string
+): Buffer {
   const b = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body);
   const h: Record<string, string> = { host: '127.0.0.1', connection: 'close', ...headers };
-  if (b && !Object.keys(h).some((k) => k.toLowerCase() === 'content-length' || k.toLowerCase() === 'transfer-encoding')) h['content-length'] = String(b.length);
-  const head = `${method} ${target} HTTP/1.1\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+  if (b && !Object.keys(h).some((k) => k.toLowerCase() === 'content-length' || k.toLowerCase() === 'transfer-encoding'))
+    h['content-length'] = String(b.length);
+  const head = `${method} ${target} HTTP/1.1\r\n${Object.entries(h)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n`;
   return b ? Buffer.concat([Buffer.from(head, 'latin1'), b]) : Buffer.from(head, 'latin1');
 }

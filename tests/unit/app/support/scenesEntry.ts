@@ -52,16 +52,28 @@ function describe(page: SceneAppPage): PageReport {
     controls: (scene.state.controls ?? []).map((c) => c.constructor.name),
     panels: panels.map((p) => `${p.state.pluginId}:${p.state.key}`),
     panelsWithoutChrome: panels
-      .filter((p) => !(p.state.menu instanceof PanelMenu) || !(Array.isArray(p.state.titleItems) && p.state.titleItems.some((t) => t instanceof PanelNotices)))
+      .filter(
+        (p) =>
+          !(p.state.menu instanceof PanelMenu) ||
+          !(Array.isArray(p.state.titleItems) && p.state.titleItems.some((t) => t instanceof PanelNotices))
+      )
       .map((p) => String(p.state.key)),
-    behaviors: (scene.state.$behaviors ?? []).map((b) => (typeof b === 'function' ? b.name || 'function' : b.constructor.name)),
+    behaviors: (scene.state.$behaviors ?? []).map((b) =>
+      typeof b === 'function' ? b.name || 'function' : b.constructor.name
+    ),
     inspector: Boolean(sceneGraph.findObject(scene, (o) => o instanceof InspectDrawer)),
     layers: layers.map((l) => `${l.constructor.name}:${(l.state as { name?: string }).name ?? ''}`),
   };
 }
 
 function run(): unknown {
-  const pages = { overview: overviewPage(), services: servicesPage(), traces: tracesPage(), compare: comparePage(), alerts: alertsPage() };
+  const pages = {
+    overview: overviewPage(),
+    services: servicesPage(),
+    traces: tracesPage(),
+    compare: comparePage(),
+    alerts: alertsPage(),
+  };
   const report: Record<string, unknown> = {};
   for (const [name, page] of Object.entries(pages)) {
     report[name] = describe(page);
@@ -69,7 +81,10 @@ function run(): unknown {
   const services = pages.services;
   const service = services.state.drilldowns![0].getPage(match({ service: 'llm%20vllm' }), services) as SceneAppPage;
   const pod = service.state.drilldowns![0].getPage(match({ pod: 'rag-0' }), service) as SceneAppPage;
-  const trace = pages.traces.state.drilldowns![0].getPage(match({ traceId: 'AB'.repeat(16) }), pages.traces) as SceneAppPage;
+  const trace = pages.traces.state.drilldowns![0].getPage(
+    match({ traceId: 'AB'.repeat(16) }),
+    pages.traces
+  ) as SceneAppPage;
   report.service = { ...describe(service), parent: service.state.getParentPage?.().state.url };
   report.pod = { ...describe(pod), parent: pod.state.getParentPage?.().state.url };
   report.trace = describe(trace);
