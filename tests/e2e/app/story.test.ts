@@ -667,8 +667,17 @@ test(
 );
 
 test('the trace search over a load-test run: picking the run pins the search to its window', { skip }, async () => {
-  const startMs = Date.now() - 150_000;
-  const endMs = Date.now() - 60_000;
+  // The run's window holds traces: from the oldest trace the stack has (its load may have started less than 150 s
+  // ago, after the tests before this one), to 20 s ago (those traces are complete).
+  const now = Date.now();
+  const recent = (
+    (await (await fetch(`${stack.proxy.url}/api/traces?from=${now - 600_000}&to=${now}&limit=1000`)).json()) as {
+      traces: Array<{ startMs: number }>;
+    }
+  ).traces;
+  const startMs = Math.ceil(Math.max(now - 150_000, Math.min(...recent.map((t) => t.startMs))));
+  const endMs = now - 20_000;
+  assert.ok(endMs - startMs >= 5_000, `the stack has traced for long enough (oldest trace ${now - startMs} ms ago)`);
   const post = (path: string, body: unknown) =>
     fetch(`${stack.proxy.url}/api${path}`, {
       method: 'POST',
