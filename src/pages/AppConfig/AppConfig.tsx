@@ -125,38 +125,20 @@ export function AppConfig({ plugin }: AppConfigProps) {
           their data source uids (the last part of the data source’s URL in Grafana, e.g.{' '}
           <code>hopscope-prometheus</code>).
         </p>
-        <Field
-          label="Prometheus data source uid"
-          invalid={Boolean(validateDatasourceUid(state.prometheusDatasourceUid))}
-          error={validateDatasourceUid(state.prometheusDatasourceUid)}
-        >
-          <Input
-            id="hopscope-prometheus-uid"
-            width={40}
-            value={state.prometheusDatasourceUid}
-            placeholder="hopscope-prometheus"
-            data-testid={testIds.appConfig.prometheusUid}
-            onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              setState({ ...state, prometheusDatasourceUid: e.target.value.trim() })
-            }
-          />
-        </Field>
-        <Field
-          label="Tempo data source uid"
-          invalid={Boolean(validateDatasourceUid(state.tempoDatasourceUid))}
-          error={validateDatasourceUid(state.tempoDatasourceUid)}
-        >
-          <Input
-            id="hopscope-tempo-uid"
-            width={40}
-            value={state.tempoDatasourceUid}
-            placeholder="hopscope-tempo"
-            data-testid={testIds.appConfig.tempoUid}
-            onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              setState({ ...state, tempoDatasourceUid: e.target.value.trim() })
-            }
-          />
-        </Field>
+        <DatasourceUidField
+          kind="Prometheus"
+          id="hopscope-prometheus-uid"
+          testId={testIds.appConfig.prometheusUid}
+          value={state.prometheusDatasourceUid}
+          onChange={(uid) => setState({ ...state, prometheusDatasourceUid: uid })}
+        />
+        <DatasourceUidField
+          kind="Tempo"
+          id="hopscope-tempo-uid"
+          testId={testIds.appConfig.tempoUid}
+          value={state.tempoDatasourceUid}
+          onChange={(uid) => setState({ ...state, tempoDatasourceUid: uid })}
+        />
         {saveError && (
           <Alert severity="error" title="Could not save">
             {saveError}
@@ -189,3 +171,26 @@ const getStyles = (theme: GrafanaTheme2) => ({
     marginTop: theme.spacing(2),
   }),
 });
+
+/** A data source uid, checked as typed; the placeholder is the uid our provisioning gives that kind. */
+function DatasourceUidField(props: {
+  kind: 'Prometheus' | 'Tempo';
+  id: string;
+  testId: string;
+  value: string;
+  onChange: (uid: string) => void;
+}) {
+  const error = validateDatasourceUid(props.value);
+  return (
+    <Field label={`${props.kind} data source uid`} invalid={Boolean(error)} error={error}>
+      <Input
+        id={props.id}
+        width={40}
+        value={props.value}
+        placeholder={`hopscope-${props.kind.toLowerCase()}`}
+        data-testid={props.testId}
+        onChange={(e: ChangeEvent<HTMLInputElement>) => props.onChange(e.target.value.trim())}
+      />
+    </Field>
+  );
+}
