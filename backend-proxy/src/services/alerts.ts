@@ -160,19 +160,13 @@ export class AlertService {
     try {
       const [states, hist, evaluation, lease] = await Promise.all([
         repo.alertStates(this.db, { firingOnly: true }),
-        // A resolved episode is recorded at its end: ends after `from`, started before `to`.
         repo.alertHistory(this.db, { from, limit: repo.ALERT_LIMITS.historyPage }),
         repo.lastEvaluation(this.db),
         currentLease(this.db, EVALUATOR_LEASE),
       ]);
-      const alerts: Alert[] = [];
-      for (const s of states) if (s.alert.startsAt <= to) alerts.push(s.alert);
+      const alerts = activeIn(states, hist, to);
       const history: AlertTransition[] = [];
-      for (const h of hist) {
-        if (h.alert.state === 'resolved' && h.alert.startsAt <= to) alerts.push(h.alert);
-        if (h.atMs <= to) history.push({ id: h.id, atMs: h.atMs, alert: h.alert });
-      }
-      alerts.sort((a, b) => b.startsAt - a.startsAt);
+      for (const h of hist) if (h.atMs <= to) history.push({ id: h.id, atMs: h.atMs, alert: h.alert });
       return {
         alerts,
         history,
@@ -187,11 +181,19 @@ export class AlertService {
   }
 
   /**
-   * Alerts active at some time of the range, from this proxy's latest view of the database (firing, and the last
-   * 1,000 resolved): synchronous, for the postmortem export.
+   * Alerts active at some time of the range, from the database as `answer` reads them (so every replica's postmortem
+   * agrees); with the database down, this proxy's latest view of it (firing, and the last 1,000 resolved).
    */
-  inRange(range: TimeRange): Alert[] {
-    return this.manager.recentAlerts().filter((a) => a.startsAt <= range.to && (a.endsAt ?? Infinity) >= range.from);
+  async inRange(range: TimeRange): Promise<Alert[]> {
+    try {
+      const [states, hist] = await Promise.all([
+        repo.alertStates(this.db, { firingOnly: true }),
+        repo.alertHistory(this.db, { from: range.from, limit: repo.ALERT_LIMITS.historyPage }),
+      ]);
+      return activeIn(states, hist, range.to);
+    } catch {
+      return this.manager.recentAlerts().filter((a) => a.startsAt <= range.to && (a.endsAt ?? Infinity) >= range.from);
+    }
   }
 
   /** The evaluator lease for /api/health. */
@@ -211,4 +213,15 @@ export class AlertService {
       return { ...base, holder: null, expiresAtMs: null, error: (err as Error).message };
     }
   }
+}
+
+/**
+ * The alerts active at some time up to `to`, given the firing states and the transitions recorded since the range's
+ * start: firing ones that started by `to`, and resolved episodes that started by `to` (a resolved episode is recorded
+ * at its end, so one in `hist` ended after the range's start). Newest first.
+ */
+function activeIn(states: Array<{ alert: Alert }>, hist: Array<{ alert: Alert }>, to: number): Alert[] {
+  const alerts = states.map((s) => s.alert).filter((a) => a.startsAt <= to);
+  for (const h of hist) if (h.alert.state === 'resolved' && h.alert.startsAt <= to) alerts.push(h.alert);
+  return alerts.sort((a, b) => b.startsAt - a.startsAt);
 }

@@ -92,12 +92,7 @@ export class ExportService {
       ),
       pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
       faults.configured ? faults.inRange(range) : undefined,
-      // From the database, as the Alerts page reads them (any replica's export agrees); with the database down, this
-      // proxy's latest view of it.
-      alerts.answer(range, false).then(
-        (a) => a.alerts,
-        () => alerts.inRange(range)
-      ),
+      alerts.inRange(range),
     ]);
     // What the Markdown echoes comes from spans, sources and users: one line each (a newline in a span name or a
     // source's error would start a heading or end a table row), the renderer escapes the rest.

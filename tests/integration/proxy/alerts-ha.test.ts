@@ -197,6 +197,10 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
       assert.equal(a.history!.filter((x) => x.alert.state === 'firing').length, 1, 'one firing transition');
       assert.equal(a.evaluator!.self, p === leader);
       assert.ok(a.evaluatedAt !== null && Date.now() - a.evaluatedAt < 3000);
+      // The postmortem export reads the same database: the follower's lists the alert as the holder's does.
+      const md = await (await fetch(`${p.url}/api/export/postmortem?from=now-15m&to=now`)).text();
+      const section = md.slice(md.indexOf('## Alerts'));
+      assert.match(section, /- \*\*firing\*\* .* since /, `${p === leader ? 'holder' : 'follower'}: ${section}`);
     }
   });
 
