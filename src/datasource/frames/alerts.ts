@@ -7,7 +7,7 @@ import type { DataFrame, DataTopic, QueryResultMetaNotice } from '@grafana/data'
 
 import type { AlertsAnswer, AnnotationsAnswer } from '../../../contract';
 import { partRefId } from '../query';
-import { field, frame, OTHER, STRING, TIME } from './frame';
+import { columns, frame, OTHER, STRING, TIME } from './frame';
 import { HIDDEN } from './links';
 
 const DRILLDOWN = { title: 'Open the drill-down', url: '${__data.fields.link:raw}' };
@@ -37,56 +37,16 @@ export function evaluatorText(answer: Pick<AlertsAnswer, 'evaluator' | 'evaluate
 export function alertHistoryFrame(answer: AlertsAnswer, refId: string): DataFrame {
   const h = answer.history ?? [];
   return frame(
-    [
-      field(
-        'at',
-        TIME,
-        h.map((x) => x.atMs),
-        { displayName: 'At' }
-      ),
-      field(
-        'state',
-        STRING,
-        h.map((x) => x.alert.state),
-        { displayName: 'Became' }
-      ),
-      field(
-        'severity',
-        STRING,
-        h.map((x) => x.alert.severity),
-        { displayName: 'Severity' }
-      ),
-      field(
-        'name',
-        STRING,
-        h.map((x) => x.alert.name),
-        { displayName: 'Rule', links: [DRILLDOWN] }
-      ),
-      field(
-        'pod',
-        STRING,
-        h.map((x) => x.alert.pod ?? ''),
-        { displayName: 'Pod' }
-      ),
-      field(
-        'summary',
-        STRING,
-        h.map((x) => x.alert.summary),
-        { displayName: 'Summary' }
-      ),
-      field(
-        'ruleId',
-        STRING,
-        h.map((x) => x.alert.ruleId),
-        HIDDEN
-      ),
-      field(
-        'link',
-        STRING,
-        h.map((x) => x.alert.link),
-        HIDDEN
-      ),
-    ],
+    columns(h, [
+      ['at', TIME, (x) => x.atMs, { displayName: 'At' }],
+      ['state', STRING, (x) => x.alert.state, { displayName: 'Became' }],
+      ['severity', STRING, (x) => x.alert.severity, { displayName: 'Severity' }],
+      ['name', STRING, (x) => x.alert.name, { displayName: 'Rule', links: [DRILLDOWN] }],
+      ['pod', STRING, (x) => x.alert.pod ?? '', { displayName: 'Pod' }],
+      ['summary', STRING, (x) => x.alert.summary, { displayName: 'Summary' }],
+      ['ruleId', STRING, (x) => x.alert.ruleId, HIDDEN],
+      ['link', STRING, (x) => x.alert.link, HIDDEN],
+    ]),
     { name: 'alert history', refId: partRefId(refId, 'history') }
   );
 }
@@ -107,62 +67,17 @@ export function alertsNotices(answer: AlertsAnswer): QueryResultMetaNotice[] {
 export function alertsFrame(answer: AlertsAnswer): DataFrame {
   const a = answer.alerts;
   return frame(
-    [
-      field(
-        'state',
-        STRING,
-        a.map((x) => x.state),
-        { displayName: 'State' }
-      ),
-      field(
-        'severity',
-        STRING,
-        a.map((x) => x.severity),
-        { displayName: 'Severity' }
-      ),
-      field(
-        'name',
-        STRING,
-        a.map((x) => x.name),
-        { displayName: 'Rule', links: [DRILLDOWN] }
-      ),
-      field(
-        'pod',
-        STRING,
-        a.map((x) => x.pod ?? ''),
-        { displayName: 'Pod' }
-      ),
-      field(
-        'startsAt',
-        TIME,
-        a.map((x) => x.startsAt),
-        { displayName: 'Since' }
-      ),
-      field(
-        'endsAt',
-        TIME,
-        a.map((x) => x.endsAt ?? null),
-        { displayName: 'Until' }
-      ),
-      field(
-        'summary',
-        STRING,
-        a.map((x) => x.summary),
-        { displayName: 'Summary' }
-      ),
-      field(
-        'ruleId',
-        STRING,
-        a.map((x) => x.ruleId),
-        { displayName: 'Rule id' }
-      ),
-      field(
-        'link',
-        STRING,
-        a.map((x) => x.link),
-        { custom: { hidden: true } }
-      ),
-    ],
+    columns(a, [
+      ['state', STRING, (x) => x.state, { displayName: 'State' }],
+      ['severity', STRING, (x) => x.severity, { displayName: 'Severity' }],
+      ['name', STRING, (x) => x.name, { displayName: 'Rule', links: [DRILLDOWN] }],
+      ['pod', STRING, (x) => x.pod ?? '', { displayName: 'Pod' }],
+      ['startsAt', TIME, (x) => x.startsAt, { displayName: 'Since' }],
+      ['endsAt', TIME, (x) => x.endsAt ?? null, { displayName: 'Until' }],
+      ['summary', STRING, (x) => x.summary, { displayName: 'Summary' }],
+      ['ruleId', STRING, (x) => x.ruleId, { displayName: 'Rule id' }],
+      ['link', STRING, (x) => x.link, { custom: { hidden: true } }],
+    ]),
     {
       name: 'alerts',
       meta: {
@@ -184,32 +99,18 @@ export function faultAnnotationsFrame(answer: AnnotationsAnswer): DataFrame {
   const title = (x: AnnotationsAnswer['annotations'][number]) =>
     `fault ${x.kind} on ${x.target}${x.pod ? ` (${x.pod})` : ''}`;
   return frame(
-    [
-      field(
-        'time',
-        TIME,
-        a.map((x) => x.startMs)
-      ),
-      field(
-        'timeEnd',
-        TIME,
-        a.map((x) => x.endMs ?? x.startMs)
-      ),
-      field('title', STRING, a.map(title)),
-      field(
+    columns(a, [
+      ['time', TIME, (x) => x.startMs],
+      ['timeEnd', TIME, (x) => x.endMs ?? x.startMs],
+      ['title', STRING, title],
+      [
         'text',
         STRING,
-        a.map(
-          (x) =>
-            `${title(x)}${x.magnitude !== undefined ? `, magnitude ${x.magnitude}` : ''}${x.note ? ` — ${x.note}` : ''}`
-        )
-      ),
-      field(
-        'tags',
-        OTHER,
-        a.map((x) => ['fault', x.kind, x.target])
-      ),
-    ],
+        (x) =>
+          `${title(x)}${x.magnitude !== undefined ? `, magnitude ${x.magnitude}` : ''}${x.note ? ` — ${x.note}` : ''}`,
+      ],
+      ['tags', OTHER, (x) => ['fault', x.kind, x.target]],
+    ]),
     { name: 'faults', meta: { dataTopic: ANNOTATIONS } }
   );
 }

@@ -8,7 +8,7 @@ import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
 import type { CompareAnswer, CompareSide } from '../../../contract';
 import { partRefId } from '../query';
-import { field, frame, NUMBER, STRING, TIME } from './frame';
+import { columns, field, frame, NUMBER, STRING, TIME } from './frame';
 import { ORIGIN_LABELS } from './services';
 
 export function sideLabel(side: CompareSide, fallback: string): string {
@@ -73,38 +73,18 @@ export function compareFrames(d: CompareAnswer, refId: string): DataFrame[] {
     custom: { width: 150 },
   });
   const stats = frame(
-    [
-      field(
-        'stat',
-        STRING,
-        rows.map((r) => r[0]),
-        { displayName: 'Statistic', custom: { width: 200 } }
-      ),
-      field(
-        'a',
-        NUMBER,
-        rows.map((r) => r[1]),
-        statColumn(d.a, la)
-      ),
-      field(
-        'b',
-        NUMBER,
-        rows.map((r) => r[2]),
-        statColumn(d.b, lb)
-      ),
-      field(
+    columns(rows, [
+      ['stat', STRING, (r) => r[0], { displayName: 'Statistic', custom: { width: 200 } }],
+      ['a', NUMBER, (r) => r[1], statColumn(d.a, la)],
+      ['b', NUMBER, (r) => r[2], statColumn(d.b, lb)],
+      [
         'change',
         NUMBER,
-        rows.map((r) => change(r[1], r[2])),
-        { displayName: 'B vs A', unit: 'percentunit', decimals: 1, custom: { width: 100 } }
-      ),
-      field(
-        'source',
-        STRING,
-        rows.map((r) => r[3]),
-        { displayName: 'Source' }
-      ),
-    ],
+        (r) => change(r[1], r[2]),
+        { displayName: 'B vs A', unit: 'percentunit', decimals: 1, custom: { width: 100 } },
+      ],
+      ['source', STRING, (r) => r[3], { displayName: 'Source' }],
+    ]),
     { name: 'statistics', refId: partRefId(refId, 'stats') }
   );
   const series = frame(

@@ -31,6 +31,17 @@ export function field<T>(
   return labels ? { name, type, values, config, labels } : { name, type, values, config };
 }
 
+/** One table column: its name, its type, its value for a row, and its config (none: `{}`, as `field` gives). */
+export type Column<R> = readonly [name: string, type: FieldType, of: (row: R) => unknown, config?: FieldConfig];
+
+/** Table columns over the same rows, in order: each a `field` whose values are `of` of every row. */
+export function columns<R>(rows: readonly R[], specs: ReadonlyArray<Column<NoInfer<R>>>): Field[] {
+  return specs.map(([name, type, of, config]) => {
+    const values = rows.map((row) => of(row));
+    return field(name, type, values, config);
+  });
+}
+
 export function frame(
   fields: Field[],
   options: { name?: string; refId?: string; meta?: QueryResultMeta } = {}

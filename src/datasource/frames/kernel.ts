@@ -9,7 +9,7 @@ import { appPaths } from '../../../contract/app-urls';
 import { KERNEL_EVENT_TYPES, type KernelEvent, type PodKernelEventsAnswer } from '../../../contract';
 import { sharedHistograms, quantile } from '../../transforms/histogram';
 import { partRefId } from '../query';
-import { field, frame, NUMBER, STRING, TIME } from './frame';
+import { columns, field, frame, NUMBER, STRING, TIME } from './frame';
 import { appPathLink, HIDDEN } from './links';
 
 /** A one-line description of an event's detail for tables (`dst=10.0.0.7:443 retrans=3`). */
@@ -24,68 +24,23 @@ export function describeDetail(detail: Record<string, unknown>): string {
 export function kernelEventsFrame(events: KernelEvent[], refId: string): DataFrame {
   const e = [...events].sort((a, b) => a.ts - b.ts);
   return frame(
-    [
-      field(
-        'time',
-        TIME,
-        e.map((x) => x.ts),
-        { displayName: 'Time' }
-      ),
-      field(
-        'signal',
-        STRING,
-        e.map((x) => KERNEL_EVENT_TYPES[x.type].label),
-        { displayName: 'Signal' }
-      ),
-      field(
-        'type',
-        STRING,
-        e.map((x) => x.type),
-        HIDDEN
-      ),
-      field(
-        'duration',
-        NUMBER,
-        e.map((x) => x.durationMs ?? null),
-        { displayName: 'Duration', unit: 'ms' }
-      ),
-      field(
-        'pod',
-        STRING,
-        e.map((x) => x.pod ?? ''),
-        { displayName: 'Pod' }
-      ),
-      field(
-        'process',
-        STRING,
-        e.map((x) => `${x.comm} (${x.pid})`),
-        { displayName: 'Process' }
-      ),
-      field(
-        'detail',
-        STRING,
-        e.map((x) => describeDetail(x.detail)),
-        { displayName: 'Detail' }
-      ),
-      field(
+    columns(e, [
+      ['time', TIME, (x) => x.ts, { displayName: 'Time' }],
+      ['signal', STRING, (x) => KERNEL_EVENT_TYPES[x.type].label, { displayName: 'Signal' }],
+      ['type', STRING, (x) => x.type, HIDDEN],
+      ['duration', NUMBER, (x) => x.durationMs ?? null, { displayName: 'Duration', unit: 'ms' }],
+      ['pod', STRING, (x) => x.pod ?? '', { displayName: 'Pod' }],
+      ['process', STRING, (x) => `${x.comm} (${x.pid})`, { displayName: 'Process' }],
+      ['detail', STRING, (x) => describeDetail(x.detail), { displayName: 'Detail' }],
+      [
         'traceId',
         STRING,
-        e.map((x) => x.traceId ?? ''),
-        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }
-      ),
-      field(
-        'tracePath',
-        STRING,
-        e.map((x) => (x.traceId ? appPaths.trace(x.traceId) : '')),
-        HIDDEN
-      ),
-      field(
-        'mode',
-        STRING,
-        e.map((x) => x.mode),
-        { displayName: 'Mode' }
-      ),
-    ],
+        (x) => x.traceId ?? '',
+        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] },
+      ],
+      ['tracePath', STRING, (x) => (x.traceId ? appPaths.trace(x.traceId) : ''), HIDDEN],
+      ['mode', STRING, (x) => x.mode, { displayName: 'Mode' }],
+    ]),
     { name: 'kernel events', refId }
   );
 }

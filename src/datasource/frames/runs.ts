@@ -20,7 +20,7 @@ import type {
   TtftLayerName,
 } from '../../../contract';
 import { partRefId } from '../query';
-import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
+import { columns, field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { HIDDEN } from './links';
 import { evidenceText } from './traces';
 
@@ -78,92 +78,67 @@ export function runsFrame(list: RunList, now: number, name = 'runs'): DataFrame 
   const r = list.runs;
   const running = (x: RunListItem) => x.status === 'running';
   return frame(
-    [
-      field(
+    columns(r, [
+      [
         'runId',
         STRING,
-        r.map((x) => x.runId),
-        { displayName: 'Run', custom: { width: 170 }, links: [rowLink('Open this run', 'runUrl')] }
-      ),
-      field(
-        'runUrl',
-        STRING,
-        r.map((x) => runUrl(x)),
-        HIDDEN
-      ),
-      field(
-        'scenario',
-        STRING,
-        r.map((x) => x.scenario),
-        { displayName: 'Scenario', custom: { width: 140 } }
-      ),
-      field(
+        (x) => x.runId,
+        { displayName: 'Run', custom: { width: 170 }, links: [rowLink('Open this run', 'runUrl')] },
+      ],
+      ['runUrl', STRING, (x) => runUrl(x), HIDDEN],
+      ['scenario', STRING, (x) => x.scenario, { displayName: 'Scenario', custom: { width: 140 } }],
+      [
         'status',
         STRING,
-        r.map((x) => x.status),
-        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 85 } }
-      ),
-      field(
-        'start',
-        TIME,
-        r.map((x) => x.startMs),
-        { displayName: 'Start', unit: 'time:MM-DD HH:mm:ss', custom: { width: 130 } }
-      ),
-      field(
+        (x) => x.status,
+        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 85 } },
+      ],
+      ['start', TIME, (x) => x.startMs, { displayName: 'Start', unit: 'time:MM-DD HH:mm:ss', custom: { width: 130 } }],
+      [
         'duration',
         NUMBER,
-        r.map((x) => (running(x) ? elapsedS(x, now) : (x.durationS ?? elapsedS(x, now)))),
-        { displayName: 'Duration', unit: 's', decimals: 0, custom: { width: 85 } }
-      ),
-      field(
+        (x) => (running(x) ? elapsedS(x, now) : (x.durationS ?? elapsedS(x, now))),
+        { displayName: 'Duration', unit: 's', decimals: 0, custom: { width: 85 } },
+      ],
+      [
         'targetRps',
         NUMBER,
-        r.map((x) => x.targetRps),
-        { displayName: 'Target', unit: 'reqps', decimals: 1, custom: { width: 85 } }
-      ),
-      field(
+        (x) => x.targetRps,
+        { displayName: 'Target', unit: 'reqps', decimals: 1, custom: { width: 85 } },
+      ],
+      [
         'achievedRps',
         NUMBER,
-        r.map((x) => (running(x) && x.live ? x.live.completed / Math.max(1, elapsedS(x, now)) : x.achievedRps)),
-        { displayName: 'Achieved', unit: 'reqps', decimals: 1, custom: { width: 90 } }
-      ),
-      field(
+        (x) => (running(x) && x.live ? x.live.completed / Math.max(1, elapsedS(x, now)) : x.achievedRps),
+        { displayName: 'Achieved', unit: 'reqps', decimals: 1, custom: { width: 90 } },
+      ],
+      [
         'ttftP99',
         NUMBER,
-        r.map((x) => x.ttftP99Ms),
-        { displayName: 'Client TTFT P99', unit: 'ms', decimals: 0, custom: { width: 125 } }
-      ),
-      field(
-        'e2eP99',
-        NUMBER,
-        r.map((x) => x.e2eP99Ms),
-        { displayName: 'E2E P99', unit: 'ms', decimals: 0, custom: { width: 85 } }
-      ),
-      field(
+        (x) => x.ttftP99Ms,
+        { displayName: 'Client TTFT P99', unit: 'ms', decimals: 0, custom: { width: 125 } },
+      ],
+      ['e2eP99', NUMBER, (x) => x.e2eP99Ms, { displayName: 'E2E P99', unit: 'ms', decimals: 0, custom: { width: 85 } }],
+      [
         'goodput',
         NUMBER,
-        r.map((x) => x.goodputRatio),
-        { displayName: 'Goodput', unit: 'percentunit', decimals: 1, custom: { width: 85 } }
-      ),
-      field(
+        (x) => x.goodputRatio,
+        { displayName: 'Goodput', unit: 'percentunit', decimals: 1, custom: { width: 85 } },
+      ],
+      [
         'errors',
         NUMBER,
-        r.map((x) => (running(x) && x.live ? x.live.errors : x.errors)),
-        { displayName: 'Errors', decimals: 0, custom: { width: 70 } }
-      ),
-      field(
+        (x) => (running(x) && x.live ? x.live.errors : x.errors),
+        { displayName: 'Errors', decimals: 0, custom: { width: 70 } },
+      ],
+      [
         'errorRate',
         NUMBER,
-        r.map((x) => x.errorRate),
-        { displayName: 'Error rate', unit: 'percentunit', decimals: 2, custom: { width: 85 } }
-      ),
-      field(
-        'live',
-        STRING,
-        r.map((x) => liveText(x, now)),
-        { displayName: 'Live' }
-      ),
-    ],
+        (x) => x.errorRate,
+        { displayName: 'Error rate', unit: 'percentunit', decimals: 2, custom: { width: 85 } },
+      ],
+      ['live', STRING, (x) => liveText(x, now), { displayName: 'Live' }],
+    ]),
     { name, meta: { custom: { total: list.total, running: r.filter(running).length } } }
   );
 }
@@ -173,29 +148,13 @@ export function runMarksFrame(list: RunList, now: number): DataFrame {
   const r = list.runs;
   const title = (x: RunListItem) => `run ${x.runId} (${x.scenario}): ${x.status}`;
   return frame(
-    [
-      field(
-        'time',
-        TIME,
-        r.map((x) => x.startMs)
-      ),
-      field(
-        'timeEnd',
-        TIME,
-        r.map((x) => x.endMs ?? now)
-      ),
-      field('title', STRING, r.map(title)),
-      field(
-        'text',
-        STRING,
-        r.map((x) => `${title(x)} — ${x.endMs === null ? 'started, still running' : 'start … end'}`)
-      ),
-      field(
-        'tags',
-        OTHER,
-        r.map((x) => ['run', x.scenario, x.status])
-      ),
-    ],
+    columns(r, [
+      ['time', TIME, (x) => x.startMs],
+      ['timeEnd', TIME, (x) => x.endMs ?? now],
+      ['title', STRING, title],
+      ['text', STRING, (x) => `${title(x)} — ${x.endMs === null ? 'started, still running' : 'start … end'}`],
+      ['tags', OTHER, (x) => ['run', x.scenario, x.status]],
+    ]),
     { name: 'runs', meta: { dataTopic: 'annotations' as unknown as DataTopic } }
   );
 }
@@ -231,27 +190,19 @@ export function runFaultAnnotations(run: RunRecord): DataFrame {
   const w = f.map((x) => faultWindow(run, x));
   return frame(
     [
-      field(
-        'time',
-        TIME,
-        w.map((x) => x.start)
-      ),
-      field(
-        'timeEnd',
-        TIME,
-        w.map((x) => x.end)
-      ),
-      field('title', STRING, f.map(faultTitle)),
-      field(
-        'text',
-        STRING,
-        f.map((x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (chain fault ${x.id})` : ''}`)
-      ),
-      field(
-        'tags',
-        OTHER,
-        f.map((x) => ['fault', x.kind, x.target])
-      ),
+      ...columns(w, [
+        ['time', TIME, (x) => x.start],
+        ['timeEnd', TIME, (x) => x.end],
+      ]),
+      ...columns(f, [
+        ['title', STRING, faultTitle],
+        [
+          'text',
+          STRING,
+          (x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (chain fault ${x.id})` : ''}`,
+        ],
+        ['tags', OTHER, (x) => ['fault', x.kind, x.target]],
+      ]),
     ],
     { name: 'run faults', meta: { dataTopic: ANNOTATIONS } }
   );
@@ -267,77 +218,30 @@ export function requestsFrame(run: RunRecord, requests: RunRequest[], name: stri
       : // No trace id: the traces of the request's own window, where it may still be found.
         withQuery(appPaths.traces(), { from: Math.floor(q.startMs - 1000), to: Math.ceil(q.startMs + q.e2eMs + 1000) });
   return frame(
-    [
-      field(
+    columns(requests, [
+      [
         'trace',
         STRING,
-        requests.map((q) => q.traceId ?? 'no trace id from the server'),
-        { displayName: 'Trace', custom: { width: 300 }, links: [rowLink('${__data.fields.linkTitle}', 'traceUrl')] }
-      ),
-      field('traceUrl', STRING, requests.map(url), HIDDEN),
-      field(
+        (q) => q.traceId ?? 'no trace id from the server',
+        { displayName: 'Trace', custom: { width: 300 }, links: [rowLink('${__data.fields.linkTitle}', 'traceUrl')] },
+      ],
+      ['traceUrl', STRING, url, HIDDEN],
+      [
         'linkTitle',
         STRING,
-        requests.map((q) =>
-          q.traceId ? 'Root cause of this trace' : 'No trace id from the server: the traces of its window'
-        ),
-        HIDDEN
-      ),
-      field(
-        'start',
-        TIME,
-        requests.map((q) => q.startMs),
-        { displayName: 'Sent', unit: 'time:HH:mm:ss.SSS', custom: { width: 100 } }
-      ),
-      field(
-        'e2e',
-        NUMBER,
-        requests.map((q) => q.e2eMs),
-        { displayName: 'E2E', unit: 'ms', decimals: 0, custom: { width: 75 } }
-      ),
-      field(
-        'ttft',
-        NUMBER,
-        requests.map((q) => q.ttftMs),
-        { displayName: 'TTFT', unit: 'ms', decimals: 0, custom: { width: 75 } }
-      ),
-      field(
-        'outcome',
-        STRING,
-        requests.map((q) => q.outcome),
-        { displayName: 'Outcome', custom: { width: 80 } }
-      ),
-      field(
-        'route',
-        STRING,
-        requests.map((q) => q.route ?? ''),
-        { displayName: 'Route', custom: { width: 60 } }
-      ),
-      field(
-        'backend',
-        STRING,
-        requests.map((q) => q.backend ?? ''),
-        { displayName: 'Backend', custom: { width: 70 } }
-      ),
-      field(
-        'model',
-        STRING,
-        requests.map((q) => q.model ?? ''),
-        { displayName: 'Model' }
-      ),
-      field(
-        'detail',
-        STRING,
-        requests.map((q) => q.detail ?? ''),
-        { displayName: 'Detail' }
-      ),
-      field(
-        'traceIdSource',
-        STRING,
-        requests.map((q) => q.traceIdSource),
-        HIDDEN
-      ),
-    ],
+        (q) => (q.traceId ? 'Root cause of this trace' : 'No trace id from the server: the traces of its window'),
+        HIDDEN,
+      ],
+      ['start', TIME, (q) => q.startMs, { displayName: 'Sent', unit: 'time:HH:mm:ss.SSS', custom: { width: 100 } }],
+      ['e2e', NUMBER, (q) => q.e2eMs, { displayName: 'E2E', unit: 'ms', decimals: 0, custom: { width: 75 } }],
+      ['ttft', NUMBER, (q) => q.ttftMs, { displayName: 'TTFT', unit: 'ms', decimals: 0, custom: { width: 75 } }],
+      ['outcome', STRING, (q) => q.outcome, { displayName: 'Outcome', custom: { width: 80 } }],
+      ['route', STRING, (q) => q.route ?? '', { displayName: 'Route', custom: { width: 60 } }],
+      ['backend', STRING, (q) => q.backend ?? '', { displayName: 'Backend', custom: { width: 70 } }],
+      ['model', STRING, (q) => q.model ?? '', { displayName: 'Model' }],
+      ['detail', STRING, (q) => q.detail ?? '', { displayName: 'Detail' }],
+      ['traceIdSource', STRING, (q) => q.traceIdSource, HIDDEN],
+    ]),
     { name, refId }
   );
 }
@@ -391,79 +295,33 @@ export function runFrames(run: RunRecord, refId: string, now: number): DataFrame
     })),
   ];
   const thresholds = frame(
-    [
-      field(
+    columns(verdicts, [
+      [
         'verdict',
         STRING,
-        verdicts.map((v) => (v.pass ? 'pass' : 'FAIL')),
-        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 70 } }
-      ),
-      field(
-        'kind',
-        STRING,
-        verdicts.map((v) => v.kind),
-        { displayName: 'Gate', custom: { width: 170 } }
-      ),
-      field(
-        'rule',
-        STRING,
-        verdicts.map((v) => v.rule),
-        { displayName: 'Rule', custom: { width: 130 } }
-      ),
-      field(
-        'actual',
-        NUMBER,
-        verdicts.map((v) => v.actual),
-        { displayName: 'Actual', decimals: 2, custom: { width: 90 } }
-      ),
-      field(
-        'baseline',
-        NUMBER,
-        verdicts.map((v) => v.baseline),
-        { displayName: 'Baseline', decimals: 2, custom: { width: 90 } }
-      ),
-      field(
-        'delta',
-        NUMBER,
-        verdicts.map((v) => v.delta),
-        { displayName: 'Change', decimals: 2 }
-      ),
-    ],
+        (v) => (v.pass ? 'pass' : 'FAIL'),
+        { displayName: 'Verdict', ...VERDICT, custom: { ...VERDICT.custom, width: 70 } },
+      ],
+      ['kind', STRING, (v) => v.kind, { displayName: 'Gate', custom: { width: 170 } }],
+      ['rule', STRING, (v) => v.rule, { displayName: 'Rule', custom: { width: 130 } }],
+      ['actual', NUMBER, (v) => v.actual, { displayName: 'Actual', decimals: 2, custom: { width: 90 } }],
+      ['baseline', NUMBER, (v) => v.baseline, { displayName: 'Baseline', decimals: 2, custom: { width: 90 } }],
+      ['delta', NUMBER, (v) => v.delta, { displayName: 'Change', decimals: 2 }],
+    ]),
     { name: 'thresholds', refId: partRefId(refId, 'thresholds') }
   );
   const fw = run.faults.map((f) => faultWindow(run, f));
   const faultList = frame(
     [
-      field(
-        'target',
-        STRING,
-        run.faults.map((f) => f.target),
-        { displayName: 'Hop', custom: { width: 100 } }
-      ),
-      field(
-        'kind',
-        STRING,
-        run.faults.map((f) => f.kind),
-        { displayName: 'Fault', custom: { width: 110 } }
-      ),
-      field(
-        'magnitude',
-        NUMBER,
-        run.faults.map((f) => f.magnitude ?? null),
-        { displayName: 'Magnitude', custom: { width: 90 } }
-      ),
-      field(
-        'start',
-        TIME,
-        fw.map((w) => w.start),
-        { displayName: 'From', unit: 'time:HH:mm:ss', custom: { width: 80 } }
-      ),
-      field(
-        'end',
-        TIME,
-        fw.map((w) => w.end),
-        { displayName: 'To', unit: 'time:HH:mm:ss', custom: { width: 80 } }
-      ),
+      ...columns(run.faults, [
+        ['target', STRING, (f) => f.target, { displayName: 'Hop', custom: { width: 100 } }],
+        ['kind', STRING, (f) => f.kind, { displayName: 'Fault', custom: { width: 110 } }],
+        ['magnitude', NUMBER, (f) => f.magnitude ?? null, { displayName: 'Magnitude', custom: { width: 90 } }],
+      ]),
+      ...columns(fw, [
+        ['start', TIME, (w) => w.start, { displayName: 'From', unit: 'time:HH:mm:ss', custom: { width: 80 } }],
+        ['end', TIME, (w) => w.end, { displayName: 'To', unit: 'time:HH:mm:ss', custom: { width: 80 } }],
+      ]),
       field(
         'applied',
         STRING,
@@ -538,68 +396,43 @@ export function runNotices(run: RunRecord): QueryResultMetaNotice[] {
 export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[] {
   const c = a.candidates;
   const candidates = frame(
-    [
-      field(
-        'rank',
-        NUMBER,
-        c.map((x) => x.rank),
-        { displayName: '#', decimals: 0, custom: { width: 40 } }
-      ),
-      field(
-        'service',
-        STRING,
-        c.map((x) => x.service),
-        { displayName: 'Hop', custom: { width: 110 } }
-      ),
-      field(
-        'operation',
-        STRING,
-        c.map((x) => x.operation ?? ''),
-        { displayName: 'Operation', custom: { width: 150 } }
-      ),
-      field(
-        'score',
-        NUMBER,
-        c.map((x) => x.score),
-        { displayName: 'Score', decimals: 2, custom: { width: 70 } }
-      ),
-      field(
-        'pod',
-        STRING,
-        c.map((x) => x.pod),
-        { displayName: 'Pod', custom: { width: 130 } }
-      ),
-      field(
+    columns(c, [
+      ['rank', NUMBER, (x) => x.rank, { displayName: '#', decimals: 0, custom: { width: 40 } }],
+      ['service', STRING, (x) => x.service, { displayName: 'Hop', custom: { width: 110 } }],
+      ['operation', STRING, (x) => x.operation ?? '', { displayName: 'Operation', custom: { width: 150 } }],
+      ['score', NUMBER, (x) => x.score, { displayName: 'Score', decimals: 2, custom: { width: 70 } }],
+      ['pod', STRING, (x) => x.pod, { displayName: 'Pod', custom: { width: 130 } }],
+      [
         'selfMs',
         NUMBER,
-        c.map((x) => x.selfMs ?? null),
-        { displayName: 'Own time, summed', unit: 'ms', decimals: 1, custom: { width: 120 } }
-      ),
-      field(
+        (x) => x.selfMs ?? null,
+        { displayName: 'Own time, summed', unit: 'ms', decimals: 1, custom: { width: 120 } },
+      ],
+      [
         'baselineMs',
         NUMBER,
-        c.map((x) => x.baselineMs ?? null),
-        { displayName: 'Its baseline, summed', unit: 'ms', decimals: 1, custom: { width: 140 } }
-      ),
-      field('evidence', STRING, c.map(evidenceText), { displayName: 'Evidence' }),
-    ],
+        (x) => x.baselineMs ?? null,
+        { displayName: 'Its baseline, summed', unit: 'ms', decimals: 1, custom: { width: 140 } },
+      ],
+      ['evidence', STRING, evidenceText, { displayName: 'Evidence' }],
+    ]),
     { name: 'ranked hops', refId, meta: { custom: { tookMs: a.tookMs } } }
   );
   const h = a.hops;
   const d99 = (x: RunCompareAnswer['hops'][number]) =>
     x.runP99Ms !== null && x.baselineP99Ms !== null ? x.runP99Ms - x.baselineP99Ms : null;
   const hops = frame(
-    [
-      field(
+    columns(h, [
+      [
         'hop',
         STRING,
-        h.map((x) => `${x.service}${x.operation ? ` ${x.operation}` : ''}`),
-        { displayName: 'Hop', custom: { width: 240 } }
-      ),
-      field(
+        (x) => `${x.service}${x.operation ? ` ${x.operation}` : ''}`,
+        { displayName: 'Hop', custom: { width: 240 } },
+      ],
+      [
         'deltaP50',
         NUMBER,
-        h.map((x) => x.deltaP50Ms),
+        (x) => x.deltaP50Ms,
         {
           displayName: 'Δ own time P50',
           unit: 'ms',
@@ -607,46 +440,16 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
           custom: { width: 170, cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
           color: { mode: 'continuous-GrYlRd' as never },
           min: 0,
-        }
-      ),
-      field('deltaP99', NUMBER, h.map(d99), { displayName: 'Δ own time P99', unit: 'ms', decimals: 1 }),
-      field(
-        'runP50',
-        NUMBER,
-        h.map((x) => x.runP50Ms),
-        { displayName: 'This run P50', unit: 'ms', decimals: 1 }
-      ),
-      field(
-        'baselineP50',
-        NUMBER,
-        h.map((x) => x.baselineP50Ms),
-        { displayName: 'Other run P50', unit: 'ms', decimals: 1 }
-      ),
-      field(
-        'runP99',
-        NUMBER,
-        h.map((x) => x.runP99Ms),
-        { displayName: 'This run P99', unit: 'ms', decimals: 1 }
-      ),
-      field(
-        'baselineP99',
-        NUMBER,
-        h.map((x) => x.baselineP99Ms),
-        { displayName: 'Other run P99', unit: 'ms', decimals: 1 }
-      ),
-      field(
-        'runCount',
-        NUMBER,
-        h.map((x) => x.runCount),
-        { displayName: 'Spans (this run)', decimals: 0 }
-      ),
-      field(
-        'baselineCount',
-        NUMBER,
-        h.map((x) => x.baselineCount),
-        { displayName: 'Spans (other run)', decimals: 0 }
-      ),
-    ],
+        },
+      ],
+      ['deltaP99', NUMBER, d99, { displayName: 'Δ own time P99', unit: 'ms', decimals: 1 }],
+      ['runP50', NUMBER, (x) => x.runP50Ms, { displayName: 'This run P50', unit: 'ms', decimals: 1 }],
+      ['baselineP50', NUMBER, (x) => x.baselineP50Ms, { displayName: 'Other run P50', unit: 'ms', decimals: 1 }],
+      ['runP99', NUMBER, (x) => x.runP99Ms, { displayName: 'This run P99', unit: 'ms', decimals: 1 }],
+      ['baselineP99', NUMBER, (x) => x.baselineP99Ms, { displayName: 'Other run P99', unit: 'ms', decimals: 1 }],
+      ['runCount', NUMBER, (x) => x.runCount, { displayName: 'Spans (this run)', decimals: 0 }],
+      ['baselineCount', NUMBER, (x) => x.baselineCount, { displayName: 'Spans (other run)', decimals: 0 }],
+    ]),
     { name: 'per-hop deltas', refId: partRefId(refId, 'hops') }
   );
   const rows: Array<[string, number | null, number | null, string]> = [
@@ -657,32 +460,12 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
   ];
   const change = (x: number | null, y: number | null) => (x !== null && y !== null && y !== 0 ? (x - y) / y : null);
   const client = frame(
-    [
-      field(
-        'figure',
-        STRING,
-        rows.map((r) => r[0]),
-        { displayName: 'Figure', custom: { width: 140 } }
-      ),
-      field(
-        'run',
-        NUMBER,
-        rows.map((r) => r[1]),
-        { displayName: a.runId, decimals: 3 }
-      ),
-      field(
-        'baseline',
-        NUMBER,
-        rows.map((r) => r[2]),
-        { displayName: a.baselineRunId, decimals: 3 }
-      ),
-      field(
-        'change',
-        NUMBER,
-        rows.map((r) => change(r[1], r[2])),
-        { displayName: 'Change', unit: 'percentunit', decimals: 1 }
-      ),
-    ],
+    columns(rows, [
+      ['figure', STRING, (r) => r[0], { displayName: 'Figure', custom: { width: 140 } }],
+      ['run', NUMBER, (r) => r[1], { displayName: a.runId, decimals: 3 }],
+      ['baseline', NUMBER, (r) => r[2], { displayName: a.baselineRunId, decimals: 3 }],
+      ['change', NUMBER, (r) => change(r[1], r[2]), { displayName: 'Change', unit: 'percentunit', decimals: 1 }],
+    ]),
     { name: 'client side by side', refId: partRefId(refId, 'client') }
   );
   return [candidates, hops, client];
@@ -728,78 +511,58 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
   });
   const l = a.layers;
   const layers = frame(
-    [
-      field(
-        'layer',
-        STRING,
-        l.map((x) => x.label),
-        { displayName: 'Clock', custom: { width: 190 } }
-      ),
-      field(
+    columns(l, [
+      ['layer', STRING, (x) => x.label, { displayName: 'Clock', custom: { width: 190 } }],
+      [
         'covers',
         STRING,
-        l.map((x) => x.covers),
-        { displayName: 'From → to', custom: { cellOptions: { type: 'auto', wrapText: true } } }
-      ),
-      field(
+        (x) => x.covers,
+        { displayName: 'From → to', custom: { cellOptions: { type: 'auto', wrapText: true } } },
+      ],
+      [
         'count',
         NUMBER,
-        l.map((x) => x.figures?.count ?? null),
-        { displayName: 'Requests', decimals: 0, custom: { width: 80 } }
-      ),
-      field(
+        (x) => x.figures?.count ?? null,
+        { displayName: 'Requests', decimals: 0, custom: { width: 80 } },
+      ],
+      [
         'mean',
         NUMBER,
-        l.map((x) => x.figures?.meanMs ?? null),
-        { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } }
-      ),
-      field(
+        (x) => x.figures?.meanMs ?? null,
+        { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } },
+      ],
+      [
         'p50',
         NUMBER,
-        l.map((x) => x.figures?.p50Ms ?? null),
-        { displayName: 'P50', unit: 'ms', decimals: 1, custom: { width: 80 } }
-      ),
-      field(
+        (x) => x.figures?.p50Ms ?? null,
+        { displayName: 'P50', unit: 'ms', decimals: 1, custom: { width: 80 } },
+      ],
+      [
         'p90',
         NUMBER,
-        l.map((x) => x.figures?.p90Ms ?? null),
-        { displayName: 'P90', unit: 'ms', decimals: 1, custom: { width: 80 } }
-      ),
-      field(
+        (x) => x.figures?.p90Ms ?? null,
+        { displayName: 'P90', unit: 'ms', decimals: 1, custom: { width: 80 } },
+      ],
+      [
         'p99',
         NUMBER,
-        l.map((x) => x.figures?.p99Ms ?? null),
-        { displayName: 'P99', unit: 'ms', decimals: 1, custom: { width: 80 } }
-      ),
-      field(
-        'metric',
-        STRING,
-        l.map((x) => x.figures?.metric ?? 'no data in the window'),
-        { displayName: 'Metric' }
-      ),
-    ],
+        (x) => x.figures?.p99Ms ?? null,
+        { displayName: 'P99', unit: 'ms', decimals: 1, custom: { width: 80 } },
+      ],
+      ['metric', STRING, (x) => x.figures?.metric ?? 'no data in the window', { displayName: 'Metric' }],
+    ]),
     { name: 'TTFT per clock', refId: partRefId(refId, 'layers') }
   );
   const p = a.gap.parts;
   const clientMean = l.find((x) => x.layer === 'client')?.figures?.meanMs ?? null;
   const gap = frame(
-    [
-      field(
-        'part',
-        STRING,
-        p.map((x) => x.label),
-        { displayName: "Part of the client's mean TTFT", custom: { width: 560 } }
-      ),
-      field(
-        'mean',
-        NUMBER,
-        p.map((x) => x.meanMs),
-        { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } }
-      ),
-      field(
+    columns(p, [
+      ['part', STRING, (x) => x.label, { displayName: "Part of the client's mean TTFT", custom: { width: 560 } }],
+      ['mean', NUMBER, (x) => x.meanMs, { displayName: 'Mean', unit: 'ms', decimals: 1, custom: { width: 80 } }],
+      [
         'share',
         NUMBER,
-        p.map((x) => (x.meanMs !== null && clientMean ? x.meanMs / clientMean : null)),
+        (x) => (x.meanMs !== null && clientMean ? x.meanMs / clientMean : null),
         {
           displayName: 'Share',
           unit: 'percentunit',
@@ -807,21 +570,21 @@ export function runTtftFrames(a: RunTtftAnswer, refId: string): DataFrame[] {
           min: 0,
           max: 1,
           custom: { width: 150, cellOptions: { type: 'gauge', mode: 'basic', valueDisplayMode: 'text' } },
-        }
-      ),
-      field(
+        },
+      ],
+      [
         'how',
         STRING,
-        p.map((x) => (x.measured ? `measured: ${x.source}` : `remainder: ${x.source}`)),
-        { displayName: 'How it is known' }
-      ),
-      field(
+        (x) => (x.measured ? `measured: ${x.source}` : `remainder: ${x.source}`),
+        { displayName: 'How it is known' },
+      ],
+      [
         'side',
         STRING,
-        p.map((x) => (x.side === 'gap' ? 'before vLLM (the gap)' : "inside vLLM's TTFT")),
-        { displayName: 'Where', custom: { width: 160 } }
-      ),
-    ],
+        (x) => (x.side === 'gap' ? 'before vLLM (the gap)' : "inside vLLM's TTFT"),
+        { displayName: 'Where', custom: { width: 160 } },
+      ],
+    ]),
     {
       name: 'TTFT gap',
       refId: partRefId(refId, 'gap'),

@@ -15,7 +15,7 @@ import {
   type PodsAnswer,
   type ServicesAnswer,
 } from '../../../contract';
-import { field, frame, NUMBER, STRING } from './frame';
+import { columns, field, frame, NUMBER, STRING } from './frame';
 import { appPathLink, HIDDEN } from './links';
 
 /** Kernel signal counts as one short cell: `TLS 12 · retrans 3 · GPU alloc fail 1` (traced requests left out). */
@@ -42,44 +42,44 @@ interface FigureRow {
  * the denominator), each column described with where its figure comes from.
  */
 function figureFields(rows: FigureRow[]) {
-  return [
-    field(
+  return columns(rows, [
+    [
       'requests',
       NUMBER,
-      rows.map((x) => x.requests),
-      { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows), custom: { width: 90 } }
-    ),
-    field(
+      (x) => x.requests,
+      { displayName: 'Requests', decimals: 0, description: figureDescription('rate', rows), custom: { width: 90 } },
+    ],
+    [
       'rps',
       NUMBER,
-      rows.map((x) => x.rps),
+      (x) => x.rps,
       {
         displayName: 'RPS',
         unit: 'reqps',
         decimals: 2,
         description: figureDescription('rate', rows),
         custom: { width: 100 },
-      }
-    ),
-    field(
+      },
+    ],
+    [
       'errors',
       NUMBER,
-      rows.map((x) => x.errors),
-      { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows), custom: { width: 70 } }
-    ),
-    field(
+      (x) => x.errors,
+      { displayName: 'Errors', decimals: 0, description: figureDescription('errors', rows), custom: { width: 70 } },
+    ],
+    [
       'errorRate',
       NUMBER,
-      rows.map((x) => x.errorRate),
+      (x) => x.errorRate,
       {
         displayName: 'Error rate',
         unit: 'percentunit',
         decimals: 1,
         description: 'Errors / requests',
         custom: { width: 90 },
-      }
-    ),
-  ];
+      },
+    ],
+  ]);
 }
 
 /** Figure origins as a reader says them. */
@@ -111,22 +111,22 @@ export function estimatesCell(figures: FigureSources | undefined): string | null
 
 /** The two provenance columns: the origins, and the estimates in a warning colour (anything but `none`). */
 function provenanceFields(rows: Array<{ figures?: FigureSources }>) {
-  return [
-    field(
+  return columns(rows, [
+    [
       'source',
       STRING,
-      rows.map((x) => originsCell(x.figures)),
+      (x) => originsCell(x.figures),
       {
         displayName: 'Source',
         description:
           'Where the figures come from (the proxy prefers counts: service metrics, span metrics, ingest counters, then sampled traces)',
         custom: { width: 130 },
-      }
-    ),
-    field(
+      },
+    ],
+    [
       'estimated',
       STRING,
-      rows.map((x) => estimatesCell(x.figures)),
+      (x) => estimatesCell(x.figures),
       {
         displayName: 'Estimated',
         description:
@@ -136,9 +136,9 @@ function provenanceFields(rows: Array<{ figures?: FigureSources }>) {
           { type: 'value' as never, options: { none: { color: 'text', index: 0 } } },
           { type: 'regex' as never, options: { pattern: '.+', result: { color: 'orange', index: 1 } } },
         ],
-      }
-    ),
-  ];
+      },
+    ],
+  ]);
 }
 
 /** A column's description (its header's tooltip in Grafana): where the figure of its rows comes from, estimates first. */
@@ -160,51 +160,45 @@ export function servicesFrame(answer: ServicesAnswer, kernel?: Record<string, Re
   const s = answer.services;
   return frame(
     [
-      field(
-        'service',
-        STRING,
-        s.map((x) => x.service),
-        { displayName: 'Service', links: [appPathLink('Open service', 'servicePath')] }
-      ),
-      field(
-        'servicePath',
-        STRING,
-        s.map((x) => appPaths.service(x.service)),
-        HIDDEN
-      ),
+      ...columns(s, [
+        [
+          'service',
+          STRING,
+          (x) => x.service,
+          { displayName: 'Service', links: [appPathLink('Open service', 'servicePath')] },
+        ],
+        ['servicePath', STRING, (x) => appPaths.service(x.service), HIDDEN],
+      ]),
       ...figureFields(s),
       // Each latency on its own scale (a bar of P99 is not drawn against the request counts).
-      field(
-        'p50',
-        NUMBER,
-        s.map((x) => x.p50Ms),
-        {
-          displayName: 'P50',
-          unit: 'ms',
-          fieldMinMax: true,
-          description: figureDescription('latency', s),
-          custom: { width: 90 },
-        }
-      ),
-      field(
-        'p99',
-        NUMBER,
-        s.map((x) => x.p99Ms),
-        {
-          displayName: 'P99',
-          unit: 'ms',
-          fieldMinMax: true,
-          description: figureDescription('latency', s),
-          links: [appPathLink('Open service', 'servicePath')],
-          custom: { width: 90 },
-        }
-      ),
-      field(
-        'pods',
-        NUMBER,
-        s.map((x) => x.pods.length),
-        { displayName: 'Pods', decimals: 0, custom: { width: 60 } }
-      ),
+      ...columns(s, [
+        [
+          'p50',
+          NUMBER,
+          (x) => x.p50Ms,
+          {
+            displayName: 'P50',
+            unit: 'ms',
+            fieldMinMax: true,
+            description: figureDescription('latency', s),
+            custom: { width: 90 },
+          },
+        ],
+        [
+          'p99',
+          NUMBER,
+          (x) => x.p99Ms,
+          {
+            displayName: 'P99',
+            unit: 'ms',
+            fieldMinMax: true,
+            description: figureDescription('latency', s),
+            links: [appPathLink('Open service', 'servicePath')],
+            custom: { width: 90 },
+          },
+        ],
+        ['pods', NUMBER, (x) => x.pods.length, { displayName: 'Pods', decimals: 0, custom: { width: 60 } }],
+      ]),
       ...provenanceFields(s),
       ...(kernel
         ? [
@@ -225,50 +219,41 @@ export function podsFrame(answer: PodsAnswer): DataFrame {
   const p = answer.pods;
   return frame(
     [
-      field(
-        'pod',
-        STRING,
-        p.map((x) => x.pod),
-        { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] }
-      ),
-      field(
-        'podPath',
-        STRING,
-        p.map((x) => appPaths.pod(answer.service, x.pod)),
-        HIDDEN
-      ),
-      field(
-        'node',
-        STRING,
-        p.map((x) => x.node ?? ''),
-        { displayName: 'Node' }
-      ),
+      ...columns(p, [
+        [
+          'pod',
+          STRING,
+          (x) => x.pod,
+          { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')] },
+        ],
+        ['podPath', STRING, (x) => appPaths.pod(answer.service, x.pod), HIDDEN],
+        ['node', STRING, (x) => x.node ?? '', { displayName: 'Node' }],
+      ]),
       ...figureFields(p),
-      field(
-        'p50',
-        NUMBER,
-        p.map((x) => x.p50Ms),
-        { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }
-      ),
-      field(
-        'p99',
-        NUMBER,
-        p.map((x) => x.p99Ms),
-        { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } }
-      ),
+      ...columns(p, [
+        [
+          'p50',
+          NUMBER,
+          (x) => x.p50Ms,
+          { displayName: 'P50', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } },
+        ],
+        [
+          'p99',
+          NUMBER,
+          (x) => x.p99Ms,
+          { displayName: 'P99', unit: 'ms', description: figureDescription('latency', p), custom: { width: 90 } },
+        ],
+      ]),
       ...provenanceFields(p),
-      field(
-        'kernel',
-        STRING,
-        p.map((x) => kernelCell(x.kernelEvents)),
-        { displayName: 'Kernel signals' }
-      ),
-      field(
-        'kernelEvents',
-        NUMBER,
-        p.map((x) => total(x.kernelEvents)),
-        { displayName: 'Kernel events', decimals: 0, custom: { width: 110 } }
-      ),
+      ...columns(p, [
+        ['kernel', STRING, (x) => kernelCell(x.kernelEvents), { displayName: 'Kernel signals' }],
+        [
+          'kernelEvents',
+          NUMBER,
+          (x) => total(x.kernelEvents),
+          { displayName: 'Kernel events', decimals: 0, custom: { width: 110 } },
+        ],
+      ]),
     ],
     { name: `pods of ${answer.service}` }
   );

@@ -17,55 +17,25 @@ import {
   type TraceSummary,
 } from '../../../contract';
 import { partRefId } from '../query';
-import { field, frame, NUMBER, OTHER, STRING, TIME } from './frame';
+import { columns, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { appPathLink, HIDDEN } from './links';
 
 export function traceListFrame(traces: TraceSummary[], name = 'traces'): DataFrame {
   return frame(
-    [
-      field(
+    columns(traces, [
+      [
         'traceId',
         STRING,
-        traces.map((t) => t.traceId),
-        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] }
-      ),
-      field(
-        'tracePath',
-        STRING,
-        traces.map((t) => appPaths.trace(t.traceId)),
-        HIDDEN
-      ),
-      field(
-        'root',
-        STRING,
-        traces.map((t) => `${t.rootService} ${t.rootName}`),
-        { displayName: 'Root' }
-      ),
-      field(
-        'start',
-        TIME,
-        traces.map((t) => t.startMs),
-        { displayName: 'Start' }
-      ),
-      field(
-        'duration',
-        NUMBER,
-        traces.map((t) => t.durationMs),
-        { displayName: 'Duration', unit: 'ms' }
-      ),
-      field(
-        'status',
-        STRING,
-        traces.map((t) => t.status),
-        { displayName: 'Status' }
-      ),
-      field(
-        'spans',
-        NUMBER,
-        traces.map((t) => t.spanCount ?? null),
-        { displayName: 'Spans', decimals: 0 }
-      ),
-    ],
+        (t) => t.traceId,
+        { displayName: 'Trace', links: [appPathLink('Root cause of this trace', 'tracePath')] },
+      ],
+      ['tracePath', STRING, (t) => appPaths.trace(t.traceId), HIDDEN],
+      ['root', STRING, (t) => `${t.rootService} ${t.rootName}`, { displayName: 'Root' }],
+      ['start', TIME, (t) => t.startMs, { displayName: 'Start' }],
+      ['duration', NUMBER, (t) => t.durationMs, { displayName: 'Duration', unit: 'ms' }],
+      ['status', STRING, (t) => t.status, { displayName: 'Status' }],
+      ['spans', NUMBER, (t) => t.spanCount ?? null, { displayName: 'Spans', decimals: 0 }],
+    ]),
     { name }
   );
 }
@@ -84,80 +54,22 @@ const kv = (o: Record<string, string | number | boolean>) => Object.entries(o).m
 export function traceFrame(trace: TraceDetail): DataFrame {
   const s = trace.spans;
   return frame(
-    [
-      field(
-        'traceID',
-        STRING,
-        s.map((x) => x.traceId)
-      ),
-      field(
-        'spanID',
-        STRING,
-        s.map((x) => x.spanId)
-      ),
-      field(
-        'parentSpanID',
-        STRING,
-        s.map((x) => x.parentSpanId ?? '')
-      ),
-      field(
-        'operationName',
-        STRING,
-        s.map((x) => x.name)
-      ),
-      field(
-        'serviceName',
-        STRING,
-        s.map((x) => x.service)
-      ),
-      field(
-        'kind',
-        STRING,
-        s.map((x) => x.kind)
-      ),
-      field(
-        'statusCode',
-        NUMBER,
-        s.map((x) => STATUS_CODE[x.status])
-      ),
-      field(
-        'status',
-        STRING,
-        s.map((x) => x.status)
-      ),
-      field(
-        'statusMessage',
-        STRING,
-        s.map((x) => x.statusMessage ?? '')
-      ),
-      field(
-        'startTime',
-        NUMBER,
-        s.map((x) => x.startMs),
-        { unit: 'dateTimeAsIso' }
-      ),
-      field(
-        'duration',
-        NUMBER,
-        s.map((x) => x.endMs - x.startMs),
-        { unit: 'ms' }
-      ),
-      field(
-        'pod',
-        STRING,
-        s.map((x) => podOf(x) ?? '')
-      ),
-      field(
-        'serviceTags',
-        OTHER,
-        s.map((x) => kv(x.resource))
-      ),
-      field(
-        'tags',
-        OTHER,
-        s.map((x) => kv(x.attributes))
-      ),
-    ],
+    columns(s, [
+      ['traceID', STRING, (x) => x.traceId],
+      ['spanID', STRING, (x) => x.spanId],
+      ['parentSpanID', STRING, (x) => x.parentSpanId ?? ''],
+      ['operationName', STRING, (x) => x.name],
+      ['serviceName', STRING, (x) => x.service],
+      ['kind', STRING, (x) => x.kind],
+      ['statusCode', NUMBER, (x) => STATUS_CODE[x.status]],
+      ['status', STRING, (x) => x.status],
+      ['statusMessage', STRING, (x) => x.statusMessage ?? ''],
+      ['startTime', NUMBER, (x) => x.startMs, { unit: 'dateTimeAsIso' }],
+      ['duration', NUMBER, (x) => x.endMs - x.startMs, { unit: 'ms' }],
+      ['pod', STRING, (x) => podOf(x) ?? ''],
+      ['serviceTags', OTHER, (x) => kv(x.resource)],
+      ['tags', OTHER, (x) => kv(x.attributes)],
+    ]),
     {
       name: `trace ${trace.traceId}`,
       meta: { preferredVisualisationType: TRACE, custom: { partial: trace.partial ?? false } },
@@ -276,35 +188,20 @@ export function rcaAboutOfFrame(f: DataFrame | undefined): RcaAbout | undefined 
 export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedRcaAnswerMeta): DataFrame[] {
   const c = answer.candidates;
   const candidates = frame(
-    [
-      field(
-        'rank',
-        NUMBER,
-        c.map((x) => x.rank),
-        { displayName: '#', decimals: 0, custom: { width: 50 } }
-      ),
-      field(
-        'service',
-        STRING,
-        c.map((x) => x.service),
-        { displayName: 'Service', custom: { width: 120 } }
-      ),
-      field(
+    columns(c, [
+      ['rank', NUMBER, (x) => x.rank, { displayName: '#', decimals: 0, custom: { width: 50 } }],
+      ['service', STRING, (x) => x.service, { displayName: 'Service', custom: { width: 120 } }],
+      [
         'pod',
         STRING,
-        c.map((x) => x.pod),
-        { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')], custom: { width: 170 } }
-      ),
-      field(
-        'podPath',
-        STRING,
-        c.map((x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service))),
-        HIDDEN
-      ),
-      field(
+        (x) => x.pod,
+        { displayName: 'Pod', links: [appPathLink('Kernel evidence of this pod', 'podPath')], custom: { width: 170 } },
+      ],
+      ['podPath', STRING, (x) => (x.pod ? appPaths.pod(x.service, x.pod) : appPaths.service(x.service)), HIDDEN],
+      [
         'operation',
         STRING,
-        c.map((x) => x.operation ?? ''),
+        (x) => x.operation ?? '',
         {
           displayName: 'Operation',
           links: [
@@ -314,43 +211,25 @@ export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedR
             },
           ],
           custom: { width: 170 },
-        }
-      ),
-      field(
-        'score',
-        NUMBER,
-        c.map((x) => x.score),
-        { displayName: 'Score', decimals: 2, custom: { width: 70 } }
-      ),
-      field(
-        'selfMs',
-        NUMBER,
-        c.map((x) => x.selfMs ?? null),
-        { displayName: 'Own time', unit: 'ms', custom: { width: 90 } }
-      ),
-      field(
+        },
+      ],
+      ['score', NUMBER, (x) => x.score, { displayName: 'Score', decimals: 2, custom: { width: 70 } }],
+      ['selfMs', NUMBER, (x) => x.selfMs ?? null, { displayName: 'Own time', unit: 'ms', custom: { width: 90 } }],
+      [
         'baselineMs',
         NUMBER,
-        c.map((x) => x.baselineMs ?? null),
-        { displayName: 'Baseline', unit: 'ms', custom: { width: 90 } }
-      ),
-      field('evidence', STRING, c.map(evidenceText), {
-        displayName: 'Evidence',
-        custom: { cellOptions: { type: 'auto', wrapText: true } },
-      }),
-      field(
-        'evidenceKinds',
+        (x) => x.baselineMs ?? null,
+        { displayName: 'Baseline', unit: 'ms', custom: { width: 90 } },
+      ],
+      [
+        'evidence',
         STRING,
-        c.map((x) => x.evidence.map((e) => e.kind).join(',')),
-        HIDDEN
-      ),
-      field(
-        'spanId',
-        STRING,
-        c.map((x) => x.spanId ?? ''),
-        HIDDEN
-      ),
-    ],
+        evidenceText,
+        { displayName: 'Evidence', custom: { cellOptions: { type: 'auto', wrapText: true } } },
+      ],
+      ['evidenceKinds', STRING, (x) => x.evidence.map((e) => e.kind).join(','), HIDDEN],
+      ['spanId', STRING, (x) => x.spanId ?? '', HIDDEN],
+    ]),
     {
       name: 'ranked causes',
       refId,
@@ -359,79 +238,21 @@ export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedR
   );
   const p = answer.criticalPath;
   const path = frame(
-    [
-      field(
-        'spanId',
-        STRING,
-        p.map((x) => x.spanId)
-      ),
-      field(
-        'parentSpanId',
-        STRING,
-        p.map((x) => x.parentSpanId ?? '')
-      ),
-      field(
-        'depth',
-        NUMBER,
-        p.map((x) => x.depth)
-      ),
-      field(
-        'service',
-        STRING,
-        p.map((x) => x.service)
-      ),
-      field(
-        'pod',
-        STRING,
-        p.map((x) => x.pod)
-      ),
-      field(
-        'operation',
-        STRING,
-        p.map((x) => x.operation)
-      ),
-      field(
-        'start',
-        TIME,
-        p.map((x) => x.startMs)
-      ),
-      field(
-        'durationMs',
-        NUMBER,
-        p.map((x) => x.durationMs),
-        { unit: 'ms' }
-      ),
-      field(
-        'selfMs',
-        NUMBER,
-        p.map((x) => x.selfMs),
-        { unit: 'ms' }
-      ),
-      field(
-        'onPathMs',
-        NUMBER,
-        p.map((x) => x.onPathMs),
-        { unit: 'ms' }
-      ),
-      field(
-        'gapMs',
-        NUMBER,
-        p.map((x) => x.gapMs ?? null),
-        { unit: 'ms' }
-      ),
-      field(
-        'baselineSelfMs',
-        NUMBER,
-        p.map((x) => x.baselineSelfMs ?? null),
-        { unit: 'ms' }
-      ),
-      field(
-        'skewCorrectedMs',
-        NUMBER,
-        p.map((x) => x.skewCorrectedMs ?? null),
-        { unit: 'ms' }
-      ),
-    ],
+    columns(p, [
+      ['spanId', STRING, (x) => x.spanId],
+      ['parentSpanId', STRING, (x) => x.parentSpanId ?? ''],
+      ['depth', NUMBER, (x) => x.depth],
+      ['service', STRING, (x) => x.service],
+      ['pod', STRING, (x) => x.pod],
+      ['operation', STRING, (x) => x.operation],
+      ['start', TIME, (x) => x.startMs],
+      ['durationMs', NUMBER, (x) => x.durationMs, { unit: 'ms' }],
+      ['selfMs', NUMBER, (x) => x.selfMs, { unit: 'ms' }],
+      ['onPathMs', NUMBER, (x) => x.onPathMs, { unit: 'ms' }],
+      ['gapMs', NUMBER, (x) => x.gapMs ?? null, { unit: 'ms' }],
+      ['baselineSelfMs', NUMBER, (x) => x.baselineSelfMs ?? null, { unit: 'ms' }],
+      ['skewCorrectedMs', NUMBER, (x) => x.skewCorrectedMs ?? null, { unit: 'ms' }],
+    ]),
     { name: 'critical path', refId: partRefId(refId, 'criticalPath') }
   );
   return [candidates, path];
