@@ -16,7 +16,6 @@
  *
  * Usage: npx tsx bench/db-memory.bench.ts [--rounds N]   (default 5, the figures in docs/deploy.md; ~2 min a round)
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,26 +25,28 @@ import pino from 'pino';
 import type { Database, Queryable } from '../backend-proxy/src/db/types';
 import { migrate } from '../backend-proxy/src/db/migrations';
 import { servePglite, startPglite } from '../backend-proxy/src/db/pglite';
-import { insertKernelEvents } from '../backend-proxy/src/db/kernel-evidence-repo';
 import { RunsService } from '../backend-proxy/src/runs/service';
-import { finish, latencies, registration } from '../tests/integration/db/run-fixtures';
+import {
+  bundleChild,
+  EVENTS,
+  hwm,
+  mem,
+  MiB,
+  RUNS,
+  runChild as runMeasured,
+  workload,
+  writeResult,
+  type Mem,
+} from '../tests/support/pglite-memory';
 import { median, report } from './lib/ab';
 
 const CHILD_ENV = 'HOPSCOPE_DB_MEMORY_CHILD';
-const RUNS = 1000;
-const EVENTS = 20_000;
 const IDLE_MS = 6000;
 const PHASES = ['open', 'migrated', 'workload', 'idle'] as const;
 type Phase = (typeof PHASES)[number];
 type Variant = 'before' | 'after';
 type Scenario = 'file' | 'reopened' | 'memory';
 
-interface Mem {
-  rss: number;
-  heapUsed: number;
-  external: number;
-  arrayBuffers: number;
-}
 interface ChildResult {
   start: Mem;
   phases: Record<Phase, Mem>;
@@ -60,13 +61,6 @@ interface ChildArgs {
   dataDir?: string;
   beforeTemplate: string;
 }
-
-const MiB = 1048576;
-const mem = (): Mem => {
-  const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
-};
-const hwm = (): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
 
 // ---- the child: one database, one variant, one process ----
 
@@ -114,38 +108,6 @@ async function openAfter(a: ChildArgs, log: pino.Logger, step: () => void): Prom
   return servePglite(pg, { pgdata, fromTemplate, log });
 }
 
-async function workload(db: Database, log: pino.Logger): Promise<void> {
-  const runs = new RunsService({ db, log });
-  const fin = finish('w1', latencies(500, 300));
-  const t0 = Date.now() - RUNS * 60_000;
-  const one = async (i: number): Promise<void> => {
-    const runId = `mem-${i}`;
-    await runs.register(registration(runId, 'w1', { startMs: t0 + i * 60_000 }));
-    await runs.finish(runId, { ...fin, endMs: t0 + i * 60_000 + 30_000 });
-  };
-  for (let i = 0; i < RUNS; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => one(i + j)));
-  const T = Date.now() - 3600_000;
-  for (let b = 0; b < EVENTS / 1000; b++) {
-    await insertKernelEvents(
-      db,
-      Array.from({ length: 1000 }, (_, k) => {
-        const i = b * 1000 + k;
-        return {
-          ts: T + i * 10 + 0.25,
-          type: 'tcp_retransmit',
-          pid: 1000 + (i % 7),
-          comm: 'python',
-          pod: `rag-${i % 13}`,
-          namespace: 'chain',
-          node: 'node-a',
-          detail: { seq: i, saddr: '10.0.0.1:41000', daddr: '10.0.0.2:8000' },
-          mode: 'live',
-        };
-      })
-    );
-  }
-}
-
 async function listMs(db: Database, log: pino.Logger): Promise<number> {
   const runs = new RunsService({ db, log });
   for (let i = 0; i < 5; i++) await runs.list({ limit: RUNS });
@@ -170,7 +132,11 @@ async function child(a: ChildArgs): Promise<void> {
     phases.open = mem();
   });
   phases.migrated = mem();
-  if (a.scenario !== 'reopened') await workload(db, log);
+  if (a.scenario !== 'reopened')
+    await workload(db, log, {
+      runIdPrefix: 'mem-',
+      eventDetail: (i) => ({ seq: i, saddr: '10.0.0.1:41000', daddr: '10.0.0.2:8000' }),
+    });
   const list = await listMs(db, log);
   phases.workload = mem();
   await new Promise((r) => setTimeout(r, IDLE_MS));
@@ -180,52 +146,14 @@ async function child(a: ChildArgs): Promise<void> {
     settings[s] = String(Object.values((await db.query(`SHOW ${s}`)).rows[0])[0]);
   }
   const out: ChildResult = { start, phases, hwm: hwm(), openMs, listMs: list, settings };
-  process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
+  writeResult(out);
   await db.close();
 }
 
 // ---- the parent ----
 
-/** This file bundled as the proxy's image bundles main.ts, where Node resolves the PGlite package from here. */
-async function bundleSelf(entry: string, name: string): Promise<string> {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const outfile = join(root, 'node_modules', '.cache', 'hopscope', `${name}.mjs`);
-  mkdirSync(dirname(outfile), { recursive: true });
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    outfile,
-    logLevel: 'error',
-    external: ['@electric-sql/pglite', 'esbuild'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
-  return outfile;
-}
-
 function runChild(bundle: string, a: ChildArgs): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [bundle], {
-      env: { ...process.env, [CHILD_ENV]: JSON.stringify(a) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-4000);
-    });
-    c.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as ChildResult);
-      else reject(new Error(`${a.variant} ${a.scenario}: exited ${code}: ${err}`));
-    });
-  });
+  return runMeasured<ChildResult>(bundle, { envVar: CHILD_ENV, args: a, what: `${a.variant} ${a.scenario}:` });
 }
 
 /** The in-memory template as the old code made it: initdb in this process, migrated, dumped. */
@@ -249,7 +177,7 @@ async function makeBeforeTemplate(file: string): Promise<void> {
 async function parent(): Promise<void> {
   const ri = process.argv.indexOf('--rounds');
   const rounds = ri > 0 ? Math.max(1, Number(process.argv[ri + 1])) : 5;
-  const bundle = await bundleSelf(fileURLToPath(import.meta.url), 'db-memory-bench');
+  const bundle = await bundleChild(fileURLToPath(import.meta.url), 'db-memory-bench');
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-bench-dbmem-'));
   const beforeTemplate = join(dir, 'before-template.tar');
   const scenarios: Scenario[] = ['file', 'reopened', 'memory'];

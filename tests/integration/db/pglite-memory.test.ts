@@ -16,151 +16,74 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { openDatabase } from '../../../backend-proxy/src/db/database';
-import { insertKernelEvents } from '../../../backend-proxy/src/db/kernel-evidence-repo';
 import { RunsService } from '../../../backend-proxy/src/runs/service';
-import { finish, latencies, registration } from './run-fixtures';
+import {
+  bundleChild,
+  EVENTS,
+  hwm,
+  mem,
+  MiB,
+  RUNS,
+  runChild,
+  workload,
+  writeResult,
+  type Mem,
+} from '../../support/pglite-memory';
 
 export const RSS_BUDGET_MIB = 440;
 export const RESTART_BUDGET_MIB = 320;
 
 const CHILD_ENV = 'HOPSCOPE_PGLITE_MEMORY_TEST_CHILD';
-const RUNS = 1000;
-const EVENTS = 20_000;
-const MiB = 1048576;
 
-interface Point {
-  rss: number;
-  heapUsed: number;
-  external: number;
-}
 interface ChildResult {
-  points: Record<string, Point>;
+  points: Record<string, Mem>;
   hwm: number;
   runs: number;
   events: number;
   walBytes: number;
 }
 
-const point = (): Point => {
-  const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
-};
-
 /** The child: the proxy's database on `dataDir`; `workload` or only reopening it. */
 async function child(o: { dataDir: string; workload: boolean }): Promise<void> {
   const log = pino({ level: 'silent' });
-  const points: Record<string, Point> = {};
+  const points: Record<string, Mem> = {};
   const db = await openDatabase({ dataDir: o.dataDir, log });
-  points.open = point();
+  points.open = mem();
   const runs = new RunsService({ db, log });
   if (o.workload) {
-    const fin = finish('w1', latencies(500, 300));
-    const t0 = Date.now() - RUNS * 60_000;
-    const one = async (i: number): Promise<void> => {
-      await runs.register(registration(`m-${i}`, 'w1', { startMs: t0 + i * 60_000 }));
-      await runs.finish(`m-${i}`, { ...fin, endMs: t0 + i * 60_000 + 30_000 });
-    };
-    for (let i = 0; i < RUNS; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => one(i + j)));
-    const T = Date.now() - 3600_000;
-    for (let b = 0; b < EVENTS / 1000; b++) {
-      await insertKernelEvents(
-        db,
-        Array.from({ length: 1000 }, (_, k) => {
-          const i = b * 1000 + k;
-          return {
-            ts: T + i * 10 + 0.25,
-            type: 'tcp_retransmit',
-            pid: 1000 + (i % 7),
-            comm: 'python',
-            pod: `rag-${i % 13}`,
-            namespace: 'chain',
-            node: 'node-a',
-            detail: { seq: i },
-            mode: 'live',
-          };
-        })
-      );
-    }
-    points.workload = point();
+    await workload(db, log, { runIdPrefix: 'm-', eventDetail: (i) => ({ seq: i }) });
+    points.workload = mem();
   }
   const listed = await runs.list({ limit: RUNS });
-  points.listed = point();
+  points.listed = mem();
   await new Promise((r) => setTimeout(r, 6000));
-  points.idle = point();
+  points.idle = mem();
   // What stays once the garbage is collected (started with --expose-gc): the engine's own memory, without V8's timing.
   global.gc?.();
   await new Promise((r) => setTimeout(r, 1000));
   global.gc?.();
-  points.collected = point();
+  points.collected = mem();
   const events = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM kernel_events')).rows[0].n;
   const walBytes = (
     await db.query<{ b: number }>(
       'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS b FROM pg_control_checkpoint()'
     )
   ).rows[0].b;
-  const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
-  process.stdout.write(
-    `RESULT ${JSON.stringify({ points, hwm, runs: listed.total, events, walBytes } satisfies ChildResult)}\n`
-  );
+  writeResult({ points, hwm: hwm(), runs: listed.total, events, walBytes } satisfies ChildResult);
   await db.close();
 }
 
 /** This file as an esbuild bundle (as the image runs the proxy), where Node finds the PGlite package. */
-async function bundle(): Promise<string> {
-  const outfile = join(
-    dirname(fileURLToPath(import.meta.url)),
-    '..',
-    '..',
-    '..',
-    'node_modules',
-    '.cache',
-    'hopscope',
-    'pglite-memory-test.mjs'
-  );
-  mkdirSync(dirname(outfile), { recursive: true });
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [fileURLToPath(import.meta.url)],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    outfile,
-    logLevel: 'error',
-    external: ['@electric-sql/pglite', 'esbuild'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
-  return outfile;
-}
+const bundle = (): Promise<string> => bundleChild(fileURLToPath(import.meta.url), 'pglite-memory-test');
 
-function run(file: string, o: { dataDir: string; workload: boolean }): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--expose-gc', file], {
-      env: { ...process.env, [CHILD_ENV]: JSON.stringify(o) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-4000);
-    });
-    c.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice(7)) as ChildResult);
-      else reject(new Error(`the database process exited ${code}: ${err}`));
-    });
-  });
-}
+const run = (file: string, o: { dataDir: string; workload: boolean }): Promise<ChildResult> =>
+  runChild<ChildResult>(file, { envVar: CHILD_ENV, args: o, nodeArgs: ['--expose-gc'], what: 'the database process' });
 
 const mib = (x: number): number => Math.round(x / MiB);
 

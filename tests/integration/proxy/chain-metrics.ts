@@ -15,82 +15,25 @@ export async function startChainMetrics(
   const reg = new client.Registry();
   const VLLM_E2E = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0];
   const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
-  const vSuccess = new client.Counter({
-    name: 'vllm:request_success_total',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'finished_reason', 'pod'],
-    registers: [reg],
-  });
-  const vGen = new client.Counter({
-    name: 'vllm:generation_tokens_total',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'pod'],
-    registers: [reg],
-  });
-  const vE2e = new client.Histogram({
-    name: 'vllm:e2e_request_latency_seconds',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'pod'],
-    buckets: VLLM_E2E,
-    registers: [reg],
-  });
-  const vTtft = new client.Histogram({
-    name: 'vllm:time_to_first_token_seconds',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'pod'],
-    buckets: TTFT,
-    registers: [reg],
-  });
-  const vHits = new client.Counter({
-    name: 'vllm:prefix_cache_hits_total',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'pod'],
-    registers: [reg],
-  });
-  const vQueries = new client.Counter({
-    name: 'vllm:prefix_cache_queries_total',
-    help: 'x',
-    labelNames: ['model_name', 'engine', 'pod'],
-    registers: [reg],
-  });
-  const tSuccess = new client.Counter({
-    name: 'tgi_request_success',
-    help: 'x',
-    labelNames: ['pod'],
-    registers: [reg],
-  });
-  const tFail = new client.Counter({
-    name: 'tgi_request_failure',
-    help: 'x',
-    labelNames: ['err', 'pod'],
-    registers: [reg],
-  });
-  const tGen = new client.Histogram({
-    name: 'tgi_request_generated_tokens',
-    help: 'x',
-    labelNames: ['pod'],
-    buckets: [1, 10, 100, 1000],
-    registers: [reg],
-  });
-  const tDur = new client.Histogram({
-    name: 'tgi_request_duration',
-    help: 'x',
-    labelNames: ['pod'],
-    buckets: [0.1, 0.5, 1, 2, 5, 10],
-    registers: [reg],
-  });
-  const gr = new client.Gauge({
-    name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
-    help: 'x',
-    labelNames: ['gpu', 'UUID', 'Hostname', 'hostname', 'pod', 'namespace'],
-    registers: [reg],
-  });
-  const util = new client.Gauge({
-    name: 'DCGM_FI_DEV_GPU_UTIL',
-    help: 'x',
-    labelNames: ['gpu', 'UUID', 'hostname'],
-    registers: [reg],
-  });
+  // Every metric: help 'x', in this server's registry.
+  const counter = <L extends string>(name: string, labelNames: readonly L[]) =>
+    new client.Counter<L>({ name, help: 'x', labelNames, registers: [reg] });
+  const histogram = <L extends string>(name: string, labelNames: readonly L[], buckets: number[]) =>
+    new client.Histogram<L>({ name, help: 'x', labelNames, buckets, registers: [reg] });
+  const gauge = <L extends string>(name: string, labelNames: readonly L[]) =>
+    new client.Gauge<L>({ name, help: 'x', labelNames, registers: [reg] });
+  const vSuccess = counter('vllm:request_success_total', ['model_name', 'engine', 'finished_reason', 'pod']);
+  const vGen = counter('vllm:generation_tokens_total', ['model_name', 'engine', 'pod']);
+  const vE2e = histogram('vllm:e2e_request_latency_seconds', ['model_name', 'engine', 'pod'], VLLM_E2E);
+  const vTtft = histogram('vllm:time_to_first_token_seconds', ['model_name', 'engine', 'pod'], TTFT);
+  const vHits = counter('vllm:prefix_cache_hits_total', ['model_name', 'engine', 'pod']);
+  const vQueries = counter('vllm:prefix_cache_queries_total', ['model_name', 'engine', 'pod']);
+  const tSuccess = counter('tgi_request_success', ['pod']);
+  const tFail = counter('tgi_request_failure', ['err', 'pod']);
+  const tGen = histogram('tgi_request_generated_tokens', ['pod'], [1, 10, 100, 1000]);
+  const tDur = histogram('tgi_request_duration', ['pod'], [0.1, 0.5, 1, 2, 5, 10]);
+  const gr = gauge('DCGM_FI_PROF_GR_ENGINE_ACTIVE', ['gpu', 'UUID', 'Hostname', 'hostname', 'pod', 'namespace']);
+  const util = gauge('DCGM_FI_DEV_GPU_UTIL', ['gpu', 'UUID', 'hostname']);
   const model = 'llama-3-8b';
   const podNames = Array.from({ length: pods }, (_, i) => (pods === 1 ? 'llm-0' : `llm-${i}`));
   // Initialise every labelled child so rate() has a starting point.

@@ -8,90 +8,35 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRecord, RunTtftAnswer } from '../../../contract';
-import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { bucketQuantile } from '../../../backend-proxy/src/services/run-ttft';
-import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
-import { main } from '../../../loadgen/src/cli';
-import { runsScrapeJob } from '../../../scripts/demo-parts/prometheus';
-import { freePort } from './real-servers';
+import { skipWithoutPrometheus as skip, startRunMetricsStack, type RunMetricsStack } from './run-metrics-stack';
 
-const PROMETHEUS = '/usr/bin/prometheus';
-const skip = existsSync(PROMETHEUS) ? undefined : `${PROMETHEUS} is missing (apt-get install prometheus)`;
-let proxy: RunningProxy;
-let chain: RunningChain;
-let prom: ChildProcess | undefined;
+let stack: RunMetricsStack | undefined;
+let proxy: RunMetricsStack['proxy'];
+let chain: RunMetricsStack['chain'];
 let promUrl: string;
-let dir: string;
 /** The proxy's scrape interval, and Prometheus'. */
 const SCRAPE_MS = 1000;
 
 before(async () => {
   if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), 'run-ttft-'));
-  const port = await freePort();
-  const promPort = await freePort();
-  promUrl = `http://127.0.0.1:${promPort}`;
-  chain = await startChain({
-    gatewayPort: 0,
-    controlPort: 0,
+  stack = await startRunMetricsStack({
+    tmpPrefix: 'run-ttft-',
     timeScale: 0.1,
-    logLevel: 'silent',
-    otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
-    samplerAdaptive: false,
+    scrapeChain: true,
+    proxy: (s) => ({
+      prometheusUrl: s.promUrl,
+      chainControlUrl: s.chain.controlUrl,
+      dataDir: join(s.dir, 'data'),
+      scrapeIntervalMs: SCRAPE_MS,
+    }),
   });
-  proxy = await startProxy({
-    port,
-    prometheusUrl: promUrl,
-    exporterUrls: [],
-    chainControlUrl: chain.controlUrl,
-    alertIntervalMs: 0,
-    dataDir: join(dir, 'data'),
-    scrapeIntervalMs: SCRAPE_MS,
-  });
-  writeFileSync(
-    join(dir, 'prometheus.yml'),
-    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: chain\n    http_sd_configs:\n      - url: ${chain.controlUrl}/targets\n        refresh_interval: 1s\n${runsScrapeJob(proxy.url, { refresh: '1s' })}`
-  );
-  prom = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'prom')}`,
-      `--web.listen-address=127.0.0.1:${promPort}`,
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] }
-  );
-  let stderr = '';
-  prom.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-2000);
-  });
-  for (const t0 = Date.now(); ;) {
-    try {
-      if ((await fetch(`${promUrl}/-/ready`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    if (prom.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`prometheus did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  ({ proxy, chain, promUrl } = stack);
 });
 after(async () => {
-  if (prom && prom.exitCode === null) {
-    prom.kill('SIGTERM');
-    await new Promise((r) => {
-      prom!.once('exit', r);
-      setTimeout(r, 5000);
-    });
-  }
-  await chain?.stop();
-  await proxy?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 async function promQuery(q: string, atMs: number): Promise<number | null> {
@@ -111,42 +56,23 @@ test(
       if (((await promQuery('count(up{job="chain"} == 1)', Date.now())) ?? 0) >= 4) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    let err = '';
-    const out = join(dir, 'ttft-1.json');
-    const code = await main(
-      [
-        '--scenario',
-        'single-turn-short',
-        '--target',
-        chain.gatewayUrl,
-        '--control',
-        chain.controlUrl,
-        '--backend',
-        'vllm',
-        '--rps',
-        '8',
-        '--duration',
-        '10s',
-        '--run-id',
-        'ttft-1',
-        '--report',
-        proxy.url,
-        '--metrics',
-        'prometheus',
-        '--quiet',
-        '--spool-dir',
-        join(dir, 'spool'),
-        '--json',
-        out,
-      ],
-      () => {},
-      (s) => {
-        err += s;
-      },
-      { env: {} }
-    );
-    assert.equal(code, 0, err);
-    const summary = JSON.parse(readFileSync(out, 'utf8'));
+    const run = stack!.load('ttft-1', [
+      '--scenario',
+      'single-turn-short',
+      '--target',
+      chain.gatewayUrl,
+      '--control',
+      chain.controlUrl,
+      '--backend',
+      'vllm',
+      '--rps',
+      '8',
+      '--duration',
+      '10s',
+    ]);
+    const code = await run.code;
+    assert.equal(code, 0, run.err());
+    const summary = run.summary();
     const record = RunRecord.parse(await (await fetch(`${proxy.url}/api/runs/ttft-1`)).json());
     // The service reads vLLM's totals at the run's end and the client's 3 scrapes later (the worker's last scrape comes
     // after its end): ask it only once both instants have passed and every vLLM series has a sample after the end, so

@@ -7,85 +7,20 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
-import { main } from '../../../loadgen/src/cli';
-import { runsScrapeJob } from '../../../scripts/demo-parts/prometheus';
-import { freePort } from './real-servers';
+import { skipWithoutPrometheus as skip, startRunMetricsStack, type RunMetricsStack } from './run-metrics-stack';
 
-const PROMETHEUS = '/usr/bin/prometheus';
-const skip = existsSync(PROMETHEUS) ? undefined : `${PROMETHEUS} is missing (apt-get install prometheus)`;
-let proxy: RunningProxy;
-let chain: RunningChain;
-let prom: ChildProcess | undefined;
+let stack: RunMetricsStack | undefined;
+let proxy: RunMetricsStack['proxy'];
+let chain: RunMetricsStack['chain'];
 let promUrl: string;
-let dir: string;
 
 before(async () => {
   if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), 'runs-sd-'));
-  const port = await freePort();
-  chain = await startChain({
-    gatewayPort: 0,
-    controlPort: 0,
-    timeScale: 0.05,
-    logLevel: 'silent',
-    otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
-    samplerAdaptive: false,
-  });
-  proxy = await startProxy({
-    port,
-    prometheusUrl: undefined,
-    exporterUrls: [],
-    chainControlUrl: undefined,
-    alertIntervalMs: 0,
-  });
-  const promPort = await freePort();
-  promUrl = `http://127.0.0.1:${promPort}`;
-  writeFileSync(
-    join(dir, 'prometheus.yml'),
-    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n${runsScrapeJob(proxy.url, { refresh: '1s' })}`
-  );
-  prom = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${promPort}`,
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] }
-  );
-  let stderr = '';
-  prom.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-2000);
-  });
-  const t0 = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${promUrl}/-/ready`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    if (prom.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`prometheus did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  stack = await startRunMetricsStack({ tmpPrefix: 'runs-sd-', timeScale: 0.05, scrapeChain: false });
+  ({ proxy, chain, promUrl } = stack);
 });
 after(async () => {
-  if (prom && prom.exitCode === null) {
-    prom.kill('SIGTERM');
-    await new Promise((r) => {
-      prom!.once('exit', r);
-      setTimeout(r, 5000);
-    });
-  }
-  await chain?.stop();
-  await proxy?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 async function query(q: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
@@ -101,40 +36,13 @@ test(
   'a running worker is a scrape target: Prometheus has its hopscope_load_requests_total{run_id} within 10 s',
   { skip },
   async (t) => {
-    let err = '';
-    const out = join(dir, 'sd-1.json');
-    const run = main(
-      [
-        '--target',
-        chain.gatewayUrl,
-        '--rps',
-        '5',
-        '--duration',
-        '14s',
-        '--run-id',
-        'sd-1',
-        '--report',
-        proxy.url,
-        '--metrics',
-        'prometheus',
-        '--quiet',
-        '--spool-dir',
-        join(dir, 'spool'),
-        '--json',
-        out,
-      ],
-      () => {},
-      (s) => {
-        err += s;
-      },
-      { env: {} }
-    );
+    const run = stack!.load('sd-1', ['--target', chain.gatewayUrl, '--rps', '5', '--duration', '14s']);
     let registeredAt = 0;
     for (const t0 = Date.now(); Date.now() - t0 < 10_000 && !registeredAt;) {
       if ((await fetch(`${proxy.url}/api/runs/sd-1`)).status === 200) registeredAt = Date.now();
       else await new Promise((r) => setTimeout(r, 50));
     }
-    assert.ok(registeredAt, `the run registered: ${err}`);
+    assert.ok(registeredAt, `the run registered: ${run.err()}`);
     const groups = (await (await fetch(`${proxy.url}/api/runs/targets`)).json()) as Array<{
       targets: string[];
       labels: Record<string, string>;
@@ -159,9 +67,9 @@ test(
     assert.equal(m.scenario, 'ad-hoc');
     assert.equal(m.worker_id, mine[0].labels.worker_id);
     assert.equal(m.exported_run_id, undefined, "honor_labels keeps the series' own run_id");
-    const code = await run;
-    assert.equal(code, 0, err);
-    const summary = JSON.parse(readFileSync(out, 'utf8'));
+    const code = await run.code;
+    assert.equal(code, 0, run.err());
+    const summary = run.summary();
     // The last scrape before the end saw every finished request.
     const total = await query('sum(hopscope_load_requests_total{run_id="sd-1"})');
     assert.equal(Number(total[0].value[1]), summary.completed);
