@@ -322,9 +322,15 @@ sys.stdin.readline()
         `${err.message}: ${seen} counted, ${fastMade + SLOW} made; /health ${JSON.stringify(await (await fetch(`${e.url}/health`)).json())}`
       );
     });
-    const { body } = await getJson<{ events: KernelEvent[]; suppressed: number }>(
-      `${e.url}/events?pod=bx-conn-0&type=tcp_connect&limit=10000`
-    );
+    // The counts are the kernel's; the records come through bpftrace's output a moment later: read them once the
+    // slow ones are in (or after 10 s, and the assertions below say what was missing).
+    type Events = { events: KernelEvent[]; suppressed: number };
+    let body: Events = { events: [], suppressed: 0 };
+    const slowIn = async () => {
+      body = (await getJson<Events>(`${e.url}/events?pod=bx-conn-0&type=tcp_connect&limit=10000`)).body;
+      return body.events.filter((x) => x.detail.dport === 8080).length >= SLOW || undefined;
+    };
+    await waitFor('the slow connects recorded', slowIn, 10_000).catch(() => undefined);
     const slow = body.events.filter((x) => x.detail.dport === 8080);
     const fast = body.events.filter((x) => x.detail.dport === 8081);
     // The slow connects are notable: all of them are there, with the resent SYN, though routine records ran out.

@@ -31,6 +31,14 @@ export async function inspect(page: Page, title: string): Promise<Locator> {
   await menuItem(menu, 'Inspect').click();
   const drawer = page.getByTestId(testIds.inspect.drawer);
   await drawer.waitFor();
+  // The pointer still rests where the Inspect item was: its submenu (Data, Query, DataFrame JSON…) may open there,
+  // over the drawer's tabs. Move it away, as a person's hand does, and let the menu go.
+  await page.mouse.move(0, 0);
+  await page
+    .getByRole('menu')
+    .last()
+    .waitFor({ state: 'hidden', timeout: 5000 })
+    .catch(() => undefined);
   return drawer;
 }
 
