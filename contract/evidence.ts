@@ -19,6 +19,10 @@ export const EvidenceKind = z.enum([
   'chronic',
   'critical_path_share',
   'inferred_call',
+  'llm_queue',
+  'llm_prefill',
+  'llm_decode',
+  'llm_preemption',
   'kernel:tcp_retransmit',
   'kernel:tcp_connect',
   'kernel:tcp_connect_fail',
@@ -69,6 +73,16 @@ export const EVIDENCE_KINDS: Record<EvidenceKind, EvidenceKindInfo> = {
     label: 'Inferred call',
     description:
       'calls into it inferred from the trace tree, the spans saying no kind (a child on another service or pod is the server side)',
+  },
+  llm_queue: {
+    label: 'Engine queue',
+    description: "time waiting in the inference engine's queue above its baseline (engine saturated)",
+  },
+  llm_prefill: { label: 'Prefill', description: 'prompt processing (prefill) above its baseline' },
+  llm_decode: { label: 'Decode', description: 'token generation (decode) above its baseline' },
+  llm_preemption: {
+    label: 'Preemption',
+    description: 'requests preempted by the engine (KV cache full) and recomputed',
   },
   'kernel:tcp_retransmit': kernelKind('tcp_retransmit'),
   'kernel:tcp_connect': kernelKind('tcp_connect'),

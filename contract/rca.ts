@@ -79,6 +79,62 @@ export const KernelEvidenceUsed = z.object({
 });
 export type KernelEvidenceUsed = z.infer<typeof KernelEvidenceUsed>;
 
+/** One phase inside an inference server's request span, as the engine itself reports it. */
+export const LlmPhase = z.object({
+  /** vLLM and SGLang: queue, prefill, decode; TGI's router: validation, queue, inference. */
+  name: z.enum(['validation', 'queue', 'prefill', 'decode', 'inference']),
+  durationMs: z.number().nonnegative(),
+  /** Start, where the engine's timings place it (queue first, then prefill, then decode). */
+  startMs: z.number().optional(),
+  /** The same operation's phase in healthy traffic (median), when a baseline exists. */
+  baselineMs: z.number().optional(),
+});
+export type LlmPhase = z.infer<typeof LlmPhase>;
+
+/** Where one figure of an engine's state came from: the metric name found (an old or new release's) and when. */
+export const EngineMetricProvenance = z.object({
+  /** The figure (`waiting`, `running`, `kvCacheUsage`, `preemptionsPerMin`, `prefixCacheHitRate`, …). */
+  figure: z.string(),
+  /** The metric name Prometheus had, e.g. `vllm:kv_cache_usage_perc` or the older `vllm:gpu_cache_usage_perc`. */
+  metric: z.string(),
+  /** The instant evaluated (epoch ms). */
+  instantMs: z.number(),
+  scrapeIntervalS: z.number().optional(),
+});
+export type EngineMetricProvenance = z.infer<typeof EngineMetricProvenance>;
+
+/** The inference engine's state on a pod at an instant, from its own metrics; absent figures are absent, never 0. */
+export const EngineState = z.object({
+  waiting: z.number().optional(),
+  running: z.number().optional(),
+  /** 0..1 */
+  kvCacheUsage: z.number().optional(),
+  preemptionsPerMin: z.number().optional(),
+  /** 0..1 */
+  prefixCacheHitRate: z.number().optional(),
+  provenance: z.array(EngineMetricProvenance),
+});
+export type EngineState = z.infer<typeof EngineState>;
+
+/** The phases of one inference server span (vLLM `llm_request`, SGLang's request span, TGI's router span). */
+export const LlmPhases = z.object({
+  spanId: z.string(),
+  service: z.string(),
+  pod: z.string(),
+  engine: z.enum(['vllm', 'sglang', 'tgi']),
+  /** The span's name and the attribute set it was read from (e.g. `llm_request` / `gen_ai.latency.*`). */
+  source: z.string(),
+  startMs: z.number(),
+  durationMs: z.number(),
+  phases: z.array(LlmPhase),
+  promptTokens: z.number().optional(),
+  completionTokens: z.number().optional(),
+  /** Usual prompt tokens of this operation (baseline median), when known. */
+  baselinePromptTokens: z.number().optional(),
+  engineState: EngineState.optional(),
+});
+export type LlmPhases = z.infer<typeof LlmPhases>;
+
 /** A root-cause answer for one trace (GET /traces/:id/rca) or an incident window (POST /rca, no path). */
 export const RcaAnswer = z.object({
   traceId: z.string().optional(),
@@ -88,6 +144,13 @@ export const RcaAnswer = z.object({
   missing: z.array(z.string()),
   /** Live root causes: where the kernel events came from. */
   kernelEvidence: KernelEvidenceUsed.optional(),
+  /**
+   * One sentence a person can act on, from the top candidate's strongest evidence, e.g. "llm-vllm-1 saturated: queued
+   * 2.8 s (usually 40 ms) behind 37 waiting requests, KV cache 98 %, 12 preemptions/min".
+   */
+  verdict: z.string().optional(),
+  /** The inference server spans of the answer (per trace: those on the path; per window: the worst few), split. */
+  llmPhases: z.array(LlmPhases).optional(),
 });
 export type RcaAnswer = z.infer<typeof RcaAnswer>;
 
