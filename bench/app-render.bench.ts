@@ -30,11 +30,11 @@ import { FROM, HEATMAP_ROWS as ROWS, NOW, SERVICES, startStandInProxy, TRACE_ID 
 import { launchBrowser } from '../tests/support/browser';
 import { appUrl, startTestHost } from '../tests/support/host';
 import { openAppPage } from '../tests/e2e/app/support/pages';
-import { abCompare, abRow, median, report, type AbResult } from './lib/ab';
+import { abCompare, abRow, median, report, type AbResult, smoke } from './lib/ab';
 
-const ROUNDS = 5;
+const ROUNDS = smoke(5, 1);
 const COLS = 720;
-const COLD_ROUNDS = Math.max(3, Number(process.env.HOPSCOPE_BENCH_COLD_ROUNDS ?? 7));
+const COLD_ROUNDS = smoke(Math.max(3, Number(process.env.HOPSCOPE_BENCH_COLD_ROUNDS ?? 7)), 1);
 const BASELINE_DIST = process.env.HOPSCOPE_BENCH_BASELINE_DIST;
 const COLD_ONLY = process.env.HOPSCOPE_BENCH_ONLY === 'cold';
 /** Latency added to every answer of the stand-in proxy (a real one queries Prometheus and Tempo first). */

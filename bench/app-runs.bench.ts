@@ -18,10 +18,13 @@ import { startProxy, type RunningProxy } from '../backend-proxy/src/server';
 import { finish, latencies, registration } from '../tests/integration/db/run-fixtures';
 import { launchBrowser } from '../tests/support/browser';
 import { appUrl, startTestHost } from '../tests/support/host';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 
-const ROUNDS = Math.max(5, Number(process.env.HOPSCOPE_BENCH_ROUNDS ?? 7));
+const ROUNDS = smoke(Math.max(5, Number(process.env.HOPSCOPE_BENCH_ROUNDS ?? 7)), 1);
 const TARGET_MS = 300;
+/** Stored runs of A and B (a smoke run stores a few). */
+const BIG = smoke(1000, 20);
+const SMALL = smoke(100, 10);
 const SCENARIOS = ['single-turn-short', 'multi-hop-agent', 'rag-recall', 'chaos-gpu-oom'];
 
 async function post(proxy: RunningProxy, path: string, body: unknown): Promise<void> {
@@ -110,9 +113,9 @@ try {
   });
   proxies.push(small);
   const s0 = performance.now();
-  await seed(big, 1000);
+  await seed(big, BIG);
   const seedMs = performance.now() - s0;
-  await seed(small, 100);
+  await seed(small, SMALL);
   const hosts = [await startTestHost({ proxyUrl: big.url }), await startTestHost({ proxyUrl: small.url })];
   const pages: Page[] = [];
   for (const h of hosts) {
@@ -127,8 +130,8 @@ try {
     pages.push(page);
   }
   // Warm-up: a first visit of each page (code, plans, caches).
-  await openRuns(pages[0], 0, 1000);
-  await openRuns(pages[1], 0, 100);
+  await openRuns(pages[0], 0, BIG);
+  await openRuns(pages[1], 0, SMALL);
   let round = 1;
   const proxyShare: number[] = [];
   const ab = await abCompare({
@@ -138,7 +141,7 @@ try {
     a: {
       label: '1,000 stored runs',
       run: async () => {
-        const ms = await openRuns(pages[0], round++, 1000);
+        const ms = await openRuns(pages[0], round++, BIG);
         proxyShare.push(
           (await pages[0].evaluate(
             `(() => { const e = performance.getEntriesByType('resource').filter((x) => /\\/api\\/runs\\?/.test(x.name)).pop(); return e.responseEnd - e.startTime; })()`
@@ -147,7 +150,7 @@ try {
         return ms;
       },
     },
-    b: { label: '100 stored runs', run: () => openRuns(pages[1], round++, 100) },
+    b: { label: '100 stored runs', run: () => openRuns(pages[1], round++, SMALL) },
   });
   const a = ab.a.values;
   const title = `Runs page with 1,000 stored runs, warm (Chromium, real proxy on PGlite; target ≤ ${TARGET_MS} ms)`;

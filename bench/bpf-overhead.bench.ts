@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { machinePreflight } from '../bpf-exporter/src/core/preflight';
-import { abCompare, report } from './lib/ab';
+import { abCompare, report, smoke } from './lib/ab';
 
 if (process.argv.includes('--help')) {
   console.log('Usage: tsx bench/bpf-overhead.bench.ts  (root, bpftrace, gcc; env BX_ROUNDS=5 BX_SECONDS=3)');
@@ -62,9 +62,9 @@ async function load(o: {
     latency: { p99: lat[Math.floor(lat.length * 0.99)], average: lat.reduce((a, b) => a + b, 0) / lat.length },
   };
 }
-const ROUNDS = Number(process.env.BX_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BX_ROUNDS ?? smoke(5, 1));
 const PARTS = (process.env.BX_PARTS ?? 'http,events,traceparent').split(',');
-const SECONDS = Number(process.env.BX_SECONDS ?? 3);
+const SECONDS = Number(process.env.BX_SECONDS ?? smoke(3, 0.5));
 const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'bx-bench-'));
 const started: ChildProcess[] = [];

@@ -38,10 +38,10 @@ import {
   writeResult,
   type Mem,
 } from '../tests/support/pglite-memory';
-import { median, report } from './lib/ab';
+import { median, report, smoke } from './lib/ab';
 
 const CHILD_ENV = 'HOPSCOPE_DB_MEMORY_CHILD';
-const IDLE_MS = 6000;
+const IDLE_MS = smoke(6000, 0);
 const PHASES = ['open', 'migrated', 'workload', 'idle'] as const;
 type Phase = (typeof PHASES)[number];
 type Variant = 'before' | 'after';
@@ -112,7 +112,7 @@ async function listMs(db: Database, log: pino.Logger): Promise<number> {
   const runs = new RunsService({ db, log });
   for (let i = 0; i < 5; i++) await runs.list({ limit: RUNS });
   const xs: number[] = [];
-  for (let i = 0; i < 15; i++) {
+  for (let i = 0; i < smoke(15, 1); i++) {
     const t = performance.now();
     JSON.stringify(await runs.list({ limit: RUNS }));
     xs.push(performance.now() - t);
@@ -135,6 +135,8 @@ async function child(a: ChildArgs): Promise<void> {
   if (a.scenario !== 'reopened')
     await workload(db, log, {
       runIdPrefix: 'mem-',
+      runs: smoke(RUNS, 10),
+      events: smoke(EVENTS, 1000),
       eventDetail: (i) => ({ seq: i, saddr: '10.0.0.1:41000', daddr: '10.0.0.2:8000' }),
     });
   const list = await listMs(db, log);
@@ -176,7 +178,7 @@ async function makeBeforeTemplate(file: string): Promise<void> {
 
 async function parent(): Promise<void> {
   const ri = process.argv.indexOf('--rounds');
-  const rounds = ri > 0 ? Math.max(1, Number(process.argv[ri + 1])) : 5;
+  const rounds = ri > 0 ? Math.max(1, Number(process.argv[ri + 1])) : smoke(5, 1);
   const bundle = await bundleChild(fileURLToPath(import.meta.url), 'db-memory-bench');
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-bench-dbmem-'));
   const beforeTemplate = join(dir, 'before-template.tar');

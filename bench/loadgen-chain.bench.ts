@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
 
-const RPS = Number(process.env.BENCH_RPS ?? 300);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const RPS = Number(process.env.BENCH_RPS ?? smoke(300, 50));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? smoke(4, 1));
 // BENCH_SPLIT=1: one process per pod (the demo's layout), so the chain can use both cores.
 const SPLIT = /^(1|on|true)$/i.test(process.env.BENCH_SPLIT ?? '');
 const root = join(import.meta.dirname, '..');

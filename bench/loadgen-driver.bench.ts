@@ -5,11 +5,11 @@
  */
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
 
-const RPS = Number(process.env.BENCH_RPS ?? 2000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const RPS = Number(process.env.BENCH_RPS ?? smoke(2000, 200));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? smoke(3, 1));
 
 const server = spawn(
   process.execPath,

@@ -6,13 +6,13 @@
  * Target: on/off ≤ 1.02.
  */
 import { spawn } from 'node:child_process';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
 import { startClientMetrics } from '../loadgen/src/metrics/readers';
 
-const RPS = Number(process.env.BENCH_RPS ?? 2000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const RPS = Number(process.env.BENCH_RPS ?? smoke(2000, 200));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? smoke(4, 1));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? smoke(7, 1));
 
 // The endpoint, and a scraper of whatever metrics URL it is told on stdin.
 const server = spawn(

@@ -6,14 +6,19 @@
  * HOPSCOPE_BENCH_PROXY=source runs the sources under tsx instead (to compare).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 let bundled: { entry: string; env: Record<string, string> } | undefined;
 
-/** Runs the Dockerfile's `RUN npx esbuild …` (continuations joined; its `&& node … --help` check dropped) into a temp dir. */
+/**
+ * Runs the Dockerfile's `RUN npx esbuild …` (continuations joined; its `&& node … --help` check dropped) into a temp
+ * dir, and lays out beside the bundle what the runtime stage copies from the build's node_modules (the packages left
+ * out of the bundle, e.g. @electric-sql/pglite): linked from this checkout's node_modules, so the bundle resolves them
+ * as in the image.
+ */
 function deployedBundle(): { entry: string; env: Record<string, string> } {
   if (bundled) return bundled;
   const text = readFileSync(join(root, 'backend-proxy/Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
@@ -28,6 +33,11 @@ function deployedBundle(): { entry: string; env: Record<string, string> } {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` },
   });
+  for (const m of text.matchAll(/^COPY\s+--from=build\s+\/src\/(node_modules\/\S+)\s+\/app\/(\S+)$/gm)) {
+    const dest = join(out, m[2]);
+    mkdirSync(dirname(dest), { recursive: true });
+    symlinkSync(join(root, m[1]), dest, 'dir');
+  }
   bundled = {
     entry: join(out, 'main.mjs'),
     env: Object.fromEntries([...(env ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])),

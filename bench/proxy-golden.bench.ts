@@ -14,14 +14,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { abCompare, abRow, report } from './lib/ab';
+import { abCompare, abRow, report, smoke } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
 import { goldenPlans } from '../backend-proxy/src/services/promql';
 import { startPrometheus } from '../tests/integration/proxy/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 
-const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? 30);
-const FLEETS = (process.env.HOPSCOPE_BENCH_FLEETS ?? '1,200').split(',').map(Number);
+const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? smoke(30, 1));
+const FLEETS = (process.env.HOPSCOPE_BENCH_FLEETS ?? smoke('1,200', '1')).split(',').map(Number);
 const rows = [];
 const json = [];
 
@@ -62,7 +62,7 @@ for (const pods of FLEETS) {
     )
   );
   try {
-    await new Promise((r) => setTimeout(r, 8000)); // a few scrapes
+    await new Promise((r) => setTimeout(r, smoke(8000, 0))); // a few scrapes (a smoke run needs none)
     const to = Math.floor(Date.now() / 5000) * 5000;
     const from = to - 5 * 60_000;
     const stepMs = 5000;

@@ -5,14 +5,14 @@
  * Prints requests/s, latency percentiles, errors, and the proxy's RSS sampled every second (bounded memory).
  */
 import autocannon from 'autocannon';
-import { report } from './lib/ab';
+import { report, smoke } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
 import { startPrometheus } from '../tests/integration/proxy/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 import { chainTrace, hex, otlp } from '../tests/unit/proxy/helpers';
 
-const DURATION = Number(process.env.HOPSCOPE_BENCH_DURATION_S ?? 60);
-const CONNECTIONS = Number(process.env.HOPSCOPE_BENCH_CONNECTIONS ?? 200);
+const DURATION = Number(process.env.HOPSCOPE_BENCH_DURATION_S ?? smoke(60, 1));
+const CONNECTIONS = Number(process.env.HOPSCOPE_BENCH_CONNECTIONS ?? smoke(200, 4));
 const chain = await startChainMetrics();
 const prom = await startPrometheus([chain.target]);
 const proxy = await startProxyProcess({

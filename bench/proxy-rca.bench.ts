@@ -16,7 +16,7 @@
  */
 import { request } from 'undici';
 import type { KernelEvent, Span } from '../contract';
-import { abCompare, abRow, report } from './lib/ab';
+import { abCompare, abRow, report, smoke } from './lib/ab';
 import { startProxy } from '../backend-proxy/src/server';
 import { buildBaseline, rankTrace } from '../backend-proxy/src/rca';
 import { TraceStore } from '../backend-proxy/src/store/trace-store';
@@ -24,7 +24,7 @@ import { enrichSpan } from '../backend-proxy/src/store/enrich';
 import { hex, otlp, tinyServer, type SpanSpec } from '../tests/unit/proxy/helpers';
 import { otlpToSpans } from '../backend-proxy/src/otlp/normalize';
 
-const SIZES = (process.env.HOPSCOPE_BENCH_SIZES ?? '500,5000,50000').split(',').map(Number);
+const SIZES = (process.env.HOPSCOPE_BENCH_SIZES ?? smoke('500,5000,50000', '500')).split(',').map(Number);
 const SERVICES = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'agent', 'tool'];
 
 /** A wide trace: a root and `n-1` spans in a fan of chains, one hop made slow. */

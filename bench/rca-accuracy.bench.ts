@@ -6,7 +6,7 @@
  *     a third of them (harder), printing fault × hop → share ranked first;
  *  3. our chain, window RCA: 30 traces per window, 30% of them faulted.
  */
-import { report } from './lib/ab';
+import { report, smoke } from './lib/ab';
 import { buildBaseline, rankTrace, rankWindow } from '../backend-proxy/src/rca';
 import { loadNezhaCases, nezhaBeforeInjection, nezhaFaultFree, nezhaWindow } from '../tests/support/rca/nezha';
 import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../tests/support/rca/synthetic';
@@ -90,7 +90,7 @@ const uniq = (xs: string[]): string[] => [...new Set(xs)];
 
 // 2. Our chain, per trace.
 const baseline = buildBaseline(syntheticHealthy(42, 200));
-const SEEDS = 20;
+const SEEDS = smoke(20, 1);
 for (const [label, scale] of [
   ['default magnitudes', 1],
   ['a third of the magnitudes', 1 / 3],

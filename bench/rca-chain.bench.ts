@@ -18,7 +18,7 @@
 import { createServer } from 'node:http';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { report } from './lib/ab';
+import { report, smoke } from './lib/ab';
 import { startChain } from '../loadgen/src/chain/start';
 import { tcpRetransmitAvailable } from '../loadgen/src/chain/faults/tcp-retransmit';
 import { otlpToSpans } from '../backend-proxy/src/otlp/normalize';
@@ -33,14 +33,14 @@ import {
   unattachedProbes,
 } from '../tests/integration/fullstack/support';
 
-const RUNS = Number(process.env.RCA_CHAIN_RUNS ?? 5);
-const HEALTHY = Number(process.env.RCA_CHAIN_HEALTHY ?? 24);
+const RUNS = Number(process.env.RCA_CHAIN_RUNS ?? smoke(5, 1));
+const HEALTHY = Number(process.env.RCA_CHAIN_HEALTHY ?? smoke(24, 4));
 const KINDS = process.env.RCA_CHAIN_KINDS
   ? FAULT_KINDS.filter((k) => process.env.RCA_CHAIN_KINDS!.split(',').includes(k))
-  : FAULT_KINDS;
+  : smoke(FAULT_KINDS, FAULT_KINDS.slice(0, 1));
 const HOPS = process.env.RCA_CHAIN_HOPS
   ? CHAIN_HOPS.filter((h) => process.env.RCA_CHAIN_HOPS!.split(',').includes(h))
-  : CHAIN_HOPS;
+  : smoke(CHAIN_HOPS, CHAIN_HOPS.slice(0, 1));
 const CHAIN = {
   timeScale: 0.05,
   logLevel: 'silent' as const,

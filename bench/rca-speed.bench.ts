@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { syntheticHealthy, syntheticTrace } from '../tests/support/rca/synthetic';
 import type * as Engine from '../backend-proxy/src/rca';
 
@@ -60,9 +60,9 @@ const baseline = engine.buildBaseline(healthy);
 
 const rows: Array<Record<string, string | number>> = [];
 const json: Record<string, unknown> = {};
-for (const size of [500, 5_000, 50_000]) {
+for (const size of smoke([500, 5_000, 50_000], [500, 5_000])) {
   const tr = makeTrace(size);
-  const runs = size >= 50_000 ? 7 : 21;
+  const runs = smoke(size >= 50_000 ? 7 : 21, 1);
   for (let w = 0; w < 5; w++) engine.rankTrace({ spans: tr.spans, baseline, kernelEvents: tr.kernelEvents }); // warm-up (JIT)
   const took: number[] = [];
   const cpu: number[] = [];

@@ -13,13 +13,13 @@
  */
 import { request } from 'undici';
 import type { RunCompareAnswer, RunFinish, RunRegistration, Span } from '../contract';
-import { median, report } from './lib/ab';
+import { median, report, smoke } from './lib/ab';
 import { startProxy, type RunningProxy } from '../backend-proxy/src/server';
 import { syntheticTrace } from '../tests/support/rca/synthetic';
 import { spansToOtlp } from '../tests/support/otlp-encode';
 
-const ROUNDS = Number(process.env.HOPSCOPE_BENCH_ROUNDS ?? 5);
-const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? 6000);
+const ROUNDS = Number(process.env.HOPSCOPE_BENCH_ROUNDS ?? smoke(5, 1));
+const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? smoke(6000, 200));
 const EVERY_MS = 50; // 20 req/s
 const RUN_MS = REQUESTS * EVERY_MS;
 const TARGET_MS = 2000;
@@ -167,7 +167,7 @@ for (let i = 0; i < ROUNDS; i++) {
   const proxy = await loaded();
   try {
     cold.push(await compare(proxy.url));
-    for (let k = 0; k < 3; k++) warm.push(await compare(proxy.url));
+    for (let k = 0; k < smoke(3, 1); k++) warm.push(await compare(proxy.url));
     const a = (await call(proxy.url, 'GET', '/api/runs/bench-slow/compare/bench-base')) as RunCompareAnswer;
     ragDelta = a.hops[0].deltaP50Ms ?? 0;
   } finally {

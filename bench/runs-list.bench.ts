@@ -11,10 +11,10 @@ import { openDatabase, type Database } from '../backend-proxy/src/db/database';
 import { RunsService } from '../backend-proxy/src/runs/service';
 import { postgresSkipReason, startPostgres } from '../tests/support/postgres';
 import { finish, latencies, registration } from '../tests/integration/db/run-fixtures';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke } from './lib/ab';
 
-const RUNS = 1000;
-const CALLS = 15;
+const RUNS = smoke(1000, 10);
+const CALLS = smoke(15, 1);
 const log = pino({ level: 'silent' });
 
 async function seed(runs: RunsService): Promise<void> {
@@ -65,7 +65,7 @@ try {
   const measures: Array<{ name: string; call: (r: RunsService) => Promise<unknown> }> = [
     { name: `list all ${RUNS} runs`, call: (r) => r.list({ limit: RUNS }) },
     { name: 'list first page (100)', call: (r) => r.list({ limit: 100 }) },
-    { name: 'one run record', call: (r) => r.get('bench-501') },
+    { name: 'one run record', call: (r) => r.get(`bench-${Math.floor(RUNS / 2) + 1}`) },
   ];
   const results = [];
   for (const m of measures) {

@@ -3,6 +3,15 @@
  * shared 2-core machine hits both), then reports each side's median and the median of the per-round ratios B/A with
  * its spread (min–max). Identical runs differ by about ±5% here, so read ratios, not absolute numbers.
  */
+/**
+ * `HOPSCOPE_BENCH_SMOKE=1`: one round of each measure on the smallest inputs, to prove a bench runs from a clean
+ * checkout (the static stage's bench smoke test); its figures mean nothing and are not read.
+ */
+export const SMOKE = /^(1|on|true)$/i.test(process.env.HOPSCOPE_BENCH_SMOKE ?? '');
+
+/** `full` normally, `small` in a smoke run. */
+export const smoke = <T>(full: T, small: T): T => (SMOKE ? small : full);
+
 export interface AbResult {
   name: string;
   unit: string;
@@ -24,7 +33,7 @@ export async function abCompare(opts: {
   b: { label: string; run: () => Promise<number> };
   rounds?: number;
 }): Promise<AbResult> {
-  const rounds = Math.max(5, opts.rounds ?? 5);
+  const rounds = SMOKE ? 1 : Math.max(5, opts.rounds ?? 5);
   const av: number[] = [];
   const bv: number[] = [];
   const ratios: number[] = [];

@@ -37,24 +37,27 @@ export const hwm = (): number =>
 
 /**
  * The workload: RUNS runs registered and finished (10 at a time, a minute apart, named `${runIdPrefix}${i}`), then
- * EVENTS tcp_retransmit kernel events in batches of 1,000, each with `eventDetail(i)` as its detail.
+ * EVENTS tcp_retransmit kernel events in batches of 1,000, each with `eventDetail(i)` as its detail (`runs`/`events`
+ * to do fewer: the bench's smoke run).
  */
 export async function workload(
   db: Database,
   log: pino.Logger,
-  o: { runIdPrefix: string; eventDetail: (i: number) => Record<string, unknown> }
+  o: { runIdPrefix: string; eventDetail: (i: number) => Record<string, unknown>; runs?: number; events?: number }
 ): Promise<void> {
+  const nRuns = o.runs ?? RUNS;
+  const nEvents = o.events ?? EVENTS;
   const runs = new RunsService({ db, log });
   const fin = finish('w1', latencies(500, 300));
-  const t0 = Date.now() - RUNS * 60_000;
+  const t0 = Date.now() - nRuns * 60_000;
   const one = async (i: number): Promise<void> => {
     const runId = `${o.runIdPrefix}${i}`;
     await runs.register(registration(runId, 'w1', { startMs: t0 + i * 60_000 }));
     await runs.finish(runId, { ...fin, endMs: t0 + i * 60_000 + 30_000 });
   };
-  for (let i = 0; i < RUNS; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => one(i + j)));
+  for (let i = 0; i < nRuns; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => one(i + j)));
   const T = Date.now() - 3600_000;
-  for (let b = 0; b < EVENTS / 1000; b++) {
+  for (let b = 0; b < nEvents / 1000; b++) {
     await insertKernelEvents(
       db,
       Array.from({ length: 1000 }, (_, k) => {
