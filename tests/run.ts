@@ -1,12 +1,17 @@
 /**
- * Runs every suite with node's test runner, stage by stage, and ends with one line `total: N passed, N failed, N skipped`.
+ * Runs every suite, stage by stage, and ends with one line `total: N passed, N failed, N skipped`.
  * Stages: static (typecheck, lint, schemas) → unit → integration (real servers) → e2e (Chromium through the host).
+ * Each test file runs in its own Node process (node:test, as `node --test` does), `concurrency` of them at a time; a
+ * file that uses the kernel's shared, root-only state (bpftrace probes, nftables, tracefs, cgroups, network
+ * namespaces: see `EXCLUSIVE`, matched on the file and the test helpers it imports) runs alone, since a probe sees
+ * every process's traffic and a fault rule every process's packets. At the end, each file's wall and CPU time
+ * (the process and everything it waited for: browsers, servers) is printed, slowest first, before the total line.
  * Usage: tsx tests/run.ts [stage ...] [--only <substring>]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 interface Stage {
   name: string;
@@ -20,14 +25,24 @@ interface Counts {
   skipped: number;
   failures: string[];
 }
+interface FileResult extends Counts {
+  file: string;
+  stage: string;
+  wallS: number;
+  cpuS: number;
+  exclusive: boolean;
+}
 
 const root = join(import.meta.dirname, '..');
 const STAGES: Stage[] = [
   { name: 'static', dir: 'tests/static', concurrency: 2, timeoutMs: 5 * 60_000 },
   { name: 'unit', dir: 'tests/unit', concurrency: 2, timeoutMs: 5 * 60_000 },
-  { name: 'integration', dir: 'tests/integration', concurrency: 1, timeoutMs: 10 * 60_000 },
+  { name: 'integration', dir: 'tests/integration', concurrency: 2, timeoutMs: 10 * 60_000 },
   { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
 ];
+
+/** What marks a file (or a test helper it imports) as using the kernel's shared state: it then runs alone. */
+const EXCLUSIVE = /bpftrace|\bnft\b|nftables|tracefs|netns|\/sys\/fs\/cgroup|startExporter|kernelSkipReason/;
 
 function testFiles(dir: string, only?: string): string[] {
   const abs = join(root, dir);
@@ -49,45 +64,118 @@ function testFiles(dir: string, only?: string): string[] {
   return out;
 }
 
-function runStage(stage: Stage, files: string[]): Promise<Counts> {
-  const countFile = join(mkdtempSync(join(tmpdir(), 'hopscope-tests-')), 'counts.json');
+/** Whether `file` or a module under tests/ it imports (transitively, relative imports) matches EXCLUSIVE. */
+function isExclusive(file: string, seen = new Set<string>()): boolean {
+  const abs = resolve(root, file);
+  if (seen.has(abs)) return false;
+  seen.add(abs);
+  let text: string;
+  try {
+    text = readFileSync(abs, 'utf8');
+  } catch {
+    return false;
+  }
+  if (EXCLUSIVE.test(text)) return true;
+  for (const m of text.matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
+    const base = resolve(dirname(abs), m[1]);
+    if (!base.startsWith(join(root, 'tests'))) continue;
+    const found = [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find(
+      (p) => existsSync(p) && statSync(p).isFile()
+    );
+    if (found && isExclusive(relative(root, found), seen)) return true;
+  }
+  return false;
+}
+
+/** `times` output (the shell's children: user and system), e.g. `0m1.500s 0m0.250s` on its second line → seconds. */
+function childCpuSeconds(times: string): number {
+  const line = times.trim().split('\n')[1] ?? '';
+  return [...line.matchAll(/(\d+)m([\d.]+)s/g)].reduce((s, m) => s + Number(m[1]) * 60 + Number(m[2]), 0);
+}
+
+/** Runs one test file in its own Node process (through `sh`, whose `times` reports its CPU), output kept until done. */
+function runFile(stage: Stage, file: string, exclusive: boolean): Promise<FileResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'hopscope-tests-'));
+  const countFile = join(dir, 'counts.json');
   const args = [
     '--import',
     'tsx',
-    '--test',
-    `--test-concurrency=${stage.concurrency}`,
-    `--test-timeout=${stage.timeoutMs}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=./tests/support/count-reporter.mjs',
     `--test-reporter-destination=${countFile}`,
-    ...files,
+    file,
   ];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
+  const started = performance.now();
+  return new Promise((done) => {
+    const child = spawn('sh', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'sh', process.execPath, ...args], {
       cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      detached: true, // its own process group, so a timeout ends the file's servers and browsers with it
       env: { ...process.env, HOPSCOPE_TEST_STAGE: stage.name },
     });
-    child.on('exit', (code) => {
+    let output = '';
+    let times = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => (times += d.toString()));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }, stage.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
       let counts: Counts;
       try {
         counts = JSON.parse(readFileSync(countFile, 'utf8'));
       } catch {
-        counts = {
-          passed: 0,
-          failed: 1,
-          skipped: 0,
-          failures: [`${stage.name}: test runner exited ${code} without a report`],
-        };
+        counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
       }
-      if (code !== 0 && counts.failed === 0) {
-        counts.failed = 1;
-        counts.failures.push(`${stage.name}: test runner exited with code ${code}`);
+      rmSync(dir, { recursive: true, force: true });
+      if (timedOut) {
+        counts.failed++;
+        counts.failures.push(`${file}: killed after ${stage.timeoutMs / 1000} s (the stage's time limit per file)`);
+      } else if (code !== 0 && counts.failed === 0) {
+        counts.failed++;
+        counts.failures.push(`${file}: exited with code ${code}${counts.passed ? '' : ' without a report'}`);
       }
-      resolve(counts);
+      console.log(`\n▶ ${file}${exclusive ? ' (alone)' : ''}\n${output.trimEnd()}`);
+      done({
+        ...counts,
+        file,
+        stage: stage.name,
+        exclusive,
+        wallS: (performance.now() - started) / 1000,
+        cpuS: childCpuSeconds(times),
+      });
     });
   });
+}
+
+/** Runs a stage's files, `concurrency` at a time; an exclusive file waits for the others to end and runs alone. */
+async function runStage(stage: Stage, files: string[]): Promise<FileResult[]> {
+  const queue = files.map((file) => ({ file, exclusive: stage.concurrency > 1 && isExclusive(file) }));
+  // The shared ones first, the exclusive ones after, one by one.
+  queue.sort((a, b) => Number(a.exclusive) - Number(b.exclusive));
+  const results: FileResult[] = [];
+  const running = new Set<Promise<void>>();
+  for (const item of queue) {
+    while (running.size >= (item.exclusive ? 1 : stage.concurrency)) await Promise.race(running);
+    if (item.exclusive) while (running.size) await Promise.race(running);
+    const p: Promise<void> = runFile(stage, item.file, item.exclusive).then((r) => {
+      results.push(r);
+      running.delete(p);
+    });
+    running.add(p);
+    if (item.exclusive) await p;
+  }
+  await Promise.all(running);
+  return results;
 }
 
 const argv = process.argv.slice(2);
@@ -95,18 +183,41 @@ const onlyIdx = argv.indexOf('--only');
 const only = onlyIdx >= 0 ? argv[onlyIdx + 1] : undefined;
 const wanted = argv.filter((a, i) => !a.startsWith('--') && (onlyIdx < 0 || i !== onlyIdx + 1));
 const total: Counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
+const all: FileResult[] = [];
 const started = Date.now();
 for (const stage of STAGES) {
   if (wanted.length && !wanted.includes(stage.name)) continue;
   const files = testFiles(stage.dir, only);
   if (!files.length) continue;
   console.log(`\n=== ${stage.name}: ${files.length} file(s) ===`);
-  const c = await runStage(stage, files);
-  console.log(`--- ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+  const t0 = Date.now();
+  const results = await runStage(stage, files);
+  const c = results.reduce(
+    (s, r) => ({ passed: s.passed + r.passed, failed: s.failed + r.failed, skipped: s.skipped + r.skipped }),
+    { passed: 0, failed: 0, skipped: 0 }
+  );
+  console.log(
+    `--- ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped (${((Date.now() - t0) / 1000).toFixed(0)} s)`
+  );
   total.passed += c.passed;
   total.failed += c.failed;
   total.skipped += c.skipped;
-  total.failures.push(...c.failures);
+  for (const r of results) total.failures.push(...r.failures);
+  all.push(...results);
+}
+if (all.length) {
+  console.log('\nPer file (wall s, CPU s of the file and its children; * ran alone), slowest first:');
+  for (const r of [...all].sort((a, b) => b.wallS - a.wallS))
+    console.log(
+      `${r.wallS.toFixed(1).padStart(7)} ${r.cpuS.toFixed(1).padStart(7)}  ${r.stage.padEnd(11)} ${r.exclusive ? '*' : ' '} ${r.file}`
+    );
+  for (const s of STAGES) {
+    const rs = all.filter((r) => r.stage === s.name);
+    if (rs.length)
+      console.log(
+        `${s.name}: ${rs.length} files, ${rs.reduce((x, r) => x + r.wallS, 0).toFixed(0)} s wall summed, ${rs.reduce((x, r) => x + r.cpuS, 0).toFixed(0)} s CPU`
+      );
+  }
 }
 if (total.failures.length) console.log(`\nFailures:\n${total.failures.map((f) => `  ✖ ${f}`).join('\n')}`);
 console.log(`\n(wall time ${((Date.now() - started) / 1000).toFixed(0)} s)`);
