@@ -9,7 +9,7 @@ import { report, smoke } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
 import { startPrometheus } from '../tests/integration/proxy/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
-import { chainTrace, hex, otlp } from '../tests/unit/proxy/helpers';
+import { chainTrace, hex, otlp } from '../tests/support/otlp-spans';
 
 const DURATION = Number(process.env.HOPSCOPE_BENCH_DURATION_S ?? smoke(60, 1));
 const CONNECTIONS = Number(process.env.HOPSCOPE_BENCH_CONNECTIONS ?? smoke(200, 4));

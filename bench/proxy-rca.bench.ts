@@ -21,7 +21,7 @@ import { startProxy } from '../backend-proxy/src/server';
 import { buildBaseline, rankTrace } from '../backend-proxy/src/rca';
 import { TraceStore } from '../backend-proxy/src/store/trace-store';
 import { enrichSpan } from '../backend-proxy/src/store/enrich';
-import { hex, otlp, tinyServer, type SpanSpec } from '../tests/unit/proxy/helpers';
+import { hex, otlp, tinyServer, type SpanSpec } from '../tests/support/otlp-spans';
 import { otlpToSpans } from '../backend-proxy/src/otlp/normalize';
 
 const SIZES = (process.env.HOPSCOPE_BENCH_SIZES ?? smoke('500,5000,50000', '500')).split(',').map(Number);

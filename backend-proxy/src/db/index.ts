@@ -24,9 +24,3 @@ export {
   type LeaseKeeperOptions,
   type LeaseState,
 } from './lease';
-export {
-  KernelEvidenceKeeper,
-  type KernelEvidenceKeeperOptions,
-  type KernelEvidenceStats,
-} from './kernel-evidence-keeper';
-export { isNotableKernelEvent, DEFAULT_NOTABLE, type NotableThresholds } from './kernel-notable';

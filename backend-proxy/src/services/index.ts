@@ -14,7 +14,7 @@
  * | rca        | rca.ts, baseline-cache.ts     | root-cause orchestration (trace + baseline + kernel events fetched together), the baseline cache |
  * | compare    | compare.ts                    | A/B statistics and jitter hot zones                                 |
  * | alerts     | alerts.ts                     | the AlertManager's construction (../alerts): rules, state and history on the database, evaluation on the `alerts-evaluator` lease holder |
- * | evidence   | kernel-evidence.ts            | notable kernel events kept in the database from the exporters' streams (`kernel-evidence-keeper` lease), read by root cause when the rings no longer reach |
+ * | evidence   | ../evidence/                  | notable kernel events kept in the database from the exporters' streams (`kernel-evidence-keeper` lease), read by root cause when the rings no longer reach |
  * | answers    | rca-answers.ts                | saved root-cause answers (a postmortem links them)                  |
  * | exports    | export.ts, postmortem-md.ts   | the postmortem: gathering, Markdown rendering, PNG                  |
  * | runs       | ../runs (on the database)     | load-test runs: register/join, heartbeats (and the sweep that aborts the silent), finish, list, HTTP SD |
@@ -47,7 +47,7 @@ import { GoldenService } from './golden';
 import { HealthService } from './health';
 import { HeatmapService } from './heatmap';
 import { IngestService } from './ingest';
-import { KernelEvidenceService, type KernelEvidenceHealth } from './kernel-evidence';
+import { KernelEvidenceService, type KernelEvidenceHealth } from '../evidence/service';
 import { RcaService } from './rca';
 import { RcaAnswerService } from './rca-answers';
 import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from './run-compare';

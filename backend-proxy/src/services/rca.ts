@@ -32,7 +32,7 @@ import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import { settle, SourceError } from '../sources/http';
 import { EmbeddedTraceSource } from '../sources/traces';
 import { BaselineCache } from './baseline-cache';
-import type { KernelWindow } from './kernel-evidence';
+import type { KernelWindow } from '../evidence/window';
 import type { TraceService } from './traces';
 
 export type TraceRootCause = TraceRcaAnswer & {

@@ -8,8 +8,8 @@ import {
   pruneKernelEvidence,
   queryKernelEvidence,
 } from '../../../backend-proxy/src/db/kernel-evidence-repo';
-import { KernelEvidenceKeeper } from '../../../backend-proxy/src/db/kernel-evidence-keeper';
-import { isNotableKernelEvent } from '../../../backend-proxy/src/db/kernel-notable';
+import { KernelEvidenceKeeper } from '../../../backend-proxy/src/evidence/keeper';
+import { isNotableKernelEvent } from '../../../backend-proxy/src/evidence/notable';
 import { forEachEngine, quietLog } from './engines';
 
 const T = 1_750_000_000_000;

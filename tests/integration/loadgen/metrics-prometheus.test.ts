@@ -37,6 +37,8 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
       gatewayPort: 0,
       controlPort: 0,
       timeScale: 0.05,
+      // A deadline, not a figure under test: on a busy machine an agent request can take longer than the default 15 s.
+      hopTimeoutMs: 60_000,
       logLevel: 'silent',
       otlpEndpoint: collector.url,
       otlpProtocol: 'http/json',

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { AlertRules, AlertsAnswer, type KernelEvent } from '../../../contract';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
 import { startProxyProcess, type ProxyProcess } from '../reliability/support/proxy-process';
-import { tinyServer } from '../../unit/proxy/helpers';
+import { tinyServer } from '../../support/otlp-spans';
 import { startAlertmanager, type RealServer } from './real-servers';
 
 const AM_BIN = '/usr/bin/prometheus-alertmanager';

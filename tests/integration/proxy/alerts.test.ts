@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { AlertsAnswer, type KernelEvent } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { startAlertmanager, type RealServer } from './real-servers';
-import { tinyServer } from '../../unit/proxy/helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 let am: RealServer;
 let exporter: Awaited<ReturnType<typeof tinyServer>>;

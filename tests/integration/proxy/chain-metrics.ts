@@ -4,7 +4,7 @@
  * one GPU reporting the FP64 blank sentinel.
  */
 import client from 'prom-client';
-import { tinyServer } from '../../unit/proxy/helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 export const DCGM_BLANK = 140737488355328;
 

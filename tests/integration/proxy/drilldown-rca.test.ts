@@ -13,7 +13,7 @@ import {
   type KernelEvent,
 } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, hex, otlp, tinyServer } from '../../unit/proxy/helpers';
+import { chainTrace, hex, otlp, tinyServer } from '../../support/otlp-spans';
 
 const DEADLINE = 800;
 const now = Date.now();

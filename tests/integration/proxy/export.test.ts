@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, hex, otlp, tinyServer } from '../../unit/proxy/helpers';
+import { chainTrace, hex, otlp, tinyServer } from '../../support/otlp-spans';
 
 let proxy: RunningProxy;
 let app: Awaited<ReturnType<typeof tinyServer>>;

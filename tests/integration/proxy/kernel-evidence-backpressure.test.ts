@@ -12,10 +12,10 @@ import pg from 'pg';
 import pino from 'pino';
 import type { KernelEvent } from '../../../contract';
 import { openDatabase, type Database } from '../../../backend-proxy/src/db/database';
-import { KernelEvidenceService } from '../../../backend-proxy/src/services/kernel-evidence';
+import { KernelEvidenceService } from '../../../backend-proxy/src/evidence/service';
 import { ExporterSource } from '../../../backend-proxy/src/sources/exporters';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
-import { tinyServer } from '../../unit/proxy/helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const skip = postgresSkipReason();
 const N = 12_000;

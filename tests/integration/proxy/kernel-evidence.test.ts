@@ -20,7 +20,7 @@ import { RcaAnswer, type KernelEvent } from '../../../contract';
 import { openDatabase } from '../../../backend-proxy/src/db/database';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { startProxyProcess } from '../reliability/support/proxy-process';
-import { otlp, type SpanSpec } from '../../unit/proxy/helpers';
+import { otlp, type SpanSpec } from '../../support/otlp-spans';
 import { has, probeSkipReason } from '../bpf-exporter/helpers';
 import { freePort } from './real-servers';
 

@@ -8,7 +8,7 @@ import { GoldenAnswer, HeatmapAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { startPrometheus, type RealServer } from './real-servers';
 import { startChainMetrics } from './chain-metrics';
-import { hex, otlp } from '../../unit/proxy/helpers';
+import { hex, otlp } from '../../support/otlp-spans';
 
 let prom: RealServer;
 let chain: Awaited<ReturnType<typeof startChainMetrics>>;

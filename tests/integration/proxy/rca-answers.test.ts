@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RcaAnswer, SavedRcaAnswer, SavedRcaAnswerMeta } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, hex, otlp } from '../../unit/proxy/helpers';
+import { chainTrace, hex, otlp } from '../../support/otlp-spans';
 
 const APP_URL = 'https://grafana.example.com';
 const T0 = Date.now() - 120_000;

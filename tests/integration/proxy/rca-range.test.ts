@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { RcaRangeAnswer, RcaRangeSample } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, otlp, type SpanSpec } from '../../unit/proxy/helpers';
+import { chainTrace, otlp, type SpanSpec } from '../../support/otlp-spans';
 
 const now = Date.now();
 const T0 = now - 300_000;

@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { TraceDetail } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { selfTracingFromEnv, startSelfTracing } from '../../../backend-proxy/src/telemetry';
-import { chainTrace, otlp, tinyServer } from '../../unit/proxy/helpers';
+import { chainTrace, otlp, tinyServer } from '../../support/otlp-spans';
 import { startProxyProcess } from '../reliability/support/proxy-process';
 import { startPrometheus, type RealServer } from './real-servers';
 

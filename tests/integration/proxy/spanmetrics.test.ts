@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { PodsAnswer, ServicesAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { fixture } from '../../support/fixtures';
-import { tinyServer } from '../../unit/proxy/helpers';
+import { tinyServer } from '../../support/otlp-spans';
 import { freePort } from './real-servers';
 
 const PROMTOOL = '/usr/bin/promtool';

@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chainTrace, otlp } from '../../unit/proxy/helpers';
+import { chainTrace, otlp } from '../../support/otlp-spans';
 import { startChainMetrics } from '../proxy/chain-metrics';
 import { startPrometheus, type RealServer } from '../proxy/real-servers';
 import { figure, mib } from './support/figures';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chainTrace, otlp } from '../../unit/proxy/helpers';
+import { chainTrace, otlp } from '../../support/otlp-spans';
 import { startPrometheus, type RealServer } from '../proxy/real-servers';
 import { figure } from './support/figures';
 import { startProxyProcess, type ProxyProcess } from './support/proxy-process';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CompareAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { parseSelector } from '../../../backend-proxy/src/routes/compare';
-import { hex, otlp, type SpanSpec } from './helpers';
+import { hex, otlp, type SpanSpec } from '../../support/otlp-spans';
 
 let proxy: RunningProxy;
 const T0 = Date.now() - 100_000;

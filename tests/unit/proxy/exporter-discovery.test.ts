@@ -5,7 +5,7 @@ import { ExporterDiscovery, parseDnsSpec, resolveAddresses } from '../../../back
 import { ExporterSource } from '../../../backend-proxy/src/sources/exporters';
 import { configFromEnv } from '../../../backend-proxy/src/config';
 import { startProxy } from '../../../backend-proxy/src/server';
-import { tinyServer } from './helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const quiet = pino({ level: 'silent' });
 

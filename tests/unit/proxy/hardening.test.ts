@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { deepJson } from '../../integration/reliability/support/fuzz';
-import { chainTrace, otlp } from './helpers';
+import { chainTrace, otlp } from '../../support/otlp-spans';
 
 const none = { prometheusUrl: undefined, exporterUrls: [], chainControlUrl: undefined, alertIntervalMs: 0 };
 const json = { 'content-type': 'application/json' };

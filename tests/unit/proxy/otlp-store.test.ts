@@ -7,7 +7,7 @@ import { encodeOtlpProtobuf } from '../../support/otlp-encode';
 import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
 import { enrichSpan } from '../../../backend-proxy/src/store/enrich';
 import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';
-import { chainTrace, hex, otlp } from './helpers';
+import { chainTrace, hex, otlp } from '../../support/otlp-spans';
 
 let proxy: RunningProxy;
 const T0 = Date.now() - 60_000;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { PrometheusSource } from '../../../backend-proxy/src/sources/prometheus';
 import { callJson } from '../../../backend-proxy/src/sources/http';
 import { fixture } from '../../support/fixtures';
-import { tinyServer } from './helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const FX = fixture('prometheus');
 function recorded(name: string): { status: number; type: string; body: string } {

@@ -11,7 +11,7 @@ import { RcaService, type TraceRootCause } from '../../../backend-proxy/src/serv
 import { TraceService } from '../../../backend-proxy/src/services/traces';
 import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';
 import { buildBaseline, rankTrace } from '../../../backend-proxy/src/rca';
-import { chainTrace, hex, otlp } from './helpers';
+import { chainTrace, hex, otlp } from '../../support/otlp-spans';
 
 const T0 = Date.now() - 600_000;
 const healthy: Span[] = [];

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RcaAnswer } from '../../../contract';
 import { startProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, hex, otlp, tinyServer } from './helpers';
+import { chainTrace, hex, otlp, tinyServer } from '../../support/otlp-spans';
 
 test('events an exporter counted but did not record (its budget), and a truncated answer, are listed as missing', async () => {
   const exp = await tinyServer((req, res) => {

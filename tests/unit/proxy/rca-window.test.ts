@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorBody, RcaAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, otlp } from './helpers';
+import { chainTrace, otlp } from '../../support/otlp-spans';
 
 let proxy: RunningProxy;
 before(async () => {

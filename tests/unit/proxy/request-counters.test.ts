@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { Span } from '../../../contract';
 import { CELL_MS, histQuantile, RequestCounters } from '../../../backend-proxy/src/store/request-counters';
 import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
-import { hex } from './helpers';
+import { hex } from '../../support/otlp-spans';
 
 const T0 = 1_700_000_000_000;
 

@@ -15,7 +15,7 @@ import { RunCompareService, TempoRunTraces } from '../../../backend-proxy/src/se
 import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/tempo';
 import { fixture } from '../../support/fixtures';
 import { syntheticTrace, type SyntheticFault } from '../../support/rca/synthetic';
-import { tinyServer } from './helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const FX = fixture('tempo');
 const searchTemplate = JSON.parse(readFileSync(`${FX}/docs_search_traceql_compact.json`, 'utf8'));
@@ -216,7 +216,7 @@ test("Tempo mode: the run's traces by TraceQL, sampled over its window; the chan
   ]);
   const service = new RunCompareService(
     { get: async (id) => records.get(id) },
-    new TempoRunTraces(new TempoSource(tempo.url, 3000))
+    new TempoRunTraces(new TempoSource(tempo.url, 30_000)) // a deadline, not a figure: a slice that misses it is a trace not counted
   );
   const a = RunCompareAnswer.parse(await service.compare('slow-t', 'base-t'));
   assert.ok(

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { chainTrace, hex, otlp, tinyServer } from './helpers';
+import { chainTrace, hex, otlp, tinyServer } from '../../support/otlp-spans';
 
 const exporter = new InMemorySpanExporter();
 let proxy: RunningProxy;

@@ -10,7 +10,7 @@ import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
 import { otlpToSpans } from '../../../backend-proxy/src/otlp/normalize';
 import { baselineStats, statsFromSamples, traceSamples } from '../../../backend-proxy/src/rca/baseline';
 import { groupByTrace } from '../../../backend-proxy/src/rca';
-import { chainTrace, hex, otlp, type SpanSpec } from './helpers';
+import { chainTrace, hex, otlp, type SpanSpec } from '../../support/otlp-spans';
 
 const T0 = 1_700_000_000_000;
 const KEYS = [

@@ -6,7 +6,7 @@ import { TraceDetail, TraceList } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { buildTraceQL } from '../../../backend-proxy/src/sources/tempo';
 import { fixture } from '../../support/fixtures';
-import { tinyServer } from './helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const FX = fixture('tempo');
 const fx = (f: string): string => readFileSync(`${FX}/${f}`, 'utf8');

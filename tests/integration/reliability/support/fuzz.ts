@@ -7,7 +7,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { encodeOtlpProtobuf } from '../../../support/otlp-encode';
-import { chainTrace, hex, otlp } from '../../../unit/proxy/helpers';
+import { chainTrace, hex, otlp } from '../../../support/otlp-spans';
 import { requestBytes } from './raw-http';
 import { seededRandom } from '../../../../loadgen/src/chain/util';
 

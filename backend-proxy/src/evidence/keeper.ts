@@ -7,9 +7,9 @@
  */
 import type pino from 'pino';
 import type { KernelEvent } from '../../../contract';
-import type { Database } from './types';
-import { KERNEL_EVIDENCE_LIMITS, insertKernelEvents, pruneKernelEvidence } from './kernel-evidence-repo';
-import { DEFAULT_NOTABLE, isNotableKernelEvent, type NotableThresholds } from './kernel-notable';
+import type { Database } from '../db/types';
+import { KERNEL_EVIDENCE_LIMITS, insertKernelEvents, pruneKernelEvidence } from '../db/kernel-evidence-repo';
+import { DEFAULT_NOTABLE, isNotableKernelEvent, type NotableThresholds } from './notable';
 
 export interface KernelEvidenceKeeperOptions {
   db: Database;

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startProxy } from '../../../backend-proxy/src/server';
-import { tinyServer } from './helpers';
+import { tinyServer } from '../../support/otlp-spans';
 
 const SECRETS = { prom: 'prom-tok-9f8e7d', tempo: 'tempo-pw-1a2b3c', am: 'am-pw-4d5e6f' };
 
@@ -90,7 +90,7 @@ test('the CLI at debug level never logs a credential', async () => {
   });
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 30_000);
+      const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 120_000); // a deadline for a busy machine
       const check = (): void => {
         const m = /listening on (http:\/\/\S+)/.exec(out);
         if (m) {
