@@ -12,7 +12,7 @@ import { type KernelEvent } from '../../../contract';
 import type { Database } from '../db/database';
 import * as streams from '../db/kernel-stream-repo';
 import { looksValid } from '../sources/exporters';
-import { SseParser } from './sse-parser';
+import { SseParser, type SseMessage } from '../../../contract/sse';
 
 /** A stream with no message (events or the exporter's 15 s keep-alive) for this long is taken as dead. */
 const STREAM_IDLE_MS = 45_000;
@@ -189,7 +189,7 @@ export class StreamReader {
     this.lastError = undefined;
     connected();
     const parser = new SseParser();
-    const messages: Array<{ id?: string; event?: string; data?: string }> = [];
+    const messages: SseMessage[] = [];
     let dropped = false;
     res.body.setEncoding('utf8');
     for await (const chunk of res.body as AsyncIterable<string>) {
