@@ -4,7 +4,7 @@
  * the span's shape, never by the service's name. Pure; no baselines or engine state (the root-cause pass adds them).
  */
 import type { LlmPhase, LlmPhases } from '../rca';
-import { podOrServiceOfSpan } from '../spans';
+import { podOrServiceOfSpan } from '../span-pod';
 import type { Span } from '../traces';
 import type { EngineName } from './metric-aliases';
 import { SGLANG_ROOT_NAME_RE, SGLANG_SPAN, TGI_SPAN, VLLM_SPAN } from './span-shapes';
