@@ -1,9 +1,30 @@
 import { z } from 'zod';
 
 /** The simulated chain's hops, in call order: the one list that topology, faults and the app derive from. */
-export const HOPS = ['gateway', 'embedding', 'vector-cache', 'rag', 'llm-vllm', 'llm-tgi', 'agent', 'tool'] as const;
+export const HOPS = [
+  'gateway',
+  'embedding',
+  'vector-cache',
+  'rag',
+  'llm-vllm',
+  'llm-tgi',
+  'llm-sglang',
+  'agent',
+  'tool',
+] as const;
 export const ChainHop = z.enum(HOPS);
 export type HopName = z.infer<typeof ChainHop>;
+
+/** The chain's inference backends and the hop serving each (the gateway's `x-hopscope-backend`). */
+export const LLM_BACKENDS = ['vllm', 'tgi', 'sglang'] as const;
+export type LlmBackend = (typeof LLM_BACKENDS)[number];
+export const LLM_HOP_OF: Readonly<Record<LlmBackend, HopName>> = {
+  vllm: 'llm-vllm',
+  tgi: 'llm-tgi',
+  sglang: 'llm-sglang',
+};
+/** The backend a chain hop serves, or undefined for a hop that is no LLM server. */
+export const llmBackendOfHop = (hop: string): LlmBackend | undefined => LLM_BACKENDS.find((b) => LLM_HOP_OF[b] === hop);
 
 /**
  * What the simulated chain's gateway adds to an OpenAI-compatible chat answer, so a load generator can grade quality
@@ -17,7 +38,7 @@ export type HopName = z.infer<typeof ChainHop>;
  */
 export const ChainAnswerInfo = z.object({
   route: z.enum(['rag', 'agent', 'direct']),
-  backend: z.enum(['vllm', 'tgi']).optional(),
+  backend: z.enum(LLM_BACKENDS).optional(),
   /** The model asked for and the model that answered (they differ after a fallback, e.g. on GPU OOM). */
   requestedModel: z.string(),
   responseModel: z.string(),

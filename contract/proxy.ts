@@ -8,7 +8,7 @@ import { RcaAnswer } from './rca';
 export const Point = z.tuple([z.number(), z.number().nullable()]);
 export type Point = z.infer<typeof Point>;
 
-export const InferenceBackend = z.enum(['vllm', 'tgi']);
+export const InferenceBackend = z.enum(['vllm', 'tgi', 'sglang']);
 export type InferenceBackend = z.infer<typeof InferenceBackend>;
 
 export const GoldenMetric = z.enum([

@@ -103,7 +103,7 @@ const probability = z.number().min(0).max(1);
 export const ScenarioTarget = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).default('http://127.0.0.1:3310'),
   path: z.string().startsWith('/', 'a path starts with /').default('/v1/chat/completions'),
-  backend: z.enum(['vllm', 'tgi', 'mix', 'none']).default('mix'),
+  backend: z.enum(['vllm', 'tgi', 'sglang', 'mix', 'none']).default('mix'),
   /** The chain's control API, for the fault schedule; `none` when the target has none. */
   control: z
     .union([z.literal('none'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or none' })])

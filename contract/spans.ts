@@ -5,6 +5,7 @@
  */
 import type { InferenceBackend } from './proxy';
 import type { Span } from './traces';
+import { engineOfSpan } from './engines/llm-phases';
 
 type Attrs = Span['attributes'];
 
@@ -23,17 +24,7 @@ const firstString = (a: Attrs, keys: readonly string[]): string | undefined => {
   return undefined;
 };
 
-/**
- * The pod a span ran on: `k8s.pod.name` (resource, else span attribute), else the resource's `host.name` (in a
- * Kubernetes container the hostname is the pod's name; elsewhere it names the machine, the nearest thing to a pod).
- * Undefined when the span says none of these.
- */
-export function podOfSpan(span: Span): string | undefined {
-  return str(span.resource['k8s.pod.name']) ?? str(span.attributes['k8s.pod.name']) ?? str(span.resource['host.name']);
-}
-
-/** Where a span is booked when something must be: its pod, else its service (one pod per unnamed service). */
-export const podOrServiceOfSpan = (span: Span): string => podOfSpan(span) ?? span.service;
+export { podOfSpan, podOrServiceOfSpan } from './span-pod';
 
 /** The node a span ran on (`k8s.node.name`, else `host.name`). */
 export function nodeOfSpan(span: Span): string | undefined {
@@ -117,7 +108,9 @@ export function ttftMsOfSpan(span: Span): number | undefined {
   const sec =
     a['gen_ai.client.operation.time_to_first_chunk'] ??
     a['gen_ai.server.time_to_first_token'] ??
-    a['gen_ai.response.time_to_first_chunk'];
+    a['gen_ai.response.time_to_first_chunk'] ??
+    // vLLM's and SGLang's own request spans (contract/engines).
+    a['gen_ai.latency.time_to_first_token'];
   return typeof sec === 'number' ? sec * 1000 : undefined;
 }
 
@@ -174,6 +167,7 @@ export const gpuOomOfSpan = (span: Span): boolean =>
 const INFERENCE_BACKEND_NAMES: ReadonlyArray<readonly [RegExp, InferenceBackend]> = [
   [/vllm/i, 'vllm'],
   [/tgi|text-generation-inference/i, 'tgi'],
+  [/sglang/i, 'sglang'],
 ];
 
 /** The inference backend a service name says it is (`llm-vllm`, `text-generation-inference`), if any. */
@@ -181,12 +175,22 @@ export function inferenceBackendOfName(name: string): InferenceBackend | undefin
   return INFERENCE_BACKEND_NAMES.find(([re]) => re.test(name))?.[1];
 }
 
-/** The inference backend a span is: its `gen_ai.provider.name` (`vllm`, `tgi`), else its service's name (`llm-vllm`…). */
-export function inferenceBackendOfSpan(span: Pick<Span, 'attributes' | 'service'>): InferenceBackend | undefined {
+/**
+ * The inference backend a span is: its `gen_ai.provider.name` (`vllm`, `tgi`, `sglang`), else the engine its own shape
+ * says wrote it (vLLM's `llm_request`, SGLang's request span, TGI's router span: contract/engines), else its service's
+ * name (`llm-vllm`, `text-generation-inference`, `sglang`…).
+ */
+export function inferenceBackendOfSpan(
+  span: Pick<Span, 'attributes' | 'service'> & Partial<Span>
+): InferenceBackend | undefined {
   const p = span.attributes['gen_ai.provider.name'];
   if (typeof p === 'string') {
     const b = p.toLowerCase();
-    if (b === 'vllm' || b === 'tgi') return b;
+    if (b === 'vllm' || b === 'tgi' || b === 'sglang') return b;
+  }
+  if (span.name !== undefined && span.spanId !== undefined) {
+    const e = engineOfSpan(span as Span);
+    if (e) return e;
   }
   return inferenceBackendOfName(span.service);
 }

@@ -45,7 +45,8 @@ Target
   --method POST|GET     (default POST)
   --api-key KEY         sent as Authorization: Bearer (default $OPENAI_API_KEY)
   --model LIST          models: a,b (equal weights) or a=3,b=1 (default hopscope-llama-8b-v1,hopscope-llama-8b-v2)
-  --backend B           vllm|tgi|mix|none: sets x-hopscope-backend (default mix; use none for other servers)
+  --backend B           vllm|tgi|sglang|mix|none: sets x-hopscope-backend (default mix: vllm and tgi in turn;
+                        use none for other servers)
   --routes MIX          route weights, e.g. chat=1,rag=2,agent=1 (chat: plain; rag: retrieval; agent: tool calls)
   --agent-ratio F       share of agent requests, 0..1, the other routes scaled to the rest (default 0.1, rest rag)
   --prompts FILE        a JSONL prompt dataset instead of the synthesiser (one {messages|prompt, route?, model?,
@@ -285,8 +286,8 @@ export function parseCli(
   const method = (s('method') ?? 'POST').toUpperCase();
   if (method !== 'POST' && method !== 'GET') throw new UsageError('--method must be POST or GET');
   if (s('backend') !== undefined) {
-    if (!['vllm', 'tgi', 'mix', 'none'].includes(s('backend')!))
-      throw new UsageError('--backend must be vllm, tgi, mix or none');
+    if (!['vllm', 'tgi', 'sglang', 'mix', 'none'].includes(s('backend')!))
+      throw new UsageError('--backend must be vllm, tgi, sglang, mix or none');
     sc.target.backend = s('backend') as Scenario['target']['backend'];
   }
   if (s('control') !== undefined) sc.target.control = s('control')!;

@@ -58,6 +58,8 @@ export const ChainConfig = z.object({
   cudaStandIn: z.boolean(),
   /** Bearer token the control API requires (all routes but /healthz and /targets); required to bind beyond loopback. */
   controlToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
+  /** current: vLLM's current metric names; legacy: an older release's (`vllm:gpu_cache_usage_perc`, …). */
+  vllmMetricNames: z.enum(['current', 'legacy']),
   seed: z.number().int(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
@@ -91,6 +93,7 @@ export const DEFAULTS: ChainConfig = {
   dcgmSmActive: true,
   dcgmHostnameLabel: 'Hostname',
   cudaStandIn: true,
+  vllmMetricNames: 'current',
   seed: 42,
   logLevel: 'info',
 };
@@ -186,6 +189,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_EXPORTER_TOKEN', 'exporterToken', (v) => v.trim() || undefined],
     ['HOPSCOPE_CUDA_STAND_IN', 'cudaStandIn', (v, n) => bool(n, v)],
     ['HOPSCOPE_CHAIN_TOKEN', 'controlToken', (v) => v],
+    ['HOPSCOPE_VLLM_METRIC_NAMES', 'vllmMetricNames', (v) => v],
     ['HOPSCOPE_SEED', 'seed', num],
     ['HOPSCOPE_LOG_LEVEL', 'logLevel', (v) => v],
   ];

@@ -11,7 +11,7 @@ import { isFailedSpan, ttftMsOfSpan, type CompareAnswer, type CompareSide, type 
 import type { TimeRange } from '../http/params';
 import { settle } from '../sources/http';
 import type { TraceSource } from '../sources/traces';
-import { isBackendSpan, isInferenceServerSpan } from './inference-spans';
+import { isBackendSpan, isInferenceServerSpan, outermostOf } from './inference-spans';
 import { quantileOrNull, round } from './stats';
 
 export type Selector = CompareSide['selector'];
@@ -76,7 +76,8 @@ function side(
   rates: Map<string, number>,
   info: SampleInfo
 ): CompareSide {
-  const chosen = spans.filter((s) => matches(s, sel));
+  // An engine's own request span inside the hop's server span is the same request: counted once.
+  const chosen = outermostOf(spans.filter((s) => matches(s, sel)));
   let estimated = 0;
   let scaled = 0;
   for (const s of chosen) {

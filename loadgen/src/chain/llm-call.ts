@@ -3,6 +3,7 @@
  * (`chat <model>`), streaming relayed to our caller (who ends the stream) or a JSON answer, and the gen_ai_client_*
  * metrics (duration and time to first chunk with trace exemplars: the client-side TTFT is the only one TGI has).
  */
+import { LLM_HOP_OF, type LlmBackend } from '../../../contract/chain';
 import type { ServerResponse } from 'node:http';
 import { Histogram, type Registry } from 'prom-client';
 import { observeWithExemplar, traceExemplar } from '../telemetry/exemplars';
@@ -65,7 +66,7 @@ export class GenAiClientMetrics {
 }
 
 export interface ChatCall {
-  backend: 'vllm' | 'tgi';
+  backend: LlmBackend;
   body: Record<string, unknown> & { model: string; stream?: boolean };
   /** When given and the call streams, the stream is relayed there. */
   relayTo?: ServerResponse;
@@ -84,7 +85,7 @@ export interface ChatOutcome {
 }
 
 export async function callChat(client: HopClient, m: GenAiClientMetrics, call: ChatCall): Promise<ChatOutcome> {
-  const hop = call.backend === 'tgi' ? 'llm-tgi' : 'llm-vllm';
+  const hop = LLM_HOP_OF[call.backend];
   const stream = call.body.stream === true && !!call.relayTo;
   const t0 = performance.now();
   const labels = {

@@ -11,7 +11,7 @@ import { startChain } from './start';
 
 const HELP = `Usage: tsx loadgen/src/chain/main.ts [options]
 
-Runs the simulated chain gateway → embedding → vector-cache → rag → llm-{vllm,tgi} → agent → tool on 127.0.0.1.
+Runs the simulated chain gateway → embedding → vector-cache → rag → llm-{vllm,tgi,sglang} → agent → tool on 127.0.0.1.
   --gateway-port N     (default 3310, env HOPSCOPE_GATEWAY_PORT; 0 = any free port)
   --control-port N     (default 3319, env HOPSCOPE_CONTROL_PORT)
   --time-scale F       multiplies every simulated duration (default 1, env HOPSCOPE_TIME_SCALE)
@@ -27,6 +27,8 @@ Other settings (env): HOPSCOPE_REPLICAS=rag=2,llm-vllm=2  HOPSCOPE_VECTOR_CACHE_
   HOPSCOPE_EXPORTER_TOKEN (the exporter's HOPSCOPE_BPF_TOKEN, sent as Authorization: Bearer on /register; needed when it binds beyond loopback)
   HOPSCOPE_CHAIN_HOST=127.0.0.1 (beyond loopback needs HOPSCOPE_CHAIN_TOKEN: the control API then wants Authorization: Bearer)
   HOPSCOPE_CUDA_STAND_IN=on|off (LLM replicas allocate through the stand-in libcuda.so.1 built into .cache/native/)
+  HOPSCOPE_VLLM_METRIC_NAMES=current|legacy (legacy: the simulated vLLM exposes an older release's metric names,
+    vllm:gpu_cache_usage_perc, vllm:gpu_prefix_cache_*_total, vllm:time_per_output_token_seconds)
 OpenTelemetry (these win over HOPSCOPE_OTLP_ENDPOINT/HOPSCOPE_OTLP_PROTOCOL): OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL=http/protobuf|http/json,
   OTEL_SERVICE_NAME (the chain's service.namespace; each hop is its own service.name), OTEL_RESOURCE_ATTRIBUTES,

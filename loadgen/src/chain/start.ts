@@ -166,7 +166,8 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
           routes = ragRoutes(env);
           break;
         case 'llm-vllm':
-        case 'llm-tgi': {
+        case 'llm-tgi':
+        case 'llm-sglang': {
           const l = createLlmHop(env);
           llm.set(replica.pod, l);
           routes = l.routes;
@@ -237,7 +238,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
           g.owner = {
             pod: r.pod,
             namespace: r.namespace,
-            container: r.hop === 'llm-tgi' ? 'text-generation-inference' : 'vllm',
+            container: r.hop === 'llm-tgi' ? 'text-generation-inference' : r.hop === 'llm-sglang' ? 'sglang' : 'vllm',
             engine: stats,
             weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per,
             oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')),

@@ -21,6 +21,7 @@ export const DEFAULT_REPLICAS: Record<HopName, number> = {
   rag: 2,
   'llm-vllm': 2,
   'llm-tgi': 2,
+  'llm-sglang': 1,
   agent: 1,
   tool: 1,
 };

@@ -26,7 +26,7 @@ export interface LoadOptions {
   /** Models, equally weighted (`modelWeights` wins when given). */
   models: string[];
   modelWeights?: Record<string, number>;
-  backend: 'vllm' | 'tgi' | 'mix' | 'none';
+  backend: 'vllm' | 'tgi' | 'sglang' | 'mix' | 'none';
   /** Share of agent requests, the rest RAG (`routes` wins when given). */
   agentRatio: number;
   routes?: RouteMix;

@@ -20,7 +20,7 @@ export type PromptSource =
 export interface MixOptions {
   models: Record<string, number>;
   routes: RouteMix;
-  backend: 'vllm' | 'tgi' | 'mix' | 'none';
+  backend: 'vllm' | 'tgi' | 'sglang' | 'mix' | 'none';
   prompts: PromptSource;
   seed: number;
 }
@@ -28,7 +28,7 @@ export interface MixOptions {
 export interface PlannedRequest {
   model: string;
   route: Route;
-  backend: 'vllm' | 'tgi' | 'none';
+  backend: 'vllm' | 'tgi' | 'sglang' | 'none';
   messages: ChatMessage[];
   expected?: PromptLine['expected'];
 }

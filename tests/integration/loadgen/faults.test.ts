@@ -89,7 +89,7 @@ describe('faults', () => {
     assert.equal(a.status, 400);
     assert.match(
       a.body.error.message,
-      /allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, agent, tool/
+      /allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, llm-sglang, agent, tool/
     );
     const b = await post({ target: 'rag', kind: 'flood' });
     assert.equal(b.status, 400);

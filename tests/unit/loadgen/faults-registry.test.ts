@@ -18,7 +18,7 @@ describe('fault registry', () => {
     };
     assert.match(
       err({ target: 'db', kind: 'latency' }).message,
-      /unknown fault target "db"; allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, agent, tool/
+      /unknown fault target "db"; allowed: gateway, embedding, vector-cache, rag, llm-vllm, llm-tgi, llm-sglang, agent, tool/
     );
     assert.match(
       err({ target: 'rag', kind: 'meteor' }).message,

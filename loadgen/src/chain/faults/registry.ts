@@ -43,7 +43,7 @@ export const KIND_SPECS: Record<FaultKind, KindSpec> = {
     max: 1,
     minInclusive: false,
     default: 0.6,
-    targets: ['llm-vllm', 'llm-tgi'],
+    targets: ['llm-vllm', 'llm-tgi', 'llm-sglang'],
   },
   kv_cache_thrash: {
     unit: 'fraction of KV-cache capacity left',
@@ -51,7 +51,7 @@ export const KIND_SPECS: Record<FaultKind, KindSpec> = {
     max: 1,
     minInclusive: false,
     default: 0.08,
-    targets: ['llm-vllm', 'llm-tgi'],
+    targets: ['llm-vllm', 'llm-tgi', 'llm-sglang'],
   },
   tcp_retransmit: {
     unit: 'percent of packets to the hop dropped (forcing retransmits)',

@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { Counter, Histogram } from 'prom-client';
-import type { ChainAnswerInfo } from '../../../../contract/chain';
+import { LLM_BACKENDS, type ChainAnswerInfo, type LlmBackend } from '../../../../contract/chain';
 import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
@@ -63,7 +63,7 @@ export function agentRoutes(env: HopEnv): Routes {
     const messages = Array.isArray(b.messages) ? b.messages : [];
     if (!messages.length) throw new HopError(400, 'validation', 'messages must be a non-empty array');
     const model = String(b.model ?? 'hopscope-llama-8b-v1');
-    const backend = b.backend === 'tgi' ? 'tgi' : 'vllm';
+    const backend: LlmBackend = (LLM_BACKENDS as readonly unknown[]).includes(b.backend) ? b.backend : 'vllm';
     const question = String(messages[messages.length - 1]?.content ?? '');
     span.updateName(`invoke_agent ${AGENT_NAME}`);
     span.setAttributes({

@@ -4,7 +4,7 @@
  * GET /v1/models lists the model versions.
  *
  * Routing: header `x-hopscope-route: agent|rag|direct` (or body `metadata.route`); requests carrying `tools` go to the
- * agent. Backend: header `x-hopscope-backend: vllm|tgi` (or body `metadata.backend`), else an even split.
+ * agent. Backend: header `x-hopscope-backend: vllm|tgi|sglang` (or body `metadata.backend`), else an even split over the three.
  * Every answer carries the contract's ChainAnswerInfo (route, models, retrieved document ids, agent outcome): a
  * `hopscope` field, or a closing chunk before `data: [DONE]` when streaming.
  */
@@ -14,7 +14,7 @@ import { Counter } from 'prom-client';
 import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
-import type { ChainAnswerInfo } from '../../../../contract/chain';
+import { LLM_BACKENDS, type ChainAnswerInfo, type LlmBackend } from '../../../../contract/chain';
 import { endChatStream, relayChatStream } from '../stream';
 import { DEFAULT_MODEL, MODEL_IDS, MODELS } from '../llm/models';
 import { EMBED_MODEL } from './embedding';
@@ -59,8 +59,9 @@ export function gatewayRoutes(env: HopEnv): Routes {
           ? 'agent'
           : 'rag';
     const backendAsked = hdr('x-hopscope-backend') ?? b.metadata?.backend;
-    const backend: 'vllm' | 'tgi' =
-      backendAsked === 'tgi' || backendAsked === 'vllm' ? backendAsked : split++ % 2 === 0 ? 'vllm' : 'tgi';
+    const backend: LlmBackend = (LLM_BACKENDS as readonly unknown[]).includes(backendAsked)
+      ? (backendAsked as LlmBackend)
+      : LLM_BACKENDS[split++ % LLM_BACKENDS.length];
     const stream = b.stream === true;
     const maxTokens = Math.max(1, Math.min(2048, Number(b.max_tokens ?? 64) | 0));
     span.setAttributes({

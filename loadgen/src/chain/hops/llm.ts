@@ -1,6 +1,7 @@
 /**
- * `llm-vllm` / `llm-tgi`: an OpenAI-compatible /v1/chat/completions (streaming and not) served by the simulated
- * continuous-batching engine, with the backend's own /metrics (vLLM or TGI names) and GenAI span attributes.
+ * `llm-vllm` / `llm-tgi` / `llm-sglang`: an OpenAI-compatible /v1/chat/completions (streaming and not) served by the
+ * simulated continuous-batching engine, with the backend's own /metrics (vLLM, TGI or SGLang names), GenAI span
+ * attributes, and the engine's own request span(s) as the real engine writes them (llm/engine-spans.ts).
  * gpu_oom: the allocation fails at admission; the hop falls back once to the lighter model and records it on the span.
  * Each replica's KV allocations go through its own CUDA driver process and the stand-in libcuda.so.1 (gpu/cuda-driver.ts),
  * so a kernel probe sees each failing cuMemAlloc_v2 on this replica's pod.
@@ -13,6 +14,9 @@ import { Counter } from 'prom-client';
 import { EngineError, ENGINE_DEFAULTS, InferenceEngine, type SeqResult } from '../llm/engine';
 import { MODELS, MODEL_IDS, type ModelSpec } from '../llm/models';
 import { tgiMetrics } from '../llm/metrics-tgi';
+import { sglangMetrics } from '../llm/metrics-sglang';
+import { recordEngineSpans } from '../llm/engine-spans';
+import { llmBackendOfHop, type LlmBackend } from '../../../../contract/chain';
 import { vllmMetrics, type LlmMetrics } from '../llm/metrics-vllm';
 import { traceExemplar } from '../../telemetry/exemplars';
 import { HopError } from '../errors';
@@ -28,16 +32,17 @@ export interface ChatMessage {
 export interface LlmHop {
   routes: Routes;
   engine: InferenceEngine;
-  backend: 'vllm' | 'tgi';
+  backend: LlmBackend;
   /** pid of this replica's CUDA driver process (absent when the stand-in could not be built). */
   readonly gpuDriverPid?: number;
   stop(): void;
 }
 
 export function createLlmHop(env: HopEnv): LlmHop {
-  const backend = env.replica.hop === 'llm-tgi' ? 'tgi' : 'vllm';
+  const backend: LlmBackend = llmBackendOfHop(env.replica.hop) ?? 'vllm';
   const { faults, replica } = env;
-  env.openMetrics = backend === 'vllm';
+  // TGI's exporter speaks only the text format; vLLM's and SGLang's prometheus_client negotiates OpenMetrics.
+  env.openMetrics = backend !== 'tgi';
   const driver = env.cudaStandIn ? CudaDriver.start(env.cudaStandIn, env.log) : undefined;
   const engine = new InferenceEngine({
     ...ENGINE_DEFAULTS,
@@ -53,7 +58,11 @@ export function createLlmHop(env: HopEnv): LlmHop {
     gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
   });
   const metrics: LlmMetrics =
-    backend === 'vllm' ? vllmMetrics(env.registry, engine, MODEL_IDS[0]) : tgiMetrics(env.registry, engine);
+    backend === 'vllm'
+      ? vllmMetrics(env.registry, engine, MODEL_IDS[0], env.cfg.vllmMetricNames)
+      : backend === 'sglang'
+        ? sglangMetrics(env.registry, engine, MODEL_IDS[0])
+        : tgiMetrics(env.registry, engine);
   // An injected `error` fails the request before it reaches the engine; the server still counts it as failed.
   env.onInjectedError = (body) => {
     const asked = (body as { model?: unknown } | undefined)?.model;
@@ -243,6 +252,18 @@ export function createLlmHop(env: HopEnv): LlmHop {
       }
     }
     metrics.onFinish(model.id, result, maxTokens, traceExemplar(span));
+    recordEngineSpans(env.tracer, {
+      backend,
+      parent: span,
+      startedMs: t0,
+      result,
+      requestId: id,
+      model: model.id,
+      maxTokens,
+      ...(typeof b.temperature === 'number' ? { temperature: b.temperature } : {}),
+      ...(typeof b.top_p === 'number' ? { topP: b.top_p } : {}),
+      pod: replica.pod,
+    });
     const usage = {
       prompt_tokens: result.promptTokens,
       completion_tokens: result.outputTokens,

@@ -1,7 +1,11 @@
 /**
  * vLLM V1's Prometheus metrics, with the names, types, labels (`model_name`, `engine`) and default buckets of
  * vllm/v1/metrics/loggers.py (see fixtures/metrics/vllm/metrics-catalog.tsv). Counters are declared with their
- * exposed `_total` names, as prometheus_client renders them. The request-latency histograms carry trace exemplars
+ * exposed `_total` names, as prometheus_client renders them.
+ * `names: 'legacy'` exposes an older release's names instead (vllm/v1/metrics/loggers.py @ a6f0308, see
+ * contract/engines/metric-aliases.ts): `vllm:gpu_cache_usage_perc`, `vllm:gpu_prefix_cache_{queries,hits}_total` (in
+ * blocks) and `vllm:time_per_output_token_seconds`, without `vllm:inter_token_latency_seconds` and
+ * `vllm:request_time_per_output_token_seconds`, which that release did not have. The request-latency histograms carry trace exemplars
  * (served when the scrape asks for OpenMetrics, which prometheus_client negotiates too; the names stay the same).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -37,7 +41,16 @@ export interface LlmMetrics {
   onArrival(model: string, promptTokens: number, maxTokens: number): void;
 }
 
-export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedModel: string): LlmMetrics {
+/** Which release's metric names the simulated vLLM exposes (HOPSCOPE_VLLM_METRIC_NAMES). */
+export type VllmMetricNames = 'current' | 'legacy';
+
+export function vllmMetrics(
+  registry: Registry,
+  engine: InferenceEngine,
+  servedModel: string,
+  names: VllmMetricNames = 'current'
+): LlmMetrics {
+  const legacy = names === 'legacy';
   const L = ['model_name', 'engine'];
   const reg = [registry];
   const h = (name: string, help: string, buckets: number[], enableExemplars = false) =>
@@ -58,8 +71,8 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
   perModel('vllm:num_requests_running', 'Number of requests in model execution batches.', (m) => engine.runningBy(m));
   perModel('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', (m) => engine.waitingBy(m));
   new Gauge({
-    name: 'vllm:kv_cache_usage_perc',
-    help: 'KV-cache usage. 1 means 100 percent usage.',
+    name: legacy ? 'vllm:gpu_cache_usage_perc' : 'vllm:kv_cache_usage_perc',
+    help: legacy ? 'GPU KV-cache usage. 1 means 100 percent usage.' : 'KV-cache usage. 1 means 100 percent usage.',
     labelNames: L,
     registers: reg,
     collect() {
@@ -95,15 +108,21 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
   let seenQ = 0,
     seenH = 0,
     seenP = 0;
-  const queries = c('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
-  const hits = c('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
+  const queries = legacy
+    ? c('vllm:gpu_prefix_cache_queries_total', 'GPU prefix cache queries, in terms of number of queried blocks.')
+    : c('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
+  const hits = legacy
+    ? c('vllm:gpu_prefix_cache_hits_total', 'GPU prefix cache hits, in terms of number of cached blocks.')
+    : c('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
+  // The older counters count blocks of the KV cache, the newer tokens.
+  const unit = (tokens: number): number => (legacy ? Math.floor(tokens / engine.opts.blockSize) : tokens);
   const preempt = c('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.');
   const sync = (): void => {
     const l = { model_name: servedModel, engine: ENGINE };
-    queries.inc(l, engine.prefixQueries - seenQ);
-    seenQ = engine.prefixQueries;
-    hits.inc(l, engine.prefixHits - seenH);
-    seenH = engine.prefixHits;
+    queries.inc(l, unit(engine.prefixQueries) - seenQ);
+    seenQ = unit(engine.prefixQueries);
+    hits.inc(l, unit(engine.prefixHits) - seenH);
+    seenH = unit(engine.prefixHits);
     preempt.inc(l, engine.preemptions - seenP);
     seenP = engine.preemptions;
   };
@@ -136,13 +155,17 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
     buckets125(VLLM_MAX_MODEL_LEN)
   );
   const ttft = h('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT, true);
-  const itl = h('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL, true);
-  const tpot = h(
-    'vllm:request_time_per_output_token_seconds',
-    'Histogram of time_per_output_token_seconds per request.',
-    ITL,
-    true
-  );
+  const itl = legacy
+    ? h('vllm:time_per_output_token_seconds', 'Histogram of time per output token in seconds.', ITL, true)
+    : h('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL, true);
+  const tpot = legacy
+    ? undefined
+    : h(
+        'vllm:request_time_per_output_token_seconds',
+        'Histogram of time_per_output_token_seconds per request.',
+        ITL,
+        true
+      );
   const e2e = h('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQ_LAT, true);
   const queue = h(
     'vllm:request_queue_time_seconds',
@@ -191,7 +214,7 @@ export function vllmMetrics(registry: Registry, engine: InferenceEngine, servedM
       genH.observe(l, r.outputTokens);
       lat(ttft, s(r.firstTokenMs - r.arrivalMs));
       for (let i = 1; i < r.tokenTimes.length; i++) lat(itl, s(r.tokenTimes[i] - r.tokenTimes[i - 1]));
-      if (r.outputTokens > 1) lat(tpot, s(r.endMs - r.firstTokenMs) / (r.outputTokens - 1));
+      if (tpot && r.outputTokens > 1) lat(tpot, s(r.endMs - r.firstTokenMs) / (r.outputTokens - 1));
       lat(e2e, s(r.endMs - r.arrivalMs));
       lat(queue, s(r.scheduledMs - r.arrivalMs));
       lat(infer, s(r.endMs - r.scheduledMs));
