@@ -41,6 +41,7 @@ import { RunIndex } from '../store/run-index';
 import { AlertService, type AlertsHealth } from './alerts';
 import { CompareService } from './compare';
 import { DrilldownService } from './drilldown';
+import { EngineStateService } from './engine-state';
 import { ExportService } from './export';
 import { FaultService } from './faults';
 import { GoldenService } from './golden';
@@ -141,6 +142,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     config: config.rcaConfig,
     evidence,
     saved: { ofTrace: (id) => saved.answers!.ofTrace(id) },
+    engineState: new EngineStateService(sources.prometheus, config.scrapeIntervalMs),
   });
   const answers = new RcaAnswerService(db, rca, config.appUrl);
   saved.answers = answers;
