@@ -2,8 +2,7 @@
  * The healthy baseline: per (service, span kind, operation), robust statistics of exclusive time, duration and — for
  * client spans — the client→server gap, plus the error rate. A plain JSON object, so it can be cached and shipped.
  */
-import { isFailedSpan, kvCacheHitRateOfSpan, type LlmPhase, type Span } from '../../../contract';
-import { llmPhasesOf } from './llm-span';
+import { isFailedSpan, kvCacheHitRateOfSpan, type LlmPhase, llmPhasesOf, type Span } from '../../../contract';
 import { type RobustStats, robustStats } from './stats';
 import { buildTree } from './tree';
 
@@ -90,7 +89,7 @@ export function traceSamples(tr: Span[]): TraceSamples {
     if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
     const kv = s.kind === 'client' ? undefined : kvCacheHitRateOfSpan(s);
     if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
-    const lp = s.kind === 'client' ? undefined : llmPhasesOf(s);
+    const lp = s.kind === 'client' ? undefined : llmPhasesOf(s, spans);
     if (lp) {
       a.phases ??= new Map();
       for (const p of lp.phases) {

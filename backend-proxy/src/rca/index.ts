@@ -11,4 +11,3 @@ export { buildBaseline } from './background';
 export { RcaConfigError, RcaConfigSchema, type RcaConfigInput } from './config';
 export { indexKernelEvents, type KernelIndex } from './kernel';
 export type { EngineStateLookup } from './account';
-export { llmPhasesOf } from './llm-span';

@@ -4,66 +4,48 @@
  * One range query per figure for the whole answer, however many pods and instants: every engine's name for the figure
  * (old and new vLLM releases, SGLang, TGI) in one `{__name__=~"…", pod=~"a|b"}` selector, so the series say which
  * name was found (the provenance). A figure no engine on the pod exposes is absent and said in `missing`, never 0.
- * Names: vLLM vllm/v1/metrics/loggers.py (the chain's metrics-vllm.ts; `gpu_cache_usage_perc` and
- * `gpu_prefix_cache_*` before their renames, `gpu_prefix_cache_hit_rate` of v0), SGLang
- * python/sglang/srt/metrics/collector.py, TGI router (`tgi_queue_size`, `tgi_batch_current_size`).
+ * Names and how each figure is made of them: `ENGINE_STATE_METRICS` and the alias table of contract/engines.
  */
-import type { EngineMetricProvenance, EngineState } from '../../../contract';
+import {
+  ENGINE_STATE_METRICS,
+  type EngineFigure,
+  type EngineFigureSource,
+  type EngineMetricProvenance,
+  type EngineName,
+  type EngineState,
+} from '../../../contract';
 import type { EngineStateLookup } from '../rca';
 import type { PrometheusSource, PromSeries } from '../sources/prometheus';
 
-type Figure = 'waiting' | 'running' | 'kvCacheUsage' | 'preemptionsPerMin' | 'prefixCacheHitRate';
-
-interface FigurePlan {
-  figure: Figure;
-  label: string;
-  /** Every engine's name for it, preferred first (a pod exposing two, e.g. mid-upgrade, reads the first). */
-  names: string[];
-  /** gauge: the value at the instant; counter: the increase over the minute before it. */
-  type: 'gauge' | 'counter';
-}
-
-/** The alias table (until contract/engines carries it): figure → the names engines expose it under. */
-export const ENGINE_FIGURES: readonly FigurePlan[] = [
-  {
-    figure: 'waiting',
-    label: 'requests waiting',
-    names: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'tgi_queue_size'],
-    type: 'gauge',
-  },
-  {
-    figure: 'running',
-    label: 'requests running',
-    names: ['vllm:num_requests_running', 'sglang:num_running_reqs', 'tgi_batch_current_size'],
-    type: 'gauge',
-  },
-  {
-    figure: 'kvCacheUsage',
-    label: 'KV-cache usage',
-    names: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage'],
-    type: 'gauge',
-  },
-  {
-    figure: 'preemptionsPerMin',
-    label: 'preemptions',
-    names: ['vllm:num_preemptions_total'],
-    type: 'counter',
-  },
-  {
-    figure: 'prefixCacheHitRate',
-    label: 'prefix-cache hit rate',
-    // Counter pairs (hits ÷ queries over the minute), then the gauges that already are a rate.
-    names: [
-      'vllm:prefix_cache_hits_total',
-      'vllm:prefix_cache_queries_total',
-      'vllm:gpu_prefix_cache_hits_total',
-      'vllm:gpu_prefix_cache_queries_total',
-      'sglang:cache_hit_rate',
-      'vllm:gpu_prefix_cache_hit_rate',
-    ],
-    type: 'counter',
-  },
+const FIGURES: readonly EngineFigure[] = [
+  'waiting',
+  'running',
+  'kvCacheUsage',
+  'preemptionsPerMin',
+  'prefixCacheHitRate',
 ];
+const ENGINES = Object.keys(ENGINE_STATE_METRICS) as EngineName[];
+
+const LABEL: Record<EngineFigure, string> = {
+  waiting: 'requests waiting',
+  running: 'requests running',
+  kvCacheUsage: 'KV-cache usage',
+  preemptionsPerMin: 'preemptions',
+  prefixCacheHitRate: 'prefix-cache hit rate',
+};
+
+const namesOf = (src: EngineFigureSource): readonly string[] =>
+  src.kind === 'gauge' || src.kind === 'counter_per_min' ? src.metric : [...src.numerator, ...src.denominator];
+
+/** Every engine's names (with their aliases) for a figure: one selector, one query. */
+export function figureMetricNames(f: EngineFigure): string[] {
+  const out = new Set<string>();
+  for (const e of ENGINES) {
+    const src = ENGINE_STATE_METRICS[e][f];
+    if (src) for (const n of namesOf(src)) out.add(n);
+  }
+  return [...out];
+}
 
 /** The minute before an instant, over which counters are read as a rate. */
 const COUNTER_WINDOW_MS = 60_000;
@@ -170,60 +152,45 @@ export class EngineStateService {
     const stepMs = Math.max(this.scrapeMs, Math.ceil((to - from) / MAX_POINTS / 1000) * 1000);
     const podRe = pods.map(reEscape).join('|');
     const missing: string[] = [];
-    const data = new Map<Figure, Samples>();
+    const data = new Map<EngineFigure, Samples>();
     let queries = 0;
     await Promise.all(
-      ENGINE_FIGURES.map(async (f) => {
-        const q = `{__name__=~${lit(f.names.map(reEscape).join('|'))}, pod=~${lit(podRe)}}`;
+      FIGURES.map(async (f) => {
+        const names = figureMetricNames(f);
+        const q = `{__name__=~${lit(names.map(reEscape).join('|'))}, pod=~${lit(podRe)}}`;
         queries++;
         try {
-          data.set(f.figure, collect(await prom.queryRange(q, from, to, stepMs), f.figure === 'kvCacheUsage'));
+          data.set(f, collect(await prom.queryRange(q, from, to, stepMs), f === 'kvCacheUsage'));
         } catch (err) {
-          missing.push(`engine state: ${f.label} could not be read from Prometheus: ${(err as Error).message}`);
+          missing.push(`engine state: ${LABEL[f]} could not be read from Prometheus: ${(err as Error).message}`);
         }
       })
     );
     // What each pod lacks, said once per figure.
-    for (const f of ENGINE_FIGURES) {
-      const got = data.get(f.figure);
+    for (const f of FIGURES) {
+      const got = data.get(f);
       if (!got) continue;
       const lacking = pods.filter((p) => !got.get(p)?.size);
       if (lacking.length)
         missing.push(
-          `engine state: no ${f.label} for pod${lacking.length > 1 ? 's' : ''} ${lacking.join(', ')} (none of ${f.names.join(', ')} has a series with that pod label)`
+          `engine state: no ${LABEL[f]} for pod${lacking.length > 1 ? 's' : ''} ${lacking.join(', ')} (none of ${figureMetricNames(f).join(', ')} has a series with that pod label)`
         );
     }
     const scrapeIntervalS = this.scrapeMs / 1000;
     const lookup: EngineStateLookup = (_service, pod, atMs) => {
       const state: EngineState = { provenance: [] };
-      const prov = (figure: Figure, metric: string, instantMs: number): void => {
-        const p: EngineMetricProvenance = { figure, metric, instantMs, scrapeIntervalS };
-        state.provenance.push(p);
-      };
-      for (const f of ENGINE_FIGURES) {
-        const byName = data.get(f.figure)?.get(pod);
+      for (const f of FIGURES) {
+        const byName = data.get(f)?.get(pod);
         if (!byName) continue;
-        if (f.figure === 'prefixCacheHitRate') {
-          const rate = prefixRate(byName, atMs);
-          if (rate) {
-            state.prefixCacheHitRate = rate.value;
-            prov(f.figure, rate.metric, rate.instantMs);
-          }
-          continue;
-        }
-        const name = f.names.find((n) => byName.has(n));
-        if (!name) continue;
-        const pts = byName.get(name)!;
-        if (f.type === 'gauge') {
-          const p = at(pts, atMs);
-          if (!p) continue;
-          state[f.figure as 'waiting' | 'running' | 'kvCacheUsage'] = p[1];
-          prov(f.figure, name, p[0]);
-        } else {
-          const inc = increase(pts, atMs - COUNTER_WINDOW_MS, atMs);
-          if (!inc) continue;
-          state.preemptionsPerMin = Math.round((inc.inc / (inc.ms / 60_000)) * 100) / 100;
-          prov(f.figure, name, at(pts, atMs)![0]);
+        // The first engine whose names the pod exposes for this figure.
+        for (const e of ENGINES) {
+          const src = ENGINE_STATE_METRICS[e][f];
+          const v = src && figureAt(src, byName, atMs);
+          if (!v) continue;
+          state[f] = v.value;
+          const p: EngineMetricProvenance = { figure: f, metric: v.metric, instantMs: v.instantMs, scrapeIntervalS };
+          state.provenance.push(p);
+          break;
         }
       }
       return state.provenance.length ? state : undefined;
@@ -232,31 +199,38 @@ export class EngineStateService {
   }
 }
 
-/** Hits ÷ queries over the minute before `atMs` (new names, then old), else a hit-rate gauge. */
-function prefixRate(
+/** A figure at `atMs` from one engine's source, the first of its aliases the pod has (old/new pairs by position). */
+function figureAt(
+  src: EngineFigureSource,
   byName: Map<string, Array<[number, number]>>,
   atMs: number
 ): { value: number; metric: string; instantMs: number } | undefined {
-  for (const [hits, queries] of [
-    ['vllm:prefix_cache_hits_total', 'vllm:prefix_cache_queries_total'],
-    ['vllm:gpu_prefix_cache_hits_total', 'vllm:gpu_prefix_cache_queries_total'],
-  ]) {
-    const h = byName.get(hits);
-    const q = byName.get(queries);
-    if (!h || !q) continue;
-    const dh = increase(h, atMs - COUNTER_WINDOW_MS, atMs);
-    const dq = increase(q, atMs - COUNTER_WINDOW_MS, atMs);
-    if (!dh || !dq || dq.inc <= 0) return undefined;
-    return {
-      value: Math.round(Math.min(1, dh.inc / dq.inc) * 1000) / 1000,
-      metric: `${hits} ÷ ${queries}`,
-      instantMs: at(q, atMs)![0],
-    };
+  if (src.kind === 'gauge' || src.kind === 'counter_per_min') {
+    const name = src.metric.find((n) => byName.has(n));
+    if (!name) return undefined;
+    const pts = byName.get(name)!;
+    const p = at(pts, atMs);
+    if (!p) return undefined;
+    if (src.kind === 'gauge') return { value: p[1], metric: name, instantMs: p[0] };
+    const inc = increase(pts, atMs - COUNTER_WINDOW_MS, atMs);
+    if (!inc) return undefined;
+    return { value: Math.round((inc.inc / (inc.ms / 60_000)) * 100) / 100, metric: name, instantMs: p[0] };
   }
-  for (const g of ['sglang:cache_hit_rate', 'vllm:gpu_prefix_cache_hit_rate']) {
-    const pts = byName.get(g);
-    const p = pts && at(pts, atMs);
-    if (p) return { value: p[1], metric: g, instantMs: p[0] };
+  for (let k = 0; k < src.numerator.length; k++) {
+    const num = byName.get(src.numerator[k]);
+    const den = byName.get(src.denominator[k] ?? src.denominator[0]);
+    if (!num || !den) continue;
+    const metric = `${src.numerator[k]} ÷ ${src.denominator[k] ?? src.denominator[0]}`;
+    const d = at(den, atMs);
+    if (!d) return undefined;
+    if (src.kind === 'gauge_ratio') {
+      const n = at(num, atMs);
+      return n && d[1] > 0 ? { value: Math.round((n[1] / d[1]) * 1000) / 1000, metric, instantMs: d[0] } : undefined;
+    }
+    const dn = increase(num, atMs - COUNTER_WINDOW_MS, atMs);
+    const dd = increase(den, atMs - COUNTER_WINDOW_MS, atMs);
+    if (!dn || !dd || dd.inc <= 0) return undefined;
+    return { value: Math.round(Math.min(1, dn.inc / dd.inc) * 1000) / 1000, metric, instantMs: d[0] };
   }
   return undefined;
 }

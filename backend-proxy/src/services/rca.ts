@@ -11,6 +11,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   isFailedSpan,
   type KernelEvidenceUsed,
+  llmPhasesOf,
   type RcaRangeSample,
   type SavedRcaAnswerMeta,
   type SourceStatus,
@@ -21,7 +22,6 @@ import { HttpError } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { rcaDuration } from '../metrics';
 import {
-  llmPhasesOf,
   rankTrace,
   rankWindow,
   type RankWindowInput,
@@ -111,7 +111,7 @@ function engineStateRequests(traces: Span[][]): EngineStateRequest[] {
   const out: EngineStateRequest[] = [];
   for (const tr of traces)
     for (const s of tr) {
-      const lp = s.kind === 'client' ? undefined : llmPhasesOf(s);
+      const lp = s.kind === 'client' ? undefined : llmPhasesOf(s, tr);
       if (!lp) continue;
       const q = lp.phases.find((p) => p.name === 'queue');
       out.push({ service: lp.service, pod: lp.pod, atMs: lp.startMs + (q ? q.durationMs / 2 : 0) });

@@ -1,5 +1,5 @@
 /**
- * Pass 11, LLM phases: an on-path inference server span (vLLM `llm_request`, TGI's router span; `../llm-span.ts`) is
+ * Pass 11, LLM phases: an on-path inference server span (vLLM `llm_request`, SGLang's request span, TGI's router span; `llmPhasesOf` of contract/engines) is
  * split into the phases the engine timed, each compared with that operation's healthy phase (`Baseline.ops[…].phases`,
  * median/MAD, the excess rule of pass 9). Each phase above its baseline is evidence on the server's hop: `llm_queue`
  * (with the engine's waiting/running requests and KV-cache usage on that pod then, when the caller gave its state),
@@ -7,10 +7,9 @@
  * `llm_preemption` when the engine preempted requests meanwhile. The phases say where the span's own time went; only
  * what they show beyond the excess pass 9 already counted is added to the hop's latency.
  */
-import type { EngineState, Evidence, LlmPhase, LlmPhases } from '../../../../contract';
+import { type EngineState, type Evidence, type LlmPhase, type LlmPhases, llmPhasesOf } from '../../../../contract';
 import { type TraceAccount, hopOfSpan, opAt } from '../account';
 import { fmtCount, fmtDur, fmtPct, round } from '../format';
-import { llmPhasesOf } from '../llm-span';
 import { robustZ } from '../stats';
 
 /** Fewer healthy samples than this and a phase is not compared (one cold start would set the bar). */
@@ -22,8 +21,9 @@ export function llmPhases(a: TraceAccount): void {
   for (const i of a.path) {
     const s = spans[i];
     if (s.kind === 'client') continue;
-    const lp = llmPhasesOf(s);
-    if (!lp) continue;
+    const read = llmPhasesOf(s, spans);
+    if (!read) continue;
+    const lp: LlmPhases = { ...read, phases: read.phases.map((p) => ({ ...p })) };
     const b = opAt(a, i);
     const excess = new Map<LlmPhase['name'], number>();
     for (const p of lp.phases) {
