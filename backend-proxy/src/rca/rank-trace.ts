@@ -1,11 +1,12 @@
 /** Root cause of one trace: pure, deterministic (apart from `tookMs`), no I/O. */
-import type { KernelEvent, RcaAnswer, Span } from '../../../contract';
+import type { KernelEvent, LlmPhases, RcaAnswer, Span } from '../../../contract';
 import type { EngineStateLookup } from './account';
 import { analyzeTrace } from './analyze';
 import { type Baseline, baselineStats } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { type KernelIndex, indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
+import { LLM_PER_TRACE, phaseExcess } from './passes/llm-phases';
 import { verdictOf } from './verdict';
 
 export interface RankTraceInput {
@@ -66,6 +67,22 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
     candidates,
     missing,
     ...(verdict ? { verdict } : {}),
-    ...(a.llm.length ? { llmPhases: a.llm } : {}),
+    ...(a.llm.length ? { llmPhases: shownLlm(a.llm, missing) } : {}),
   };
+}
+
+/** The path's inference spans, in path order; past LLM_PER_TRACE, those whose phases rose most (and `missing` says so). */
+function shownLlm(all: LlmPhases[], missing: string[]): LlmPhases[] {
+  if (all.length <= LLM_PER_TRACE) return all;
+  missing.push(
+    `llmPhases: ${LLM_PER_TRACE} of the ${all.length} inference spans on the critical path, those whose phases rose most above their baselines`
+  );
+  const keep = new Set(
+    all
+      .map((lp, k) => ({ k, x: phaseExcess(lp) }))
+      .sort((p, q) => q.x - p.x || p.k - q.k)
+      .slice(0, LLM_PER_TRACE)
+      .map((p) => p.k)
+  );
+  return all.filter((_, k) => keep.has(k));
 }

@@ -21,17 +21,11 @@ import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
+import { phaseExcess } from './passes/llm-phases';
 import { verdictOf } from './verdict';
 
 /** The inference server spans a window answer shows: the few whose phases rose most above their baselines. */
 const WINDOW_LLM_SPANS = 5;
-
-/** How far a span's phases rose above their baselines in all (ms). */
-const phaseExcess = (lp: LlmPhases): number => {
-  let x = 0;
-  for (const p of lp.phases) if (p.baselineMs !== undefined) x += Math.max(0, p.durationMs - p.baselineMs);
-  return x;
-};
 
 export interface RankWindowInput {
   /** Traces as span lists, or all spans mixed (grouped by trace id here). */

@@ -14,6 +14,15 @@ import { robustZ } from '../stats';
 
 /** Fewer healthy samples than this and a phase is not compared (one cold start would set the bar). */
 const MIN_PHASE_SAMPLES = 5;
+/** The inference spans a trace's answer shows (an agent's trace may call the LLM thousands of times). */
+export const LLM_PER_TRACE = 50;
+
+/** How far a span's phases rose above their baselines in all (ms). */
+export const phaseExcess = (lp: LlmPhases): number => {
+  let x = 0;
+  for (const p of lp.phases) if (p.baselineMs !== undefined) x += Math.max(0, p.durationMs - p.baselineMs);
+  return x;
+};
 
 export function llmPhases(a: TraceAccount): void {
   const { spans, config: c } = a;
@@ -23,25 +32,30 @@ export function llmPhases(a: TraceAccount): void {
     if (s.kind === 'client') continue;
     const read = llmPhasesOf(s, spans);
     if (!read) continue;
-    const lp: LlmPhases = { ...read, phases: read.phases.map((p) => ({ ...p })) };
+    // A fresh object of the reader's: the phases gain their baselines in place (no copy per span).
+    const lp = read as LlmPhases;
     const b = opAt(a, i);
-    const excess = new Map<LlmPhase['name'], number>();
+    let excess: Map<LlmPhase['name'], number> | undefined;
+    let queueMs = 0;
     for (const p of lp.phases) {
+      if (p.name === 'queue') queueMs = p.durationMs;
       const st = b?.phases?.[p.name];
       if (!st || st.count < MIN_PHASE_SAMPLES) continue;
       p.baselineMs = round(st.median);
       if (robustZ(p.durationMs, st, c.madFloorRatio) >= c.zThreshold && p.durationMs - st.median >= c.minExcessMs)
-        excess.set(p.name, p.durationMs - st.median);
+        (excess ??= new Map()).set(p.name, p.durationMs - st.median);
     }
     if (!b?.phases) noBaseline ??= `${s.service} "${s.name}"`;
     if (b?.promptTokens && b.promptTokens.count >= MIN_PHASE_SAMPLES)
       lp.baselinePromptTokens = round(b.promptTokens.median);
-    const queue = lp.phases.find((p) => p.name === 'queue');
-    const state = a.engineState?.(lp.service, lp.pod, lp.startMs + (queue ? queue.durationMs / 2 : 0));
+    // The engine's state for the spans the answer shows: those with an excess, and the first ones of the path.
+    const state =
+      excess || a.llm.length < LLM_PER_TRACE
+        ? a.engineState?.(lp.service, lp.pod, lp.startMs + queueMs / 2)
+        : undefined;
     if (state) lp.engineState = state;
-    for (const p of lp.phases) p.durationMs = round(p.durationMs);
     a.llm.push(lp);
-    if (!excess.size) continue;
+    if (!excess) continue;
 
     const h = hopOfSpan(a, i);
     let total = 0;
