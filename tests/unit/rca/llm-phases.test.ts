@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type EngineState, llmPhasesOf, parseTgiDuration, RcaAnswer } from '../../../contract';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type EngineState, llmPhasesOf, parseTgiDuration, RcaAnswer, type Span } from '../../../contract';
 import { buildBaseline, rankTrace, rankWindow } from '../../../backend-proxy/src/rca';
 import { engineTrace, healthyCall, rustDuration } from '../../support/rca/engine-spans';
 
@@ -145,5 +147,37 @@ describe('LLM phases', () => {
     assert.match(w.verdict!, /^llm-vllm-1 saturated in 8 of 20 traces: queued 2\.7 s .* behind 37 waiting requests/);
     assert.equal(w.llmPhases!.length, 5);
     assert.ok(w.llmPhases![0].phases[0].durationMs >= 2700);
+  });
+});
+
+describe('LLM phases on SGLang', () => {
+  // tests/fixtures/engines/sglang-request.json: derived from SGLang's source at the commits it names (the request's root
+  // span and its prefill_waiting slice). Healthy copies wait 40 ms instead of its 900 ms.
+  const f = JSON.parse(
+    readFileSync(join(import.meta.dirname, '../../fixtures/engines/sglang-request.json'), 'utf8')
+  ) as { span: Span; descendants: Span[] };
+  const copy = (k: number, queueMs: number): Span[] => {
+    const traceId = k.toString(16).padStart(32, '0');
+    const shift = k * 10_000;
+    const w = f.descendants.find((d) => d.name === 'prefill_waiting')!;
+    const prefillS = Number(f.span.attributes['gen_ai.latency.time_in_model_prefill']) - 0.9 + queueMs / 1000;
+    const at = (s: Span): Span => ({ ...s, traceId, startMs: s.startMs + shift, endMs: s.endMs + shift });
+    return [
+      at({ ...f.span, attributes: { ...f.span.attributes, 'gen_ai.latency.time_in_model_prefill': prefillS } }),
+      ...f.descendants.map((d) => (d === w ? at({ ...d, endMs: d.startMs + queueMs }) : at(d))),
+    ];
+  };
+  it("the prefill_waiting slice is the queue: a long wait is llm_queue on SGLang's hop", () => {
+    const baseline = buildBaseline(Array.from({ length: 20 }, (_, k) => copy(k + 1, 38 + (k % 5))));
+    const ans = rankTrace({ spans: copy(99, 900), baseline });
+    RcaAnswer.parse(ans);
+    assert.equal(ans.llmPhases?.[0].engine, 'sglang');
+    const top = ans.candidates[0];
+    assert.equal(top.service, 'sglang');
+    assert.ok(
+      top.evidence.some((e) => e.kind === 'llm_queue'),
+      JSON.stringify(top.evidence)
+    );
+    assert.match(ans.verdict!, /^sglang saturated: queued 900 ms \(usually 40 ms\)/);
   });
 });

@@ -27,7 +27,13 @@ export const phaseExcess = (lp: LlmPhases): number => {
 export function llmPhases(a: TraceAccount): void {
   const { spans, config: c } = a;
   let noBaseline: string | undefined;
-  for (const i of a.path) {
+  // The path's spans, then the anchor's ancestors: a breach framed inside an engine's span (SGLang's prefill_waiting
+  // slice under its request span) leaves that span off the path, yet its phases say what the slice was.
+  const seen = a.path.length ? new Set(a.path) : undefined;
+  const ancestors: number[] = [];
+  for (let p = a.tree.parent[a.anchor]; p !== undefined && p >= 0; p = a.tree.parent[p])
+    if (!seen?.has(p)) ancestors.push(p);
+  for (const i of ancestors.length ? [...a.path, ...ancestors] : a.path) {
     const s = spans[i];
     if (s.kind === 'client') continue;
     const read = llmPhasesOf(s, spans);
@@ -62,7 +68,7 @@ export function llmPhases(a: TraceAccount): void {
     for (const v of excess.values()) total += v;
     // Pass 9 counted the span's own time above its baseline; the phases may show more (a queue that the span's own
     // spread hides) but never more than the span spent on the critical path.
-    const extra = Math.max(0, Math.min(total, a.onPathMs[i]) - a.excessMs[i]);
+    const extra = Math.max(0, Math.min(total, a.onPathMs[i] || 0) - (a.excessMs[i] || 0));
     h.weightedExcessMs += extra;
     if (total > h.bestExcessMs) {
       h.bestExcessMs = total;
