@@ -403,3 +403,69 @@ export const RunTtftAnswer = z.object({
   sources: z.array(SourceStatus),
 });
 export type RunTtftAnswer = z.infer<typeof RunTtftAnswer>;
+
+/** The parts of one request's client TTFT, in the order the time passes. */
+export const TtftRequestPartName = z.enum([
+  'client_to_gateway',
+  'before_llm',
+  'engine_queue',
+  'engine_prefill',
+  'way_back',
+]);
+export type TtftRequestPartName = z.infer<typeof TtftRequestPartName>;
+
+export const TtftRequestPart = z.object({
+  part: TtftRequestPartName,
+  label: z.string(),
+  /** null: not known for this request (no engine span, no first chunk, no gateway span); `missing` says why. */
+  ms: z.number().nullable(),
+  /** Where it comes from: the spans' times, the engine's own attribute, or the remainder of the client's TTFT. */
+  source: z.string(),
+});
+export type TtftRequestPart = z.infer<typeof TtftRequestPart>;
+
+/** One of a run's slowest or failed requests, its client TTFT split from its trace and the engine's span. */
+export const RunTtftRequest = z.object({
+  traceId: z.string(),
+  list: z.enum(['slowest', 'failed']),
+  outcome: RequestOutcome,
+  startMs: z.number(),
+  /** The client's TTFT (null: no first chunk arrived). */
+  ttftMs: z.number().nullable(),
+  e2eMs: z.number(),
+  /** The inference server whose first token the client waited for, when its span was found. */
+  llm: z
+    .object({
+      service: z.string(),
+      pod: z.string(),
+      engine: z.enum(['vllm', 'sglang', 'tgi']),
+      spanId: z.string(),
+    })
+    .nullable(),
+  parts: z.array(TtftRequestPart),
+  missing: z.array(z.string()),
+});
+export type RunTtftRequest = z.infer<typeof RunTtftRequest>;
+
+/**
+ * GET /api/runs/:runId/ttft/requests — the client TTFT of a run's slowest and failed requests (those with a trace id),
+ * each split into client→gateway network, the hops before the LLM, the engine's queue and prefill (from its own span:
+ * vLLM `gen_ai.latency.*`), and the first chunk's way back (the remainder); with each part's mean over the requests
+ * that have it. Times from different clocks (the client's, the gateway's) are subtracted as they are: `notes` says so.
+ */
+export const RunTtftRequestsAnswer = z.object({
+  runId: RunId,
+  requests: z.array(RunTtftRequest),
+  average: z.array(
+    z.object({
+      part: TtftRequestPartName,
+      label: z.string(),
+      meanMs: z.number().nullable(),
+      /** Requests this mean is over. */
+      n: z.number().int().nonnegative(),
+    })
+  ),
+  notes: z.array(z.string()),
+  missing: z.array(z.string()),
+});
+export type RunTtftRequestsAnswer = z.infer<typeof RunTtftRequestsAnswer>;

@@ -5,7 +5,9 @@
  */
 import {
   type CriticalPathItem,
+  type EngineState,
   type Evidence,
+  type LlmPhases,
   peerOfClientSpan,
   peerPodOfClientSpan,
   podOrServiceOfSpan,
@@ -49,8 +51,15 @@ export interface Degradation {
   evidence: Evidence[];
 }
 
+/**
+ * The inference engine's state on a pod at an instant (from its metrics, gathered by the caller: the engine does no
+ * I/O); undefined when nothing is known of that pod.
+ */
+export type EngineStateLookup = (service: string, pod: string, atMs: number) => EngineState | undefined;
+
 export interface TraceAccount {
   readonly config: RcaConfig;
+  readonly engineState?: EngineStateLookup;
   readonly baseline?: Baseline;
   readonly kernel?: KernelIndex;
   /** The healthy statistics of a span's operation (service, kind, name). */
@@ -91,6 +100,8 @@ export interface TraceAccount {
   inferredKind: Uint8Array;
   /** Hops whose evidence already says a call into them was inferred (once per hop). */
   inferredNoted: Set<HopAccount>;
+  /** Inference server spans on the critical path, split into the engine's phases (the `llm phases` pass). */
+  llm: LlmPhases[];
   /** Hop of each span and of each client span's unnamed peer, looked up once. */
   spanHop: Array<HopAccount | undefined>;
   peerHop: Array<HopAccount | undefined>;
@@ -209,6 +220,7 @@ export interface AnalyzeContext {
   baseline?: Baseline;
   kernel?: KernelIndex;
   config: RcaConfig;
+  engineState?: EngineStateLookup;
 }
 
 const EMPTY_TREE: TraceTree = {
@@ -234,6 +246,7 @@ const EMPTY_TREE: TraceTree = {
 export function openAccount(spans: Span[], ctx: AnalyzeContext): TraceAccount {
   return {
     config: ctx.config,
+    engineState: ctx.engineState,
     baseline: ctx.baseline,
     kernel: ctx.kernel,
     opOf: baselineLookup(ctx.baseline),
@@ -261,6 +274,7 @@ export function openAccount(spans: Span[], ctx: AnalyzeContext): TraceAccount {
     ops: [],
     spanHop: [],
     peerHop: [],
+    llm: [],
     inferredKind: new Uint8Array(0),
     inferredNoted: new Set(),
   };

@@ -3,7 +3,7 @@
  * (`account.ts`): each pass reads what the passes before it found and adds its own. Scoring is left to the callers
  * (per trace and per window), which add the hop accounts up differently. A new signal is one new pass in `PASSES`.
  */
-import type { CriticalPathItem, Span } from '../../../contract';
+import type { CriticalPathItem, LlmPhases, Span } from '../../../contract';
 import { type AnalyzeContext, type HopAccount, type TraceAccount, openAccount } from './account';
 import { anchor } from './passes/anchor';
 import { asyncChildren } from './passes/async-children';
@@ -14,6 +14,7 @@ import { exclusiveTime } from './passes/exclusive-time';
 import { kernelEvents } from './passes/kernel-events';
 import { kvCache } from './passes/kv-cache';
 import { lambda } from './passes/lambda';
+import { llmPhases } from './passes/llm-phases';
 import { modelFallback } from './passes/model-fallback';
 import { origins } from './passes/origins';
 import { propagation } from './passes/propagation';
@@ -38,6 +39,7 @@ export const PASSES: readonly Pass[] = [
   { name: 'exclusive time & gap', run: exclusiveTime },
   { name: 'baseline excess', run: baselineExcess },
   { name: 'λ', run: lambda },
+  { name: 'LLM phases', run: llmPhases },
   { name: 'KV cache', run: kvCache },
   { name: 'errors/timeouts', run: origins },
   { name: 'kernel events', run: kernelEvents },
@@ -53,6 +55,8 @@ export interface TraceAnalysis {
   criticalPath: CriticalPathItem[];
   hops: Map<string, HopAccount>;
   missing: string[];
+  /** Inference server spans on the critical path, split into the engine's phases. */
+  llm: LlmPhases[];
 }
 
 export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis {
@@ -67,5 +71,6 @@ export function analyzeTrace(spans: Span[], ctx: AnalyzeContext): TraceAnalysis 
     criticalPath: a.criticalPath,
     hops: a.hops,
     missing: a.missing,
+    llm: a.llm,
   };
 }

@@ -2,7 +2,7 @@
  * The healthy baseline: per (service, span kind, operation), robust statistics of exclusive time, duration and — for
  * client spans — the client→server gap, plus the error rate. A plain JSON object, so it can be cached and shipped.
  */
-import { isFailedSpan, kvCacheHitRateOfSpan, type Span } from '../../../contract';
+import { isFailedSpan, kvCacheHitRateOfSpan, type LlmPhase, llmPhasesOf, type Span } from '../../../contract';
 import { type RobustStats, robustStats } from './stats';
 import { buildTree } from './tree';
 
@@ -15,6 +15,10 @@ export interface OperationBaseline {
   gap?: RobustStats;
   /** LLM spans: KV/prefix-cache hit rate (0…1) of healthy calls, when the spans report it. */
   kvHit?: RobustStats;
+  /** Inference server spans: each phase the engine timed (queue, prefill, decode; TGI: validation, queue, inference), ms. */
+  phases?: Partial<Record<LlmPhase['name'], RobustStats>>;
+  /** Inference server spans: prompt tokens of healthy calls. */
+  promptTokens?: RobustStats;
   errorRate: number;
 }
 
@@ -51,6 +55,9 @@ export interface OpSamples {
   dur: number[];
   gap: number[];
   kv: number[];
+  /** Inference server spans: ms per phase name, and prompt tokens (absent when none of them is one). */
+  phases?: Map<LlmPhase['name'], number[]>;
+  prompt?: number[];
   errors: number;
 }
 
@@ -82,6 +89,16 @@ export function traceSamples(tr: Span[]): TraceSamples {
     if (!Number.isNaN(t.gap[i])) a.gap.push(t.gap[i]);
     const kv = s.kind === 'client' ? undefined : kvCacheHitRateOfSpan(s);
     if (kv !== undefined && Number.isFinite(kv)) a.kv.push(kv);
+    const lp = s.kind === 'client' ? undefined : llmPhasesOf(s, spans);
+    if (lp) {
+      a.phases ??= new Map();
+      for (const p of lp.phases) {
+        const l = a.phases.get(p.name);
+        if (l) l.push(p.durationMs);
+        else a.phases.set(p.name, [p.durationMs]);
+      }
+      if (lp.promptTokens !== undefined) (a.prompt ??= []).push(lp.promptTokens);
+    }
     if (isFailedSpan(s)) a.errors++;
   }
   return { spans: tr.length, ops };
@@ -107,6 +124,8 @@ export function statsFromSamples(samples: TraceSamples[]): Baseline {
       dur: number[][];
       gap: number[][];
       kv: number[][];
+      phases?: Map<LlmPhase['name'], number[][]>;
+      prompt: number[][];
       errors: number;
       count: number;
     }
@@ -116,11 +135,19 @@ export function statsFromSamples(samples: TraceSamples[]): Baseline {
     count += t.spans;
     for (const [k, o] of t.ops) {
       let a = acc.get(k);
-      if (!a) acc.set(k, (a = { first: o, self: [], dur: [], gap: [], kv: [], errors: 0, count: 0 }));
+      if (!a) acc.set(k, (a = { first: o, self: [], dur: [], gap: [], kv: [], prompt: [], errors: 0, count: 0 }));
       a.self.push(o.self);
       a.dur.push(o.dur);
       if (o.gap.length) a.gap.push(o.gap);
       if (o.kv.length) a.kv.push(o.kv);
+      if (o.phases)
+        for (const [name, l] of o.phases) {
+          a.phases ??= new Map();
+          const into = a.phases.get(name);
+          if (into) into.push(l);
+          else a.phases.set(name, [l]);
+        }
+      if (o.prompt?.length) a.prompt.push(o.prompt);
       a.errors += o.errors;
       a.count += o.dur.length;
     }
@@ -136,6 +163,14 @@ export function statsFromSamples(samples: TraceSamples[]): Baseline {
       duration: robustStats(concat(a.dur)),
       ...(a.gap.length ? { gap: robustStats(concat(a.gap)) } : {}),
       ...(a.kv.length ? { kvHit: robustStats(concat(a.kv)) } : {}),
+      ...(a.phases
+        ? {
+            phases: Object.fromEntries(
+              [...a.phases].sort(([x], [y]) => x.localeCompare(y)).map(([n, l]) => [n, robustStats(concat(l))])
+            ),
+          }
+        : {}),
+      ...(a.prompt.length ? { promptTokens: robustStats(concat(a.prompt)) } : {}),
       errorRate: a.errors / a.count,
     };
   }

@@ -10,3 +10,4 @@ export { baselineStats, groupByTrace, type Baseline } from './baseline';
 export { buildBaseline } from './background';
 export { RcaConfigError, RcaConfigSchema, type RcaConfigInput } from './config';
 export { indexKernelEvents, type KernelIndex } from './kernel';
+export type { EngineStateLookup } from './account';

@@ -1,10 +1,13 @@
 /** Root cause of one trace: pure, deterministic (apart from `tookMs`), no I/O. */
-import type { KernelEvent, RcaAnswer, Span } from '../../../contract';
+import type { KernelEvent, LlmPhases, RcaAnswer, Span } from '../../../contract';
+import type { EngineStateLookup } from './account';
 import { analyzeTrace } from './analyze';
 import { type Baseline, baselineStats } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { type KernelIndex, indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
+import { LLM_PER_TRACE, phaseExcess } from './passes/llm-phases';
+import { verdictOf } from './verdict';
 
 export interface RankTraceInput {
   spans: Span[];
@@ -13,6 +16,8 @@ export interface RankTraceInput {
   /** Raw events, or an index built once with `indexKernelEvents` when ranking many traces against the same events. */
   kernelEvents?: KernelEvent[] | KernelIndex;
   config?: RcaConfigInput;
+  /** The inference engines' state by pod and instant (from their metrics, read by the caller), for the LLM phases. */
+  engineState?: EngineStateLookup;
 }
 
 export type TraceRcaAnswer = RcaAnswer & { anchor?: { spanId: string; reason: string; durationMs: number } };
@@ -37,13 +42,19 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
       : Array.isArray(input.baseline)
         ? baselineStats(input.baseline)
         : input.baseline;
-  const a = analyzeTrace(input.spans, { baseline, kernel, config });
+  const a = analyzeTrace(input.spans, { baseline, kernel, config, engineState: input.engineState });
   const missing = [...a.missing];
   if (!baseline)
     missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
+  if (a.llm.length && !input.engineState)
+    missing.push(
+      'engine state: none given, so the LLM phases name no queue depth, KV-cache usage or preemptions (the proxy reads them from Prometheus for GET /api/traces/:id/rca and GET /api/rca)'
+    );
   const scored = [...a.hops.values()].map((h) => scoreHop(h, a.anchorDurationMs, kernel?.events, config));
   const anchorSpan = a.tree.spans[a.anchor];
+  const candidates = rankScored(scored, config);
+  const verdict = verdictOf(candidates);
   return {
     traceId: a.traceId,
     tookMs: performance.now() - t0,
@@ -53,7 +64,25 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
       durationMs: Math.round(a.anchorDurationMs * 1000) / 1000,
     },
     criticalPath: a.criticalPath,
-    candidates: rankScored(scored, config),
+    candidates,
     missing,
+    ...(verdict ? { verdict } : {}),
+    ...(a.llm.length ? { llmPhases: shownLlm(a.llm, missing) } : {}),
   };
+}
+
+/** The path's inference spans, in path order; past LLM_PER_TRACE, those whose phases rose most (and `missing` says so). */
+function shownLlm(all: LlmPhases[], missing: string[]): LlmPhases[] {
+  if (all.length <= LLM_PER_TRACE) return all;
+  missing.push(
+    `llmPhases: ${LLM_PER_TRACE} of the ${all.length} inference spans on the critical path, those whose phases rose most above their baselines`
+  );
+  const keep = new Set(
+    all
+      .map((lp, k) => ({ k, x: phaseExcess(lp) }))
+      .sort((p, q) => q.x - p.x || p.k - q.k)
+      .slice(0, LLM_PER_TRACE)
+      .map((p) => p.k)
+  );
+  return all.filter((_, k) => keep.has(k));
 }

@@ -8,11 +8,12 @@ import {
   type Evidence,
   type EvidenceKind,
   type KernelEvent,
+  type LlmPhases,
   type RcaAnswer,
   type Span,
   podOrServiceOfSpan,
 } from '../../../contract';
-import { type HopAccount, hopKey, newHop } from './account';
+import { type EngineStateLookup, type HopAccount, hopKey, newHop } from './account';
 import { analyzeTrace } from './analyze';
 import { fmtMs } from './format';
 import { buildBaseline } from './background';
@@ -20,6 +21,11 @@ import { type Baseline, baselineStats, groupByTrace } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
 import { indexKernelEvents } from './kernel';
 import { rankScored, scoreHop } from './score';
+import { phaseExcess } from './passes/llm-phases';
+import { verdictOf } from './verdict';
+
+/** The inference server spans a window answer shows: the few whose phases rose most above their baselines. */
+const WINDOW_LLM_SPANS = 5;
 
 export interface RankWindowInput {
   /** Traces as span lists, or all spans mixed (grouped by trace id here). */
@@ -28,6 +34,8 @@ export interface RankWindowInput {
   baseline?: Baseline | Span[] | Span[][];
   kernelEvents?: KernelEvent[];
   config?: RcaConfigInput;
+  /** The inference engines' state by pod and instant (from their metrics, read by the caller), for the LLM phases. */
+  engineState?: EngineStateLookup;
 }
 
 export type WindowRcaAnswer = RcaAnswer & {
@@ -40,7 +48,16 @@ const isBaseline = (b: unknown): b is Baseline =>
 interface WindowHop {
   acc: HopAccount;
   traces: number;
-  kinds: Map<EvidenceKind, { traces: Set<string>; excess: number[]; example?: { traceId: string; spanId?: string } }>;
+  kinds: Map<
+    EvidenceKind,
+    {
+      traces: Set<string>;
+      excess: number[];
+      example?: { traceId: string; spanId?: string };
+      /** The engine-phase evidence of the trace where it was worst (its figures: the verdict reads them). */
+      worst?: Evidence;
+    }
+  >;
 }
 
 export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
@@ -71,10 +88,13 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   let fromMs = Infinity;
   let toMs = -Infinity;
   const missingCounts = new Map<string, number>();
+  let llm: Array<{ lp: LlmPhases; x: number }> = [];
   for (const tr of traces) {
     if (!tr.length) continue;
     spanCount += tr.length;
-    const a = analyzeTrace(tr, { baseline, kernel, config });
+    const a = analyzeTrace(tr, { baseline, kernel, config, engineState: input.engineState });
+    for (const lp of a.llm) llm.push({ lp, x: phaseExcess(lp) });
+    if (llm.length > 4 * WINDOW_LLM_SPANS) llm = topLlm(llm);
     totalMs += a.anchorDurationMs;
     fromMs = Math.min(fromMs, a.tree.cStart[a.anchor]);
     toMs = Math.max(toMs, a.tree.cEnd[a.anchor]);
@@ -109,6 +129,8 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
         if (!g) w.kinds.set(ev.kind, (g = { traces: new Set(), excess: [] }));
         g.traces.add(a.traceId ?? '');
         if (typeof ev.excessMs === 'number') g.excess.push(ev.excessMs);
+        if (ev.kind.startsWith('llm_') && (!g.worst || (Number(ev.excessMs) || 0) > (Number(g.worst.excessMs) || 0)))
+          g.worst = ev;
         g.example ??= { traceId: a.traceId ?? '', spanId: typeof ev.spanId === 'string' ? ev.spanId : undefined };
       }
     }
@@ -199,6 +221,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
         traces: n,
         ...(med !== undefined ? { medianExcessMs: med } : {}),
         ...(g.example ? { exampleTraceId: g.example.traceId } : {}),
+        ...(g.worst ? { worst: g.worst } : {}),
       });
     }
     // What healthy traffic already shows at this service is chronic, not this incident's cause.
@@ -221,11 +244,20 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       traces: nTraces,
     });
   });
+  if (llm.length && !input.engineState)
+    missing.push(
+      'engine state: none given, so the LLM phases name no queue depth, KV-cache usage or preemptions (the proxy reads them from Prometheus for GET /api/traces/:id/rca and GET /api/rca)'
+    );
+  const candidates = rankScored(scored, config);
+  const verdict = verdictOf(candidates, traces.length);
+  const llmPhases = topLlm(llm).map((x) => x.lp);
   return {
     tookMs: performance.now() - t0,
     criticalPath: [],
-    candidates: rankScored(scored, config),
+    candidates,
     missing,
+    ...(verdict ? { verdict } : {}),
+    ...(llmPhases.length ? { llmPhases } : {}),
     window: {
       traces: traces.length,
       spans: spanCount,
@@ -233,4 +265,11 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       anomalousTraces: anomalous,
     },
   };
+}
+
+/** The window's worst inference server spans (largest phase excess, then longest; span id breaks ties). */
+function topLlm(l: Array<{ lp: LlmPhases; x: number }>): Array<{ lp: LlmPhases; x: number }> {
+  return l
+    .sort((a, b) => b.x - a.x || b.lp.durationMs - a.lp.durationMs || a.lp.spanId.localeCompare(b.lp.spanId))
+    .slice(0, WINDOW_LLM_SPANS);
 }

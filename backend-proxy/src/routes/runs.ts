@@ -1,7 +1,7 @@
 /**
  * Load-test runs (contract/runs.ts). The load generator's side: POST /api/runs (register, or join with `join: true`),
  * POST /api/runs/:runId/heartbeat, POST /api/runs/:runId/finish. The reader's side: GET /api/runs, GET /api/runs/:runId,
- * GET /api/runs/:runId/compare/:baselineRunId, GET /api/runs/:runId/ttft (client vs server TTFT), and GET /api/runs/targets (Prometheus HTTP service discovery of the
+ * GET /api/runs/:runId/compare/:baselineRunId, GET /api/runs/:runId/ttft (client vs server TTFT), GET /api/runs/:runId/ttft/requests (the slowest and failed requests' client TTFT split along their traces), and GET /api/runs/targets (Prometheus HTTP service discovery of the
  * running workers' client metrics). The runs service's refusals become their status here; "database down" is 503 with
  * Retry-After, so the load generator retries instead of losing the run.
  */
@@ -13,6 +13,7 @@ import { enumParam, numberParam, parseTime, stringParam } from '../http/params';
 import { RunsError, type RunsErrorCode, type RunsService } from '../runs';
 import type { RunCompareService } from '../services/run-compare';
 import type { RunTtftService } from '../services/run-ttft';
+import type { RunTtftRequestsService } from '../services/run-ttft-requests';
 
 const CODE: Record<RunsErrorCode, string> = {
   invalid: 'bad_request',
@@ -55,7 +56,8 @@ const runsErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export function runRoutes(
   runs: RunsService | undefined,
   compare: RunCompareService | undefined,
-  ttft?: RunTtftService
+  ttft?: RunTtftService,
+  ttftRequests?: RunTtftRequestsService
 ): Router {
   const r = Router();
   const svc = (): RunsService => {
@@ -116,6 +118,11 @@ export function runRoutes(
   r.get('/runs/:runId/ttft', async (req, res) => {
     svc();
     res.json(await ttft!.ttft(runId(String(req.params.runId))));
+  });
+
+  r.get('/runs/:runId/ttft/requests', async (req, res) => {
+    svc();
+    res.json(await ttftRequests!.requests(runId(String(req.params.runId))));
   });
 
   r.use(runsErrors);

@@ -20,6 +20,7 @@
  * | runs       | ../runs (on the database)     | load-test runs: register/join, heartbeats (and the sweep that aborts the silent), finish, list, HTTP SD |
  * | runCompare | run-compare.ts                | which hop changed between two runs (their traces by `hopscope.run_id`: ../store/run-index.ts or Tempo) |
  * | runTtft    | run-ttft.ts                   | client vs server TTFT of a run over its window (Prometheus), the gap part by part |
+ * | runTtftRequests | run-ttft-requests.ts     | a run's slowest and failed requests' client TTFT split along their traces |
  *
  * Lifecycle: server.ts starts the sources, then `services.start()` (background work: the alert loop); on close,
  * `services.stop()` (last started, first stopped) is awaited before the sources stop.
@@ -41,6 +42,7 @@ import { RunIndex } from '../store/run-index';
 import { AlertService, type AlertsHealth } from './alerts';
 import { CompareService } from './compare';
 import { DrilldownService } from './drilldown';
+import { EngineStateService } from './engine-state';
 import { ExportService } from './export';
 import { FaultService } from './faults';
 import { GoldenService } from './golden';
@@ -52,6 +54,7 @@ import { RcaService } from './rca';
 import { RcaAnswerService } from './rca-answers';
 import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from './run-compare';
 import { RunTtftService } from './run-ttft';
+import { RunTtftRequestsService } from './run-ttft-requests';
 import { TraceService } from './traces';
 
 interface ServiceDeps {
@@ -109,6 +112,7 @@ export interface Services {
   runCompare?: RunCompareService;
   /** Client vs server TTFT of a run (Prometheus); absent without a database. */
   runTtft?: RunTtftService;
+  runTtftRequests?: RunTtftRequestsService;
   /** Starts the services' background work; call after the sources have started. */
   start(): void;
   /** Stops it, in reverse order; await before stopping the sources. */
@@ -141,6 +145,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     config: config.rcaConfig,
     evidence,
     saved: { ofTrace: (id) => saved.answers!.ofTrace(id) },
+    engineState: new EngineStateService(sources.prometheus, config.scrapeIntervalMs),
   });
   const answers = new RcaAnswerService(db, rca, config.appUrl);
   saved.answers = answers;
@@ -190,6 +195,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     // The run-vs-run root cause ranks with the operator's engine settings (HOPSCOPE_RCA_CONFIG), as per-trace RCA does.
     runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig) : undefined,
     runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
+    runTtftRequests: runs ? new RunTtftRequestsService(runLookup, traces) : undefined,
     start() {
       for (const b of background) b.start();
     },

@@ -11,6 +11,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   isFailedSpan,
   type KernelEvidenceUsed,
+  llmPhasesOf,
   type RcaRangeSample,
   type SavedRcaAnswerMeta,
   type SourceStatus,
@@ -33,6 +34,7 @@ import { settle, SourceError } from '../sources/http';
 import { EmbeddedTraceSource } from '../sources/traces';
 import { BaselineCache } from './baseline-cache';
 import type { KernelWindow } from '../evidence/window';
+import type { EngineStateRequest, EngineStateService } from './engine-state';
 import type { TraceService } from './traces';
 
 export type TraceRootCause = TraceRcaAnswer & {
@@ -104,6 +106,19 @@ function spread<T>(list: T[], n: number): T[] {
 
 const tracer = trace.getTracer('hopscope-proxy');
 
+/** The inference server spans of these traces: whose engine state to read (pod, and the middle of its queue). */
+function engineStateRequests(traces: Span[][]): EngineStateRequest[] {
+  const out: EngineStateRequest[] = [];
+  for (const tr of traces)
+    for (const s of tr) {
+      const lp = s.kind === 'client' ? undefined : llmPhasesOf(s, tr);
+      if (!lp) continue;
+      const q = lp.phases.find((p) => p.name === 'queue');
+      out.push({ service: lp.service, pod: lp.pod, atMs: lp.startMs + (q ? q.durationMs / 2 : 0) });
+    }
+  return out;
+}
+
 /** Runs the engine inside a span and times it. */
 function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | string>, fn: () => T): T {
   return tracer.startActiveSpan(`rca ${kind}`, { attributes: attrs }, (span) => {
@@ -135,6 +150,8 @@ export class RcaService {
       config?: RcaConfigInput;
       evidence?: KernelEvidenceReader;
       saved?: { ofTrace(traceId: string): Promise<SavedRcaAnswerMeta[]> };
+      /** The inference engines' metrics (queue, KV cache) for the LLM phases; absent: the answers say so. */
+      engineState?: EngineStateService;
     } = {}
   ) {
     this.baselines = new BaselineCache(traces.source);
@@ -150,6 +167,13 @@ export class RcaService {
   > {
     if (this.opts.evidence) return this.opts.evidence.forWindow({ from, to, limit });
     return this.exporters.length ? eventsFromAll(this.exporters, { from, to, limit }) : Promise.resolve(undefined);
+  }
+
+  /** The engine state of these traces' inference servers, read once (one Prometheus query per figure). */
+  private engineStateFor(traces: Span[][]) {
+    const requests = engineStateRequests(traces);
+    if (!requests.length || !this.opts.engineState) return Promise.resolve(undefined);
+    return this.opts.engineState.lookup(requests);
   }
 
   /** The engine settings live root causes run with. */
@@ -179,7 +203,8 @@ export class RcaService {
     const kernP = this.kernelFor(start - 5000, end + 1000, 20_000);
     const baseP = settle(`${source.name} (baseline)`, () => this.baselines.get(keys, detail.traceId, start));
     const savedP = this.opts.saved?.ofTrace(detail.traceId);
-    const [base, kern, saved] = await Promise.all([baseP, kernP, savedP]);
+    const engineP = this.engineStateFor([spans]);
+    const [base, kern, saved, engine] = await Promise.all([baseP, kernP, savedP, engineP]);
     statuses.push(base.status);
     if (kern) statuses.push(...kern.sources);
     const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () =>
@@ -188,9 +213,11 @@ export class RcaService {
         baseline: base.value,
         kernelEvents: kern ? kern.events : undefined,
         config: this.opts.config,
+        engineState: engine?.lookup,
       })
     );
     const missing = [...answer.missing];
+    if (engine) missing.push(...engine.missing);
     if (detail.partial) missing.unshift('trace: the trace source answered PARTIAL, some spans may be missing');
     if (!exporters.length) missing.push('kernel events: no bpf-exporter configured');
     else if (kern && kern.sources.some((s) => !s.ok))
@@ -284,11 +311,12 @@ export class RcaService {
     const pairs = new Map<string, { service: string; name: string }>();
     for (const tr of traces)
       for (const s of tr) pairs.set(`${s.service}\u0000${s.name}`, { service: s.service, name: s.name });
-    const [baseline, kern] = await Promise.all([
+    const [baseline, kern, engine] = await Promise.all([
       pairs.size
         ? settle(`${source.name} (baseline)`, () => this.baselines.get([...pairs.values()], '', range.from))
         : undefined,
       kernP,
+      this.engineStateFor(traces),
     ]);
     if (baseline) statuses.push(baseline.status);
     if (kern) statuses.push(...kern.sources);
@@ -306,9 +334,11 @@ export class RcaService {
           baseline: baseline?.value,
           kernelEvents: kern?.events,
           config: this.opts.config,
+          engineState: engine?.lookup,
         })
     );
     const missing = [...answer.missing];
+    if (engine) missing.push(...engine.missing);
     if (!traces.length)
       missing.unshift(`traces: ${source.name} holds no trace${service ? ` through ${service}` : ''} in this range`);
     if (unreadable) missing.push(`traces: ${unreadable} of the picked trace(s) could not be read from ${source.name}`);

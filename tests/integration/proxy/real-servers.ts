@@ -60,10 +60,27 @@ function stopper(child: ChildProcess, dir: string): () => Promise<void> {
     });
 }
 
-export async function startPrometheus(targets: string[], scrapeInterval = '1s'): Promise<RealServer> {
+/** `targets`: host:port strings, or with the target labels a service discovery would give (`pod`, `service`). */
+export async function startPrometheus(
+  targets: Array<string | { target: string; labels: Record<string, string> }>,
+  scrapeInterval = '1s'
+): Promise<RealServer> {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-prom-'));
   const port = await freePort();
-  const cfg = `global:\n  scrape_interval: ${scrapeInterval}\n  evaluation_interval: ${scrapeInterval}\nscrape_configs:\n  - job_name: chain\n    static_configs:\n      - targets: [${targets.map((t) => `'${t}'`).join(', ')}]\n`;
+  const plain = targets.filter((t): t is string => typeof t === 'string');
+  const labelled = targets.filter(
+    (t): t is { target: string; labels: Record<string, string> } => typeof t !== 'string'
+  );
+  const statics = [
+    ...(plain.length || !labelled.length ? [`      - targets: [${plain.map((t) => `'${t}'`).join(', ')}]\n`] : []),
+    ...labelled.map(
+      (t) =>
+        `      - targets: ['${t.target}']\n        labels: {${Object.entries(t.labels)
+          .map(([k, v]) => `${k}: '${v}'`)
+          .join(', ')}}\n`
+    ),
+  ];
+  const cfg = `global:\n  scrape_interval: ${scrapeInterval}\n  evaluation_interval: ${scrapeInterval}\nscrape_configs:\n  - job_name: chain\n    static_configs:\n${statics.join('')}`;
   writeFileSync(join(dir, 'prometheus.yml'), cfg);
   const child = spawn(
     '/usr/bin/prometheus',
