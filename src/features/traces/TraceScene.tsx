@@ -1,6 +1,7 @@
 /**
- * One trace's root cause as Grafana panels: the ranked candidates with their evidence (a table), what the trace says
- * beyond the panels (TraceFindings), the trace as an icicle with the engine's critical path (a runtime panel), the
+ * One trace's root cause as Grafana panels: the answer's verdict on top (RcaVerdict), the ranked candidates with their evidence (a table), what the trace says
+ * beyond the panels (TraceFindings), the LLM span's phases against their baseline and the engine's state with
+ * the metrics it was read from (LlmPhasesRow), the trace as an icicle with the engine's critical path (a runtime panel), the
  * kernel events of the suspect pods on the trace's own timeline, and the selected span (URL key `span`). A saved
  * answer (URL key `answer`, SavedAnswers) is shown as it was ranked then.
  */
@@ -26,6 +27,8 @@ import { hopscopeQuery } from '../../datasource/query';
 import { KERNEL_LANES_PANEL, type KernelLanesOptions } from '../../panels/kernelLanes';
 import { TRACE_ICICLE_PANEL, type TraceIcicleOptions } from '../../panels/traceIcicle';
 import { fitToData, hopscopePanel, hopscopeRunner, setPanelOptions } from '../../scenes/panels';
+import { LlmPhasesRow } from '../shared/LlmPhasesRow';
+import { RcaVerdict } from '../shared/RcaVerdict';
 import { SavedAnswers } from './SavedAnswers';
 import { TraceFindings } from './TraceFindings';
 
@@ -46,7 +49,7 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
   private readonly lanes: VizPanel<KernelLanesOptions>;
   private readonly findings: TraceFindings;
   private readonly answers: SavedAnswers;
-  private readonly runners: { trace: SceneQueryRunner; rca: SceneQueryRunner };
+  private readonly runners: { trace: SceneQueryRunner; rca: SceneQueryRunner; llm: SceneQueryRunner };
 
   constructor(traceId: string) {
     // The trace and its root cause (one call each, shared by the panels that ask in the same refresh).
@@ -78,6 +81,8 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
         .setData(hopscopeRunner(hopscopeQuery('traceKernelEvents', { traceId }))),
       { key: 'trace-kernel' }
     );
+    // The LLM spans' phases and engine state: the same root cause (shared() makes it no extra proxy call).
+    const llmRunner = hopscopeRunner(rcaQuery(traceId));
     const findings = new TraceFindings({ data: traceRunner.getRef() });
     const answers = new SavedAnswers({ traceId, data: rcaRunner.getRef() });
     super({
@@ -85,12 +90,14 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
       body: new SceneFlexLayout({
         direction: 'column',
         children: [
+          new SceneFlexItem({ body: new RcaVerdict({ data: rcaRunner.getRef() }) }),
           new SceneFlexItem({ body: answers }),
           // As tall as what they draw: the candidates, the trace's depth.
           fitToData(new SceneFlexItem({ height: 240, body: candidates }), rcaRunner, (d) => {
             const rows = d.series.find((f) => f.refId === 'rca')?.length;
             return rows === undefined ? undefined : Math.min(520, 90 + Math.max(1, rows) * 48);
           }),
+          new SceneFlexItem({ body: new LlmPhasesRow(llmRunner, 'rca') }),
           new SceneFlexItem({ body: findings }),
           fitToData(new SceneFlexItem({ height: 240, body: icicle }), traceRunner, (d) => {
             const trace = d.series.find((f) => f.meta?.preferredVisualisationType === 'trace');
@@ -104,7 +111,7 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     this.lanes = lanes;
     this.findings = findings;
     this.answers = answers;
-    this.runners = { trace: traceRunner, rca: rcaRunner };
+    this.runners = { trace: traceRunner, rca: rcaRunner, llm: llmRunner };
     // A span selected from the URL before the trace arrived: its window is shaded once the spans are known.
     this.addActivationHandler(() => {
       const sub = traceRunner.subscribeToState(
@@ -142,7 +149,8 @@ export class TraceScene extends SceneObjectBase<TraceViewState> {
     this.answers.setState({ answerId });
     this.runners.trace.setState({ queries: [hopscopeQuery('trace', { traceId }), rcaQuery(traceId, answerId)] });
     this.runners.rca.setState({ queries: [rcaQuery(traceId, answerId)] });
-    for (const r of [this.runners.trace, this.runners.rca]) {
+    this.runners.llm.setState({ queries: [rcaQuery(traceId, answerId)] });
+    for (const r of [this.runners.trace, this.runners.rca, this.runners.llm]) {
       if (r.isActive) {
         r.runQueries();
       }
