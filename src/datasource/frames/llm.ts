@@ -53,11 +53,21 @@ export function phaseRows(list: LlmPhases[]): PhaseRow[] {
 export function llmPhasesFrame(list: LlmPhases[], refId: string): DataFrame {
   return frame(
     columns(phaseRows(list), [
-      ['span', STRING, (r) => r.span, { displayName: 'LLM span (service · pod)', custom: { width: 220 } }],
-      ['engine', STRING, (r) => r.engine, { displayName: 'Engine', custom: { width: 80 } }],
-      ['phase', STRING, (r) => r.phase, { displayName: 'Phase', custom: { width: 100 } }],
-      ['durationMs', NUMBER, (r) => r.durationMs, { displayName: 'Took', unit: 'ms', decimals: 1 }],
-      ['baselineMs', NUMBER, (r) => r.baselineMs, { displayName: 'Usually', unit: 'ms', decimals: 1 }],
+      ['span', STRING, (r) => r.span, { displayName: 'LLM span (service · pod)', custom: { minWidth: 150 } }],
+      ['engine', STRING, (r) => r.engine, { displayName: 'Engine', custom: { width: 70 } }],
+      ['phase', STRING, (r) => r.phase, { displayName: 'Phase', custom: { width: 80 } }],
+      [
+        'durationMs',
+        NUMBER,
+        (r) => r.durationMs,
+        { displayName: 'Took', unit: 'ms', decimals: 1, custom: { width: 90 } },
+      ],
+      [
+        'baselineMs',
+        NUMBER,
+        (r) => r.baselineMs,
+        { displayName: 'Usually', unit: 'ms', decimals: 1, custom: { width: 90 } },
+      ],
       [
         'ratio',
         NUMBER,
@@ -72,7 +82,7 @@ export function llmPhasesFrame(list: LlmPhases[], refId: string): DataFrame {
               { value: 2, color: 'red' },
             ],
           },
-          custom: { cellOptions: { type: 'color-text' } },
+          custom: { width: 80, cellOptions: { type: 'color-text' } },
         },
       ],
       ['source', STRING, (r) => r.source, { displayName: 'Read from' }],
@@ -141,11 +151,11 @@ export function engineStateRows(list: LlmPhases[]): StateRow[] {
 export function engineStateFrame(list: LlmPhases[], refId: string): DataFrame {
   return frame(
     columns(engineStateRows(list), [
-      ['pod', STRING, (r) => r.pod, { displayName: 'Pod', custom: { width: 160 } }],
-      ['figure', STRING, (r) => r.figure, { displayName: 'Engine state', custom: { width: 170 } }],
-      ['value', STRING, (r) => r.value, { displayName: 'Value', custom: { width: 150 } }],
-      ['metric', STRING, (r) => r.metric, { displayName: 'Read from (metric found)' }],
-      ['at', TIME, (r) => r.instantMs, { displayName: 'At', custom: { width: 170 } }],
+      ['pod', STRING, (r) => r.pod, { displayName: 'Pod', custom: { width: 120 } }],
+      ['figure', STRING, (r) => r.figure, { displayName: 'Engine state', custom: { width: 150 } }],
+      ['value', STRING, (r) => r.value, { displayName: 'Value', custom: { width: 130 } }],
+      ['metric', STRING, (r) => r.metric, { displayName: 'Read from (metric found)', custom: { minWidth: 200 } }],
+      ['at', TIME, (r) => r.instantMs, { displayName: 'At', custom: { width: 190 } }],
       [
         'scrapeIntervalS',
         NUMBER,

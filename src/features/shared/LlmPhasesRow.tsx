@@ -1,9 +1,9 @@
 /**
  * Inside the inference server, as two table panels over a root-cause runner's parts: each LLM span's phases (queue,
  * prefill, decode; TGI's validation, queue, inference) against their healthy baseline, and the engine's state on the
- * pod then with the metric each figure was read from. Drawn only when the answer split an LLM span; as tall as its rows.
+ * pod then with the metric each figure was read from, one above the other. Drawn only when the answer split an LLM
+ * span; each table as tall as its rows.
  */
-import { css } from '@emotion/css';
 import {
   PanelBuilders,
   SceneFlexItem,
@@ -25,7 +25,7 @@ interface LlmPhasesRowState extends SceneObjectState {
   $data: SceneQueryRunner;
   refId: string;
   body: SceneObject;
-  /** Phase rows in the answer (0: the row is not drawn). */
+  /** Phase rows (0: the answer has no phases, nothing is drawn). */
   rows: number;
 }
 
@@ -54,19 +54,23 @@ export class LlmPhasesRow extends SceneObjectBase<LlmPhasesRowState> {
         .setOption('cellHeight', 'sm' as never),
       { key: 'llm-engine-state' }
     );
+    const phasesItem = new SceneFlexItem({ height: 150, body: phases });
+    const stateItem = new SceneFlexItem({ height: 150, body: state });
     super({
       $data: runner,
       refId,
       rows: 0,
-      body: new SceneFlexLayout({
-        direction: 'row',
-        children: [new SceneFlexItem({ body: phases }), new SceneFlexItem({ body: state })],
-      }),
+      body: new SceneFlexLayout({ direction: 'column', children: [phasesItem, stateItem] }),
     });
     this.addActivationHandler(() => {
       const apply = () => {
-        const part = partRefId(this.state.refId, LLM_PHASES_PART);
-        const rows = runner.state.data?.series.find((f) => f.refId === part)?.length ?? 0;
+        const rowsOf = (p: string) =>
+          runner.state.data?.series.find((f) => f.refId === partRefId(this.state.refId, p))?.length ?? 0;
+        // No phases: nothing to draw; else each table as tall as its rows.
+        const rows = rowsOf(LLM_PHASES_PART);
+        const heightOf = (n: number) => Math.min(420, 92 + Math.max(1, n) * 36);
+        phasesItem.setState({ height: heightOf(rows) });
+        stateItem.setState({ height: heightOf(rowsOf(ENGINE_STATE_PART)) });
         if (rows !== this.state.rows) {
           this.setState({ rows });
         }
@@ -80,12 +84,5 @@ export class LlmPhasesRow extends SceneObjectBase<LlmPhasesRowState> {
 
 function LlmPhasesRowRenderer({ model }: SceneComponentProps<LlmPhasesRow>) {
   const { body, rows } = model.useState();
-  if (!rows) {
-    return null;
-  }
-  return (
-    <div className={css({ height: Math.min(420, 110 + rows * 30), display: 'flex' })}>
-      <body.Component model={body} />
-    </div>
-  );
+  return rows ? <body.Component model={body} /> : null;
 }
