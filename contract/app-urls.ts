@@ -57,6 +57,8 @@ export const appPaths = {
   /** Load-test runs. */
   runs: (): string => `${APP_BASE}/runs`,
   run: (runId: string): string => `${APP_BASE}/runs/${seg(runId)}`,
+  /** "Explain this window": the window root cause of the range in `from`/`to` against the hour before. */
+  explain: (): string => `${APP_BASE}/explain`,
 };
 
 /** Query values: undefined and empty strings are left out; numbers (epoch ms) are written as integers. */
@@ -116,6 +118,9 @@ export const appLinks = {
   /** A run's page; give `from`/`to` in `extra` to pin it to the run's window. */
   run: (runId: string, search = '', extra: AppQuery = {}): string =>
     withQuery(appPaths.run(runId), carried(search, extra)),
+  /** The window root cause of an absolute window (epoch ms), e.g. a range brushed on the Overview. */
+  explain: (window: { from: number; to: number }, search = ''): string =>
+    withQuery(appPaths.explain(), carried(search, window)),
   /** A path with an absolute window around an instant (alerts, heatmap rows): ±`padMs`, epoch ms. */
   at: (path: string, centerMs: number, padMs = 5 * 60_000, search = ''): string =>
     withQuery(path, carried(search, windowAround(centerMs, padMs))),

@@ -6,6 +6,7 @@ export * from './traces';
 export * from './rca';
 export * from './faults';
 export * from './proxy';
+export * from './alert-rules';
 export * from './runs';
 export * from './chain';
 export * from './zod-error';

@@ -55,6 +55,14 @@ export const testIds = {
     /** The banner over a saved answer, and its link back to the live root cause. */
     savedBanner: id('rca-saved-banner'),
     liveLink: id('rca-live-link'),
+    /** The answer's one-sentence verdict, at the top of a root-cause page. */
+    verdict: id('rca-verdict'),
+  },
+  explain: {
+    /** "Explain this window" on the Overview and a run's page: a link to the window root cause of the range. */
+    button: id('explain-window'),
+    /** The window's range and what the answer read (traces analysed, sampled or not). */
+    about: id('explain-about'),
   },
   compare: {
     selectorA: id('compare-a'),

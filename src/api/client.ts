@@ -20,6 +20,7 @@ import {
   PodKernelEventsAnswer,
   PodsAnswer,
   RcaAnswer,
+  RcaRangeAnswer,
   RunCompareAnswer,
   RunList,
   RunRecord,
@@ -174,6 +175,9 @@ export const api = {
   trace: (traceId: string, requestId?: string) => request(`/traces/${seg(traceId)}`, TraceDetail, { requestId }),
   traceRca: (traceId: string, requestId?: string) =>
     request(`/traces/${seg(traceId)}/rca`, TraceRootCause, { requestId }),
+  /** GET /rca: the window root cause of a range's traces, against the hour before `from` (the proxy's baseline). */
+  windowRca: (w: TimeWindow & { service?: string }, requestId?: string) =>
+    request('/rca', RcaRangeAnswer, { params: { ...w }, requestId }),
   /** Saves a trace's root cause as the proxy computes it now, for a postmortem to link to. */
   saveTraceRca: (traceId: string) =>
     request('/rca/answers', SavedRcaAnswerCreated, { method: 'POST', body: { traceId } }),

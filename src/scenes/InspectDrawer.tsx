@@ -20,6 +20,7 @@ import { Button, Drawer, Select, Tab, TabsBar, useStyles2 } from '@grafana/ui';
 import React, { useMemo, useState } from 'react';
 
 import { testIds } from '../testIds';
+import { download } from './download';
 import { INSPECT_KEYS, INSPECT_TABS, type InspectTab } from './inspectKeys';
 
 interface InspectDrawerState extends SceneObjectState {
@@ -221,12 +222,7 @@ function FrameTable({ frame }: { frame: DataFrame }) {
 }
 
 function downloadCsv(frame: DataFrame, title: string): void {
-  const blob = new Blob([toCSV([frame])], { type: 'text/csv;charset=utf-8' });
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = `${title.replace(/[^\w.-]+/g, '-')}-data.csv`;
-  a.click();
-  URL.revokeObjectURL(a.href);
+  download(`${title.replace(/[^\w.-]+/g, '-')}-data.csv`, toCSV([frame]), 'text/csv;charset=utf-8');
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({

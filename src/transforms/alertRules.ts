@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 
-import { AlertRule, formatZodError, formatZodIssue, type AlertCondition } from '../../contract';
+import {
+  AlertRule,
+  formatZodError,
+  formatZodIssue,
+  TLS_SLOW_AND_GPU_OOM_RULE,
+  type AlertCondition,
+} from '../../contract';
 
 /** One mistake: where (`conditions[1].type`, `(rule)` for the rule itself) and what, and both as one line. */
 export interface RuleProblem {
@@ -25,19 +31,8 @@ function problem(path: readonly PropertyKey[], message: string): RuleProblem {
 
 export type RuleValidation = { ok: true; rule: AlertRule } | { ok: false; problems: RuleProblem[] };
 
-/** The seed's example: 3 consecutive TLS handshakes > 500 ms on a pod and a GPU allocation failure within 5 s. */
-export const EXAMPLE_RULE: AlertRule = {
-  id: 'tls-slow-and-gpu-oom',
-  name: 'Slow TLS handshakes with a GPU allocation failure',
-  conditions: [
-    { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
-    { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
-  ],
-  withinMs: 5000,
-  lookbackMs: 60_000,
-  severity: 'critical',
-  enabled: true,
-};
+/** The editor's example: the first shipped rule (contract/alert-rules.ts). */
+export const EXAMPLE_RULE: AlertRule = TLS_SLOW_AND_GPU_OOM_RULE;
 
 export function validateRuleText(text: string, otherIds: string[] = []): RuleValidation {
   let json: unknown;

@@ -12,6 +12,8 @@ export interface ExportParams {
   traceId?: string;
   service?: string;
   pod?: string;
+  /** `1` on the Explain page: the Markdown carries the window root cause of the range. */
+  window?: number;
 }
 
 export function exportParams(pathname: string, search: string, fromMs: number, toMs: number): ExportParams {
@@ -27,6 +29,9 @@ export function exportParams(pathname: string, search: string, fromMs: number, t
   const svc = /\/services\/([^/?]+)/.exec(pathname);
   if (svc) {
     out.service = decodeURIComponent(svc[1]);
+  }
+  if (/\/explain(?:\/|$)/.test(pathname)) {
+    out.window = 1;
   }
   const pod = /\/pods\/([^/?]+)/.exec(pathname);
   if (pod) {

@@ -375,13 +375,16 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     res.sendFile(join(import.meta.dirname, '..', '..', 'node_modules', 'uplot', 'dist', 'uPlot.min.css'));
   });
 
-  // Two icons @grafana/ui itself uses (loading spinner, time picker) are in Grafana's build but not in the package:
+  // Three icons @grafana/ui itself uses (loading spinner, time picker, and PanelChrome's "cancel query" shown on a
+  // panel loading for over 2 s: sync-slash, drawn here as sync.svg crossed out) are in Grafana's build but not in the package:
   // the host draws them. Any other missing icon stays a 404, so a page using one is caught by the tests.
   const synthesizedIcons: Record<string, string> = {
     'unicons/spinner.svg':
       '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path d="M12 2a10 10 0 1 0 10 10h-2a8 8 0 1 1-8-8z"/></svg>',
     'unicons/angle-double-left.svg':
       '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g transform="matrix(-1 0 0 1 24 0)"><path d="M8.46,8.29A1,1,0,1,0,7,9.71L9.34,12,7,14.29a1,1,0,0,0,0,1.42,1,1,0,0,0,1.42,0l3-3a1,1,0,0,0,0-1.42Zm8.5,3-3-3a1,1,0,0,0-1.42,1.42L14.84,12l-2.3,2.29a1,1,0,0,0,0,1.42,1,1,0,0,0,1.42,0l3-3A1,1,0,0,0,17,11.29Z"/></g></svg>',
+    'unicons/sync-slash.svg':
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path d="M19.91,15.51H15.38a1,1,0,0,0,0,2h2.4A8,8,0,0,1,4,12a1,1,0,0,0-2,0,10,10,0,0,0,16.88,7.23V21a1,1,0,0,0,2,0V16.5A1,1,0,0,0,19.91,15.51ZM12,2A10,10,0,0,0,5.12,4.77V3a1,1,0,0,0-2,0V7.5a1,1,0,0,0,1,1h4.5a1,1,0,0,0,0-2H6.22A8,8,0,0,1,20,12a1,1,0,0,0,2,0A10,10,0,0,0,12,2Z"/><path d="M3.3,2.3a1,1,0,0,0-1.4,1.4l18.8,18.8a1,1,0,0,0,1.4-1.4Z"/></svg>',
   };
   app.get('/public/build/img/icons/{*icon}', (req, res, next) => {
     const svg = synthesizedIcons[req.path.slice('/public/build/img/icons/'.length)];

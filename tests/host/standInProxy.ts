@@ -18,6 +18,7 @@ import type {
   PodKernelEventsAnswer,
   PodsAnswer,
   RcaAnswer,
+  RcaRangeAnswer,
   ServicesAnswer,
   Span,
   TraceDetail,
@@ -219,6 +220,7 @@ function bigTrace(): TraceDetail {
 function rcaOf(t: TraceDetail): RcaAnswer {
   const root = t.spans[0];
   const child = t.spans.find((s) => s.spanId === 'c45'.padStart(16, '0'))!;
+  const llm = t.spans.find((s) => s.service === 'llm-vllm')!;
   const item = (s: Span, depth: number) => ({
     spanId: s.spanId,
     parentSpanId: s.parentSpanId,
@@ -239,6 +241,43 @@ function rcaOf(t: TraceDetail): RcaAnswer {
     traceId: TRACE_ID,
     tookMs: 3,
     missing: [],
+    verdict: 'rag-0 slow: own time 180 ms (usually 40 ms), with a 640 ms TLS handshake',
+    // The LLM span split as vLLM's llm_request span reports it (gen_ai.latency.*), its engine state with the metric
+    // names found (the older KV-cache gauge, as a release before its rename exposes it).
+    llmPhases: [
+      {
+        spanId: llm.spanId,
+        service: llm.service,
+        pod: `${llm.service}-0`,
+        engine: 'vllm',
+        source: 'llm_request / gen_ai.latency.*',
+        startMs: llm.startMs,
+        durationMs: llm.endMs - llm.startMs,
+        phases: [
+          { name: 'queue', durationMs: 2, startMs: llm.startMs, baselineMs: 2 },
+          { name: 'prefill', durationMs: 5, baselineMs: 4 },
+          { name: 'decode', durationMs: 8, baselineMs: 9 },
+        ],
+        promptTokens: 600,
+        completionTokens: 32,
+        baselinePromptTokens: 580,
+        engineState: {
+          waiting: 0,
+          running: 3,
+          kvCacheUsage: 0.21,
+          provenance: [
+            { figure: 'waiting', metric: 'vllm:num_requests_waiting', instantMs: llm.startMs, scrapeIntervalS: 15 },
+            { figure: 'running', metric: 'vllm:num_requests_running', instantMs: llm.startMs, scrapeIntervalS: 15 },
+            {
+              figure: 'kvCacheUsage',
+              metric: 'vllm:gpu_cache_usage_perc',
+              instantMs: llm.startMs,
+              scrapeIntervalS: 15,
+            },
+          ],
+        },
+      },
+    ],
     criticalPath: [item(root, 0), item(child, 1)],
     candidates: [
       {
@@ -363,6 +402,18 @@ export async function startStandInProxy(
   app.get('/api/services/:s/pods', (q, r) => r.json(pods(String(q.params.s))));
   app.get('/api/traces', (_q, r) => r.json(list));
   app.get('/api/traces/:id/rca', (_q, r) => r.json(rca));
+  // The window root cause of any range: the big trace's answer, as the one trace the stand-in holds.
+  const windowRca = (from: number, to: number): RcaRangeAnswer => ({
+    ...rca,
+    traceId: undefined,
+    criticalPath: [],
+    from,
+    to,
+    window: { traces: 1, spans: t.spans.length, anomalousTraces: 1 },
+    sample: { found: 1, analysed: 1, failed: 0, sampled: false, how: "the stand-in proxy's one trace" },
+    sources: [],
+  });
+  app.get('/api/rca', (q, r) => r.json(windowRca(Number(q.query.from) || FROM, Number(q.query.to) || NOW)));
   app.get('/api/traces/:id', (_q, r) => r.json(t));
   app.get('/api/pods/:pod/kernel-events', (q, r) => r.json(kernelEvents(String(q.params.pod))));
   app.get('/api/compare', (_q, r) => r.json(compare()));
@@ -393,6 +444,9 @@ export async function startStandInProxy(
         id === TRACE_ID ? { id, rca: { ...rca, partial: false, sources: [] } as never } : { id, error: 'not found' }
       ),
       alerts: alerts().alerts,
+      ...(p.window === '1'
+        ? { window: { ...windowRca(Number(p.from) || FROM, Number(p.to) || NOW), service: undefined } }
+        : {}),
     });
     r.type('text/markdown; charset=utf-8').send(markdown);
   });

@@ -17,6 +17,7 @@ import {
   type AlertRule,
   appLink,
   appPaths,
+  DEFAULT_ALERT_RULES,
   type KernelEvent,
   podOfSpan,
   type SourceStatus,
@@ -33,20 +34,8 @@ import type { TraceStore } from '../store/trace-store';
 import { evaluateRule, ROUND_MAX_EVENTS } from './evaluate';
 import { checkRuleSet, readRulesFile, RuleSetError } from './rules';
 
-export const DEFAULT_RULES: AlertRule[] = [
-  {
-    id: 'tls-slow-and-gpu-oom',
-    name: 'Slow TLS handshakes with a GPU allocation failure',
-    conditions: [
-      { kind: 'kernel', type: 'tls_handshake', minDurationMs: 500, consecutive: 3 },
-      { kind: 'kernel', type: 'gpu_alloc_fail', atLeast: 1 },
-    ],
-    withinMs: 5000,
-    lookbackMs: 60_000,
-    severity: 'critical',
-    enabled: true,
-  },
-];
+/** The shipped rules (contract/alert-rules.ts), seeded into a database that holds none. */
+export const DEFAULT_RULES: AlertRule[] = [...DEFAULT_ALERT_RULES];
 
 export const EVALUATOR_LEASE = 'alerts-evaluator';
 /** Alert history older than this is deleted (by the evaluator, hourly). */

@@ -1,6 +1,7 @@
 /**
  * GET /api/export/postmortem — the current view for a postmortem.
  *   format=md  (default): Markdown with the time range, trace ids, ranked causes with evidence, faults, alerts, links back.
+ *   window=1 (the Explain page): the Markdown carries the window root cause of the range (as GET /api/rca answers it).
  *   format=png: a PNG of an app view (`view=/a/hopscope-rca-app/...`, a path of the app only).
  */
 import { Router } from 'express';
@@ -40,7 +41,10 @@ export function exportRoutes(exports: ExportService): Router {
       res.type('image/png').send(await exports.png(view));
       return;
     }
-    res.type('text/markdown; charset=utf-8').send(await exports.markdown({ range, view, traceIds, service, pod }));
+    const window = enumParam(q, 'window', ['0', '1'] as const) === '1';
+    res
+      .type('text/markdown; charset=utf-8')
+      .send(await exports.markdown({ range, view, traceIds, service, pod, window }));
   });
   return r;
 }

@@ -69,6 +69,8 @@ interface PostmortemQuery {
   traceIds: string[];
   service?: string;
   pod?: string;
+  /** Include the window root cause of the range (the Explain page's answer). */
+  window?: boolean;
 }
 
 export class ExportService {
@@ -80,7 +82,7 @@ export class ExportService {
   async markdown(q: PostmortemQuery): Promise<string> {
     const { range, pod } = q;
     const { rca, alerts, faults, exporters } = this.deps;
-    const [traces, podEvidence, faultAnswer, alertsInRange] = await Promise.all([
+    const [traces, podEvidence, faultAnswer, alertsInRange, windowRca] = await Promise.all([
       Promise.all(
         q.traceIds.map(async (id): Promise<PostmortemData['traces'][number]> => {
           try {
@@ -93,6 +95,9 @@ export class ExportService {
       pod ? eventsFromAll(exporters, { from: range.from, to: range.to, pod, limit: 100_000 }) : undefined,
       faults.configured ? faults.inRange(range) : undefined,
       alerts.inRange(range),
+      q.window
+        ? rca.forRange({ range, service: q.service }).catch((err: unknown) => ({ error: (err as Error).message }))
+        : undefined,
     ]);
     // What the Markdown echoes comes from spans, sources and users: one line each (a newline in a span name or a
     // source's error would start a heading or end a table row), the renderer escapes the rest.
@@ -114,6 +119,7 @@ export class ExportService {
             : undefined,
         faults: faultAnswer ? { status: faultAnswer.sources[0], annotations: faultAnswer.annotations } : undefined,
         alerts: alertsInRange,
+        window: windowRca,
       })
     );
   }

@@ -2,9 +2,16 @@
  * The postmortem as Markdown: time range, trace ids with their ranked causes and evidence, the pod's kernel evidence,
  * injected faults and alerts, each with a link back into the app. Pure: the export service gathers, this renders.
  */
-import { type Alert, appLink, appPaths, type FaultAnnotation, type SourceStatus } from '../../../contract';
+import {
+  type Alert,
+  appLink,
+  appPaths,
+  type FaultAnnotation,
+  type RcaAnswer,
+  type SourceStatus,
+} from '../../../contract';
 import type { TimeRange } from '../http/params';
-import type { TraceRootCause } from './rca';
+import type { RangeRootCause, TraceRootCause } from './rca';
 import { savedAnswerLinks } from './rca-answers';
 
 export interface PostmortemData {
@@ -22,10 +29,53 @@ export interface PostmortemData {
   /** Undefined: no chain control configured. */
   faults?: { status: SourceStatus; annotations: FaultAnnotation[] };
   alerts: Alert[];
+  /** The window root cause of the range (the Explain page), or why there is none; undefined: not asked. */
+  window?: RangeRootCause | { error: string };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const md = (s: string): string => s.replace(/([\\`*_[\]|<>])/g, '\\$1');
+
+/** An answer's verdict, its top candidates (table, then the evidence of the first three), its LLM phases, what is missing. */
+function rankedLines(a: RcaAnswer): string[] {
+  const lines: string[] = [];
+  if (a.verdict) lines.push(`**Verdict:** ${md(a.verdict)}`, '');
+  lines.push('| rank | service | pod | operation | score | self ms | baseline ms |', '|---|---|---|---|---|---|---|');
+  for (const c of a.candidates.slice(0, 5)) {
+    lines.push(
+      `| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`
+    );
+  }
+  lines.push('');
+  for (const c of a.candidates.slice(0, 3)) {
+    lines.push(`**#${c.rank} ${md(c.service)} / ${md(c.pod)}** — evidence:`);
+    for (const e of c.evidence) lines.push(`- \`${e.kind}\`: ${md(e.summary)}`);
+    lines.push('');
+  }
+  for (const l of (a.llmPhases ?? []).slice(0, 3)) {
+    const phases = l.phases
+      .map(
+        (p) =>
+          `${p.name} ${p.durationMs.toFixed(1)} ms${p.baselineMs !== undefined ? ` (usually ${p.baselineMs.toFixed(1)})` : ''}`
+      )
+      .join(', ');
+    lines.push(`- LLM span ${md(l.service)} / ${md(l.pod)} (${l.engine}, ${md(l.source)}): ${md(phases)}`);
+  }
+  if (a.llmPhases?.length) lines.push('');
+  if (a.missing.length) lines.push('Missing evidence:', ...a.missing.map((m) => `- ${md(m)}`), '');
+  return lines;
+}
+
+/** "Explain this window": the range's root cause against the hour before, with what it read. */
+function windowLines(w: RangeRootCause | { error: string }, href: string): string[] {
+  const lines = ['## Window root cause', ''];
+  if ('error' in w) return [...lines, `Window root cause unavailable: ${md(w.error)}`, ''];
+  lines.push(
+    `[Explain this window](${href}): ${w.window.anomalousTraces} of ${w.window.traces} trace(s) slower than the hour before; ${md(w.sample.how)}.`,
+    ''
+  );
+  return [...lines, ...rankedLines(w)];
+}
 
 export function renderPostmortem(d: PostmortemData): string {
   const { range } = d;
@@ -75,20 +125,9 @@ export function renderPostmortem(d: PostmortemData): string {
         `Kernel evidence: ${a.kernelEvidence.source === 'kept' ? 'the notable events kept in the database' : a.kernelEvidence.source === 'rings+kept' ? "the exporters' rings and the notable events kept in the database" : 'none'}.`,
         ''
       );
-    lines.push('| rank | service | pod | operation | score | self ms | baseline ms |', '|---|---|---|---|---|---|---|');
-    for (const c of a.candidates.slice(0, 5)) {
-      lines.push(
-        `| ${c.rank} | ${md(c.service)} | ${md(c.pod)} | ${md(c.operation ?? '')} | ${c.score.toFixed(2)} | ${c.selfMs?.toFixed(1) ?? ''} | ${c.baselineMs?.toFixed(1) ?? ''} |`
-      );
-    }
-    lines.push('');
-    for (const c of a.candidates.slice(0, 3)) {
-      lines.push(`**#${c.rank} ${md(c.service)} / ${md(c.pod)}** — evidence:`);
-      for (const e of c.evidence) lines.push(`- \`${e.kind}\`: ${md(e.summary)}`);
-      lines.push('');
-    }
-    if (a.missing.length) lines.push('Missing evidence:', ...a.missing.map((m) => `- ${md(m)}`), '');
+    lines.push(...rankedLines(a));
   }
+  if (d.window) lines.push(...windowLines(d.window, link(appPaths.explain(), rangeQuery)));
   lines.push('## Injected faults in range', '');
   if (!d.faults) lines.push('_No chain control configured._');
   else if (!d.faults.status.ok) lines.push(`_Unavailable: ${md(d.faults.status.error ?? '')}_`);

@@ -3,6 +3,7 @@ import React from 'react';
 
 import { alertsPage } from '../../features/alerts/alertsPage';
 import { comparePage } from '../../features/compare/comparePage';
+import { explainPage } from '../../features/explain/explainPage';
 import { runsPage } from '../../features/runs/runsPage';
 import { servicesPage } from '../../features/services/servicesPage';
 import { tracesPage } from '../../features/traces/tracesPage';
@@ -12,11 +13,11 @@ import { SCENE_APP_URL_SYNC } from './sceneAppOptions';
 // The app's own visualisations (kernel lanes, trace icicle), before these pages' scenes render.
 registerHopscopePanels();
 
-/** Services, Traces, Compare, Alerts and Runs: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */
+/** Services, Traces, Compare, Alerts, Runs and Explain this window: one SceneApp in its own chunk (see App.tsx), unknown app URLs included. */
 function buildOtherPagesApp(): SceneApp {
   return new SceneApp({
     name: 'hopscope',
-    pages: [servicesPage(), tracesPage(), comparePage(), alertsPage(), runsPage()],
+    pages: [servicesPage(), tracesPage(), comparePage(), alertsPage(), runsPage(), explainPage()],
     urlSyncOptions: SCENE_APP_URL_SYNC,
   });
 }

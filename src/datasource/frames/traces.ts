@@ -19,6 +19,7 @@ import {
 import { partRefId } from '../query';
 import { columns, frame, NUMBER, OTHER, STRING, TIME } from './frame';
 import { appPathLink, HIDDEN } from './links';
+import { ENGINE_STATE_PART, engineStateFrame, LLM_PHASES_PART, llmPhasesFrame } from './llm';
 
 export function traceListFrame(traces: TraceSummary[], name = 'traces'): DataFrame {
   return frame(
@@ -136,6 +137,10 @@ export interface RcaAbout {
   inferredCalls: number;
   /** When the answer shown is a saved one: which, and when it was saved. */
   savedAnswer?: SavedRcaAnswerMeta;
+  /** The answer's one-sentence verdict (absent when the engine gave none). */
+  verdict?: string;
+  /** How many inference-server spans the answer split into phases. */
+  llmSpans: number;
 }
 
 const clock = (ms: number): string =>
@@ -173,6 +178,8 @@ export function rcaAbout(answer: RcaAnswer, savedAnswer?: SavedRcaAnswerMeta): R
     missing: answer.missing,
     inferredCalls: answer.candidates.filter((c) => c.evidence.some((e) => e.kind === 'inferred_call')).length,
     ...(savedAnswer ? { savedAnswer } : {}),
+    ...(answer.verdict ? { verdict: answer.verdict } : {}),
+    llmSpans: answer.llmPhases?.length ?? 0,
   };
 }
 
@@ -255,7 +262,13 @@ export function rcaFrames(answer: RcaAnswer, refId: string, savedAnswer?: SavedR
     ]),
     { name: 'critical path', refId: partRefId(refId, 'criticalPath') }
   );
-  return [candidates, path];
+  const llm = answer.llmPhases ?? [];
+  return [
+    candidates,
+    path,
+    llmPhasesFrame(llm, partRefId(refId, LLM_PHASES_PART)),
+    engineStateFrame(llm, partRefId(refId, ENGINE_STATE_PART)),
+  ];
 }
 
 export function rcaNotices(answer: RcaAnswer): QueryResultMetaNotice[] {

@@ -13,6 +13,7 @@ import { runTtft } from './runTtft';
 import { trace } from './trace';
 import { traceKernelEvents } from './traceKernelEvents';
 import { traces } from './traces';
+import { windowRca } from './windowRca';
 
 export const OTHER_KINDS = {
   pods,
@@ -26,6 +27,7 @@ export const OTHER_KINDS = {
   run,
   runCompare,
   runTtft,
+  windowRca,
 };
 
 export type OtherKinds = typeof OTHER_KINDS;

@@ -13,6 +13,7 @@ import React, { useRef } from 'react';
 
 import { downloadPostmortem, type ApiResult } from '../../api/client';
 import { testIds } from '../../testIds';
+import { download } from '../../scenes/download';
 import { exportFileName, exportParams } from '../../transforms/exportParams';
 import { EXPORT_CONTROL_ATTR, captureView, viewRootOf } from './capture';
 import { traceIdsOnPage } from './traceIds';
@@ -22,17 +23,6 @@ export type ExportWhat = 'both' | 'png' | 'md';
 interface ExportState extends SceneObjectState {
   status: 'idle' | 'working' | 'done' | 'error';
   message?: string;
-}
-
-function saveBlob(blob: Blob, name: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** The PNG, taken here: a failed capture is an error result like a failed proxy call. */
@@ -82,7 +72,7 @@ export class ExportButton extends SceneObjectBase<ExportState> {
       }
       if (result.ok) {
         const name = exportFileName(params.view, range.from.valueOf(), ext);
-        saveBlob(result.data, name);
+        download(name, result.data);
         saved.push(name);
       } else {
         errors.push(`${ext === 'png' ? 'PNG' : 'Markdown'}: ${result.error.code}: ${result.error.message}`);

@@ -2,7 +2,8 @@
  * Overview: the golden metrics of the chain on one time range — a stat and a time series per metric (one golden
  * query shared by all of them, each panel its metric's part), the GPU activity heatmap (Grafana's heatmap panel: GPUs
  * × time, each row linking to its pod), the services to drill into, and the insights computed from the same data.
- * Crosshair and fault markers are the page's (features/shared/page.ts); dragging on a chart zooms the time range.
+ * Crosshair and fault markers are the page's (features/shared/page.ts); dragging on a chart zooms the time range,
+ * and "Explain this window" opens the root cause of the range brushed.
  */
 import {
   PanelBuilders,
@@ -22,6 +23,7 @@ import { hopscopeQuery, partRefId } from '../../datasource/query';
 import { fitToData, hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { markWhenDrawn } from '../../scenes/whenDrawn';
 import { INSIGHT_THRESHOLDS } from '../../transforms/insights';
+import { ExplainWindowButton } from '../explain/ExplainWindowButton';
 import { InsightsScene } from './InsightsScene';
 
 /** Set once every panel of the Overview shows its answer (read by bench/app-render.bench.ts). */
@@ -160,6 +162,8 @@ export function overviewBody(): SceneObject {
     // The Overview is on screen: mark it (the bench reads the mark), then fetch the other pages' code while the user reads it.
     $behaviors: [markWhenDrawn(OVERVIEW_READY_MARK, preloadOtherPages)],
     children: [
+      // Brushing a chart zooms the range; this offers its window root cause.
+      new SceneFlexItem({ body: new ExplainWindowButton() }),
       new SceneFlexItem({ body: new InsightsScene({ heatmap: heatmap.getRef() }) }),
       new SceneFlexItem({ height: 110, body: latestPanel() }),
       new SceneFlexItem({

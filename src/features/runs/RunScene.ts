@@ -22,6 +22,7 @@ import { GOLDEN_METRICS } from '../../datasource/frames/golden';
 import { HOPSCOPE_DATASOURCE, hopscopeQuery, partRefId } from '../../datasource/query';
 import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { markWhenDrawn } from '../../scenes/whenDrawn';
+import { ExplainWindowButton } from '../explain/ExplainWindowButton';
 import { CompareWithScene } from './CompareWithScene';
 import { liveWhileRunning } from './live';
 import { RunHeader } from './RunHeader';
@@ -131,6 +132,8 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
     ],
     children: [
       new SceneFlexItem({ body: header }),
+      // Brushing a chart of the run zooms the range; this offers its window root cause.
+      new SceneFlexItem({ body: new ExplainWindowButton() }),
       new SceneFlexItem({ height: 120, body: summaryPanel() }),
       new SceneFlexLayout({
         direction: 'row',

@@ -3,7 +3,8 @@ import type { SceneAppPage } from '@grafana/scenes';
 import { appLinks, appPaths } from '../../../contract/app-urls';
 import { withRunSelector } from '../runs/runSelector';
 import { makeViewPage } from '../shared/page';
-import { TraceScene, TraceSearchScene } from './TracesScene';
+import { TraceScene } from './TraceScene';
+import { TraceSearchScene } from './TraceSearchScene';
 
 /** `traces` (search) → `traces/:traceId` (root cause), each with the run selector (a run pins the range to its window). */
 export function tracesPage(): SceneAppPage {

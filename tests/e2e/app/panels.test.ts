@@ -35,6 +35,8 @@ import {
   panel,
   SERVICES_PANEL,
   serviceBar,
+  settled,
+  tableRows,
 } from './support/panels';
 
 const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
@@ -477,3 +479,119 @@ describe('the Overview is Grafana panels on the data source', { skip }, () => {
     }
   });
 });
+
+describe(
+  'Explain this window and the verdict, on the stand-in’s answers (built from contract/rca.ts)',
+  { skip },
+  () => {
+    const STAND_IN_VERDICT = 'rag-0 slow: own time 180 ms (usually 40 ms), with a 640 ms TLS handshake';
+    const PHASES = 'Inside the inference server: phases against their baseline';
+    const STATE = 'Engine state on the pod, and the metric each figure came from';
+    const WINDOW_RCA = "Root cause of the window: the hops that explain its traces' delay, ranked";
+
+    test('brushing the Overview offers "Explain this window": its own link shows the window answer, which the export carries', async () => {
+      const { page, problems, close } = await overview();
+      try {
+        const button = page.getByTestId(testIds.explain.button);
+        await button.waitFor();
+        const chart = panel(page, 'Requests / s').locator('.u-over');
+        await chart.waitFor();
+        const box = (await chart.boundingBox())!;
+        await page.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(box.x + box.width * 0.75, box.y + box.height / 2, { steps: 4 });
+        await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2, { steps: 4 });
+        await page.mouse.up();
+        await page.waitForFunction(
+          (from) => Date.parse(new URL(location.href).searchParams.get('from') ?? '') !== from,
+          FROM
+        );
+        const brushed = new URL(page.url());
+        const [from, to] = [ms(brushed.searchParams.get('from')), ms(brushed.searchParams.get('to'))];
+        assert.ok(to - from > 0 && to - from < 600_000, `brushed ${to - from} ms`);
+        // The button now names the brushed window; its link is the Explain page on that absolute range.
+        const href = new URL((await button.getAttribute('href'))!, host.url);
+        assert.equal(href.pathname, '/a/hopscope-rca-app/explain');
+        assert.deepEqual([Number(href.searchParams.get('from')), Number(href.searchParams.get('to'))], [from, to]);
+        await button.click();
+        await page.getByTestId(testIds.page.container('explain')).waitFor();
+        const link = page.url();
+        assert.equal(new URL(link).pathname, '/a/hopscope-rca-app/explain');
+        assert.deepEqual(
+          [ms(new URL(link).searchParams.get('from')), ms(new URL(link).searchParams.get('to'))],
+          [from, to]
+        );
+        for (const load of ['clicked', 'opened by its link'] as const) {
+          if (load === 'opened by its link') await page.goto(link, { waitUntil: 'domcontentloaded' });
+          assert.equal(await page.getByTestId(testIds.traces.verdict).innerText(), STAND_IN_VERDICT, load);
+          assert.match(await page.getByTestId(testIds.explain.about).innerText(), /1 of 1 trace\(s\) ranked/);
+          await settled(page, WINDOW_RCA);
+          assert.equal((await tableRows(page, WINDOW_RCA))[0]?.Service, 'rag', load);
+          await settled(page, PHASES);
+          assert.deepEqual(
+            (await tableRows(page, PHASES)).map((r) => r.Phase),
+            ['queue', 'prefill', 'decode']
+          );
+          assert.match(await panel(page, STATE).innerText(), /vllm:gpu_cache_usage_perc/);
+        }
+        // The postmortem's Markdown carries the window answer (the proxy's renderer on the stand-in's data).
+        const download = page.waitForEvent('download');
+        await page.getByRole('button', { name: 'Markdown' }).click();
+        const md = readFileSync((await (await download).path())!, 'utf8');
+        assert.match(md, /## Window root cause/);
+        assert.ok(md.includes(STAND_IN_VERDICT.replace(/_/g, '\\_')), 'the verdict in the Markdown');
+        assert.deepEqual(problems.all(), []);
+      } finally {
+        await close();
+      }
+    });
+
+    test('the trace page: the verdict on top, the LLM span’s phases against their baseline and the engine state with its metrics, both themes', async () => {
+      for (const theme of ['dark', 'light'] as const) {
+        const { page, problems, context } = await openAppPage(
+          browser,
+          appUrl(host, `traces/${'ab'.repeat(16)}`, { theme, query: RANGE })
+        );
+        try {
+          await page.getByTestId(testIds.page.container('trace')).waitFor();
+          assert.equal(await page.getByTestId(testIds.traces.verdict).innerText(), STAND_IN_VERDICT);
+          await settled(page, PHASES);
+          const rows = await tableRows(page, PHASES);
+          assert.deepEqual(
+            rows.map((r) => [r.Phase, r.Took, r.Usually]),
+            [
+              ['queue', '2.0 ms', '2.0 ms'],
+              ['prefill', '5.0 ms', '4.0 ms'],
+              ['decode', '8.0 ms', '9.0 ms'],
+            ]
+          );
+          await settled(page, STATE);
+          assert.match(await panel(page, STATE).innerText(), /vllm:num_requests_waiting/);
+          await page.getByTestId(testIds.viz.icicleCanvas).waitFor();
+          await screenshot(page, `panels-trace-verdict-${theme}`);
+          assert.deepEqual(problems.all(), [], theme);
+        } finally {
+          await context.close();
+        }
+      }
+    });
+
+    test('the Explain page in both themes, without a console error', async () => {
+      for (const theme of ['dark', 'light'] as const) {
+        const { page, problems, context } = await openAppPage(
+          browser,
+          appUrl(host, 'explain', { theme, query: RANGE })
+        );
+        try {
+          await page.getByTestId(testIds.explain.about).waitFor();
+          await settled(page, WINDOW_RCA);
+          await settled(page, STATE);
+          await screenshot(page, `panels-explain-${theme}`);
+          assert.deepEqual(problems.all(), [], theme);
+        } finally {
+          await context.close();
+        }
+      }
+    });
+  }
+);

@@ -111,6 +111,27 @@ test(
 );
 
 test(
+  'Explain this window: its own page and link (the range in the URL), the window answer, LLM phases and the slowest traces as panels',
+  { skip },
+  () => {
+    const p = report.explain;
+    assert.equal(p.url, '/a/hopscope-rca-app/explain');
+    assert.equal(p.routePath, 'explain/*');
+    assert.deepEqual(p.preserveUrlKeys, KEYS, 'the time range is in its link');
+    assert.ok(p.controls.includes('ExportButton'), 'it exports for the postmortem');
+    assert.ok(!p.controls.includes('VariableValueSelectors'));
+    assert.deepEqual(p.panels, [
+      'table:window-rca',
+      'table:llm-phases',
+      'table:llm-engine-state',
+      'table:window-traces',
+    ]);
+    assert.deepEqual(p.panelsWithoutChrome, []);
+    assert.equal(p.inspector, true);
+  }
+);
+
+test(
   'drill-downs: services/:service → pods/:pod and traces/:traceId, each a URL with its parent for breadcrumbs',
   { skip },
   () => {
@@ -135,6 +156,8 @@ test(
     );
     assert.deepEqual(report.trace.panels, [
       'table:rca',
+      'table:llm-phases',
+      'table:llm-engine-state',
       'hopscope-trace-icicle:trace-tree',
       'hopscope-kernel-lanes:trace-kernel',
     ]);

@@ -7,10 +7,12 @@ import { SceneAppPage, VizPanel, sceneGraph, type SceneObject, type SceneRouteMa
 import { alertsPage } from '../../../../src/features/alerts/alertsPage';
 import { comparePage } from '../../../../src/features/compare/comparePage';
 import { CompareScene } from '../../../../src/features/compare/CompareScene';
+import { explainPage } from '../../../../src/features/explain/explainPage';
 import { overviewPage } from '../../../../src/features/overview/overviewPage';
 import { servicesPage } from '../../../../src/features/services/servicesPage';
 import { tracesPage } from '../../../../src/features/traces/tracesPage';
-import { TraceScene, TraceSearchScene } from '../../../../src/features/traces/TracesScene';
+import { TraceScene } from '../../../../src/features/traces/TraceScene';
+import { TraceSearchScene } from '../../../../src/features/traces/TraceSearchScene';
 import { InspectDrawer } from '../../../../src/scenes/InspectDrawer';
 import { PanelMenu } from '../../../../src/scenes/PanelMenu';
 import { PanelNotices } from '../../../../src/scenes/PanelNotices';
@@ -73,6 +75,7 @@ function run(): unknown {
     traces: tracesPage(),
     compare: comparePage(),
     alerts: alertsPage(),
+    explain: explainPage(),
   };
   const report: Record<string, unknown> = {};
   for (const [name, page] of Object.entries(pages)) {
