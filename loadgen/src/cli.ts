@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { RunId } from '../../contract/runs';
+import { RUN_ID_MESSAGE, RunId, WORKER_ID_MESSAGE, WorkerId } from '../../contract/runs';
 import { Scenario } from '../../contract/scenario';
 import { loadDataset } from './load/dataset';
 import { UsageError } from './load/errors';
@@ -390,13 +390,10 @@ export function parseCli(
 
   const report = proxyUrl(s('report'), env);
   const runId = s('run-id') ?? `${name === 'ad-hoc' ? 'run' : name.slice(0, 110)}-${randomBytes(4).toString('hex')}`;
-  if (!RunId.safeParse(runId).success)
-    throw new UsageError(
-      `--run-id ${JSON.stringify(runId)}: a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)`
-    );
+  if (!RunId.safeParse(runId).success) throw new UsageError(`--run-id ${JSON.stringify(runId)}: ${RUN_ID_MESSAGE}`);
   const workerId = s('worker-id') ?? safeId(`${hostname()}-${process.pid}`);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(workerId))
-    throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: 1–128 letters, digits, _ . : -`);
+  if (!WorkerId.safeParse(workerId).success)
+    throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: ${WORKER_ID_MESSAGE}`);
   if (values.join && !report) throw new UsageError('--join adds a worker to a run on the proxy: it needs --report URL');
 
   const metricsFlag = s('metrics');

@@ -28,7 +28,7 @@ import { toolRoutes } from './hops/tool';
 import { vectorCacheRoutes } from './hops/vector-cache';
 import { MODELS } from './llm/models';
 import { HOPS, replicasOf, type Replica } from './topology';
-import { seededRandom } from './util';
+import { seededRandom } from '../shared/random';
 import { registerWithExporter } from './registration';
 import type { HopInfo, RunningChain } from './running';
 

@@ -3,7 +3,7 @@
  * constant: `rps`; ramp: `startRps` → `rps` linearly; step: `startRps` then +`stepRps` every `stepEveryS`, capped at
  * `rps`; spike: `rps` with `spikeRps` between `spikeAtS` and `spikeAtS + spikeForS`.
  */
-import { seededRandom } from '../chain/util';
+import { seededRandom } from '../shared/random';
 
 export type ProfileKind = 'constant' | 'ramp' | 'step' | 'spike';
 
