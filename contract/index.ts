@@ -7,6 +7,8 @@ export * from './rca';
 export * from './faults';
 export * from './proxy';
 export * from './runs';
+export * from './capacity';
+export * from './capacity-analysis';
 export * from './chain';
 export * from './zod-error';
 export * from './app-urls';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FaultKind, FaultTarget } from './faults';
 import { SourceStatus } from './common';
 import { Candidate, CriticalPathItem } from './rca';
+import { Capacity, CapacityStep } from './capacity';
 
 /**
  * Load-test runs: what `hopscope-load` reports to the proxy (register, heartbeats, finish) and what the proxy serves
@@ -111,6 +112,8 @@ export const ClientSummary = z.object({
   /** Requests whose trace id the client does not know (the server answered no `traceresponse` and none was sent). */
   untraced: z.number().int().nonnegative().default(0),
   sketches: z.object({ e2e: LatencySketch, ttft: LatencySketch }).optional(),
+  /** A sweep's steps (a ramp's or step profile's windows), counted by the client: what the capacity is found in. */
+  steps: z.array(CapacityStep).max(1000).optional(),
   notes: z.array(z.string()).default([]),
 });
 export type ClientSummary = z.infer<typeof ClientSummary>;
@@ -272,6 +275,8 @@ export const RunRecord = RunListItem.extend({
   failed: z.array(RunRequest),
   /** Why a run was aborted (no heartbeat since …, interrupted by the client). */
   abortReason: z.string().nullable(),
+  /** A sweep's or ramp's capacity (the proxy reads the hops' saturation signals); null for other profiles. */
+  capacity: Capacity.nullable().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

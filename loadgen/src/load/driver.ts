@@ -64,7 +64,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     keepAliveTimeout: 30_000,
     connect: { timeout: Math.min(o.timeoutMs, 10_000) },
   });
-  const tally = new Tally(o.slo, o.keepRequests ?? 100, o.seed, o.onResult);
+  const tally = new Tally(o.slo, o.keepRequests ?? 100, o.seed, o.profile, o.onResult);
   const deadlines = new Deadlines(o.timeoutMs);
   const ctx: RequestContext = {
     pool,
@@ -88,14 +88,27 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     seed: o.seed,
   });
 
+  // A sweep stops once the SLOs have broken in two steps (guidellm's over-saturation stop): more load says nothing new.
+  let stopped: string | undefined;
   const startedAt = performance.now();
+  tally.startedAt = startedAt;
   const pending = new Set<Promise<void>>();
   let progressTimer: NodeJS.Timeout | undefined;
-  if (o.onProgress) {
+  if (o.onProgress || tally.steps) {
     progressTimer = setInterval(() => {
       const now = performance.now();
       const elapsedS = (now - startedAt) / 1000;
-      o.onProgress!(tally.progress(now, elapsedS, elapsedS < o.profile.durationS ? rateAt(o.profile, elapsedS) : 0));
+      tally.steps?.sampleCpu(elapsedS - 0.5);
+      if (
+        tally.steps &&
+        o.profile.kind === 'sweep' &&
+        !stopped &&
+        elapsedS < o.profile.durationS - 0.5 &&
+        tally.steps.broken(elapsedS) >= 2
+      ) {
+        stopped = `the SLOs broke in two steps by ${elapsedS.toFixed(0)} s: the sweep stopped there (over-saturated)`;
+      }
+      o.onProgress?.(tally.progress(now, elapsedS, elapsedS < o.profile.durationS ? rateAt(o.profile, elapsedS) : 0));
     }, 1000);
   }
   o.onStart?.(() => {
@@ -108,13 +121,14 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     seed: o.seed,
     startedAt,
     signal: o.signal,
+    stopped: () => stopped !== undefined,
     send: (scheduled) => {
       if (tally.inFlight >= o.maxInFlight) {
         tally.drop();
         return;
       }
       const sentAt = performance.now();
-      tally.send(sentAt - scheduled);
+      tally.send(sentAt - scheduled, scheduled);
       const planned = plan(index++);
       const startMs = performance.timeOrigin + sentAt;
       const p: Promise<void> = sendRequest(ctx, planned).then((r) => {
@@ -135,7 +149,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
   deadlines.stop();
   if (progressTimer) clearInterval(progressTimer);
   await pool.close().catch(() => {});
-  return tally.summary({
+  const summary = tally.summary({
     runId: o.runId,
     scenario: o.scenario,
     url,
@@ -143,9 +157,13 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     stream: o.stream,
     traceparent: o.traceparent,
     maxInFlight: o.maxInFlight,
-    durationS: o.signal?.aborted
-      ? (scheduleEnd - startedAt) / 1000
-      : Math.max(o.profile.durationS, (scheduleEnd - startedAt) / 1000),
+    durationS:
+      o.signal?.aborted || stopped
+        ? (scheduleEnd - startedAt) / 1000
+        : Math.max(o.profile.durationS, (scheduleEnd - startedAt) / 1000),
     wallS: (performance.now() - startedAt) / 1000,
+    scheduleEndS: o.signal?.aborted || stopped ? (scheduleEnd - startedAt) / 1000 : o.profile.durationS,
   });
+  if (stopped) summary.notes.push(stopped);
+  return summary;
 }

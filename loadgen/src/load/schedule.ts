@@ -10,6 +10,8 @@ export interface ScheduleOptions {
   /** performance.now() of the run's start. */
   startedAt: number;
   signal?: AbortSignal;
+  /** Ends the schedule early (checked before each batch of arrivals). */
+  stopped?: () => boolean;
   /** One arrival, `scheduled` its instant (performance.now() time). */
   send: (scheduled: number) => void;
 }
@@ -19,7 +21,7 @@ export function runSchedule(s: ScheduleOptions): Promise<void> {
     const gen = arrivals(s.profile, s.seed);
     let next = gen.next();
     const tick = (): void => {
-      if (s.signal?.aborted) {
+      if (s.signal?.aborted || s.stopped?.()) {
         resolve();
         return;
       }

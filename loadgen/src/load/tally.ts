@@ -2,6 +2,7 @@
  * The run's tally: every finished request counted once (outcomes, latencies, tokens, goodput against the SLOs,
  * quality, the ledger of kept requests), every send's lateness, and the summary built from them at the end.
  */
+import type { Capacity } from '../../../contract/capacity';
 import type { ClientSummary, LatencySketch, RequestOutcome, RunRequest } from '../../../contract/runs';
 import { emptySketch, sketchAdd } from '../../../contract/sketch';
 import { RequestLedger } from './ledger';
@@ -9,6 +10,7 @@ import type { PlannedRequest } from './mix';
 import { rateAt, type Profile } from './profiles';
 import type { Outcome } from './request';
 import { Samples, tpot } from './stats';
+import { StepTally } from './steps';
 import type { Slo } from './thresholds';
 
 /** A mergeable sketch of recorded values (the proxy merges a distributed run's workers with them). */
@@ -62,6 +64,8 @@ export interface Summary extends ClientSummary {
   interrupted: number;
   slowest: RunRequest[];
   failed: RunRequest[];
+  /** A sweep's/ramp's capacity (the session adds it: the client's analysis, then the proxy's). */
+  capacity?: Capacity | null;
 }
 
 const n3 = (v: number): number | null => (Number.isFinite(v) ? Number(v.toFixed(3)) : null);
@@ -79,6 +83,8 @@ export interface RunFacts {
   durationS: number;
   /** From the start to the last answer, s. */
   wallS: number;
+  /** The schedule's end, s from its start (a sweep stopped early ends before the profile). */
+  scheduleEndS: number;
 }
 
 export class Tally {
@@ -110,14 +116,21 @@ export class Tally {
   /** [finished at, e2e ms] of served requests, for the progress line's last-5-s p99. */
   private readonly recent: Array<[number, number]> = [];
   private lastCompleted = 0;
+  /** The sweep's (ramp's, step profile's) per-step counts; undefined for the other profiles. */
+  readonly steps: StepTally | undefined;
+  /** performance.now() of the schedule's start (set by the driver as it starts). */
+  startedAt = 0;
 
   constructor(
     private readonly slo: Slo,
     keepRequests: number,
     seed: number,
+    profile: Profile,
     private readonly onResult?: (r: RequestResult) => void
   ) {
     this.ledger = new RequestLedger(keepRequests, seed);
+    const steps = new StepTally(profile);
+    this.steps = steps.size ? steps : undefined;
   }
 
   /** An arrival not sent: `maxInFlight` requests were already in flight. */
@@ -125,8 +138,9 @@ export class Tally {
     this.dropped++;
   }
 
-  /** A request leaves, `lateMs` after its scheduled instant. */
-  send(lateMs: number): void {
+  /** A request leaves, `lateMs` after its `scheduled` instant (performance.now() time). */
+  send(lateMs: number, scheduled: number): void {
+    this.steps?.onSend((scheduled - this.startedAt) / 1000, lateMs);
     this.late.add(lateMs);
     if (lateMs > 10) this.lateOver++;
     this.sent++;
@@ -171,6 +185,14 @@ export class Tally {
       this.agentN++;
       if (r.agentTask === 'completed') this.agentDone++;
     }
+    const good = served && meetsSlo(this.slo, r, t);
+    this.steps?.onDone(
+      (startMs - performance.timeOrigin - this.startedAt) / 1000,
+      (at - this.startedAt) / 1000,
+      served,
+      good,
+      r.latencyMs
+    );
     if (!served) {
       this.errors++;
       if (r.kind === 'timeout') this.timeouts++;
@@ -191,7 +213,7 @@ export class Tally {
     }
     for (const g of r.itl) this.itl.add(g);
     if (t !== undefined) this.tpots.add(t);
-    if (meetsSlo(this.slo, r, t)) this.good++;
+    if (good) this.good++;
   }
 
   live(elapsedS: number, targetRps: number): LiveCounts {
@@ -313,6 +335,7 @@ export class Tally {
       },
       untraced: this.ledger.traceIds.none,
       sketches: { e2e: sketchOf(this.e2e.values()), ttft: sketchOf(this.ttft.values()) },
+      ...(this.steps ? { steps: this.steps.result(performance.timeOrigin + this.startedAt, f.scheduleEndS) } : {}),
       traceIds: { ...this.ledger.traceIds },
       interrupted: this.interrupted,
       byModel: byModelOut,
