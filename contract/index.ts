@@ -18,3 +18,4 @@ export * from './scenario';
 export * from './sketch';
 export * from './thresholds';
 export * from './otel-env';
+export * from './engines';
