@@ -4,7 +4,7 @@
  *  - a step **held its SLOs** when at least `sloAttainment` of its requests were good (the client decides per step);
  *    `maxGoodRps` is the highest offered rate of such a step;
  *  - the **knee** is the first step where achieved stops following offered (achieved < `follow` × offered over the
- *    step's settled half), or where an engine's queue starts to grow (its mean over the step ≥ 1 waiting request),
+ *    step's settled half, by more than the count's noise 2√n + 1), or where an engine's queue starts to grow (its mean over the step ≥ 1 waiting request),
  *    whichever comes first;
  *  - the **bottleneck** is the signal that saturated first (at or above its limit for two points in a row), up to the
  *    step after the knee; `next` is the next one on another hop or resource. An engine queue that grows while that
@@ -122,7 +122,10 @@ export function analyseCapacity(
   // The knee: the client's figures, or an engine queue that starts to grow.
   let knee: { step: CapacityStep; why: string } | null = null;
   for (const s of used) {
-    if (s.achievedRps < follow * s.offeredRps) {
+    // Counted over the step's settled half: a deficit within the count's own noise (2√n + 1) is not a knee.
+    const expected = (s.offeredRps * (s.endMs - s.startMs)) / 2000;
+    const got = (s.achievedRps * (s.endMs - s.startMs)) / 2000;
+    if (s.achievedRps < follow * s.offeredRps && expected - got > 2 * Math.sqrt(expected) + 1) {
       knee = {
         step: s,
         why: `achieved ${fmt(s.achievedRps)} req/s of ${fmt(s.offeredRps)} offered`,

@@ -61,7 +61,7 @@ Load profile (open loop: requests leave on schedule whatever the server does)
   --duration D          run length, e.g. 30s, 2m (default 30s)
   --start-rps N         ramp/step/sweep start rate
   --steps N             sweep: N constant rates from --start-rps to --rps, each held --duration / N (2..100); the
-                        sweep stops early once the SLOs broke in two steps (over-saturated)
+                        sweep stops early once the SLOs broke in two steps in a row (over-saturated)
   --step-rps N --step-every D    step increment and period
   --spike-rps N --spike-at D --spike-for D
   --arrivals A          uniform|poisson (default poisson)

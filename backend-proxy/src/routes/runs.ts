@@ -13,6 +13,7 @@ import { enumParam, numberParam, parseTime, stringParam } from '../http/params';
 import { RunsError, type RunsErrorCode, type RunsService } from '../runs';
 import type { RunCompareService } from '../services/run-compare';
 import type { RunTtftService } from '../services/run-ttft';
+import type { RunCapacityService } from '../services/run-capacity';
 
 const CODE: Record<RunsErrorCode, string> = {
   invalid: 'bad_request',
@@ -55,7 +56,8 @@ const runsErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export function runRoutes(
   runs: RunsService | undefined,
   compare: RunCompareService | undefined,
-  ttft?: RunTtftService
+  ttft?: RunTtftService,
+  capacity?: RunCapacityService
 ): Router {
   const r = Router();
   const svc = (): RunsService => {
@@ -103,7 +105,8 @@ export function runRoutes(
   });
 
   r.get('/runs/:runId', async (req, res) => {
-    res.json(await svc().get(runId(String(req.params.runId))));
+    const rec = await svc().get(runId(String(req.params.runId)));
+    res.json({ ...rec, capacity: capacity ? await capacity.capacityOf(rec) : null });
   });
 
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {

@@ -52,6 +52,7 @@ import { RcaService } from './rca';
 import { RcaAnswerService } from './rca-answers';
 import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from './run-compare';
 import { RunTtftService } from './run-ttft';
+import { RunCapacityService } from './run-capacity';
 import { TraceService } from './traces';
 
 interface ServiceDeps {
@@ -109,6 +110,7 @@ export interface Services {
   runCompare?: RunCompareService;
   /** Client vs server TTFT of a run (Prometheus); absent without a database. */
   runTtft?: RunTtftService;
+  runCapacity?: RunCapacityService;
   /** Starts the services' background work; call after the sources have started. */
   start(): void;
   /** Stops it, in reverse order; await before stopping the sources. */
@@ -190,6 +192,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     // The run-vs-run root cause ranks with the operator's engine settings (HOPSCOPE_RCA_CONFIG), as per-trace RCA does.
     runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig) : undefined,
     runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
+    runCapacity: runs ? new RunCapacityService(sources.prometheus, config.scrapeIntervalMs) : undefined,
     start() {
       for (const b of background) b.start();
     },

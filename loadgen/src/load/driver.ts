@@ -106,7 +106,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
         elapsedS < o.profile.durationS - 0.5 &&
         tally.steps.broken(elapsedS) >= 2
       ) {
-        stopped = `the SLOs broke in two steps by ${elapsedS.toFixed(0)} s: the sweep stopped there (over-saturated)`;
+        stopped = `the SLOs broke in two steps in a row by ${elapsedS.toFixed(0)} s: the sweep stopped there (over-saturated)`;
       }
       o.onProgress?.(tally.progress(now, elapsedS, elapsedS < o.profile.durationS ? rateAt(o.profile, elapsedS) : 0));
     }, 1000);

@@ -93,12 +93,20 @@ export class StepTally {
     this.cpuStep = Math.max(0, this.steps.indexOf(s!));
   }
 
-  /** Steps over whose end the schedule has passed and whose known bad answers already break the SLOs. */
+  /**
+   * The most steps in a row, after the first (a cold start decides nothing), over whose end the schedule has passed
+   * and whose known bad answers already break the SLOs.
+   */
   broken(nowS: number): number {
-    let n = 0;
-    for (const s of this.steps)
-      if (s.endS <= nowS && s.sent > 0 && s.served + s.failed - s.good > (1 - SLO_ATTAINMENT) * s.sent) n++;
-    return n;
+    let run = 0,
+      most = 0;
+    for (let i = 1; i < this.steps.length; i++) {
+      const s = this.steps[i];
+      if (s.endS > nowS) break;
+      run = s.sent > 0 && s.served + s.failed - s.good > (1 - SLO_ATTAINMENT) * s.sent ? run + 1 : 0;
+      most = Math.max(most, run);
+    }
+    return most;
   }
 
   /** The steps the schedule went through whole (a sweep stopped early, or interrupted, leaves the rest out). */

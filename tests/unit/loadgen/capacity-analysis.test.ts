@@ -6,7 +6,7 @@ import { thresholdValue } from '../../../contract/thresholds';
 import { arrivals, rateAt, stepWindows, validateProfile, type Profile } from '../../../loadgen/src/load/profiles';
 
 const T0 = 1_800_000_000_000;
-const STEP_MS = 10_000;
+const STEP_MS = 60_000;
 
 /** A synthetic sweep: offered rates, and what the chain achieved at each (good = achieved while under `goodUpTo`). */
 function sweep(offered: number[], achieved: number[], o: { late?: number[]; cpu?: number[]; goodUpTo?: number } = {}) {
