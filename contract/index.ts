@@ -8,6 +8,8 @@ export * from './faults';
 export * from './proxy';
 export * from './alert-rules';
 export * from './runs';
+export * from './capacity';
+export * from './capacity-analysis';
 export * from './chain';
 export * from './zod-error';
 export * from './app-urls';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FaultKind, FaultTarget } from './faults';
 import { SourceStatus } from './common';
 import { Candidate, CriticalPathItem } from './rca';
+import { Capacity, CapacityStep } from './capacity';
 
 /**
  * Load-test runs: what `hopscope-load` reports to the proxy (register, heartbeats, finish) and what the proxy serves
@@ -9,14 +10,19 @@ import { Candidate, CriticalPathItem } from './rca';
  * product: its client-side truth, every request's trace id, its verdicts and its window of traces.
  */
 
-/** Run ids travel in W3C baggage (`hopscope.run_id`), Prometheus labels (`run_id`) and URLs: keep them plain. */
-export const RunId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
-    'a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)'
-  );
+/** One pattern for every id that travels in W3C baggage, Prometheus labels and URLs: keep them plain. */
+const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const PLAIN_ID_RULE = '1–128 letters, digits, _ . : - (starting with a letter or digit)';
+export const RUN_ID_MESSAGE = `a run id is ${PLAIN_ID_RULE}`;
+export const WORKER_ID_MESSAGE = `a worker id is ${PLAIN_ID_RULE}`;
+
+/** Run ids travel in W3C baggage (`hopscope.run_id`), Prometheus labels (`run_id`) and URLs. */
+export const RunId = z.string().regex(PLAIN_ID, RUN_ID_MESSAGE);
 export type RunId = z.infer<typeof RunId>;
+
+/** A worker of a run (its client metrics' `service.instance.id`, the run record's workers): the run id's rule. */
+export const WorkerId = z.string().regex(PLAIN_ID, WORKER_ID_MESSAGE);
+export type WorkerId = z.infer<typeof WorkerId>;
 
 /**
  * A worker's clock reading, epoch ms, within 2000–2100: a run's window bounds every query the run page makes, so an
@@ -106,6 +112,8 @@ export const ClientSummary = z.object({
   /** Requests whose trace id the client does not know (the server answered no `traceresponse` and none was sent). */
   untraced: z.number().int().nonnegative().default(0),
   sketches: z.object({ e2e: LatencySketch, ttft: LatencySketch }).optional(),
+  /** A sweep's steps (a ramp's or step profile's windows), counted by the client: what the capacity is found in. */
+  steps: z.array(CapacityStep).max(1000).optional(),
   notes: z.array(z.string()).default([]),
 });
 export type ClientSummary = z.infer<typeof ClientSummary>;
@@ -177,7 +185,7 @@ export type RegressionVerdict = z.infer<typeof RegressionVerdict>;
 export const RunRegistration = z.object({
   runId: RunId,
   scenario: z.string().min(1).max(200),
-  workerId: z.string().min(1).max(128),
+  workerId: WorkerId,
   /** true: this worker joins a running run (distributed load); false/absent: a reused run id is refused (409). */
   join: z.boolean().optional(),
   startMs: RunEpochMs,
@@ -194,7 +202,7 @@ export type RunRegistration = z.infer<typeof RunRegistration>;
 
 /** POST /api/runs/:runId/heartbeat — every few seconds while a worker runs; a run without any is marked aborted. */
 export const RunHeartbeat = z.object({
-  workerId: z.string().min(1).max(128),
+  workerId: WorkerId,
   sent: z.number().int().nonnegative(),
   completed: z.number().int().nonnegative(),
   errors: z.number().int().nonnegative(),
@@ -204,7 +212,7 @@ export type RunHeartbeat = z.infer<typeof RunHeartbeat>;
 
 /** POST /api/runs/:runId/finish — a worker's end of run. The run ends when every worker has finished. */
 export const RunFinish = z.object({
-  workerId: z.string().min(1).max(128),
+  workerId: WorkerId,
   endMs: RunEpochMs,
   /** passed / failed by this worker's own thresholds and regressions; aborted when interrupted. */
   status: z.enum(['passed', 'failed', 'aborted']),
@@ -267,6 +275,8 @@ export const RunRecord = RunListItem.extend({
   failed: z.array(RunRequest),
   /** Why a run was aborted (no heartbeat since …, interrupted by the client). */
   abortReason: z.string().nullable(),
+  /** A sweep's or ramp's capacity (the proxy reads the hops' saturation signals); null for other profiles. */
+  capacity: Capacity.nullable().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

@@ -51,6 +51,7 @@ export const THRESHOLD_METRICS = {
   late_ratio: 'share of requests sent more than 10 ms after their scheduled time',
   rag_recall: 'mean RAG recall: retrieved ∩ expected document ids / expected (0..1)',
   agent_task_completion: 'share of agent tasks completed (0..1)',
+  capacity_rps: 'sweep/ramp: the highest offered rate (req/s) whose step held the SLOs (capacity.maxGoodRps)',
 } as const;
 export type ThresholdMetric = keyof typeof THRESHOLD_METRICS;
 export const ThresholdMetric = z.enum(Object.keys(THRESHOLD_METRICS) as [ThresholdMetric, ...ThresholdMetric[]]);
@@ -155,7 +156,7 @@ const rate = z.number().positive('a rate must be > 0').max(100_000, 'a rate must
 /** The open-loop load profile (the kinds of loadgen/src/load/profiles.ts). */
 export const ScenarioLoad = z
   .strictObject({
-    profile: z.enum(['constant', 'ramp', 'step', 'spike']).default('constant'),
+    profile: z.enum(['constant', 'ramp', 'step', 'spike', 'sweep']).default('constant'),
     rps: rate.default(5),
     duration: Duration.refine((s) => s > 0 && s <= 7 * 24 * 3600, 'the duration must be > 0 and ≤ 7 days').default(30),
     arrivals: z.enum(['uniform', 'poisson']).default('poisson'),
@@ -165,16 +166,26 @@ export const ScenarioLoad = z
     spikeRps: rate.optional(),
     spikeAt: Duration.refine((s) => s > 0, 'must be > 0').optional(),
     spikeFor: Duration.refine((s) => s > 0, 'must be > 0').optional(),
+    /** sweep: how many constant rates from startRps to rps, each held duration / steps. */
+    steps: z.number().int().min(2).max(100).optional(),
     seed: z.number().int().default(1),
     connections: z.number().int().min(1).max(10_000).default(256),
     maxInFlight: z.number().int().min(1).max(1_000_000).default(10_000),
   })
   .superRefine((l, ctx) => {
-    const need = (field: 'startRps' | 'stepRps' | 'stepEvery' | 'spikeRps' | 'spikeAt' | 'spikeFor'): void => {
+    const need = (
+      field: 'startRps' | 'stepRps' | 'stepEvery' | 'spikeRps' | 'spikeAt' | 'spikeFor' | 'steps'
+    ): void => {
       if (l[field] === undefined)
         ctx.addIssue({ code: 'custom', path: [field], message: `${field} is required for the ${l.profile} profile` });
     };
     if (l.profile === 'ramp') need('startRps');
+    if (l.profile === 'sweep') {
+      need('startRps');
+      need('steps');
+      if (l.startRps !== undefined && l.startRps >= l.rps)
+        ctx.addIssue({ code: 'custom', path: ['startRps'], message: `must be below rps (${l.rps}) for a sweep` });
+    }
     if (l.profile === 'step') {
       need('startRps');
       need('stepRps');

@@ -3,6 +3,7 @@
  * summary: the load generator judges its own run with these, the proxy judges a merged multi-worker run with the same
  * ones. The catalogue of names is `THRESHOLD_METRICS` (in ./scenario, beside the grammar that scenario files use).
  */
+import { analyseCapacity } from './capacity-analysis';
 import type { ClientSummary } from './runs';
 import { THRESHOLD_METRICS, type ThresholdMetric } from './scenario';
 
@@ -11,7 +12,7 @@ export type ThresholdFigures = Pick<
   ClientSummary,
   'sent' | 'errors' | 'timeouts' | 'latencyMs' | 'ttftMs' | 'itlMs' | 'tpotMs' | 'rps' | 'goodput' | 'schedule'
 > &
-  Partial<Pick<ClientSummary, 'degraded' | 'quality'>>;
+  Partial<Pick<ClientSummary, 'degraded' | 'quality' | 'steps'>>;
 
 const per = (s: ThresholdFigures, n: number): number => (s.sent ? n / s.sent : 0);
 
@@ -35,6 +36,7 @@ const READ: Record<ThresholdMetric, (s: ThresholdFigures) => number | null> = {
   late_ratio: (s) => s.schedule.lateRatio,
   rag_recall: (s) => s.quality?.ragRecall.mean ?? null,
   agent_task_completion: (s) => s.quality?.agentTaskCompletion.rate ?? null,
+  capacity_rps: (s) => (s.steps?.length ? analyseCapacity(s.steps).maxGoodRps : null),
 };
 
 /** A name of the catalogue (`p99_ms`, `error_rate`…). */

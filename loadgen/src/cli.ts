@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { RunId } from '../../contract/runs';
+import { RUN_ID_MESSAGE, RunId, WORKER_ID_MESSAGE, WorkerId } from '../../contract/runs';
 import { Scenario } from '../../contract/scenario';
 import { loadDataset } from './load/dataset';
 import { UsageError } from './load/errors';
@@ -57,10 +57,12 @@ Target
                         token from $HOPSCOPE_CHAIN_TOKEN (the chain's own, required when it binds beyond loopback)
   --no-faults           do not apply the scenario's fault schedule
 Load profile (open loop: requests leave on schedule whatever the server does)
-  --profile P           constant|ramp|step|spike (default constant)
-  --rps N               target rate; the end rate for ramp, the cap for step, the base for spike (default 5)
+  --profile P           constant|ramp|step|spike|sweep (default constant)
+  --rps N               target rate; the end rate for ramp and sweep, the cap for step, the base for spike (default 5)
   --duration D          run length, e.g. 30s, 2m (default 30s)
-  --start-rps N         ramp/step start rate
+  --start-rps N         ramp/step/sweep start rate
+  --steps N             sweep: N constant rates from --start-rps to --rps, each held --duration / N (2..100); the
+                        sweep stops early once the SLOs broke in two steps in a row (over-saturated)
   --step-rps N --step-every D    step increment and period
   --spike-rps N --spike-at D --spike-for D
   --arrivals A          uniform|poisson (default poisson)
@@ -90,9 +92,12 @@ Client metrics (hopscope_load_*, labels run_id and scenario)
   --metrics-port N      prometheus: its port (default 0, any free port; the URL is registered with the run)
   --metrics-wait D      prometheus: longest wait at the end for a scrape with the final counts (default 10s)
 CI gate
+  --min-capacity N      sweep/ramp/step: exit 1 unless the capacity (the highest offered rate whose step held the SLOs,
+                        i.e. 95% of its requests good) is ≥ N req/s; says the figure and the bottleneck (a threshold
+                        'capacity_rps>=N')
   --baseline-run ID|FILE  compare with a run on the proxy, or a run's JSON summary / record file
   --max-regression R    e.g. 'p99_ms:+10%,ttft_p99_ms:+15%,error_rate:+0.01' (- for figures that must not fall,
-                        e.g. 'goodput_rps:-5%'); exit 1 and what regressed by how much
+                        e.g. 'goodput_rps:-5%', 'capacity_rps:-10%'); exit 1 and what regressed by how much
 Output
   --json FILE           write the JSON summary there ('-' = stdout, the default; the table then goes to stderr)
   --quiet               no progress line
@@ -113,6 +118,7 @@ Exit codes
 Examples
   hopscope-load --scenario single-turn-short
   hopscope-load --profile spike --rps 20 --spike-rps 80 --spike-at 20s --spike-for 10s --duration 60s --threshold 'p99_ms<4000'
+  hopscope-load --profile sweep --start-rps 2 --rps 20 --steps 10 --duration 200s --slo 'ttft_ms<=1000' --min-capacity 8
 CI recipe
   # on the main branch: record the baseline
   hopscope-load --scenario multi-hop-agent --run-id "baseline-$GIT_SHA" --json baseline.json --quiet
@@ -192,6 +198,8 @@ const OPTIONS = {
   rps: { type: 'string' },
   duration: { type: 'string' },
   'start-rps': { type: 'string' },
+  steps: { type: 'string' },
+  'min-capacity': { type: 'string' },
   'step-rps': { type: 'string' },
   'step-every': { type: 'string' },
   'spike-rps': { type: 'string' },
@@ -323,6 +331,7 @@ export function parseCli(
   l.rps = parseNum('rps', s('rps')) ?? l.rps;
   l.duration = parseDuration('duration', s('duration')) ?? l.duration;
   l.startRps = parseNum('start-rps', s('start-rps')) ?? l.startRps;
+  l.steps = parseNum('steps', s('steps'), { int: true, min: 2, max: 100 }) ?? l.steps;
   l.stepRps = parseNum('step-rps', s('step-rps')) ?? l.stepRps;
   l.stepEvery = parseDuration('step-every', s('step-every')) ?? l.stepEvery;
   l.spikeRps = parseNum('spike-rps', s('spike-rps')) ?? l.spikeRps;
@@ -341,6 +350,7 @@ export function parseCli(
     spikeRps: l.spikeRps,
     spikeAtS: l.spikeAt,
     spikeForS: l.spikeFor,
+    steps: l.steps,
     arrivals: l.arrivals,
   };
   try {
@@ -367,6 +377,12 @@ export function parseCli(
     }
     sc.thresholds.push(t);
   }
+  const minCapacity = parseNum('min-capacity', s('min-capacity'), { min: 0 });
+  if (minCapacity !== undefined) {
+    if (!['sweep', 'ramp', 'step'].includes(profile.kind))
+      throw new UsageError(`--min-capacity needs a sweep, ramp or step profile (not ${profile.kind}): --profile sweep`);
+    sc.thresholds.push(`capacity_rps>=${minCapacity}`);
+  }
   if (s('max-regression') !== undefined) {
     try {
       parseMaxRegression(s('max-regression')!);
@@ -391,13 +407,10 @@ export function parseCli(
 
   const report = proxyUrl(s('report'), env);
   const runId = s('run-id') ?? `${name === 'ad-hoc' ? 'run' : name.slice(0, 110)}-${randomBytes(4).toString('hex')}`;
-  if (!RunId.safeParse(runId).success)
-    throw new UsageError(
-      `--run-id ${JSON.stringify(runId)}: a run id is 1–128 letters, digits, _ . : - (starting with a letter or digit)`
-    );
+  if (!RunId.safeParse(runId).success) throw new UsageError(`--run-id ${JSON.stringify(runId)}: ${RUN_ID_MESSAGE}`);
   const workerId = s('worker-id') ?? safeId(`${hostname()}-${process.pid}`);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(workerId))
-    throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: 1–128 letters, digits, _ . : -`);
+  if (!WorkerId.safeParse(workerId).success)
+    throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: ${WORKER_ID_MESSAGE}`);
   if (values.join && !report) throw new UsageError('--join adds a worker to a run on the proxy: it needs --report URL');
 
   const metricsFlag = s('metrics');

@@ -14,6 +14,7 @@ import { RunsError, type RunsErrorCode, type RunsService } from '../runs';
 import type { RunCompareService } from '../services/run-compare';
 import type { RunTtftService } from '../services/run-ttft';
 import type { RunTtftRequestsService } from '../services/run-ttft-requests';
+import type { RunCapacityService } from '../services/run-capacity';
 
 const CODE: Record<RunsErrorCode, string> = {
   invalid: 'bad_request',
@@ -57,7 +58,8 @@ export function runRoutes(
   runs: RunsService | undefined,
   compare: RunCompareService | undefined,
   ttft?: RunTtftService,
-  ttftRequests?: RunTtftRequestsService
+  ttftRequests?: RunTtftRequestsService,
+  capacity?: RunCapacityService
 ): Router {
   const r = Router();
   const svc = (): RunsService => {
@@ -105,7 +107,8 @@ export function runRoutes(
   });
 
   r.get('/runs/:runId', async (req, res) => {
-    res.json(await svc().get(runId(String(req.params.runId))));
+    const rec = await svc().get(runId(String(req.params.runId)));
+    res.json({ ...rec, capacity: capacity ? await capacity.capacityOf(rec) : null });
   });
 
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {

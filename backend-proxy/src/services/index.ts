@@ -55,6 +55,7 @@ import { RcaAnswerService } from './rca-answers';
 import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from './run-compare';
 import { RunTtftService } from './run-ttft';
 import { RunTtftRequestsService } from './run-ttft-requests';
+import { RunCapacityService } from './run-capacity';
 import { TraceService } from './traces';
 
 interface ServiceDeps {
@@ -113,6 +114,7 @@ export interface Services {
   /** Client vs server TTFT of a run (Prometheus); absent without a database. */
   runTtft?: RunTtftService;
   runTtftRequests?: RunTtftRequestsService;
+  runCapacity?: RunCapacityService;
   /** Starts the services' background work; call after the sources have started. */
   start(): void;
   /** Stops it, in reverse order; await before stopping the sources. */
@@ -196,6 +198,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig) : undefined,
     runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
     runTtftRequests: runs ? new RunTtftRequestsService(runLookup, traces) : undefined,
+    runCapacity: runs ? new RunCapacityService(sources.prometheus, config.scrapeIntervalMs) : undefined,
     start() {
       for (const b of background) b.start();
     },

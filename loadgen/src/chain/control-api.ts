@@ -15,6 +15,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { errorBody } from '../shared/errors';
 import { KIND_SPECS, FaultError, type Fault } from './faults/registry';
 import {
   droppedPackets,
@@ -27,7 +28,7 @@ import type { HopServer } from './hop-server';
 import type { RunningChain } from './running';
 
 const fail = (res: Response, status: number, code: string, message: string): void => {
-  res.status(status).json({ error: { code, message } });
+  res.status(status).json(errorBody(code, message));
 };
 
 const OPEN_ROUTES = new Set(['GET /healthz', 'GET /targets']);

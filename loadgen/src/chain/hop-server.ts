@@ -31,6 +31,7 @@ import type { HopClient } from './client';
 import type { Replica } from './topology';
 import { HopError } from './errors';
 import { chainCert, tlsServerName } from './tls';
+import { errorBody } from '../shared/errors';
 import { sleep } from './util';
 
 export interface HopEnv {
@@ -78,7 +79,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 export function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  sendJson(res, status, { error: { code, message } });
+  sendJson(res, status, errorBody(code, message));
 }
 
 async function readBody(req: IncomingMessage): Promise<any> {

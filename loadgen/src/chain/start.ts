@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { podRegistry } from '../telemetry/metrics-format';
+import { registerProcessCpu } from '../telemetry/process-cpu';
 import { controlBindProblem, loadChainConfig, type ChainConfig } from '../config';
 import { makeLogger } from '../log';
 import { createHopTelemetry, type HopTelemetry } from '../telemetry/tracing';
@@ -28,7 +29,7 @@ import { toolRoutes } from './hops/tool';
 import { vectorCacheRoutes } from './hops/vector-cache';
 import { MODELS } from './llm/models';
 import { HOPS, replicasOf, type Replica } from './topology';
-import { seededRandom } from './util';
+import { seededRandom } from '../shared/random';
 import { registerWithExporter } from './registration';
 import type { HopInfo, RunningChain } from './running';
 
@@ -116,6 +117,8 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
         continue;
       }
       const registry = podRegistry();
+      // One pod in this process (split mode): its CPU is the process's.
+      if (only?.length === 1) registerProcessCpu(registry);
       const tel = createHopTelemetry(
         { service: replica.hop, pod: replica.pod, node: replica.node, namespace: replica.namespace },
         {

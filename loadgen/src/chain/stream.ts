@@ -5,7 +5,7 @@
  * gateway the whole ChainAnswerInfo).
  */
 import type { ServerResponse } from 'node:http';
-import { SseParser } from '../load/sse';
+import { SseParser } from '../shared/sse';
 import type { CallResult } from './client';
 
 export interface RelayStats {

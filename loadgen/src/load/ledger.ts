@@ -3,7 +3,7 @@
  * sample of the failed and degraded ones (reservoir, seeded), plus where every request's trace id came from.
  */
 import type { RunRequest } from '../../../contract/runs';
-import { seededRandom } from '../chain/util';
+import { seededRandom } from '../shared/random';
 import type { TraceIdSource } from './trace-context';
 
 export class RequestLedger {

@@ -4,7 +4,7 @@
  * sequences so even a short run has the asked proportions, and model, route and backend do not move together.
  */
 import type { PromptLine, RouteMix } from '../../../contract/scenario';
-import { seededRandom } from '../chain/util';
+import { seededRandom } from '../shared/random';
 import { synthPrompt, type ChatMessage, type SynthOptions } from './prompts';
 
 export type Route = 'chat' | 'rag' | 'agent';

@@ -3,7 +3,8 @@
  * inversions, multi-hop nesting — a long-tail (log-normal) context length, and multi-turn dialogues whose last turn is
  * a retrieval question (so the gateway's RAG path runs). The same seed and index give the same request.
  */
-import { fillerText, seededRandom } from '../chain/util';
+import { seededRandom } from '../shared/random';
+import { fillerText } from '../shared/text';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -19,7 +19,9 @@ import { startClientMetrics, type MetricsMode } from '../metrics/readers';
 import { loadBaseline, type Baseline } from '../report/baseline';
 import { ProxyClient } from '../report/proxy-client';
 import { RunReporter } from '../report/run-reporter';
+import { describeCapacity, proxyCapacity } from '../report/capacity';
 import { formatTable } from '../report/table';
+import { analyseCapacity } from '../../../contract/capacity-analysis';
 import { runLoad, type LoadOptions, type Summary } from './driver';
 import { UsageError } from './errors';
 import { FaultSchedule } from './fault-schedule';
@@ -178,6 +180,9 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
   const interrupted = Boolean(io.signal?.aborted);
   const faults = await faultsDone;
 
+  // The client's own capacity of a sweep/ramp (no saturation signals); the proxy's replaces it once delivered.
+  if (sum.steps?.length) sum.capacity = analyseCapacity(sum.steps);
+
   const metricsNote = await metrics.finish();
   if (metricsNote) sum.notes.push(metricsNote);
   if (metrics.url) sum.notes.push(`client metrics were served at ${metrics.url}`);
@@ -207,6 +212,7 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     // Interrupted: someone is waiting at the terminal; retry briefly, then spool.
     const r = await reporter.finish(finish, interrupted ? Math.min(plan.report.retryForMs, 10_000) : undefined);
     reportLine = { delivered: r.delivered, to: plan.report.url, ...(r.spoolFile ? { spoolFile: r.spoolFile } : {}) };
+    if (r.delivered && sum.capacity && client) sum.capacity = (await proxyCapacity(client, sum.runId)) ?? sum.capacity;
     if (!r.delivered) {
       warn(`the run record was not delivered to ${plan.report.url}: ${r.message}`);
       if (r.spoolFile) warn(`it is saved in ${r.spoolFile}; send it later with: hopscope-load --resend ${r.spoolFile}`);
@@ -239,6 +245,13 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     }
   }
   if (interrupted) return EXIT.interrupted;
+  const capacityFailed =
+    thresholds.some((t) => t.metric === 'capacity_rps' && !t.pass) ||
+    regressions.some((r) => r.metric === 'capacity_rps' && !r.pass);
+  if (capacityFailed)
+    io.err(
+      `hopscope-load: capacity gate failed: ${sum.capacity ? describeCapacity(sum.capacity, registration.startMs) : 'no capacity figure (not a sweep, ramp or step run)'}\n`
+    );
   if (regressions.some((r) => !r.pass)) {
     io.err(
       `hopscope-load: regressed against baseline ${baseline?.runId ?? baseline?.source}: ${regressions

@@ -2,6 +2,7 @@
 import type { AppliedFault, RegressionVerdict, RunRequest, ThresholdVerdict } from '../../../contract/runs';
 import type { Summary } from '../load/driver';
 import { describeRegression } from '../load/regression';
+import { describeCapacity } from './capacity';
 
 const f = (v: number | null | undefined): string =>
   v !== null && v !== undefined && Number.isFinite(v) ? v.toFixed(1) : '-';
@@ -55,6 +56,12 @@ export function formatTable(sum: Summary, x: TableExtras = {}): string {
       `${sum.traceIds.sent} / ${sum.traceIds.traceresponse} / ${sum.traceIds.none}`,
     ],
   ];
+  if (sum.capacity) rows.push(['capacity', describeCapacity(sum.capacity)]);
+  for (const st of sum.steps ?? [])
+    rows.push([
+      `  step ${st.index + 1}`,
+      `offered ${st.offeredRps} achieved ${st.achievedRps} good ${st.goodRps} req/s, SLOs ${st.sloHeld ? 'held' : 'BROKE'}, p99 ${f(st.e2eP99Ms)} ms`,
+    ]);
   const q = sum.quality;
   if (q?.ragRecall.n) rows.push(['RAG recall (n)', `${pct(q.ragRecall.mean)} (${q.ragRecall.n})`]);
   if (q?.agentTaskCompletion.n)

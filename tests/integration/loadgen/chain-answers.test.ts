@@ -14,7 +14,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { ChainAnswerInfo, PromptLine, TRACERESPONSE_RE } from '../../../contract';
 import { retrieve } from '../../../loadgen/src/chain/rag/corpus';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
-import { SseParser } from '../../../loadgen/src/load/sse';
+import { SseParser } from '../../../loadgen/src/shared/sse';
 import { waitFor } from './support';
 
 const DATASET = join(import.meta.dirname, '../../../loadgen/scenarios/data/rag-questions.jsonl');

@@ -41,6 +41,8 @@ export async function startRunMetricsStack(o: {
   timeScale: number;
   /** Prometheus scrapes the chain's hops too (job `chain`). */
   scrapeChain: boolean;
+  /** The chain's options beyond its ports, time scale and tracing (e.g. `replicas`, `split`). */
+  chain?: Partial<Parameters<typeof startChain>[0]>;
   /** The proxy's config beyond its port, no exporters and no alert loop (default: no Prometheus, no chain control). */
   proxy?: (s: { promUrl: string; chain: RunningChain; dir: string }) => Partial<ProxyConfig>;
 }): Promise<RunMetricsStack> {
@@ -71,6 +73,7 @@ export async function startRunMetricsStack(o: {
       logLevel: 'silent',
       otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
       samplerAdaptive: false,
+      ...o.chain,
     });
     proxy = await startProxy({
       port,

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FaultKind, FaultTarget, KernelEvent, Span } from '../../../contract';
-import { seededRandom } from '../../../loadgen/src/chain/util';
+import { seededRandom } from '../../../loadgen/src/shared/random';
 
 /** mulberry32 (the chain's seeded randomness): identical on every platform, so a case reproduces. */
 export const rng = seededRandom;

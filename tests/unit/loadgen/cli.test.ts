@@ -12,7 +12,7 @@ import {
 } from '../../../loadgen/src/cli';
 import { THRESHOLD_METRICS } from '../../../loadgen/src/load/thresholds';
 import { checkThreshold, parseSlo, parseThreshold } from '../../../loadgen/src/load/thresholds';
-import { SseParser } from '../../../loadgen/src/load/sse';
+import { SseParser } from '../../../loadgen/src/shared/sse';
 import { tpot } from '../../../loadgen/src/load/stats';
 
 describe('hopscope-load command line', () => {

@@ -8,7 +8,7 @@ import {
   type StepInfo,
 } from '../../../loadgen/src/chain/llm/engine';
 import { MODELS } from '../../../loadgen/src/chain/llm/models';
-import { seededRandom } from '../../../loadgen/src/chain/util';
+import { seededRandom } from '../../../loadgen/src/shared/random';
 
 // Step durations are reported in (scaled) simulated ms, so these tests check the model, not the wall clock.
 function engine(over: Partial<ConstructorParameters<typeof InferenceEngine>[0]> = {}) {

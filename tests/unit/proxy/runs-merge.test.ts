@@ -13,7 +13,7 @@ import {
   type RunFinish,
   type RunRequest,
 } from '../../../contract';
-import { seededRandom as rng } from '../../../loadgen/src/chain/util';
+import { seededRandom as rng } from '../../../loadgen/src/shared/random';
 import {
   listFigures,
   mergeRun,

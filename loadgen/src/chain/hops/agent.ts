@@ -12,7 +12,7 @@ import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
 import { endChatStream } from '../stream';
-import { hashFraction } from '../util';
+import { hashFraction } from '../../shared/random';
 
 export const AGENT_NAME = 'hopscope-research-agent';
 

@@ -4,7 +4,9 @@ import type { Span } from '@opentelemetry/api';
 import { Histogram } from 'prom-client';
 import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
-import { ConcurrencyGate, countTokens, hashFraction, sleep } from '../util';
+import { hashFraction } from '../../shared/random';
+import { countTokens } from '../../shared/text';
+import { ConcurrencyGate, sleep } from '../util';
 
 export const EMBED_MODEL = 'hopscope-embed-small';
 export const EMBED_DIM = 16;

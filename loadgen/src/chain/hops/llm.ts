@@ -22,7 +22,8 @@ import { traceExemplar } from '../../telemetry/exemplars';
 import { HopError } from '../errors';
 import { CudaDriver } from '../gpu/cuda-driver';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
-import { countTokens, fillerText, hashFraction } from '../util';
+import { hashFraction } from '../../shared/random';
+import { countTokens, fillerText } from '../../shared/text';
 
 export interface ChatMessage {
   role: string;

@@ -3,7 +3,9 @@ import type { ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
-import { fillerText, hashFraction, sleep } from '../util';
+import { hashFraction } from '../../shared/random';
+import { fillerText } from '../../shared/text';
+import { sleep } from '../util';
 
 export function toolRoutes(env: HopEnv): Routes {
   const search = async (req: HopRequest, res: ServerResponse, span: Span): Promise<void> => {

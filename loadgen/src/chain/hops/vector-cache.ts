@@ -8,7 +8,8 @@ import { Counter } from 'prom-client';
 import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { retrieve } from '../rag/corpus';
-import { hashFraction, sleep } from '../util';
+import { hashFraction } from '../../shared/random';
+import { sleep } from '../util';
 
 export function vectorCacheRoutes(env: HopEnv, hitRate: () => number): Routes {
   const lookups = new Counter({

@@ -6,7 +6,8 @@
  * per-query difficulty, so it misses some, and fills the rest of the k slots with near misses: the recall it reports
  * is the true share of the relevant documents it returned. loadgen/scenarios/data/rag-questions.jsonl grades it.
  */
-import { fillerText, hashFraction } from '../util';
+import { hashFraction } from '../../shared/random';
+import { fillerText } from '../../shared/text';
 
 export interface CorpusTopic {
   slug: string;

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { encodeOtlpProtobuf } from '../../../support/otlp-encode';
 import { chainTrace, hex, otlp } from '../../../support/otlp-spans';
 import { requestBytes } from './raw-http';
-import { seededRandom } from '../../../../loadgen/src/chain/util';
+import { seededRandom } from '../../../../loadgen/src/shared/random';
 
 /** mulberry32 (the chain's seeded randomness), so a seed reproduces a fuzz run. */
 export const prng = seededRandom;
