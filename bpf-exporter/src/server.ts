@@ -2,7 +2,8 @@
  * The exporter's HTTP API: /health, /metrics, /events, /events/stream (SSE), /register.
  * With HOPSCOPE_BPF_TOKEN set, /register and the event API need `Authorization: Bearer <token>`; /health and /metrics
  * stay open (kubelet probes and Prometheus scrapes carry no token; what reaches the port at all is the
- * NetworkPolicy's business). Without a token the exporter binds loopback only (config.ts refuses anything else).
+ * NetworkPolicy's business). Without a token the exporter binds loopback only (config.ts refuses anything else) and
+ * answers only requests whose Host names loopback (DNS rebinding; contract/loopback-host.ts).
  * Slow clients cannot hold connections: headers must arrive within headersTimeout, a request within requestTimeout.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -16,6 +17,7 @@ import type { ExporterConfig } from './config';
 import { Pipeline } from './core/pipeline';
 import { parseEventQuery } from './http/params';
 import { ALL_PROBES } from './probes';
+import { loopbackHostGuard } from '../../contract/loopback-host';
 import { formatZodError } from '../../contract/zod-error';
 
 const Registration = z
@@ -78,6 +80,9 @@ export function createApp(pipeline: Pipeline, cfg: AppConfig): express.Express {
   app.disable('x-powered-by');
   const auth = requireToken(cfg.token);
   const keepLabels = new Set(cfg.podLabels);
+  // Without a token the exporter binds loopback only: a rebound name (DNS rebinding) must not reach it either.
+  if (!cfg.token)
+    app.use(loopbackHostGuard('the exporter without HOPSCOPE_BPF_TOKEN', 'set a token to serve other names'));
 
   app.get('/health', (_req, res) => {
     res.json(pipeline.health());

@@ -84,7 +84,9 @@ Run record (the proxy)
   --report-retry D      how long the finish is retried while the proxy or its database is down (default 30s);
                         then it is written to a spool file ($HOPSCOPE_LOAD_SPOOL_DIR, default ~/.hopscope/spool)
   --spool-dir DIR       where undelivered runs are written
-  --resend FILE         deliver a spooled run (exit 0 delivered, 1 not delivered and kept, 2 not a spool file)
+  --resend FILE         deliver a spooled run (exit 0 delivered, 1 not delivered and kept, 2 not a spool file or
+                        written for another proxy than the configured one: the token goes only to --report /
+                        $HOPSCOPE_PROXY_URL)
 Client metrics (hopscope_load_*, labels run_id and scenario)
   --metrics M           none|otlp|prometheus (default otlp when OTEL_EXPORTER_OTLP_ENDPOINT or
                         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, else prometheus)
@@ -172,7 +174,9 @@ function parseWeights(name: string, v: string, allowed?: string[]): Record<strin
 export type CliPlan = SessionPlan;
 export interface ResendPlan {
   resend: string;
-  proxyUrl?: string;
+  /** The configured proxy (--report, else $HOPSCOPE_PROXY_URL, else the default): the only one the token goes to. */
+  proxyUrl: string;
+  reportGiven: boolean;
   token?: string;
   retryForMs: number;
 }
@@ -270,9 +274,16 @@ export function parseCli(
   const retryForMs = Math.round(1000 * parseDuration('report-retry', s('report-retry') ?? '30s')!);
   if (retryForMs < 0 || retryForMs > 24 * 3600_000) throw new UsageError('--report-retry must be between 0 and 24h');
   if (s('resend') !== undefined) {
-    const url = s('report') !== undefined ? proxyUrl(s('report'), env) : undefined;
+    const url = proxyUrl(s('report'), env);
     if (url === null) throw new UsageError('--resend needs a proxy: --report none makes no sense here');
-    return { resend: resolve(cwd, s('resend')!), proxyUrl: url, token: env.HOPSCOPE_PROXY_TOKEN, retryForMs };
+    const reportGiven = s('report') !== undefined;
+    return {
+      resend: resolve(cwd, s('resend')!),
+      proxyUrl: url,
+      reportGiven,
+      token: env.HOPSCOPE_PROXY_TOKEN,
+      retryForMs,
+    };
   }
 
   // The scenario (or every default), then the flags over it.
@@ -538,6 +549,7 @@ export async function main(
     try {
       const r = await resendSpool(plan.resend, {
         proxyUrl: plan.proxyUrl,
+        reportGiven: plan.reportGiven,
         token: plan.token,
         retryForMs: plan.retryForMs,
         warn: (m) => err(`hopscope-load: ${m}\n`),

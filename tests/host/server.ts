@@ -21,7 +21,9 @@ import {
   type PluginRoute,
   type TemplateData,
 } from './pluginRoutes';
+import { loopbackHostGuard } from '../../contract/loopback-host';
 import { PluginSettingsStore } from './settings';
+import { settingsBodyProblem, settingsWriteRefusal } from './settingsWrite';
 
 export interface HostOptions {
   /** 0 = any free port (tests). */
@@ -242,6 +244,11 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
 
   const app = express();
   app.disable('x-powered-by');
+  // The host has no login and forwards the proxy token: a rebound DNS name (a web page's own name re-resolved to
+  // 127.0.0.1) must not reach it. Only Host headers naming loopback are served (contract/loopback-host.ts).
+  app.use(
+    loopbackHostGuard('the Hopscope host page', 'open it at http://127.0.0.1:<port>/ or http://localhost:<port>/')
+  );
   if (options.log) {
     app.use((req, _res, next) => {
       console.log(`${req.method} ${req.originalUrl}`);
@@ -277,15 +284,33 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
     });
   });
 
-  app.post(`/api/plugins/${plugin.id}/settings`, express.json({ limit: '1mb' }), (req, res) => {
-    const body = req.body as unknown;
-    if (!body || typeof body !== 'object') {
-      sendError(res, 400, 'bad_request', 'Expected a JSON object');
-      return;
+  // Admin only, same-origin only, proxyUrl http(s) only (settingsWrite.ts): the settings decide where the token goes.
+  app.post(
+    `/api/plugins/${plugin.id}/settings`,
+    (req, res, next) => {
+      const refusal = settingsWriteRefusal(req.headers, orgRole);
+      if (refusal) {
+        sendError(res, refusal.status, refusal.code, refusal.message);
+        return;
+      }
+      next();
+    },
+    express.json({ limit: '1mb' }),
+    (req, res) => {
+      const body = req.body as unknown;
+      if (!body || typeof body !== 'object' || Array.isArray(body)) {
+        sendError(res, 400, 'bad_request', 'Expected a JSON object');
+        return;
+      }
+      const problem = settingsBodyProblem(body);
+      if (problem) {
+        sendError(res, 400, 'bad_request', problem);
+        return;
+      }
+      settings.update(body);
+      res.json({ message: 'Plugin settings updated' });
     }
-    settings.update(body);
-    res.json({ message: 'Plugin settings updated' });
-  });
+  );
 
   // The data proxy: what Grafana's pluginproxy does for app plugins, driven by the built plugin.json routes (first
   // route whose method and path match; its reqRole against the user's org role). Its own errors are Grafana's

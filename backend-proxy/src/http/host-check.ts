@@ -5,18 +5,11 @@
  * name is a 403. With a token, the token protects it and any Host is served (Kubernetes Services, Docker names).
  */
 import type { RequestHandler } from 'express';
+import { isLoopbackHost } from '../../../contract/loopback-host';
 import { errorBody } from './errors';
 
-/** A Host header (with or without port) that names this machine's loopback interface. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase();
-  const name = h.startsWith('[') ? h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined) : h.replace(/:\d*$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) return true;
-  if (name === '::1' || name === '::ffff:127.0.0.1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(name)) return true;
-  const v4 =
-    /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name) ?? /^::ffff:127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
-  return !!v4 && v4.slice(1).every((o) => Number(o) <= 255);
-}
+// One implementation for every part that runs open on loopback (host page, exporter, chain control API).
+export { isLoopbackHost };
 
 export function loopbackHostOnly(token: string | undefined): RequestHandler {
   if (token) return (_req, _res, next) => next();

@@ -12,10 +12,20 @@ import type { ExportService } from '../services/export';
 
 const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
 
-function viewPath(raw: string | undefined): string | undefined {
+/** A `.` or `..` path segment, as a URL parser sees it (`%2e` is a dot there too): it would leave the app's path. */
+const DOT_SEGMENT = /^(\.|%2e){1,2}$/i;
+
+export function viewPath(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\/[A-Za-z0-9_.~\-/%?&=:,+]*$/.test(raw) || raw.startsWith('//'))
     throw badRequest(`view: must be a path of the app, e.g. ${APP_BASE}/traces/<id>?from=...`);
+  if (
+    raw
+      .split(/[?#]/)[0]
+      .split('/')
+      .some((seg) => DOT_SEGMENT.test(seg))
+  )
+    throw badRequest('view: must not contain . or .. path segments (a path of the app only)');
   return raw;
 }
 

@@ -25,6 +25,7 @@ import { EventRing } from './ring';
 import { ProbeRunner, type ProbeStatus } from './runner';
 import { SseHub } from './sse';
 import { UprobeFiles } from './uprobe-files';
+import { usableBySymbols } from './uprobe-usable';
 
 export interface PipelineOptions {
   probes: ProbeModule[];
@@ -110,6 +111,8 @@ export class Pipeline {
       scanMs: opts.replay ? 0 : (opts.scanMs ?? 15_000),
       selfPid: process.pid,
       procRoot: opts.procRoot,
+      // A file counts toward its kind's cap only once it exports what a probe needs (pods choose what they map).
+      usable: usableBySymbols(opts.probes, opts.bpftrace),
     });
     // bpf `nsecs` and process.hrtime are both CLOCK_MONOTONIC: one offset converts kernel time to epoch ms.
     this.offsetMs = Date.now() - Number(process.hrtime.bigint()) / 1e6;

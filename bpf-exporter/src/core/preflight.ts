@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Requirement } from './probe';
+import { bpfPath, unsafePathReason } from './probe-path';
 
 const run = promisify(execFile);
 
@@ -71,14 +72,20 @@ export function machinePreflight(
   return { ok: true, bin };
 }
 
+/** Listings kept (oldest dropped past it): one per file and symbol group, so a node with many files stays bounded. */
+export const SYMBOL_CACHE_MAX = 512;
 const symbolCache = new Map<string, Promise<string[]>>();
 
-/** Symbols bpftrace can attach uprobes to in `path` (bpftrace -l lists exactly what it would accept). */
+/**
+ * Symbols bpftrace can attach uprobes to in `path` (bpftrace -l lists exactly what it would accept). A path outside
+ * the allowed characters (probe-path.ts) has none: it is never put into a listing nor a program.
+ */
 export function listSymbols(bin: string, path: string, pattern: string): Promise<string[]> {
+  if (unsafePathReason(path) || !/^[A-Za-z0-9_*]+$/.test(pattern)) return Promise.resolve([]);
   const key = `${path}\0${pattern}`;
   let p = symbolCache.get(key);
   if (!p) {
-    p = run(bin, ['-l', `uprobe:${path}:${pattern}`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
+    p = run(bin, ['-l', `uprobe:${bpfPath(path)}:${pattern}`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
       .then(({ stdout }) =>
         stdout
           .split('\n')
@@ -86,14 +93,18 @@ export function listSymbols(bin: string, path: string, pattern: string): Promise
           .filter(Boolean)
       )
       .catch(() => []);
+    if (symbolCache.size >= SYMBOL_CACHE_MAX) symbolCache.delete(symbolCache.keys().next().value as string);
     symbolCache.set(key, p);
     // A library may be installed later: forget failures and empty answers after a while.
     void p.then((s) => {
-      if (!s.length) setTimeout(() => symbolCache.delete(key), 10_000).unref();
+      if (!s.length) setTimeout(() => symbolCache.get(key) === p && symbolCache.delete(key), 10_000).unref();
     });
   }
   return p;
 }
+
+/** How many listings are cached now (bounded by SYMBOL_CACHE_MAX). */
+export const symbolCacheSize = (): number => symbolCache.size;
 
 export async function probePreflight(reqs: Requirement[]): Promise<Preflight> {
   const events = tracefsEvents();

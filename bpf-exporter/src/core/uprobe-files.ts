@@ -10,15 +10,24 @@
  * Rescanned every HOPSCOPE_BPF_SCAN_MS and soon after a registration; a process's maps are read again only when its
  * address space grew or shrank (vsize in /proc/<pid>/stat), so a quiet node costs a readdir and a few small reads.
  * Explicit files (HOPSCOPE_BPF_LIBCUDA …) are always kept. Bounded: at most MAX_FILES_PER_KIND files per kind (later
- * ones are reported, not attached) and a bounded per-process cache.
+ * ones are reported, not attached), at most MAX_REFUSALS refusals kept (oldest dropped, the count kept whole) and a
+ * bounded per-process cache.
+ * Pods choose these paths, so: a path outside the characters of probe-path.ts is refused (never put into a program),
+ * and with `usable` (the exporter passes a symbol check) a file counts toward its kind's cap only once it exports
+ * what a probe needs: 16 dummy `libssl.so.3` files cannot take the places of the real one.
  */
 import { EventEmitter } from 'node:events';
 import { existsSync as exists, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { BoundedCache } from '../attribution/bounded-cache';
 import { parseCgroupPath, pickCgroupPath } from '../attribution/cgroup-path';
+import { unsafePathReason } from './probe-path';
 
 export const MAX_FILES_PER_KIND = 16;
+/** Refusals kept for /health (the oldest dropped past it; `refusedTotal` counts them all). */
+export const MAX_REFUSALS = 64;
+/** Files waiting for their symbol check; past it a process's maps are read again at the next scan. */
+const MAX_PENDING = 256;
 /** Pids listed per file in /health (the count is kept whole). */
 const PIDS_SHOWN = 8;
 
@@ -56,6 +65,19 @@ export interface UprobeFilesOptions {
   scanMs: number;
   selfPid: number;
   procRoot?: string;
+  /**
+   * Whether a found file is one a probe can use (`true`), or why not: checked before the file counts toward its
+   * kind's cap (asynchronous: bpftrace lists its symbols). Without it every file found counts at once.
+   */
+  usable?: (file: string, path: string) => Promise<true | string>;
+}
+
+interface Candidate {
+  file: string;
+  id: string;
+  mappedPath: string;
+  path: string;
+  pid: number;
 }
 
 interface ProcState {
@@ -67,6 +89,13 @@ export class UprobeFiles extends EventEmitter {
   private readonly byId = new Map<string, UprobeFile>();
   private readonly refused = new Map<string, UprobeFileRefusal>();
   private readonly procs = new BoundedCache<number, ProcState>(8192, 10 * 60_000);
+  /** Files found but not yet symbol-checked, and files that failed the check (not checked again for a while). */
+  private readonly pending = new Map<string, Candidate>();
+  private readonly unusable = new BoundedCache<string, string>(4096, 10 * 60_000);
+  private checking = false;
+  private stopped = false;
+  /** Every refusal ever recorded (the kept ones are bounded by MAX_REFUSALS). */
+  refusedTotal = 0;
   private readonly procRoot: string;
   private readonly selfCgroup?: string;
   private timer?: NodeJS.Timeout;
@@ -90,6 +119,7 @@ export class UprobeFiles extends EventEmitter {
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
     clearTimeout(this.soon);
   }
@@ -160,9 +190,12 @@ export class UprobeFiles extends EventEmitter {
     this.scans++;
     this.lastScanMs = Date.now() - t0;
     if (changed.size) this.emit('change', [...changed]);
+    if (this.pending.size) void this.checkPending();
   }
 
   private addExplicit(file: string, path: string): void {
+    const unsafe = unsafePathReason(path);
+    if (unsafe) return this.refuse(`${file}|${path}`, { file, path: path.slice(0, 300), reason: unsafe });
     try {
       const st = statSync(path);
       // Linux's dev_t: minor in bits 0-7 and 20-43, major in bits 8-19 and 44+ (maps prints them apart).
@@ -180,12 +213,74 @@ export class UprobeFiles extends EventEmitter {
         since: Date.now(),
       });
     } catch (err) {
-      this.refused.set(`${file}|${path}`, {
+      this.refuse(`${file}|${path}`, {
         file,
         path,
         reason: `configured file not found: ${(err as NodeJS.ErrnoException).code ?? err}`,
       });
     }
+  }
+
+  /** Records why a file is not used; the oldest refusals go past MAX_REFUSALS. */
+  private refuse(key: string, r: UprobeFileRefusal): void {
+    if (!this.refused.has(key)) this.refusedTotal++;
+    this.refused.delete(key);
+    if (this.refused.size >= MAX_REFUSALS) this.refused.delete(this.refused.keys().next().value as string);
+    this.refused.set(key, r);
+  }
+
+  /** Discovered files of a kind that count toward its cap. */
+  private countOf(file: string): number {
+    return this.files(file).length;
+  }
+
+  /** Symbol-checks the pending files one at a time; a usable one counts toward the cap, the others are refused. */
+  private async checkPending(): Promise<void> {
+    if (this.checking || !this.opts.usable) return;
+    this.checking = true;
+    const changed = new Set<string>();
+    try {
+      for (let next = this.pending.values().next(); !next.done; next = this.pending.values().next()) {
+        const c = next.value;
+        this.pending.delete(c.id);
+        if (this.byId.has(c.id)) continue;
+        const ok = await this.opts.usable(c.file, c.path).catch((err: Error) => `symbol check failed: ${err.message}`);
+        if (this.stopped) return;
+        if (ok !== true) {
+          this.unusable.set(c.id, ok);
+          this.refuse(`${c.file}|${c.id}`, { file: c.file, path: c.mappedPath, reason: ok });
+          continue;
+        }
+        if (this.add(c)) changed.add(c.file);
+      }
+    } finally {
+      this.checking = false;
+    }
+    if (changed.size) this.emit('change', [...changed]);
+  }
+
+  /** A file that passed every check: counted toward the cap, or refused over it. Whether it was added. */
+  private add(c: Candidate): boolean {
+    if (this.countOf(c.file) >= MAX_FILES_PER_KIND) {
+      this.refuse(`${c.file}|${c.id}`, {
+        file: c.file,
+        path: c.mappedPath,
+        reason: `over the cap of ${MAX_FILES_PER_KIND} ${c.file} files per node`,
+      });
+      return false;
+    }
+    this.refused.delete(`${c.file}|${c.id}`);
+    this.byId.set(c.id, {
+      file: c.file,
+      id: c.id,
+      mappedPath: c.mappedPath,
+      path: c.path,
+      source: 'discovered',
+      pids: [c.pid],
+      processes: 1,
+      since: Date.now(),
+    });
+    return true;
   }
 
   /** Kinds that gained a file from this process's maps. */
@@ -220,15 +315,22 @@ export class UprobeFiles extends EventEmitter {
         continue;
       }
       if (deleted) {
-        this.refused.set(`${kind.file}|${id}`, {
+        this.refuse(`${kind.file}|${id}`, {
           file: kind.file,
           path: mapped,
           reason: `deleted since pid ${pid} mapped it (replaced on disk)`,
         });
         continue;
       }
-      if (this.files(kind.file).length >= MAX_FILES_PER_KIND) {
-        this.refused.set(`${kind.file}|${id}`, {
+      const unsafe = unsafePathReason(mapped);
+      if (unsafe) {
+        this.refuse(`${kind.file}|${id}`, { file: kind.file, path: mapped.slice(0, 300), reason: unsafe });
+        continue;
+      }
+      if (this.unusable.get(id) !== undefined) continue;
+      // Without a symbol check the cap applies now; with one, only once the file proved usable (checkPending).
+      if (!this.opts.usable && this.countOf(kind.file) >= MAX_FILES_PER_KIND) {
+        this.refuse(`${kind.file}|${id}`, {
           file: kind.file,
           path: mapped,
           reason: `over the cap of ${MAX_FILES_PER_KIND} ${kind.file} files per node`,
@@ -237,25 +339,23 @@ export class UprobeFiles extends EventEmitter {
       }
       const path = this.reach(pid, mapped);
       if (!path) {
-        this.refused.set(`${kind.file}|${id}`, {
+        this.refuse(`${kind.file}|${id}`, {
           file: kind.file,
           path: mapped,
           reason: `not reachable through ${this.procRoot}/${pid}/root (needs CAP_SYS_PTRACE)`,
         });
         continue;
       }
-      this.refused.delete(`${kind.file}|${id}`);
-      this.byId.set(id, {
-        file: kind.file,
-        id,
-        mappedPath: mapped,
-        path,
-        source: 'discovered',
-        pids: [pid],
-        processes: 1,
-        since: Date.now(),
-      });
-      changed.push(kind.file);
+      const candidate = { file: kind.file, id, mappedPath: mapped, path, pid };
+      if (this.opts.usable) {
+        if (this.pending.size >= MAX_PENDING && !this.pending.has(id)) {
+          this.procs.delete(pid); // read its maps again at the next scan, when there is room
+          continue;
+        }
+        this.pending.set(id, candidate);
+        continue;
+      }
+      if (this.add(candidate)) changed.push(kind.file);
     }
     return changed;
   }
@@ -304,12 +404,21 @@ export class UprobeFiles extends EventEmitter {
     return Boolean(info.podUid || info.containerId);
   }
 
-  health(): { scans: number; lastScanMs: number; scanMs: number; processesTracked: number } {
+  health(): {
+    scans: number;
+    lastScanMs: number;
+    scanMs: number;
+    processesTracked: number;
+    pendingChecks: number;
+    refusedTotal: number;
+  } {
     return {
       scans: this.scans,
       lastScanMs: this.lastScanMs,
       scanMs: this.opts.scanMs,
       processesTracked: this.procs.size,
+      pendingChecks: this.pending.size,
+      refusedTotal: this.refusedTotal,
     };
   }
 }

@@ -8,6 +8,7 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import { big, json, labelCache, num, str, type ProbeModule } from '../core/probe';
+import { bpfPath } from '../core/probe-path';
 
 /** Driver API entry points whose second argument is the byte size. */
 export const CUDA_ALLOC_SYMBOLS = [
@@ -43,7 +44,7 @@ export const gpuAllocFailProbe: ProbeModule = {
   program(_o, targets, kit) {
     // Only symbols each library exports are attached: bpftrace refuses a program naming a missing one.
     const points = (kind: string): string =>
-      targets.flatMap((t) => t.symbols.map((s) => `${kind}:${t.path}:${s}`)).join(',\n');
+      targets.flatMap((t) => t.symbols.map((s) => `${kind}:${bpfPath(t.path)}:${s}`)).join(',\n');
     return `
 ${points('uprobe')} { @size[tid] = arg1; }
 ${points('uretprobe')}

@@ -7,6 +7,7 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import type { Kit } from '../core/kit';
+import { bpfPath } from '../core/probe-path';
 import { labelCache, type ProbeModule, type ProbeOptions, type UprobeTarget } from '../core/probe';
 import { isNodeBinary } from './tls-handshake';
 
@@ -39,7 +40,7 @@ tracepoint:syscalls:sys_enter_writev /${self}/
   $b = (uint64)uptr(((struct iovec *)args->vec)->iov_base);
   ${check('$b', 'out', 'writev')}
 }
-${targets.map((t) => `uprobe:${t.path}:SSL_write /${self}/ { ${check('arg1', 'out', 'ssl_write')} }`).join('\n')}
+${targets.map((t) => `uprobe:${bpfPath(t.path)}:SSL_write /${self}/ { ${check('arg1', 'out', 'ssl_write')} }`).join('\n')}
 tracepoint:syscalls:sys_enter_read /${self}/ { @rb[tid] = args->buf; }
 tracepoint:syscalls:sys_exit_read /@rb[tid]/
 {

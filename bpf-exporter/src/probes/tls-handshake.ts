@@ -13,6 +13,7 @@
  */
 import { Histogram, type Registry } from 'prom-client';
 import { secondsToNs, type Kit } from '../core/kit';
+import { bpfPath } from '../core/probe-path';
 import { big, json, labelCache, num, observeMany, str, type ProbeModule, type UprobeKind } from '../core/probe';
 
 export const NODE_INFO_CALLBACK = '_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii';
@@ -43,7 +44,8 @@ const OUT = (kit: Kit, lib: string, d: string, role: string, ok: 0 | 1): string 
 // @nhs: 0 = not seen, 1 = handshake finished, >1 = start time. TLS 1.3 post-handshake messages (session tickets) raise
 // HANDSHAKE_START/DONE again on the same SSL: only the first handshake counts.
 // The exporter's own handshakes (its Kubernetes API client) are not a workload's: skipped where they start.
-function nodeSection(kit: Kit, bin: string, i: number, self: number): string {
+function nodeSection(kit: Kit, path: string, i: number, self: number): string {
+  const bin = bpfPath(path);
   return `
 uprobe:${bin}:SSL_set_connect_state { @nrole${i}[arg0] = 1; }
 uprobe:${bin}:SSL_set_accept_state { @nrole${i}[arg0] = 2; }
@@ -65,7 +67,8 @@ uprobe:${bin}:SSL_free
 }
 
 // @lhs: 0 = not seen, 1 = handshake finished (do not restart on post-handshake messages), >1 = start time.
-function libsslSection(kit: Kit, lib: string, i: number): string {
+function libsslSection(kit: Kit, path: string, i: number): string {
+  const lib = bpfPath(path);
   return `
 uprobe:${lib}:SSL_set_connect_state { @lrole${i}[arg0] = 1; }
 uprobe:${lib}:SSL_set_accept_state { @lrole${i}[arg0] = 2; }

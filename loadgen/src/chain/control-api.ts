@@ -8,7 +8,8 @@
  *   GET|PUT /config → run-time settings {vectorCacheHitRate, dcgmSmActive, dcgmHostnameLabel}
  *   GET /healthz
  * With HOPSCOPE_CHAIN_TOKEN set (required to bind beyond loopback), every route but GET /healthz and GET /targets
- * (Prometheus service discovery) needs `Authorization: Bearer <token>`. At most MAX_ACTIVE_FAULTS faults are active at
+ * (Prometheus service discovery) needs `Authorization: Bearer <token>`; without one, only requests whose Host names
+ * loopback are answered (DNS rebinding; contract/loopback-host.ts). At most MAX_ACTIVE_FAULTS faults are active at
  * once (429 beyond). At start it removes nftables tables an earlier chain left when it was killed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -24,6 +25,7 @@ import {
   stopRetransmits,
   tcpRetransmitAvailable,
 } from './faults/tcp-retransmit';
+import { loopbackHostGuard } from '../../../contract/loopback-host';
 import type { HopServer } from './hop-server';
 import type { RunningChain } from './running';
 
@@ -55,6 +57,8 @@ export async function startControlApi(chain: RunningChain, port: number, log: Lo
   const app = express();
   app.disable('x-powered-by');
   if (chain.config.controlToken) app.use(requireToken(chain.config.controlToken));
+  // Open (no token) means loopback only: a rebound name (DNS rebinding) could otherwise inject faults from a web page.
+  else app.use(loopbackHostGuard('the control API without HOPSCOPE_CHAIN_TOKEN', 'set a token to serve other names'));
   app.use(express.json({ limit: '64kb' }));
   const nftTables = new Map<string, string>();
   if ((await tcpRetransmitAvailable()) === true) {

@@ -30,6 +30,7 @@ import type { CudaStandIn } from './gpu/cuda-stand-in';
 import type { HopClient } from './client';
 import type { Replica } from './topology';
 import { HopError } from './errors';
+import { readJsonBody } from './read-body';
 import { chainCert, tlsServerName } from './tls';
 import { errorBody } from '../shared/errors';
 import { sleep } from './util';
@@ -80,18 +81,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 export function sendError(res: ServerResponse, status: number, code: string, message: string): void {
   sendJson(res, status, errorBody(code, message));
-}
-
-async function readBody(req: IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  if (!chunks.length) return undefined;
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HopError(400, 'bad_json', 'request body is not valid JSON');
-  }
 }
 
 export interface HopServer {
@@ -220,7 +209,7 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
     await context.with(trace.setSpan(parent, span), async () => {
       try {
         if (!handler) throw new HopError(404, 'not_found', `no route ${key} on ${replica.hop}`);
-        const body = method === 'GET' ? undefined : await readBody(req);
+        const body = method === 'GET' ? undefined : await readJsonBody(req);
         await applyInHopFaults(env, span, req, res, body);
         if (res.writableEnded || res.destroyed) return;
         await handler(
@@ -234,6 +223,8 @@ export async function startHopServer(env: HopEnv, routes: Routes, port: number, 
         span.setAttribute('error.type', e.errorType);
         span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
         if (e.status >= 500) span.recordException(e);
+        // A 413 leaves the rest of the body unread: close the connection rather than drain it.
+        if (e.status === 413) res.setHeader('connection', 'close');
         if (!res.headersSent) sendError(res, e.status, e.code, e.message);
         else res.end();
       } finally {

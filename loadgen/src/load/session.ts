@@ -215,7 +215,10 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     if (r.delivered && sum.capacity && client) sum.capacity = (await proxyCapacity(client, sum.runId)) ?? sum.capacity;
     if (!r.delivered) {
       warn(`the run record was not delivered to ${plan.report.url}: ${r.message}`);
-      if (r.spoolFile) warn(`it is saved in ${r.spoolFile}; send it later with: hopscope-load --resend ${r.spoolFile}`);
+      if (r.spoolFile)
+        warn(
+          `it is saved in ${r.spoolFile}; send it later with: hopscope-load --resend ${r.spoolFile} --report ${plan.report.url}`
+        );
     }
   }
   await metrics.close();

@@ -8,6 +8,7 @@ import { unlinkSync } from 'node:fs';
 import type { RunFinish, RunHeartbeat, RunRegistration } from '../../../contract/runs';
 import { UsageError } from '../load/errors';
 import { answerMessage, ProxyClient, ProxyUnavailable, type ProxyAnswer } from './proxy-client';
+import { resendTarget } from './resend-target';
 import { readSpool, writeSpool } from './spool';
 
 export interface ReporterOptions {
@@ -191,10 +192,11 @@ async function deliver(
 /** `hopscope-load --resend FILE`: delivers a spooled run; the file is removed once delivered. */
 export async function resendSpool(
   file: string,
-  opts: { proxyUrl?: string; token?: string; retryForMs?: number; warn: (m: string) => void }
+  opts: { proxyUrl: string; reportGiven: boolean; token?: string; retryForMs?: number; warn: (m: string) => void }
 ): Promise<FinishOutcome> {
   const rec = readSpool(file);
-  const client = new ProxyClient(opts.proxyUrl ?? rec.proxyUrl, opts.token);
+  // The token goes only to the configured proxy, never to one only the file names (resend-target.ts).
+  const client = new ProxyClient(resendTarget(rec.proxyUrl, opts.proxyUrl, opts.reportGiven), opts.token);
   try {
     const why = await deliver(
       client,

@@ -169,9 +169,10 @@ describe("hopscope-load and the proxy's run API", () => {
     assert.equal(r.code, 0, r.err);
     assert.equal(json(r).sent, 4, 'the run went on');
     assert.equal((r.err.match(/the run goes on/g) ?? []).length, 1, r.err);
-    const m = /send it later with: hopscope-load --resend (\S+)/.exec(r.err);
+    const m = /send it later with: hopscope-load --resend (\S+) --report (\S+)/.exec(r.err);
     assert.ok(m, r.err);
     const file = m[1];
+    assert.equal(m[2], down, 'the hint names the proxy to deliver to');
     const rec = SpoolRecord.parse(JSON.parse(readFileSync(file, 'utf8')));
     assert.equal(rec.registration.runId, 'rep-spool');
     assert.equal(rec.finish.summary.sent, 4);
@@ -181,8 +182,35 @@ describe("hopscope-load and the proxy's run API", () => {
     try {
       let out = '',
         err = '';
+      // A spool file naming another proxy (a file from anywhere): the token is not sent there, with or without
+      // HOPSCOPE_PROXY_URL naming the real one; the file is kept. Only --report names where it goes.
+      const thief = await startContractProxy({ token: TOKEN });
+      const forged = join(dir, 'forged.json');
+      writeFileSync(forged, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), proxyUrl: thief.url }));
+      try {
+        for (const env of [
+          { HOPSCOPE_PROXY_TOKEN: TOKEN },
+          { HOPSCOPE_PROXY_TOKEN: TOKEN, HOPSCOPE_PROXY_URL: down },
+        ]) {
+          let refusal = '';
+          const c = await main(
+            ['--resend', forged],
+            () => {},
+            (s) => {
+              refusal += s;
+            },
+            { env }
+          );
+          assert.equal(c, 2, refusal);
+          assert.match(refusal, /the token is sent only to the configured proxy.*--report http:\/\/127\.0\.0\.1:\d+/);
+        }
+        assert.equal(thief.runs.size, 0, 'nothing reached the proxy only the file names');
+        assert.equal(existsSync(forged), true, 'the refused file is kept');
+      } finally {
+        await thief.close();
+      }
       const code = await main(
-        ['--resend', file],
+        ['--resend', file, '--report', m[2]],
         (s) => {
           out += s;
         },

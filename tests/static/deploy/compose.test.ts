@@ -194,6 +194,8 @@ describe('docker-compose.yaml', () => {
       `${tag} satisfies ${plugin.dependencies.grafanaDependency}`
     );
     const env = envOf(g);
+    // The admin password is required, never defaulted (an `admin` default is a known password for plugin settings).
+    assert.match(env.GF_SECURITY_ADMIN_PASSWORD, /^\$\{GRAFANA_ADMIN_PASSWORD:\?.+\}$/);
     assert.equal(env.GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS, plugin.id);
     assert.equal(env.GF_AUTH_ANONYMOUS_ENABLED, 'false');
     const targets = Object.fromEntries(mounts(g).map((m) => [m.target, m.source]));
@@ -399,7 +401,7 @@ describe('docker-compose.yaml', () => {
     assert.throws(() => parseCli(['--rps', '-5'], {}), /rps/, 'the CLI refuses a bad profile, so this check can fail');
   });
 
-  it('is accepted by Compose itself (docker-compose config, where installed), and refused without either required token', (t) => {
+  it('is accepted by Compose itself (docker-compose config, where installed), and refused without a required token or the Grafana admin password', (t) => {
     if (!which('docker-compose')) return t.skip('docker-compose not installed (Debian package docker-compose)');
     const run = (env: Record<string, string>, file = repo('docker-compose.yaml')): { ok: boolean; out: string } => {
       try {
@@ -415,16 +417,23 @@ describe('docker-compose.yaml', () => {
         return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
       }
     };
-    const tokens = { HOPSCOPE_PROXY_TOKEN: 'sample-token', HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789' };
+    const tokens = {
+      HOPSCOPE_PROXY_TOKEN: 'sample-token',
+      HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789',
+      GRAFANA_ADMIN_PASSWORD: 'sample-password',
+    };
     const good = run(tokens);
     assert.ok(good.ok, good.out);
     assert.equal(run({}).ok, false);
-    const noProxyToken = run({ HOPSCOPE_BPF_TOKEN: tokens.HOPSCOPE_BPF_TOKEN });
+    const noProxyToken = run({ ...tokens, HOPSCOPE_PROXY_TOKEN: '' });
     assert.equal(noProxyToken.ok, false);
     assert.match(noProxyToken.out, /set HOPSCOPE_PROXY_TOKEN/);
-    const noBpfToken = run({ HOPSCOPE_PROXY_TOKEN: tokens.HOPSCOPE_PROXY_TOKEN });
+    const noBpfToken = run({ ...tokens, HOPSCOPE_BPF_TOKEN: '' });
     assert.equal(noBpfToken.ok, false);
     assert.match(noBpfToken.out, /set HOPSCOPE_BPF_TOKEN/);
+    const noPassword = run({ ...tokens, GRAFANA_ADMIN_PASSWORD: '' });
+    assert.equal(noPassword.ok, false);
+    assert.match(noPassword.out, /set GRAFANA_ADMIN_PASSWORD/);
   });
 
   it('binds our services to all interfaces of their container, on the ports it publishes', () => {

@@ -121,6 +121,13 @@ describe('Kubernetes manifests', () => {
     for (const cap of ['BPF', 'PERFMON', 'SYS_RESOURCE']) assert.ok(sc.capabilities.add.includes(cap), cap);
     assert.ok(!sc.capabilities.add.includes('SYS_ADMIN'));
     assert.equal(sc.readOnlyRootFilesystem, true);
+    // The runtime's default seccomp profile, for the pod (no container opts out of it).
+    assert.equal(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault');
+    for (const c of pod.containers) assert.notEqual(c.securityContext?.seccompProfile?.type, 'Unconfined', c.name);
+    // Each added capability says why it is needed, next to the list.
+    const text = readText('deploy/kubernetes/bpf-exporter.yaml');
+    const why = text.slice(text.indexOf('drop: ["ALL"]'), text.indexOf('add: ["BPF"'));
+    for (const cap of sc.capabilities.add) assert.match(why, new RegExp(`\\b${cap}: \\S`), `why ${cap}`);
   });
 
   it('mounts every host path of the exporter read-only (tracefs, BTF, cgroups)', () => {
@@ -357,7 +364,7 @@ describe("Kubernetes: the bpf-exporter's API access, token and network", () => {
   const [ds] = ofKind('DaemonSet');
   const pod = ds.spec.template.spec;
 
-  it('gives the exporter a ServiceAccount that may only get, list and watch pods, and uses it', () => {
+  it('gives the exporter a ServiceAccount that may only list and watch pods, and uses it', () => {
     const sa = ofKind('ServiceAccount').find((a) => a.metadata.name === pod.serviceAccountName);
     assert.ok(sa, `ServiceAccount ${pod.serviceAccountName} exists`);
     assert.notEqual(pod.automountServiceAccountToken, false, 'its token is mounted (the informer reads it)');
@@ -371,8 +378,8 @@ describe("Kubernetes: the bpf-exporter's API access, token and network", () => {
     const role = ofKind('ClusterRole').find((r) => r.metadata.name === bindings[0].roleRef.name);
     assert.deepEqual(
       role.rules,
-      [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }],
-      'read-only, pods only'
+      [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }],
+      'read-only, pods only, list and watch only (the informer gets no pod by name)'
     );
   });
 

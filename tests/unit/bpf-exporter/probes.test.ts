@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { Kit } from '../../../bpf-exporter/src/core/kit';
 import { podLabelSet } from '../../../bpf-exporter/src/core/pod-labels';
+import { unsafePathReason } from '../../../bpf-exporter/src/core/probe-path';
 import type { ProbeModule, ProbeOptions } from '../../../bpf-exporter/src/core/probe';
 import { ALL_PROBES, DEFAULT_PROBES } from '../../../bpf-exporter/src/probes';
 import { gpuAllocFailProbe, isLibcuda } from '../../../bpf-exporter/src/probes/gpu-alloc-fail';
@@ -63,7 +64,7 @@ test("tls_handshake: role, result, library; one section per file it is given, th
   );
   assert.match(
     nodeOnly,
-    /uprobe:\/proc\/77\/root\/usr\/local\/bin\/node:_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii\n\/pid != 4242\//
+    /uprobe:"\/proc\/77\/root\/usr\/local\/bin\/node":_ZN4node6crypto7TLSWrap15SSLInfoCallbackEPK6ssl_stii\n\/pid != 4242\//
   );
   assert.doesNotMatch(nodeOnly, /SSL_in_init/, 'no libssl section without a libssl file');
   const two = tlsHandshakeProbe.program(
@@ -74,8 +75,8 @@ test("tls_handshake: role, result, library; one section per file it is given, th
     ],
     kit(tlsHandshakeProbe)
   );
-  assert.match(two, /uretprobe:\/usr\/lib\/a\/libssl\.so\.3:SSL_in_init/);
-  assert.match(two, /uretprobe:\/proc\/9\/root\/usr\/lib\/libssl\.so\.3:SSL_in_init/);
+  assert.match(two, /uretprobe:"\/usr\/lib\/a\/libssl\.so\.3":SSL_in_init/);
+  assert.match(two, /uretprobe:"\/proc\/9\/root\/usr\/lib\/libssl\.so\.3":SSL_in_init/);
   assert.match(two, /@lhs1\[/, 'per-file maps');
   assert.doesNotMatch(two, /TLSWrap/);
 });
@@ -110,9 +111,12 @@ test('gpu_alloc_fail: attaches each library with only the symbols it exports; CU
     ],
     kit(gpuAllocFailProbe)
   );
-  assert.match(prog, /uretprobe:\/opt\/cuda\/libcuda\.so\.1:cuMemAlloc_v2/);
-  assert.match(prog, /uretprobe:\/proc\/12\/root\/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.535\.104\.05:cuMemAlloc_v2/);
-  assert.doesNotMatch(prog, /libcuda\.so\.535\.104\.05:cuMemAllocManaged/);
+  assert.match(prog, /uretprobe:"\/opt\/cuda\/libcuda\.so\.1":cuMemAlloc_v2/);
+  assert.match(
+    prog,
+    /uretprobe:"\/proc\/12\/root\/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.535\.104\.05":cuMemAlloc_v2/
+  );
+  assert.doesNotMatch(prog, /libcuda\.so\.535\.104\.05":cuMemAllocManaged/);
   assert.doesNotMatch(prog, /cuMemCreate/);
   const e = gpuAllocFailProbe.parse(
     '{"t":1,"pid":8,"cg":1,"ret":2,"size":1099511627776,"fn":"uretprobe:/opt/cuda/libcuda.so.1:cuMemAlloc_v2"}'
@@ -152,7 +156,7 @@ test('http_traceparent: trace id from request headers, no event without one, dup
       [{ file: 'node', path: '/usr/bin/node', symbols: ['SSL_write'] }],
       kit(httpTraceparentProbe)
     ),
-    /uprobe:\/usr\/bin\/node:SSL_write/
+    /uprobe:"\/usr\/bin\/node":SSL_write/
   );
 });
 
@@ -177,4 +181,23 @@ test('every probe: unique name, metrics register with the pod and workload label
   ]) {
     assert.ok(names.includes(n), n);
   }
+});
+
+test('paths go into programs quoted, and a path outside the allowed characters is refused (never written into one)', () => {
+  for (const evil of [
+    '/tmp/x:SSL_free { system("id") } uprobe:/usr/lib/libssl.so.3',
+    '/tmp/a"b/libssl.so.3',
+    '/tmp/a b/libssl.so.3',
+    '/tmp/*/libssl.so.3',
+    '/tmp/a\nb/libssl.so.3',
+    'relative/libssl.so.3',
+  ]) {
+    assert.ok(unsafePathReason(evil), evil);
+    assert.throws(
+      () => tlsHandshakeProbe.program(opts, [{ file: 'libssl', path: evil, symbols: [] }], kit(tlsHandshakeProbe)),
+      /refusing to put/
+    );
+  }
+  assert.equal(unsafePathReason('/proc/12/root/usr/lib/x86_64-linux-gnu/libssl.so.3'), undefined);
+  assert.equal(unsafePathReason('/opt/app+1/node_modules/@scope/lib~2/node20'), undefined);
 });
