@@ -203,26 +203,30 @@ ${faults}`
     }
   );
 
-  it('SIGINT: the run is aborted (130) and its resources deleted', { skip: skip() }, async () => {
-    const c = spawnDriver([
-      '--scenario',
-      scenario(
-        'sigint',
-        60,
-        '  - {at: 0.1s, via: chaos-mesh, target: llm-vllm, kind: tcp_retransmit, magnitude: 10}\n'
-      ),
-      '--run-id',
-      'cm-int-1',
-    ]);
-    await waitFor('the fault created', async () => ours('cm-int-1').length === 1, 30_000, 100);
-    c.kill('SIGINT');
-    assert.equal(await exited(c), 130, c.output());
-    assert.deepEqual(ours('cm-int-1'), []);
-    assert.ok(
-      api!.requests.some(
-        (r) => r.method === 'DELETE' && r.path.endsWith('/networkchaos/hopscope-cm-int-1-0-tcp-retransmit')
-      )
-    );
+  it('SIGINT and SIGTERM: the run is aborted (130) and its resources deleted', { skip: skip() }, async () => {
+    // Both drivers start together (their start-up is most of the time here), then one gets each signal.
+    const drivers = (['SIGINT', 'SIGTERM'] as const).map((sig) => {
+      const runId = `cm-${sig.toLowerCase()}-1`;
+      const c = spawnDriver([
+        '--scenario',
+        scenario(runId, 60, '  - {at: 0.1s, via: chaos-mesh, target: llm-vllm, kind: tcp_retransmit, magnitude: 10}\n'),
+        '--run-id',
+        runId,
+      ]);
+      return { sig, runId, c };
+    });
+    for (const { sig, runId, c } of drivers) {
+      await waitFor(`${runId}'s fault created`, async () => ours(runId).length === 1, 120_000, 100);
+      c.kill(sig);
+      assert.equal(await exited(c), 130, c.output());
+      assert.deepEqual(ours(runId), [], sig);
+      assert.ok(
+        api!.requests.some(
+          (r) => r.method === 'DELETE' && r.path.endsWith(`/networkchaos/hopscope-${runId}-0-tcp-retransmit`)
+        ),
+        sig
+      );
+    }
   });
 
   it(
@@ -236,7 +240,7 @@ ${faults}`
           '--run-id',
           runId,
         ]);
-        await waitFor(`${runId}'s fault created`, async () => ours(runId).length === 1, 30_000, 100);
+        await waitFor(`${runId}'s fault created`, async () => ours(runId).length === 1, 120_000, 100);
         c.kill('SIGKILL');
         await exited(c);
         assert.equal(ours(runId).length, 1, 'nothing runs on SIGKILL: the resource stays');
