@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FaultKind, FaultTarget } from './faults';
+import { FaultTarget, FaultVia, ScenarioFaultKind } from './faults';
 import { SourceStatus } from './common';
 import { Candidate, CriticalPathItem } from './rca';
 import { Capacity, CapacityStep } from './capacity';
@@ -146,7 +146,11 @@ export type RunRequest = z.infer<typeof RunRequest>;
 export const AppliedFault = z.object({
   atS: z.number().nonnegative(),
   target: FaultTarget,
-  kind: FaultKind,
+  kind: ScenarioFaultKind,
+  /** Where it was applied; absent: the chain (runs recorded before Chaos Mesh). */
+  via: FaultVia.optional(),
+  /** The Chaos Mesh resource, for via chaos-mesh: `NetworkChaos ns/name`. */
+  resource: z.string().optional(),
   magnitude: z.number().optional(),
   forS: z.number().positive().optional(),
   pod: z.string().optional(),

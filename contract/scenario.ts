@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FaultKind, FaultTarget } from './faults';
+import { ChaosMeshTarget, ClusterFaultKind, FaultTarget, FaultVia, ScenarioFaultKind } from './faults';
 
 /**
  * Load-test scenarios: what `hopscope-load --scenario NAME|FILE` runs (YAML or JSON), and the line schema of a JSONL
@@ -212,11 +212,15 @@ export const ScenarioSlo = z.strictObject({
   tpotMs: z.number().positive().optional(),
 });
 
-/** One step of the fault schedule, applied through the chain's fault API `at` seconds into the run. */
+/**
+ * One step of the fault schedule, `at` seconds into the run: through the chain's fault API (`via: chain`, the default)
+ * or as a Chaos Mesh resource on a real cluster (`via: chaos-mesh`, the scenario's `chaosMesh` says where).
+ */
 export const ScenarioFault = z.strictObject({
   at: Duration,
+  via: FaultVia.default('chain'),
   target: FaultTarget,
-  kind: FaultKind,
+  kind: ScenarioFaultKind,
   /** How long it lasts (the fault API's durationS); absent: until the run ends. */
   for: Duration.refine((s) => s > 0 && s <= 3600, 'must be > 0 and ≤ 1h').optional(),
   magnitude: z.number().optional(),
@@ -252,6 +256,8 @@ export const Scenario = z
     /** The CI gate against a baseline run (`--baseline-run`), e.g. `p99_ms:+10%,error_rate:+0.01`. */
     maxRegression: MaxRegressionText.optional(),
     faults: z.array(ScenarioFault).default([]),
+    /** The cluster for `via: chaos-mesh` faults: namespace and a label selector per hop. */
+    chaosMesh: ChaosMeshTarget.optional(),
     /** What to look for in this run; printed under the table. */
     notes: z.array(z.string()).default([]),
   })
@@ -262,6 +268,24 @@ export const Scenario = z
           code: 'custom',
           path: ['faults', i, 'at'],
           message: `at ${f.at} s is not inside the run (duration ${s.load.duration} s)`,
+        });
+      if (f.via === 'chain' && ClusterFaultKind.safeParse(f.kind).success)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'kind'],
+          message: `${f.kind} needs a cluster (via: chaos-mesh, PodChaos): the simulated chain has no pods to kill; on the chain use error or timeout`,
+        });
+      if (f.via === 'chaos-mesh' && !s.chaosMesh)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'via'],
+          message: "via: chaos-mesh needs the scenario's chaosMesh: {namespace, hops: {<hop>: {labels: {...}}}}",
+        });
+      else if (f.via === 'chaos-mesh' && !s.chaosMesh?.hops[f.target])
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'target'],
+          message: `no chaosMesh.hops.${f.target}: give the label selector of its pods`,
         });
     });
   });

@@ -10,6 +10,14 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { RUN_ID_MESSAGE, RunId, WORKER_ID_MESSAGE, WorkerId } from '../../contract/runs';
 import { Scenario } from '../../contract/scenario';
+import {
+  cleanupCommand,
+  hasChaosMeshFaults,
+  manifestsYaml,
+  RefusedFault,
+  scenarioManifests,
+} from './chaos-mesh/cli-actions';
+import { namespacesOf } from './chaos-mesh/cleanup';
 import { loadDataset } from './load/dataset';
 import { UsageError } from './load/errors';
 import { expectedArrivals, validateProfile, type Profile, type ProfileKind } from './load/profiles';
@@ -30,6 +38,7 @@ export const DEFAULT_PROXY_URL = 'http://127.0.0.1:3301';
 export const HELP = `Usage: hopscope-load [--scenario NAME|FILE] [options]
        hopscope-load --resend FILE
        hopscope-load --list-scenarios
+       hopscope-load --cleanup RUN_ID (--scenario NAME|FILE | --kube-namespace NS)
 
 Open-loop load against an OpenAI-compatible /v1/chat/completions (SSE streaming by default). The run is registered
 with the Hopscope proxy, its client-side measurements go to Prometheus live, and its record (summary, verdicts,
@@ -56,6 +65,10 @@ Target
   --control URL|none    the chain's fault API, for the scenario's fault schedule (default http://127.0.0.1:3319);
                         token from $HOPSCOPE_CHAIN_TOKEN (the chain's own, required when it binds beyond loopback)
   --no-faults           do not apply the scenario's fault schedule
+Chaos Mesh (faults with via: chaos-mesh; the cluster from $KUBECONFIG, ~/.kube/config or in-cluster)
+  --dry-run             print the scenario's Chaos Mesh manifests as YAML documents on stdout and exit (no cluster)
+  --cleanup RUN_ID      delete the Chaos Mesh resources labelled with that run id (after a killed driver) and exit
+  --kube-namespace NS   the namespace --cleanup searches (default: the scenario's chaosMesh namespaces)
 Load profile (open loop: requests leave on schedule whatever the server does)
   --profile P           constant|ramp|step|spike|sweep (default constant)
   --rps N               target rate; the end rate for ramp and sweep, the cap for step, the base for spike (default 5)
@@ -172,6 +185,9 @@ function parseWeights(name: string, v: string, allowed?: string[]): Record<strin
 }
 
 export type CliPlan = SessionPlan;
+/** `--dry-run`: the manifests to print; `--cleanup RUN_ID`: the run and where to look. */
+export type DryRunPlan = { dryRun: string; chainFaults: number };
+export type CleanupPlan = { cleanup: string; namespaces: string[] };
 export interface ResendPlan {
   resend: string;
   /** The configured proxy (--report, else $HOPSCOPE_PROXY_URL, else the default): the only one the token goes to. */
@@ -198,6 +214,9 @@ const OPTIONS = {
   'no-stream': { type: 'boolean' },
   control: { type: 'string' },
   'no-faults': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  cleanup: { type: 'string' },
+  'kube-namespace': { type: 'string' },
   profile: { type: 'string' },
   rps: { type: 'string' },
   duration: { type: 'string' },
@@ -261,7 +280,7 @@ export function parseCli(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
   cwd = process.cwd()
-): CliPlan | ResendPlan | 'help' | 'list' {
+): CliPlan | ResendPlan | DryRunPlan | CleanupPlan | 'help' | 'list' {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: OPTIONS }));
@@ -289,6 +308,17 @@ export function parseCli(
   // The scenario (or every default), then the flags over it.
   let loaded: LoadedScenario | undefined;
   if (s('scenario') !== undefined) loaded = loadScenario(s('scenario')!, env, cwd);
+  if (s('cleanup') !== undefined) {
+    if (!RunId.safeParse(s('cleanup')).success)
+      throw new UsageError(`--cleanup ${JSON.stringify(s('cleanup'))}: not a run id`);
+    const ns = s('kube-namespace');
+    const cm = loaded?.scenario.chaosMesh;
+    if (ns === undefined && !cm)
+      throw new UsageError(
+        '--cleanup needs where to look: --kube-namespace NS, or --scenario with a chaosMesh section'
+      );
+    return { cleanup: s('cleanup')!, namespaces: ns !== undefined ? [ns] : namespacesOf(cm!) };
+  }
   const sc: Scenario = structuredClone(loaded?.scenario ?? Scenario.parse({ name: 'ad-hoc' }));
   const name = loaded?.name ?? 'ad-hoc';
   if (s('target') !== undefined) {
@@ -411,14 +441,25 @@ export function parseCli(
       : 'the command-line flags do not make a valid run'
   );
   const thresholds: Threshold[] = final.thresholds.map((t) => parseThreshold(t));
-  if (final.faults.length && final.target.control === 'none')
+  const chainFaults = final.faults.filter((f) => f.via === 'chain').length;
+  if (chainFaults && final.target.control === 'none' && !values['dry-run'])
     throw new UsageError(
-      `the scenario has ${final.faults.length} fault(s) but no fault API (--control none): give --control URL or --no-faults`
+      `the scenario has ${chainFaults} fault(s) on the chain but no fault API (--control none): give --control URL or --no-faults`
     );
 
   const report = proxyUrl(s('report'), env);
   const runId = s('run-id') ?? `${name === 'ad-hoc' ? 'run' : name.slice(0, 110)}-${randomBytes(4).toString('hex')}`;
   if (!RunId.safeParse(runId).success) throw new UsageError(`--run-id ${JSON.stringify(runId)}: ${RUN_ID_MESSAGE}`);
+  if (hasChaosMeshFaults(final) || values['dry-run']) {
+    let manifests;
+    try {
+      manifests = scenarioManifests(final, runId);
+    } catch (e) {
+      if (!(e instanceof RefusedFault)) throw e;
+      throw new UsageError(`the scenario's Chaos Mesh faults cannot be made:\n${e.message}`);
+    }
+    if (values['dry-run']) return { dryRun: manifestsYaml(manifests), chainFaults };
+  }
   const workerId = s('worker-id') ?? safeId(`${hostname()}-${process.pid}`);
   if (!WorkerId.safeParse(workerId).success)
     throw new UsageError(`--worker-id ${JSON.stringify(workerId)}: ${WORKER_ID_MESSAGE}`);
@@ -545,6 +586,12 @@ export async function main(
     out(`${listing(env)}\n`);
     return EXIT.pass;
   }
+  if ('dryRun' in plan) {
+    out(plan.dryRun);
+    if (plan.chainFaults) err(`hopscope-load: ${plan.chainFaults} fault(s) via chain have no manifest (not printed)\n`);
+    return EXIT.pass;
+  }
+  if ('cleanup' in plan) return cleanupCommand(plan.cleanup, plan.namespaces, out, err);
   if ('resend' in plan) {
     try {
       const r = await resendSpool(plan.resend, {

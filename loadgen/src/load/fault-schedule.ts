@@ -4,10 +4,13 @@
  * when the run ends or is interrupted are removed (`DELETE /faults/:id`), so a test leaves the chain as it found it.
  * A control API with a token (the chain's HOPSCOPE_CHAIN_TOKEN) gets it as `Authorization: Bearer`: from
  * HOPSCOPE_CHAIN_TOKEN in hopscope-load's environment (the same variable, so one export serves both); never logged.
+ * A fault `via: chaos-mesh` goes to the ChaosMeshFaults backend instead (a Chaos Mesh resource created in the
+ * cluster, always deleted at the end, even after Chaos Mesh has ended it).
  */
 import type { AppliedFault } from '../../../contract/runs';
 import type { ScenarioFault } from '../../../contract/scenario';
 import type { FaultRequest } from '../../../contract/faults';
+import type { ChaosMeshFaults } from '../chaos-mesh/schedule-backend';
 
 const TIMEOUT_MS = 5000;
 
@@ -50,12 +53,15 @@ export class FaultSchedule {
     private readonly faults: ScenarioFault[],
     private readonly control: string,
     private readonly warn: (m: string) => void,
-    private readonly token: string | undefined = process.env.HOPSCOPE_CHAIN_TOKEN?.trim() || undefined
+    private readonly token: string | undefined = process.env.HOPSCOPE_CHAIN_TOKEN?.trim() || undefined,
+    private readonly chaosMesh?: ChaosMeshFaults
   ) {
     this.applied = faults.map((f) => ({
+      ...(f.via === 'chaos-mesh' ? { via: f.via } : {}),
       atS: f.at,
       target: f.target,
-      kind: f.kind,
+      // The scenario schema refuses the cluster-only kinds via chain.
+      kind: f.kind as FaultRequest['kind'],
       ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}),
       ...(f.for !== undefined ? { forS: f.for } : {}),
       ...(f.pod ? { pod: f.pod } : {}),
@@ -72,7 +78,9 @@ export class FaultSchedule {
     this.faults.forEach((f, i) => {
       this.timers.push(
         setTimeout(() => {
-          const p = this.apply(f, this.applied[i]).finally(() => this.inFlight.delete(p));
+          const p = (
+            f.via === 'chaos-mesh' ? this.applyChaosMesh(f, this.applied[i], i) : this.apply(f, this.applied[i])
+          ).finally(() => this.inFlight.delete(p));
           this.inFlight.add(p);
         }, f.at * 1000)
       );
@@ -83,7 +91,8 @@ export class FaultSchedule {
     if (this.stopped) return;
     const body: FaultRequest = {
       target: f.target,
-      kind: f.kind,
+      // The scenario schema refuses the cluster-only kinds via chain.
+      kind: f.kind as FaultRequest['kind'],
       ...(f.magnitude !== undefined ? { magnitude: f.magnitude } : {}),
       ...(f.for !== undefined ? { durationS: f.for } : {}),
       ...(f.pod ? { pod: f.pod } : {}),
@@ -106,6 +115,34 @@ export class FaultSchedule {
     this.warn(`fault ${f.kind} on ${f.target} at ${f.at} s not applied: ${rec.error}`);
   }
 
+  private async applyChaosMesh(f: ScenarioFault, rec: AppliedFault, index: number): Promise<void> {
+    if (this.stopped) return;
+    rec.startMs = Date.now();
+    try {
+      if (!this.chaosMesh) throw new Error('no Kubernetes cluster configured for via: chaos-mesh');
+      const r = await this.chaosMesh.apply(index);
+      rec.id = r.id;
+      rec.resource = r.resource;
+      return;
+    } catch (err) {
+      rec.error = (err as Error).message;
+    }
+    delete rec.startMs;
+    this.warn(`fault ${f.kind} on ${f.target} at ${f.at} s not applied: ${rec.error}`);
+  }
+
+  /** Deletes a Chaos Mesh resource at the end, whether or not its experiment has run its course. */
+  private async removeChaosMesh(rec: AppliedFault, id: string, startMs: number, now: number): Promise<void> {
+    const naturalEnd = rec.forS !== undefined ? startMs + rec.forS * 1000 : undefined;
+    try {
+      await this.chaosMesh!.remove(id);
+      rec.endMs = naturalEnd !== undefined && naturalEnd <= now ? naturalEnd : Date.now();
+    } catch (err) {
+      rec.error = `could not remove it at the end (${(err as Error).message}): remove it with hopscope-load --cleanup RUN_ID`;
+      this.warn(`fault ${rec.id} (${rec.kind} on ${rec.target}) ${rec.error}`);
+    }
+  }
+
   /** Cancels what has not started and removes what is still active; returns what happened to each fault. */
   async stop(): Promise<AppliedFault[]> {
     this.stopped = true;
@@ -118,6 +155,7 @@ export class FaultSchedule {
           if (!rec.error && rec.startMs === undefined) rec.error = 'not applied: the run ended before its time';
           return;
         }
+        if (rec.via === 'chaos-mesh') return this.removeChaosMesh(rec, rec.id, rec.startMs, now);
         const naturalEnd = rec.forS !== undefined ? rec.startMs + rec.forS * 1000 : undefined;
         if (naturalEnd !== undefined && naturalEnd <= now) {
           rec.endMs = naturalEnd;

@@ -15,6 +15,7 @@ import {
   type ThresholdVerdict,
 } from '../../../contract/runs';
 import type { Scenario, ScenarioFault } from '../../../contract/scenario';
+import { prepareChaosMesh } from '../chaos-mesh/cli-actions';
 import { startClientMetrics, type MetricsMode } from '../metrics/readers';
 import { loadBaseline, type Baseline } from '../report/baseline';
 import { ProxyClient } from '../report/proxy-client';
@@ -88,6 +89,15 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     throw e;
   }
 
+  // Chaos Mesh faults: the cluster reached and dead runs' leftovers removed before anything is sent.
+  let chaosMesh;
+  try {
+    chaosMesh = await prepareChaosMesh(plan.scenario.resolved, plan.load.runId, warn);
+  } catch (e) {
+    io.err(`hopscope-load: the scenario's Chaos Mesh faults cannot be applied: ${(e as Error).message}\n`);
+    return EXIT.usage;
+  }
+
   // The reporter is made once the metrics URL is known; the metrics ask it later whether the run got registered.
   const known: { reporter?: RunReporter } = {};
   let metrics;
@@ -109,7 +119,7 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     return EXIT.usage;
   }
 
-  const schedule = new FaultSchedule(plan.faults, plan.control, warn);
+  const schedule = new FaultSchedule(plan.faults, plan.control, warn, undefined, chaosMesh);
   const registration: RunRegistration = {
     runId: plan.load.runId,
     scenario: plan.scenario.name,

@@ -8,6 +8,7 @@
 import type { DataFrame, DataLink, DataTopic, FieldConfig, QueryResultMetaNotice, ValueMapping } from '@grafana/data';
 
 import { appPaths, withQuery } from '../../../contract/app-urls';
+import { appliedAs } from './fault-applied-as';
 import type {
   AppliedFault,
   RunCompareAnswer,
@@ -199,7 +200,7 @@ export function runFaultAnnotations(run: RunRecord): DataFrame {
         [
           'text',
           STRING,
-          (x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (chain fault ${x.id})` : ''}`,
+          (x) => `${faultTitle(x)}${x.error ? ` — not applied: ${x.error}` : x.id ? ` (${appliedAs(x)})` : ''}`,
         ],
         ['tags', OTHER, (x) => ['fault', x.kind, x.target]],
       ]),
@@ -325,9 +326,7 @@ export function runFrames(run: RunRecord, refId: string, now: number): DataFrame
       field(
         'applied',
         STRING,
-        run.faults.map((f) =>
-          f.error ? `not applied: ${f.error}` : f.id ? `applied (chain fault ${f.id})` : 'scheduled'
-        ),
+        run.faults.map((f) => (f.error ? `not applied: ${f.error}` : f.id ? `applied (${appliedAs(f)})` : 'scheduled')),
         { displayName: 'Applied' }
       ),
     ],
