@@ -34,10 +34,9 @@ export function llmPhases(a: TraceAccount): void {
   const preempted = new Map<HopAccount, { lp: LlmPhases; state: EngineState }>();
   // The path's spans, then the anchor's ancestors: a breach framed inside an engine's span (SGLang's prefill_waiting
   // slice under its request span) leaves that span off the path, yet its phases say what the slice was.
-  const seen = a.path.length ? new Set(a.path) : undefined;
+  // (The path runs from the anchor down: its ancestors are never on it.)
   const ancestors: number[] = [];
-  for (let p = a.tree.parent[a.anchor]; p !== undefined && p >= 0; p = a.tree.parent[p])
-    if (!seen?.has(p)) ancestors.push(p);
+  for (let p = a.tree.parent[a.anchor]; p !== undefined && p >= 0; p = a.tree.parent[p]) ancestors.push(p);
   for (const i of ancestors.length ? [...a.path, ...ancestors] : a.path) {
     const s = spans[i];
     if (s.kind === 'client') continue;
