@@ -8,7 +8,7 @@
  * what they show beyond the excess pass 9 already counted is added to the hop's latency.
  */
 import { type EngineState, type Evidence, type LlmPhase, type LlmPhases, llmPhasesOf } from '../../../../contract';
-import { type TraceAccount, hopOfSpan, opAt } from '../account';
+import { type HopAccount, type TraceAccount, hopOfSpan, opAt } from '../account';
 import { fmtCount, fmtDur, fmtPct, round } from '../format';
 import { robustZ } from '../stats';
 
@@ -27,12 +27,16 @@ export const phaseExcess = (lp: LlmPhases): number => {
 export function llmPhases(a: TraceAccount): void {
   const { spans, config: c } = a;
   let noBaseline: string | undefined;
+  const notes = new Map<
+    HopAccount,
+    Map<LlmPhase['name'], { lp: LlmPhases; ex: number; state?: EngineState; count: number; total: number }>
+  >();
+  const preempted = new Map<HopAccount, { lp: LlmPhases; state: EngineState }>();
   // The path's spans, then the anchor's ancestors: a breach framed inside an engine's span (SGLang's prefill_waiting
   // slice under its request span) leaves that span off the path, yet its phases say what the slice was.
-  const seen = a.path.length ? new Set(a.path) : undefined;
+  // (The path runs from the anchor down: its ancestors are never on it.)
   const ancestors: number[] = [];
-  for (let p = a.tree.parent[a.anchor]; p !== undefined && p >= 0; p = a.tree.parent[p])
-    if (!seen?.has(p)) ancestors.push(p);
+  for (let p = a.tree.parent[a.anchor]; p !== undefined && p >= 0; p = a.tree.parent[p]) ancestors.push(p);
   for (const i of ancestors.length ? [...a.path, ...ancestors] : a.path) {
     const s = spans[i];
     if (s.kind === 'client') continue;
@@ -75,17 +79,43 @@ export function llmPhases(a: TraceAccount): void {
       h.spanId = s.spanId;
       h.operation = s.name;
     }
-    for (const [name, ex] of excess) h.evidence.push(phaseEvidence(lp, name, ex, state));
+    // The worst span per hop and phase is spelled out, with a count of the others (an agent's trace may call the
+    // engine thousands of times: no sentence per call).
+    let byPhase = notes.get(h);
+    if (!byPhase) notes.set(h, (byPhase = new Map()));
+    for (const [name, ex] of excess) {
+      const prev = byPhase.get(name);
+      if (!prev) byPhase.set(name, { lp, ex, state, count: 1, total: ex });
+      else {
+        prev.count++;
+        prev.total += ex;
+        if (ex > prev.ex) Object.assign(prev, { lp, ex, state });
+      }
+    }
     const pre = state?.preemptionsPerMin;
-    if (pre !== undefined && pre > 0 && (excess.has('queue') || excess.has('decode') || excess.has('inference')))
-      h.evidence.push({
-        kind: 'llm_preemption',
-        summary: `${lp.pod}: ${fmtRate(pre)} preemptions/min around this request (the KV cache was full: running requests were evicted and recomputed)${provenanceOf(state, 'preemptionsPerMin')}`,
-        spanId: s.spanId,
-        preemptionsPerMin: round(pre),
-        ...(state ? { engineState: state } : {}),
-      });
+    if (pre !== undefined && pre > 0 && (excess.has('queue') || excess.has('decode') || excess.has('inference'))) {
+      const prev = preempted.get(h);
+      if (!prev || pre > (prev.state.preemptionsPerMin ?? 0)) preempted.set(h, { lp, state: state! });
+    }
   }
+  for (const [h, byPhase] of notes)
+    for (const [name, n] of byPhase) {
+      const ev = phaseEvidence(n.lp, name, n.ex, n.state);
+      if (n.count > 1) {
+        ev.summary += `; the worst of ${n.count} such calls, ${fmtDur(n.total)} above baseline in all`;
+        ev.spans = n.count;
+        ev.totalExcessMs = round(n.total);
+      }
+      h.evidence.push(ev);
+    }
+  for (const [h, { lp, state }] of preempted)
+    h.evidence.push({
+      kind: 'llm_preemption',
+      summary: `${lp.pod}: ${fmtRate(state.preemptionsPerMin!)} preemptions/min around this request (the KV cache was full: running requests were evicted and recomputed)${provenanceOf(state, 'preemptionsPerMin')}`,
+      spanId: lp.spanId,
+      preemptionsPerMin: round(state.preemptionsPerMin!),
+      engineState: state,
+    });
   if (noBaseline)
     a.missing.push(
       `baseline of the LLM engine's phases for ${noBaseline}: no healthy spans of that operation, phases shown without comparison`
