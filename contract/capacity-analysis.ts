@@ -4,10 +4,10 @@
  *  - a step **held its SLOs** when at least `sloAttainment` of its requests were good (the client decides per step);
  *    `maxGoodRps` is the highest offered rate of such a step;
  *  - the **knee** is the first step where achieved stops following offered (achieved < `follow` × offered over the
- *    step's settled half, by more than the count's noise 2√n + 1), or where an engine's queue starts to grow (its mean over the step ≥ 1 waiting request),
+ *    step's settled half, by more than the count's noise 2√n + 1), or where an engine's queue starts to grow (≥ 1 waiting two points in a row),
  *    whichever comes first;
  *  - the **bottleneck** is the signal that saturated first (at or above its limit for two points in a row), up to the
- *    step after the knee; `next` is the next one on another hop or resource. An engine queue that grows while that
+ *    end of the run; `next` is the next one on another hop or resource. An engine queue that grows while that
  *    engine's KV cache is at its limit is `kv_cache`; while its running count sits at its run's maximum (a plateau:
  *    the running-sequence limit) it is `running_limit`;
  *  - the driver **fell behind** when a step from the last one that held up to the knee sent > 5 % of its requests more than 10 ms late or used
@@ -28,18 +28,6 @@ const LATE_SHARE = 0.05;
 const DRIVER_CPU = 0.9;
 
 const fmt = (v: number): string => (Math.abs(v) >= 10 ? v.toFixed(0) : Number(v.toFixed(2)).toString());
-
-/** Mean of a signal's points inside [from, to); NaN when none. */
-function meanIn(s: SaturationSignal, from: number, to: number): number {
-  let n = 0,
-    sum = 0;
-  for (const [t, v] of s.points)
-    if (t >= from && t < to) {
-      n++;
-      sum += v;
-    }
-  return n ? sum / n : NaN;
-}
 
 /** The first instant the signal sat at or above its limit for two points in a row (one point when it has one). */
 function saturatedAt(s: SaturationSignal): { at: number; value: number } | null {
@@ -90,7 +78,9 @@ function describe(s: SaturationSignal, at: number, value: number, all: Saturatio
     const rv = valueAt(run, at);
     if (run && rv !== undefined && run.points.length) {
       const max = Math.max(...run.points.map((p) => p[1]));
-      if (max > 0 && rv >= max)
+      const min = Math.min(...run.points.map((p) => p[1]));
+      // A plateau the count rose to (a flat series says nothing about a limit).
+      if (max > min && rv >= max)
         return {
           service: s.service,
           pod: s.pod,
@@ -132,11 +122,15 @@ export function analyseCapacity(
       };
       break;
     }
-    const q = signals.find((x) => x.resource === 'engine_queue' && meanIn(x, s.startMs, s.endMs) >= 1);
+    // An engine queue that first saturates (≥ 1 waiting two points in a row) inside this step.
+    const q = signals
+      .filter((x) => x.resource === 'engine_queue')
+      .map((x) => ({ x, at: saturatedAt(x) }))
+      .find((e) => e.at !== null && e.at.at >= s.startMs && e.at.at < s.endMs);
     if (q) {
       knee = {
         step: s,
-        why: `${q.metric} on ${q.pod ?? q.service} averaged ${fmt(meanIn(q, s.startMs, s.endMs))} waiting`,
+        why: `${q.x.metric} on ${q.x.pod ?? q.x.service} reached ${fmt(q.at!.value)} waiting`,
       };
       break;
     }
@@ -171,7 +165,8 @@ export function analyseCapacity(
   let bottleneck: Bottleneck | null = null;
   let next: Bottleneck | null = null;
   if (knee) {
-    const horizon = knee.step.endMs + (knee.step.endMs - knee.step.startMs);
+    // Whatever saturated first in the run (a signal is scraped, and lags the client's count by a scrape or two).
+    const horizon = used[used.length - 1].endMs;
     const sat = signals
       .filter((x) => x.resource !== 'running_limit')
       .map((x) => ({ x, s: saturatedAt(x) }))

@@ -59,7 +59,12 @@ function plans(): SignalPlan[] {
       const r = ENGINE_RESOURCE[figure];
       const q = engineQuery(src);
       if (!r || !q) continue;
-      const metric = src.kind === 'gauge' ? src.metric.join(' or ') : `${src.numerator[0]} / ${src.denominator[0]}`;
+      const metric =
+        src.kind === 'gauge'
+          ? src.metric.join(' or ')
+          : src.kind === 'gauge_ratio'
+            ? `${src.numerator[0]} / ${src.denominator[0]}`
+            : '';
       out.push({ ...r, metric, query: () => q });
     }
   out.push(

@@ -25,6 +25,7 @@ interface Step {
 
 export class StepTally {
   private readonly steps: Step[];
+  private readonly width: number;
   private lastCpu = process.cpuUsage();
   private cpuStep = 0;
 
@@ -46,17 +47,18 @@ export class StepTally {
         cpuUs: 0,
       };
     });
+    this.width = this.steps.length ? this.steps[0].endS - this.steps[0].startS : 1;
   }
 
   get size(): number {
     return this.steps.length;
   }
 
+  /** The step holding instant `tS` (windows are equal, the last one possibly cut short). */
   private at(tS: number): Step | undefined {
-    const s = this.steps;
-    for (let i = s.length - 1; i >= 0; i--)
-      if (tS >= s[i].startS) return tS < s[i].endS || i === s.length - 1 ? s[i] : undefined;
-    return undefined;
+    if (tS < 0 || !this.steps.length) return undefined;
+    const i = Math.floor(tS / this.width);
+    return this.steps[Math.min(i, this.steps.length - 1)];
   }
 
   /** A request scheduled at `tS` s into the run left `lateMs` late. */
