@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec npx tsx scripts/demo.ts "$@"
+# node itself (no npx/tsx wrapper processes): the supervisor is this very process, and its parts watch it.
+exec node --import tsx scripts/demo.ts "$@"

@@ -1,21 +1,25 @@
 /**
  * The demo: starts every part of Hopscope on 127.0.0.1 (each declared in scripts/demo-parts/*.ts), waits until each
  * answers, prints the URL to open (and what the parts' `notes()` say: where runs are kept, the run of the steady
- * load), and on Ctrl-C stops every process group it started, last started first (so the load generator posts its run
- * while the proxy still runs), leaving nothing behind.
+ * load), and on Ctrl-C (or SIGTERM, or SIGHUP: its terminal closed) stops every process group it started, last started
+ * first (so the load generator posts its run while the proxy still runs), leaving nothing behind. When it dies without
+ * that cleanup (SIGKILL), its reaper (scripts/demo/reaper.ts, watching a pipe only this process holds) stops the parts;
+ * when the process that started it goes (npm killed), it stops them itself. A port a part needs that is taken is said
+ * up front, with the process holding it (scripts/demo/port-holder.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DemoContext, DemoPart } from './demo-parts/types';
+import { takenPorts } from './demo/port-holder';
 
 const HELP = `Usage: npm start [-- --only name1,name2]
 
 Starts the Hopscope demo on 127.0.0.1 (no Docker): every part found in scripts/demo-parts/.
   --only a,b   start only these parts
   --help       this text
-Stop with Ctrl-C: every process started is stopped.`;
+Stop with Ctrl-C: every process started is stopped (also when the demo itself is killed or its terminal closed).`;
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -58,6 +62,25 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream | null, out: No
   });
 }
 
+// The reaper ends every part if this process dies without stopping them (SIGKILL): it watches the pipe to its stdin,
+// which only this process holds. Its own process group, so Ctrl-C in the terminal does not reach it.
+const reaper = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'demo', 'reaper.ts')], {
+  cwd: root,
+  detached: true,
+  stdio: ['pipe', 'ignore', 'inherit'],
+});
+reaper.stdin!.on('error', () => undefined);
+
+/** This process's parent pid, from /proc (Node caches process.ppid): when it changes, whoever started the demo is gone. */
+function parentPid(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 function start(part: DemoPart): ChildProcess {
   // detached → own process group, so stopping kills the whole tree (tsx, bpftrace children…).
   const child = spawn(part.command, part.args, {
@@ -66,6 +89,7 @@ function start(part: DemoPart): ChildProcess {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (child.pid) reaper.stdin!.write(`+${child.pid}\n`);
   prefixLines(part.name, child.stdout, process.stdout);
   prefixLines(part.name, child.stderr, process.stderr);
   child.on('exit', (code, signal) => {
@@ -123,13 +147,37 @@ async function stopAll(code: number): Promise<never> {
     }
   }
   rmSync(ctx.dataDir, { recursive: true, force: true });
+  // Everything is stopped: the reaper has nothing to do.
+  reaper.stdin!.end('done\n');
   process.exit(code);
 }
 
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
+// A closed terminal: the same as Ctrl-C.
+process.on('SIGHUP', () => void stopAll(0));
+// Output to a terminal that is gone must not stop the cleanup.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+const startedBy = parentPid();
+setInterval(() => {
+  if (startedBy !== undefined && parentPid() !== startedBy && !stopping) {
+    console.error('[demo] the process that started the demo is gone; stopping every part');
+    void stopAll(1);
+  }
+}, 1000).unref();
 
 const parts = await loadParts();
+const taken = await takenPorts(
+  parts.flatMap((p) => (p.ports ?? []).map((x) => ({ port: x.port, env: x.env, part: p.name })))
+);
+if (taken.length) {
+  for (const t of taken) console.error(`[demo] ${t}`);
+  console.error('[demo] nothing was started');
+  reaper.stdin!.end('done\n');
+  rmSync(ctx.dataDir, { recursive: true, force: true });
+  process.exit(1);
+}
 const openUrls: string[] = [];
 try {
   for (const order of [...new Set(parts.map((p) => p.order))]) {

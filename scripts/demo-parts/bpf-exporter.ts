@@ -16,6 +16,7 @@ export function part(ctx: DemoContext): DemoPart {
       HOPSCOPE_BPF_NODE: process.env.HOPSCOPE_BPF_NODE ?? 'demo-node',
     },
     readyUrl: `http://127.0.0.1:${port}/health`,
+    ports: [{ port: Number(port), env: 'HOPSCOPE_BPF_PORT' }],
     async available() {
       const m = machinePreflight(process.env.HOPSCOPE_BPFTRACE || 'bpftrace');
       if (!m.ok)

@@ -23,5 +23,9 @@ export function part(ctx: DemoContext): DemoPart {
         process.env.HOPSCOPE_EXPORTER_URL ?? `http://127.0.0.1:${process.env.HOPSCOPE_BPF_PORT ?? '3302'}`,
     },
     readyUrl: `http://127.0.0.1:${control}/healthz`,
+    ports: [
+      { port: Number(process.env.HOPSCOPE_GATEWAY_PORT ?? '3310'), env: 'HOPSCOPE_GATEWAY_PORT' },
+      { port: Number(control), env: 'HOPSCOPE_CONTROL_PORT' },
+    ],
   };
 }

@@ -19,6 +19,7 @@ export function part(ctx: DemoContext): DemoPart {
     env: { HOPSCOPE_HOST_PORT: port, HOPSCOPE_HOST_PROXY_URL: proxyUrl, HOPSCOPE_HOST_DIST: join(ctx.root, 'dist') },
     readyUrl: `http://127.0.0.1:${port}/api/health`,
     openUrl: `http://127.0.0.1:${port}/a/hopscope-rca-app/`,
+    ports: [{ port: Number(port), env: 'HOPSCOPE_HOST_PORT' }],
     async available() {
       return existsSync(join(ctx.root, 'dist', 'module.js'))
         ? true

@@ -77,6 +77,7 @@ ${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || 
       '--enable-feature=exemplar-storage',
     ],
     readyUrl: `http://127.0.0.1:${port}/-/ready`,
+    ports: [{ port: Number(port), env: 'HOPSCOPE_PROMETHEUS_PORT' }],
     async available() {
       return existsSync(bin)
         ? true

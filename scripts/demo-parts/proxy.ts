@@ -43,6 +43,7 @@ export function part(ctx: DemoContext): DemoPart {
     },
     // /metrics needs no token, so readiness works with HOPSCOPE_PROXY_TOKEN set.
     readyUrl: `http://127.0.0.1:${port}/metrics`,
+    ports: [{ port: Number(port), env: 'HOPSCOPE_PROXY_PORT' }],
   };
 }
 

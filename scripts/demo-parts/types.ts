@@ -13,6 +13,8 @@ export interface DemoPart {
   available?: () => Promise<true | string>;
   /** The URL to print for a person, if this part is what they open. */
   openUrl?: string;
+  /** Ports the part listens on, and the variable that moves each: checked free before anything starts. */
+  ports?: Array<{ port: number; env: string }>;
 }
 
 export interface DemoContext {
