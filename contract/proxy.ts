@@ -29,6 +29,11 @@ export const GoldenSeries = z.object({
   unit: z.string(),
   origin: z.enum(['prometheus', 'otel']),
   query: z.string().optional(),
+  /**
+   * The metric names the series was read from, as Prometheus had them: the current release's, or an older one's an
+   * engine renamed since (e.g. `vllm:gpu_prefix_cache_hits_total` for `vllm:prefix_cache_hits_total`).
+   */
+  metricNames: z.array(z.string()).optional(),
   note: z.string().optional(),
   points: z.array(Point),
 });

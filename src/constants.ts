@@ -7,4 +7,4 @@ export const PLUGIN_ID = APP_PLUGIN_ID;
 export const PROXY_BASE_URL = `/api/plugin-proxy/${PLUGIN_ID}/api`;
 
 /** The inference backends the `backend` variable offers (its query, and what a URL may select). */
-export const BACKENDS = ['vllm', 'tgi'] as const;
+export const BACKENDS = ['vllm', 'tgi', 'sglang'] as const;

@@ -13,7 +13,7 @@ export function parseSelector(raw: string | undefined, name: string): Selector {
   const sel: Selector = {};
   for (const part of raw.split(',')) {
     const m = /^\s*(backend|model|service)\s*[:=]\s*(.+?)\s*$/.exec(part);
-    if (!m) throw badRequest(`${name}: "${part}" is not backend:<vllm|tgi>, model:<name> or service:<name>`);
+    if (!m) throw badRequest(`${name}: "${part}" is not backend:<vllm|tgi|sglang>, model:<name> or service:<name>`);
     if (!NAME_RE.test(m[2]))
       throw badRequest(`${name}: "${m[2].slice(0, 60)}" has characters outside [A-Za-z0-9_.:-/]`);
     if (m[1] === 'backend') {

@@ -1,4 +1,4 @@
-/** GET /api/golden?from&to&step[&service][&backend][&model] — the golden metrics for vLLM and TGI on one time range. */
+/** GET /api/golden?from&to&step[&service][&backend][&model] — the golden metrics for vLLM, TGI and SGLang on one time range. */
 import { Router } from 'express';
 import { InferenceBackend } from '../../../contract';
 import { alignRange, enumParam, nameParam, stepMs, timeRange } from '../http/params';

@@ -1,6 +1,8 @@
 /**
- * The golden metrics for vLLM and TGI on one time range: the catalogue's queries (./promql) against Prometheus, and
- * TGI's TTFT from OTel spans when no client histogram has data (TGI has no TTFT metric; such series say so).
+ * The golden metrics for vLLM, TGI and SGLang on one time range: the catalogue's queries (./promql) against
+ * Prometheus — on an older release's metric names when the current ones have no series (each series names the metric
+ * names it was read from) —, and TGI's TTFT from OTel spans when no client histogram has data (TGI has no TTFT metric;
+ * such series say so).
  */
 import {
   ttftMsOfSpan,
@@ -15,7 +17,7 @@ import { settle } from '../sources/http';
 import type { PrometheusSource } from '../sources/prometheus';
 import type { TraceSource } from '../sources/traces';
 import { isBackendSpan } from './inference-spans';
-import { goldenPlans } from './promql';
+import { goldenPlans, type GoldenPlan } from './promql';
 import { quantile } from './stats';
 
 export interface GoldenQuery {
@@ -73,10 +75,20 @@ export class GoldenService {
     const prom = this.prometheus;
     const promWork = prom
       ? settle('prometheus', async () => {
+          // The current names first; an older release's (the plan's fallbacks) only when those have no series.
+          const ask = async (p: GoldenPlan) => {
+            const variants = [{ query: p.query, metricNames: p.metricNames }, ...(p.fallbacks ?? [])];
+            for (const [i, v] of variants.entries()) {
+              const s = await prom.queryRange(v.query, range.from, range.to, step);
+              if (s.length || i === variants.length - 1)
+                return { p: { ...p, ...v }, s, tried: variants.slice(0, i + 1).flatMap((x) => x.metricNames) };
+            }
+            throw new Error('unreachable');
+          };
           const results = await Promise.all(
             plans.map((p) =>
-              prom.queryRange(p.query, range.from, range.to, step).then(
-                (s) => ({ p, s }),
+              ask(p).then(
+                (r) => r,
                 (e: Error) => ({ p, e })
               )
             )
@@ -94,7 +106,9 @@ export class GoldenService {
                 missing.push({
                   metric: x.p.metric,
                   backend: x.p.backend,
-                  reason: `no series for ${x.p.query.slice(0, 120)}`,
+                  reason: x.p.fallbacks?.length
+                    ? `no series for any of ${x.tried.join(', ')}`
+                    : `no series for ${x.p.query.slice(0, 120)}`,
                 });
               continue;
             }
@@ -106,6 +120,7 @@ export class GoldenService {
                 unit: x.p.unit,
                 origin: x.p.origin ?? 'prometheus',
                 query: x.p.query,
+                metricNames: x.p.metricNames,
                 ...(x.p.note ? { note: x.p.note } : {}),
                 points: s.points,
               });
@@ -114,7 +129,7 @@ export class GoldenService {
           if (errors.length) throw new Error(errors[0].replace(/^prometheus: /, ''));
         })
       : undefined;
-    const wantTgiTtft = backend !== 'vllm';
+    const wantTgiTtft = !backend || backend === 'tgi';
     let spanTtft: GoldenSeries | undefined;
     const spanWork = wantTgiTtft
       ? settle(this.traces.name, async () => {

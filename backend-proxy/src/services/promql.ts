@@ -1,6 +1,7 @@
 /**
- * The PromQL catalogue: every query the proxy builds (the golden metrics for vLLM and TGI on their real names, as in
- * fixtures/metrics/AB-MAPPING.md, the DCGM heatmap fields, and the service/pod request figures from the services' own
+ * The PromQL catalogue: every query the proxy builds (the golden metrics for vLLM, TGI and SGLang on their real names,
+ * as in fixtures/metrics/AB-MAPPING.md and contract/engines — with an older release's names to fall back on where an
+ * engine renamed a metric (ENGINE_METRIC_ALIASES) —, the DCGM heatmap fields, and the service/pod request figures from the services' own
  * counters or Tempo's span metrics), from label values escaped as PromQL string literals (names are whitelisted
  * upstream). Alert rules carry their own PromQL, written by the user.
  *
@@ -8,7 +9,13 @@
  * always has enough samples whatever the scrape interval (a fixed 30 s minimum was too short at a 15 s scrape and
  * needlessly long at 1 s).
  */
-import type { DcgmField, GoldenAnswer, GoldenMetric, InferenceBackend } from '../../../contract';
+import {
+  metricAliasesOf,
+  type DcgmField,
+  type GoldenAnswer,
+  type GoldenMetric,
+  type InferenceBackend,
+} from '../../../contract';
 
 /** A PromQL double-quoted string literal; backslash, quote and newline escaped so a value cannot close the selector. */
 function promString(v: string): string {
@@ -33,13 +40,44 @@ function withMatchers(metric: string, extra: string, base = ''): string {
 }
 
 /** One golden query: which metric of which backend it answers, in what unit, and where its numbers come from. */
-interface GoldenPlan {
+export interface GoldenPlan {
   metric: GoldenMetric;
   backend: InferenceBackend;
   unit: string;
   query: string;
+  /** The engine metric names the query reads (the current release's). */
+  metricNames: string[];
+  /** The same figure on an older release's names, asked in order when `query` finds no series. */
+  fallbacks?: Array<{ query: string; metricNames: string[] }>;
   note?: string;
   origin?: 'otel';
+}
+
+/** The names a query reads: metric names before `{` or `[` (PromQL functions are followed by `(`). */
+function namesIn(query: string): string[] {
+  const names = new Set<string>();
+  for (const m of query.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(?=\{|\[)/g)) names.add(m[1]);
+  return [...names];
+}
+
+/**
+ * A plan from a query template over metric names: the current names first; when any of them has an older name
+ * (contract/engines ENGINE_METRIC_ALIASES), the same query on the older names as a fallback.
+ */
+function plan(
+  p: Omit<GoldenPlan, 'query' | 'metricNames' | 'fallbacks'>,
+  names: string[],
+  build: (...n: string[]) => string
+): GoldenPlan {
+  const groups = names.map(metricAliasesOf);
+  const depth = Math.max(...groups.map((g) => g.length));
+  const variants = Array.from({ length: depth }, (_, i) => {
+    const ns = groups.map((g) => g[Math.min(i, g.length - 1)]);
+    const query = build(...ns);
+    return { query, metricNames: namesIn(query) };
+  });
+  const [first, ...rest] = variants;
+  return { ...p, ...first, ...(rest.length ? { fallbacks: rest } : {}) };
 }
 
 /** Prometheus' default scrape interval (HOPSCOPE_SCRAPE_INTERVAL's default). */
@@ -69,53 +107,95 @@ export function goldenPlans(o: {
   const t = (metric: string): string => withMatchers(metric, ts);
   const plans: GoldenPlan[] = [];
   const missing: GoldenAnswer['missing'] = [];
-  if (o.backend !== 'tgi') {
+  const want = (b: InferenceBackend): boolean => !o.backend || o.backend === b;
+  if (want('vllm')) {
     const v = (metric: string, base = ''): string => withMatchers(metric, m, base);
-    plans.push(
-      {
-        metric: 'rps',
-        backend: 'vllm',
-        unit: 'req/s',
-        query: `sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`,
-      },
-      {
-        metric: 'output_tokens_per_s',
-        backend: 'vllm',
-        unit: 'tokens/s',
-        query: `sum by (model_name) (rate(${v('vllm:generation_tokens_total')}[${w}]))`,
-      },
-      {
-        metric: 'e2e_p99_s',
-        backend: 'vllm',
-        unit: 's',
-        query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:e2e_request_latency_seconds_bucket')}[${w}])))`,
-        note: 'server-side, bucket-interpolated (vLLM buckets start at 0.3 s)',
-      },
-      {
-        metric: 'ttft_p99_s',
-        backend: 'vllm',
-        unit: 's',
-        query: `histogram_quantile(0.99, sum by (le, model_name) (rate(${v('vllm:time_to_first_token_seconds_bucket')}[${w}])))`,
-      },
-      {
-        metric: 'kv_cache_hit_rate',
-        backend: 'vllm',
-        unit: 'ratio',
-        query: `sum by (model_name) (rate(${v('vllm:prefix_cache_hits_total')}[${w}])) / sum by (model_name) (rate(${v('vllm:prefix_cache_queries_total')}[${w}]))`,
-        note: 'prefix-cache hits / queries',
-      },
-      {
-        metric: 'error_rate',
-        backend: 'vllm',
-        unit: 'ratio',
-        query: `(sum by (model_name) (rate(${v('vllm:request_success_total', 'finished_reason="abort"')}[${w}])) or 0 * sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))) / sum by (model_name) (rate(${v('vllm:request_success_total')}[${w}]))`,
-        note: 'vLLM has no failure counter: aborted / finished requests (0 while no abort series exists yet)',
-      }
+    const p = (metric: GoldenMetric, unit: string, names: string[], build: (...n: string[]) => string, note?: string) =>
+      plans.push(plan({ metric, backend: 'vllm', unit, ...(note ? { note } : {}) }, names, build));
+    p('rps', 'req/s', ['vllm:request_success_total'], (n) => `sum by (model_name) (rate(${v(n)}[${w}]))`);
+    p(
+      'output_tokens_per_s',
+      'tokens/s',
+      ['vllm:generation_tokens_total'],
+      (n) => `sum by (model_name) (rate(${v(n)}[${w}]))`
+    );
+    p(
+      'e2e_p99_s',
+      's',
+      ['vllm:e2e_request_latency_seconds_bucket'],
+      (n) => `histogram_quantile(0.99, sum by (le, model_name) (rate(${v(n)}[${w}])))`,
+      'server-side, bucket-interpolated (vLLM buckets start at 0.3 s)'
+    );
+    p(
+      'ttft_p99_s',
+      's',
+      ['vllm:time_to_first_token_seconds_bucket'],
+      (n) => `histogram_quantile(0.99, sum by (le, model_name) (rate(${v(n)}[${w}])))`
+    );
+    p(
+      'kv_cache_hit_rate',
+      'ratio',
+      ['vllm:prefix_cache_hits_total', 'vllm:prefix_cache_queries_total'],
+      (h, q) => `sum by (model_name) (rate(${v(h)}[${w}])) / sum by (model_name) (rate(${v(q)}[${w}]))`,
+      'prefix-cache hits / queries'
+    );
+    p(
+      'error_rate',
+      'ratio',
+      ['vllm:request_success_total'],
+      (n) =>
+        `(sum by (model_name) (rate(${v(n, 'finished_reason="abort"')}[${w}])) or 0 * sum by (model_name) (rate(${v(n)}[${w}]))) / sum by (model_name) (rate(${v(n)}[${w}]))`,
+      'vLLM has no failure counter: aborted / finished requests (0 while no abort series exists yet)'
     );
   }
-  if (o.backend !== 'vllm') {
+  if (want('sglang')) {
+    // SGLang (python/sglang/srt/metrics/collector.py @ 93d0487): the tokenizer manager's counters and histograms,
+    // labelled model_name.
+    const v = (metric: string): string => withMatchers(metric, m);
+    const p = (metric: GoldenMetric, unit: string, names: string[], build: (...n: string[]) => string, note?: string) =>
+      plans.push(plan({ metric, backend: 'sglang', unit, ...(note ? { note } : {}) }, names, build));
+    p('rps', 'req/s', ['sglang:num_requests_total'], (n) => `sum by (model_name) (rate(${v(n)}[${w}]))`);
+    p(
+      'output_tokens_per_s',
+      'tokens/s',
+      ['sglang:generation_tokens_total'],
+      (n) => `sum by (model_name) (rate(${v(n)}[${w}]))`
+    );
+    p(
+      'e2e_p99_s',
+      's',
+      ['sglang:e2e_request_latency_seconds_bucket'],
+      (n) => `histogram_quantile(0.99, sum by (le, model_name) (rate(${v(n)}[${w}])))`,
+      'server-side, bucket-interpolated (SGLang buckets start at 0.1 s)'
+    );
+    p(
+      'ttft_p99_s',
+      's',
+      ['sglang:time_to_first_token_seconds_bucket'],
+      (n) => `histogram_quantile(0.99, sum by (le, model_name) (rate(${v(n)}[${w}])))`
+    );
+    p(
+      'kv_cache_hit_rate',
+      'ratio',
+      ['sglang:cached_tokens_total', 'sglang:prompt_tokens_total'],
+      (c, t) =>
+        `(sum by (model_name) (rate(${v(c)}[${w}])) or 0 * sum by (model_name) (rate(${v(t)}[${w}]))) / sum by (model_name) (rate(${v(t)}[${w}]))`,
+      'cached / prompt tokens (SGLang counts cached tokens only once some are: 0 until then)'
+    );
+    p(
+      'error_rate',
+      'ratio',
+      ['sglang:num_aborted_requests_total', 'sglang:num_requests_total'],
+      (a, n) =>
+        `(sum by (model_name) (rate(${v(a)}[${w}])) or 0 * sum by (model_name) (rate(${v(n)}[${w}]))) / (sum by (model_name) (rate(${v(n)}[${w}])) + (sum by (model_name) (rate(${v(a)}[${w}])) or 0 * sum by (model_name) (rate(${v(n)}[${w}]))))`,
+      'aborted / (finished + aborted) requests'
+    );
+  }
+  if (want('tgi')) {
+    const push = (...ps: Array<Omit<GoldenPlan, 'metricNames'>>) =>
+      plans.push(...ps.map((x) => ({ ...x, metricNames: namesIn(x.query) })));
     const note = o.model ? 'TGI exposes no model label: the model filter does not apply' : undefined;
-    plans.push(
+    push(
       { metric: 'rps', backend: 'tgi', unit: 'req/s', query: `sum(rate(${t('tgi_request_success')}[${w}]))`, note },
       {
         metric: 'output_tokens_per_s',

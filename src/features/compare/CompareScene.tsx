@@ -157,6 +157,7 @@ function SideEditor({
             { label: 'any', value: '' },
             { label: 'vLLM', value: 'vllm' },
             { label: 'TGI', value: 'tgi' },
+            { label: 'SGLang', value: 'sglang' },
           ]}
           value={s.backend ?? ''}
           onChange={(o) => onChange(formatSelector({ ...s, backend: o.value || undefined }))}
