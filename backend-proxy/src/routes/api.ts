@@ -27,6 +27,8 @@ export function apiRoutes(services: Services): Router {
   r.use(compareRoutes(services.compare));
   r.use(alertRoutes(services.alerts));
   r.use(exportRoutes(services.exports));
-  r.use(runRoutes(services.runs, services.runCompare, services.runTtft, services.runTtftRequests, services.runCapacity));
+  r.use(
+    runRoutes(services.runs, services.runCompare, services.runTtft, services.runTtftRequests, services.runCapacity)
+  );
   return r;
 }
