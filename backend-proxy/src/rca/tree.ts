@@ -5,6 +5,7 @@
  */
 import { isFailedSpan, type Span } from '../../../contract';
 import { inferCallRoles } from './roles';
+import { capSpans } from './caps';
 import { splitSharedSpans } from './shared-spans';
 import type { TraceTree } from './trace-tree';
 
@@ -189,7 +190,8 @@ export function exclusiveTimes(t: TraceTree): void {
  * shapes it: Zipkin's shared client/server spans split (`shared-spans.ts`), the call roles of kind-less spans
  * inferred (`roles.ts`); `t.spans` then holds those spans.
  */
-export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
+export function buildTree(input: Span[], asyncToleranceMs = 1): TraceTree {
+  const spans = capSpans(input).spans;
   let t = linkSpans(spans);
   const shared = t.duplicates ? splitSharedSpans(spans) : undefined;
   if (shared) t = linkSpans(shared);

@@ -4,10 +4,16 @@
  * the trace). No recursion: a deep chain cannot overflow the stack.
  */
 import type { TraceAccount } from '../account';
+import { capSpans } from '../caps';
 import { splitSharedSpans } from '../shared-spans';
 import { linkSpans } from '../tree';
 
 export function tree(a: TraceAccount): void {
+  const capped = capSpans(a.spans);
+  if (capped.missing.length) {
+    a.spans = capped.spans;
+    a.missing.push(...capped.missing);
+  }
   let t = linkSpans(a.spans);
   if (t.duplicates) {
     // Zipkin's shared spans (client and server under one id) are two spans, not a retry.
