@@ -22,6 +22,8 @@ export interface ProxyConfig {
   token?: string;
   /** Scoped tokens (http/scopes.ts): read (Grafana), ingest (load workers, OTLP), admin (Editors' writes). */
   readToken?: string;
+  /** Hosts a run's metricsUrl may name besides the registering worker's address (HOPSCOPE_RUN_METRICS_HOSTS). */
+  runMetricsHosts?: string[];
   ingestToken?: string;
   adminToken?: string;
   prometheusUrl?: string;
@@ -115,6 +117,8 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_PORT: 'port (default 3301; 0 = any free port)',
   HOPSCOPE_PROXY_TOKEN:
     'deprecated: one bearer token for every scope (read, ingest, admin); use the three below (a warning at start)',
+  HOPSCOPE_RUN_METRICS_HOSTS:
+    "comma-separated hosts a run's metricsUrl may name besides the registering worker's own address (default none)",
   HOPSCOPE_READ_TOKEN: 'bearer token of the read scope: every GET and POST /api/rca (what Grafana sends for Viewers)',
   HOPSCOPE_INGEST_TOKEN:
     "bearer token of the ingest scope: POST /v1/traces and a run's registration, heartbeats and finish (load workers)",
@@ -291,6 +295,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   c.tempoUrl = optionalUrl('HOPSCOPE_TEMPO_URL', env.HOPSCOPE_TEMPO_URL, undefined);
   c.chainControlUrl = optionalUrl('HOPSCOPE_CHAIN_CONTROL_URL', env.HOPSCOPE_CHAIN_CONTROL_URL, c.chainControlUrl);
   c.readToken = optionalToken('HOPSCOPE_READ_TOKEN', env.HOPSCOPE_READ_TOKEN);
+  if (env.HOPSCOPE_RUN_METRICS_HOSTS !== undefined)
+    c.runMetricsHosts = env.HOPSCOPE_RUN_METRICS_HOSTS.split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
   c.ingestToken = optionalToken('HOPSCOPE_INGEST_TOKEN', env.HOPSCOPE_INGEST_TOKEN);
   c.adminToken = optionalToken('HOPSCOPE_ADMIN_TOKEN', env.HOPSCOPE_ADMIN_TOKEN);
   c.chainControlToken = optionalToken('HOPSCOPE_CHAIN_CONTROL_TOKEN', env.HOPSCOPE_CHAIN_CONTROL_TOKEN);

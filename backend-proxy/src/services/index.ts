@@ -148,7 +148,12 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   const alerts = new AlertService(config, sources, db, log, holder);
   // The engine's worker threads end with the services (first started, last stopped).
   const background: Background[] = [rca, evidence, alerts];
-  const runs = new RunsService({ db, log, heartbeatTimeoutMs: config.runHeartbeatTimeoutMs });
+  const runs = new RunsService({
+    db,
+    log,
+    heartbeatTimeoutMs: config.runHeartbeatTimeoutMs,
+    metricsHosts: config.runMetricsHosts,
+  });
   if (runs) background.push(runs);
   // A run's traces: by the run index over the embedded store, or by TraceQL when Tempo is the trace source.
   const runIndex = new RunIndex();
