@@ -126,7 +126,9 @@ export class RunsService {
 
   /** A worker registers a run, or joins a running one (`join: true`, same scenario). Answers the run's record. */
   async register(input: z.input<typeof RunRegistration>): Promise<RunRecord> {
-    const reg = parse(RunRegistration, input, 'run registration');
+    const parsed = parse(RunRegistration, input, 'run registration');
+    // user:password@ in the target is never kept (every Viewer reads the run).
+    const reg = { ...parsed, target: repo.withoutCredentials(parsed.target) };
     checkSize(reg, LIMITS.registrationBytes, 'the registration');
     const regHash = hash(reg);
     return this.guard(`register run ${reg.runId}`, () =>
