@@ -118,7 +118,7 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_TOKEN:
     'deprecated: one bearer token for every scope (read, ingest, admin); use the three below (a warning at start)',
   HOPSCOPE_RUN_METRICS_HOSTS:
-    "comma-separated hosts a run's metricsUrl may name besides the registering worker's own address (default none)",
+    "comma-separated hosts a run's metricsUrl may name besides the registering worker's own address (unset: that address only)",
   HOPSCOPE_READ_TOKEN: 'bearer token of the read scope: every GET and POST /api/rca (what Grafana sends for Viewers)',
   HOPSCOPE_INGEST_TOKEN:
     "bearer token of the ingest scope: POST /v1/traces and a run's registration, heartbeats and finish (load workers)",
