@@ -9,8 +9,11 @@ import type { Span } from '../../../contract';
 export const MAX_SPANS_PER_TRACE = 100_000;
 export const MAX_COPIES_PER_ID = 256;
 
-/** The spans within the caps (the same array when nothing was cut) and a `missing` line per cap that cut. */
-export function capSpans(spans: Span[]): { spans: Span[]; missing: string[] } {
+/**
+ * The spans within the caps (the same array when nothing was cut) and a `missing` line per cap that cut.
+ * `duplicates: false` (the tree found no span id twice) skips the count per id.
+ */
+export function capSpans(spans: Span[], duplicates = true): { spans: Span[]; missing: string[] } {
   const missing: string[] = [];
   let out = spans;
   if (out.length > MAX_SPANS_PER_TRACE) {
@@ -23,6 +26,7 @@ export function capSpans(spans: Span[]): { spans: Span[]; missing: string[] } {
       `spans: the trace has ${all.length} spans; only the ${MAX_SPANS_PER_TRACE} that started first were analysed (the engine's cap per trace)`
     );
   }
+  if (!duplicates) return { spans: out, missing };
   const count = new Map<string, number>();
   let over = 0;
   const ids = new Set<string>();

@@ -5,7 +5,7 @@
  */
 import { isFailedSpan, type Span } from '../../../contract';
 import { inferCallRoles } from './roles';
-import { capSpans } from './caps';
+import { capSpans, MAX_SPANS_PER_TRACE } from './caps';
 import { splitSharedSpans } from './shared-spans';
 import type { TraceTree } from './trace-tree';
 
@@ -191,8 +191,12 @@ export function exclusiveTimes(t: TraceTree): void {
  * inferred (`roles.ts`); `t.spans` then holds those spans.
  */
 export function buildTree(input: Span[], asyncToleranceMs = 1): TraceTree {
-  const spans = capSpans(input).spans;
+  let spans = input;
   let t = linkSpans(spans);
+  if (t.duplicates || spans.length > MAX_SPANS_PER_TRACE) {
+    const capped = capSpans(spans, t.duplicates > 0);
+    if (capped.spans !== spans) t = linkSpans((spans = capped.spans));
+  }
   const shared = t.duplicates ? splitSharedSpans(spans) : undefined;
   if (shared) t = linkSpans(shared);
   const roles = inferCallRoles(t);
