@@ -2,16 +2,18 @@
 import express from 'express';
 import type pino from 'pino';
 import type { ProxyConfig } from './config';
-import { bearerAuth } from './http/auth';
+import { tokensOf } from './config';
 import { bodyBudget } from './http/backpressure';
 import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { loopbackHostOnly } from './http/host-check';
+import { anyToken, scopedAuth } from './http/scopes';
 import { assertJsonDepth } from './http/json-depth';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';
 import { apiRoutes } from './routes/api';
+import { isRawRcaBody } from './routes/rca';
 
 /** How many bodies of the largest allowed size the proxy receives at once before it answers 503 (back-pressure). */
 export const BODY_BUDGET_BODIES = 8;
@@ -51,7 +53,8 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
     });
     next();
   });
-  app.use(loopbackHostOnly(config.token));
+  const tokens = tokensOf(config);
+  app.use(loopbackHostOnly(anyToken(tokens) ? 'set' : undefined));
   app.use(cors(config.corsOrigins));
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', registry.contentType);
@@ -61,11 +64,20 @@ export function buildApp(config: ProxyConfig, services: Services, log: pino.Logg
   const budget = bodyBudget(BODY_BUDGET_BODIES * config.bodyLimitBytes, config.bodyLimitBytes);
   app.use('/v1', otlpRoutes(config, services.ingest, budget.handler));
   // A JSON body deeper than MAX_JSON_DEPTH is refused before it is parsed (the code walking it would overflow the stack).
+  // POST /api/rca's body is read raw and checked and parsed off the event loop, in the engine's worker (routes/rca.ts).
+  const verify = (_req: unknown, _res: unknown, buf: Buffer): void => assertJsonDepth(buf, 'the JSON body');
   const json = express.json({
     limit: config.bodyLimitBytes,
-    verify: (_req, _res, buf) => assertJsonDepth(buf, 'the JSON body'),
+    verify,
+    type: (req) =>
+      !isRawRcaBody(req.method ?? '', req.url ?? '') &&
+      /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? ''),
   });
-  app.use('/api', bearerAuth(config.token), budget.handler, json, apiRoutes(services));
+  const raw = express.raw({
+    limit: config.bodyLimitBytes,
+    type: (req) => isRawRcaBody(req.method ?? '', req.url ?? ''),
+  });
+  app.use('/api', scopedAuth(tokens), budget.handler, json, raw, apiRoutes(services));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { formatZodError } from '../../contract/zod-error';
 import { ConfigError } from './config-error';
+import { anyToken, type ScopedTokens } from './http/scopes';
 import { parseDuration } from './db/config';
 import { RcaConfigSchema, type RcaConfigInput } from './rca/config';
 import { AUTH_SOURCES, parseSourceAuth, type AuthSource, type SourceAuth } from './sources/auth';
@@ -17,8 +18,14 @@ export interface ProxyConfig {
   host: string;
   /** 0 picks a free port (tests). */
   port: number;
-  /** When set, every /api call needs `Authorization: Bearer <token>`. */
+  /** HOPSCOPE_PROXY_TOKEN (deprecated): one token for every scope; every /api and /v1 call needs a token when any is set. */
   token?: string;
+  /** Scoped tokens (http/scopes.ts): read (Grafana), ingest (load workers, OTLP), admin (Editors' writes). */
+  readToken?: string;
+  /** Hosts a run's metricsUrl may name besides the registering worker's address (HOPSCOPE_RUN_METRICS_HOSTS). */
+  runMetricsHosts?: string[];
+  ingestToken?: string;
+  adminToken?: string;
   prometheusUrl?: string;
   /** Unset → the embedded OTLP store is the trace source. */
   tempoUrl?: string;
@@ -108,7 +115,15 @@ export const DEFAULTS: ProxyConfig = {
 export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_PROXY_HOST: 'bind address (default 127.0.0.1; non-loopback needs a token)',
   HOPSCOPE_PROXY_PORT: 'port (default 3301; 0 = any free port)',
-  HOPSCOPE_PROXY_TOKEN: 'bearer token required on /api when set',
+  HOPSCOPE_PROXY_TOKEN:
+    'deprecated: one bearer token for every scope (read, ingest, admin); use the three below (a warning at start)',
+  HOPSCOPE_RUN_METRICS_HOSTS:
+    "comma-separated hosts a run's metricsUrl may name besides the registering worker's own address (unset: that address only)",
+  HOPSCOPE_READ_TOKEN: 'bearer token of the read scope: every GET and POST /api/rca (what Grafana sends for Viewers)',
+  HOPSCOPE_INGEST_TOKEN:
+    "bearer token of the ingest scope: POST /v1/traces and a run's registration, heartbeats and finish (load workers)",
+  HOPSCOPE_ADMIN_TOKEN:
+    'bearer token of the admin scope: alert rules, saved answers, deletes, and reads (what Grafana sends for Editors)',
   HOPSCOPE_PROMETHEUS_URL: 'Prometheus base URL (default http://127.0.0.1:9090; "none" disables)',
   HOPSCOPE_TEMPO_URL: 'Tempo base URL (unset = embedded OTLP store at POST /v1/traces)',
   HOPSCOPE_EXPORTER_URLS:
@@ -279,6 +294,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   c.prometheusUrl = optionalUrl('HOPSCOPE_PROMETHEUS_URL', env.HOPSCOPE_PROMETHEUS_URL, c.prometheusUrl);
   c.tempoUrl = optionalUrl('HOPSCOPE_TEMPO_URL', env.HOPSCOPE_TEMPO_URL, undefined);
   c.chainControlUrl = optionalUrl('HOPSCOPE_CHAIN_CONTROL_URL', env.HOPSCOPE_CHAIN_CONTROL_URL, c.chainControlUrl);
+  c.readToken = optionalToken('HOPSCOPE_READ_TOKEN', env.HOPSCOPE_READ_TOKEN);
+  if (env.HOPSCOPE_RUN_METRICS_HOSTS !== undefined)
+    c.runMetricsHosts = env.HOPSCOPE_RUN_METRICS_HOSTS.split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
+  c.ingestToken = optionalToken('HOPSCOPE_INGEST_TOKEN', env.HOPSCOPE_INGEST_TOKEN);
+  c.adminToken = optionalToken('HOPSCOPE_ADMIN_TOKEN', env.HOPSCOPE_ADMIN_TOKEN);
   c.chainControlToken = optionalToken('HOPSCOPE_CHAIN_CONTROL_TOKEN', env.HOPSCOPE_CHAIN_CONTROL_TOKEN);
   c.exporterToken = optionalToken('HOPSCOPE_EXPORTER_TOKEN', env.HOPSCOPE_EXPORTER_TOKEN);
   c.alertmanagerUrl = optionalUrl('HOPSCOPE_ALERTMANAGER_URL', env.HOPSCOPE_ALERTMANAGER_URL, undefined);
@@ -391,14 +413,22 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
   return c;
 }
 
+/** The configured tokens by scope (http/scopes.ts). */
+export const tokensOf = (c: Pick<ProxyConfig, 'token' | 'readToken' | 'ingestToken' | 'adminToken'>): ScopedTokens => ({
+  all: c.token,
+  read: c.readToken,
+  ingest: c.ingestToken,
+  admin: c.adminToken,
+});
+
 /** Rules that involve more than one value; run on the final config (env + overrides). */
 function validateConfig(c: ProxyConfig): ProxyConfig {
   if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535)
     throw new ConfigError(`port: ${c.port} is out of range 0..65535`);
-  if (!isLoopback(c.host) && !c.token) {
+  if (!isLoopback(c.host) && !anyToken(tokensOf(c))) {
     throw new ConfigError(
       `refusing to bind ${c.host} without a token: a non-loopback address exposes traces and metrics to the network. ` +
-        'Set HOPSCOPE_PROXY_TOKEN, or bind 127.0.0.1.'
+        'Set HOPSCOPE_READ_TOKEN, HOPSCOPE_INGEST_TOKEN and HOPSCOPE_ADMIN_TOKEN, or bind 127.0.0.1.'
     );
   }
   return c;

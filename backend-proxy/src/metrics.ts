@@ -65,6 +65,16 @@ export const rcaDuration = new client.Histogram({
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
   registers: [registry],
 });
+export const rcaPoolQueued = new client.Gauge({
+  name: 'hopscope_proxy_rca_queued',
+  help: "Root-cause jobs waiting for one of the engine's worker threads",
+  registers: [registry],
+});
+export const rcaPoolRefused = new client.Counter({
+  name: 'hopscope_proxy_rca_refused_total',
+  help: "Root-cause requests answered 503 because the engine's queue was full",
+  registers: [registry],
+});
 export const alertsFiring = new client.Gauge({
   name: 'hopscope_proxy_alerts_firing',
   help: 'Composite alerts currently firing',

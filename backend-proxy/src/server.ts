@@ -102,6 +102,10 @@ export async function startProxy(overrides: Partial<ProxyConfig> = {}): Promise<
     },
     'proxy listening'
   );
+  if (config.token)
+    log.warn(
+      'HOPSCOPE_PROXY_TOKEN is deprecated: it grants every scope (read, ingest, admin). Give Grafana HOPSCOPE_READ_TOKEN and HOPSCOPE_ADMIN_TOKEN and the load workers HOPSCOPE_INGEST_TOKEN instead'
+    );
   let closing: Promise<void> | undefined;
   return {
     url,

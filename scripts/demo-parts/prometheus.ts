@@ -10,12 +10,16 @@ import type { DemoContext, DemoPart } from './types';
 
 /**
  * The scrape job of load-test client metrics: the proxy's HTTP SD lists each running worker's metrics URL with labels
- * run_id, scenario and worker_id. honor_labels: the series carry run_id and scenario themselves (the same values),
- * so they are kept as they are instead of being renamed exported_run_id.
+ * run_id, scenario and worker_id. honor_labels: false: the proxy's target labels win over whatever a worker's series
+ * say (a worker cannot pose as another run, job or instance); the series' own copies (exported_run_id, …, the same
+ * values) are dropped by relabelling, so each series carries the run labels once, as the proxy set them.
  */
 export function runsScrapeJob(proxyUrl: string, o: { refresh?: string; token?: string } = {}): string {
   return `  - job_name: hopscope-load
-    honor_labels: true
+    honor_labels: false
+    metric_relabel_configs:
+      - action: labeldrop
+        regex: exported_(run_id|scenario|worker_id)
     http_sd_configs:
       - url: ${proxyUrl.replace(/\/+$/, '')}/api/runs/targets
         refresh_interval: ${o.refresh ?? '5s'}

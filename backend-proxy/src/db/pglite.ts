@@ -19,7 +19,7 @@
  * in this process's memory for an in-memory database), so a timer checkpoints once enough WAL was written.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openAsBlob, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, openAsBlob, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
@@ -160,25 +160,55 @@ async function initdbDataDir(pgdata: string, log: pino.Logger): Promise<void> {
  * format of its cluster and the migrations it contains, read again at each open (kept in this process only when it
  * cannot be written there). One that does not load (another PGlite version) is rebuilt.
  */
-const TEMPLATE_FILE = join(
-  tmpdir(),
-  `hopscope-pglite-template-w1-${MIGRATIONS.map(checksum).join('').slice(0, 16)}-${MIGRATIONS.length}.tar`
-);
+const TEMPLATE_NAME = `hopscope-pglite-template-w1-${MIGRATIONS.map(checksum).join('').slice(0, 16)}-${MIGRATIONS.length}.tar`;
+
+/**
+ * The template's directory: private to this user (`hopscope-<uid>` in the temp dir, mode 0700, owned by us, not a
+ * link), so another user of a shared /tmp cannot plant a cluster this proxy would load, nor read ours. Undefined when
+ * it cannot be made so (the template is then kept in this process only).
+ */
+function privateTemplateDir(): string | undefined {
+  const uid = process.getuid?.();
+  const dir = join(tmpdir(), `hopscope-${uid ?? 'user'}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+  }
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory() || st.isSymbolicLink()) return undefined;
+    if (uid !== undefined && st.uid !== uid) return undefined;
+    if ((st.mode & 0o077) !== 0) return undefined;
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+let templateDir: string | null | undefined;
+function templateFile(): string | undefined {
+  if (templateDir === undefined) templateDir = privateTemplateDir() ?? null;
+  return templateDir ? join(templateDir, TEMPLATE_NAME) : undefined;
+}
 let keptTemplate: Blob | undefined;
 
 /** Read from the file as PGlite loads it: one copy in memory at a time, not three. */
 async function readTemplate(): Promise<Blob | undefined> {
   if (keptTemplate) return keptTemplate;
-  return existsSync(TEMPLATE_FILE) ? openAsBlob(TEMPLATE_FILE).catch(() => undefined) : undefined;
+  const file = templateFile();
+  return file && existsSync(file) ? openAsBlob(file).catch(() => undefined) : undefined;
 }
 
 async function keepTemplate(pg: PGlite, log: pino.Logger): Promise<void> {
   let dump: Blob | undefined;
   try {
     dump = await pg.dumpDataDir('none');
-    const tmp = `${TEMPLATE_FILE}.${process.pid}`;
-    writeFileSync(tmp, new Uint8Array(await dump.arrayBuffer()));
-    renameSync(tmp, TEMPLATE_FILE);
+    const file = templateFile();
+    if (!file) throw new Error('no private temp directory for it');
+    const tmp = `${file}.${process.pid}`;
+    writeFileSync(tmp, new Uint8Array(await dump.arrayBuffer()), { mode: 0o600 });
+    renameSync(tmp, file);
   } catch (err) {
     keptTemplate = dump;
     log.debug(
@@ -197,10 +227,14 @@ async function createMemory(log: pino.Logger): Promise<{ pg: PGlite; fromTemplat
     } catch (err) {
       log.debug({ err: (err as Error).message }, 'database: the in-memory template did not load; rebuilding it');
       keptTemplate = undefined;
-      rmSync(TEMPLATE_FILE, { force: true });
+      const file = templateFile();
+      if (file) rmSync(file, { force: true });
     }
   }
-  const tarball = join(tmpdir(), `hopscope-pglite-initdb-${process.pid}-${Date.now()}.tar`);
+  const tarball = join(
+    templateFile() ? templateDir! : tmpdir(),
+    `hopscope-pglite-initdb-${process.pid}-${Date.now()}.tar`
+  );
   try {
     await initdbInChild({ tarball });
     return { pg: await PGlite.create({ ...opts, loadDataDir: await openAsBlob(tarball) }), fromTemplate: false };

@@ -10,11 +10,12 @@ import { DatabaseUnavailableError, classify, isUnavailable } from './errors';
 import { migrate } from './migrations';
 import { probe } from './probe';
 
-/** The URL without its password, for logs and messages. */
+/** The URL without its password (in the user part or as a `password`/`sslpassword` parameter), for logs and messages. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const k of [...u.searchParams.keys()]) if (/pass(word)?$|secret|token/i.test(k)) u.searchParams.set(k, '***');
     return u.toString();
   } catch {
     return 'postgres://(unparseable URL)';

@@ -16,6 +16,11 @@ import type {
 import type { ListFigures } from '../runs/merge';
 import type { Queryable } from './types';
 
+/** A run's target without `user:password@` (it is shown to every Viewer): kept out of the database and the answers. */
+export function withoutCredentials(target: string): string {
+  return target.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, '$1');
+}
+
 /** The merged outcome stored with a run once every worker is done. */
 export interface RunResult {
   summary: RunRecord['summary'];
@@ -310,7 +315,7 @@ export function recordOf(r: RunRow): RunRecord {
   const res = r.result;
   return {
     ...listItem(r),
-    target: r.target,
+    target: withoutCredentials(r.target),
     options: r.options,
     baselineRunId: r.baseline_run_id,
     thresholds: res?.thresholds ?? [],

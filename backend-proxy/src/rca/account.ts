@@ -57,6 +57,33 @@ export interface Degradation {
  */
 export type EngineStateLookup = (service: string, pod: string, atMs: number) => EngineState | undefined;
 
+/**
+ * The same as data, for the engine's worker threads (a function cannot cross to a worker): [pod, instant, state] for
+ * the instants the caller read. Looked up by pod at the nearest instant within `ENGINE_STATE_TABLE_SLACK_MS`.
+ */
+export type EngineStateTable = Array<[pod: string, atMs: number, state: EngineState]>;
+const ENGINE_STATE_TABLE_SLACK_MS = 1000;
+
+/** The lookup over a table of read states (see EngineStateTable). */
+export function engineStateOfTable(table: EngineStateTable): EngineStateLookup {
+  const byPod = new Map<string, Array<[number, EngineState]>>();
+  for (const [pod, atMs, state] of table) {
+    let l = byPod.get(pod);
+    if (!l) byPod.set(pod, (l = []));
+    l.push([atMs, state]);
+  }
+  return (_service, pod, atMs) => {
+    let best: [number, EngineState] | undefined;
+    for (const e of byPod.get(pod) ?? [])
+      if (
+        Math.abs(e[0] - atMs) <= ENGINE_STATE_TABLE_SLACK_MS &&
+        (!best || Math.abs(e[0] - atMs) < Math.abs(best[0] - atMs))
+      )
+        best = e;
+    return best?.[1];
+  };
+}
+
 export interface TraceAccount {
   readonly config: RcaConfig;
   readonly engineState?: EngineStateLookup;

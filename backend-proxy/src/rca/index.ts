@@ -10,4 +10,5 @@ export { baselineStats, groupByTrace, type Baseline } from './baseline';
 export { buildBaseline } from './background';
 export { RcaConfigError, RcaConfigSchema, type RcaConfigInput } from './config';
 export { indexKernelEvents, type KernelIndex } from './kernel';
-export type { EngineStateLookup } from './account';
+export type { EngineStateLookup, EngineStateTable } from './account';
+export { engineStateOfTable } from './account';

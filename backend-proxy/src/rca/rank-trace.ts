@@ -1,6 +1,6 @@
 /** Root cause of one trace: pure, deterministic (apart from `tookMs`), no I/O. */
 import type { KernelEvent, LlmPhases, RcaAnswer, Span } from '../../../contract';
-import type { EngineStateLookup } from './account';
+import { engineStateOfTable, type EngineStateLookup, type EngineStateTable } from './account';
 import { analyzeTrace } from './analyze';
 import { type Baseline, baselineStats } from './baseline';
 import { type RcaConfigInput, resolveConfig } from './config';
@@ -18,6 +18,8 @@ export interface RankTraceInput {
   config?: RcaConfigInput;
   /** The inference engines' state by pod and instant (from their metrics, read by the caller), for the LLM phases. */
   engineState?: EngineStateLookup;
+  /** The same as data (what the proxy hands its worker threads); used when `engineState` is absent. */
+  engineStates?: EngineStateTable;
 }
 
 export type TraceRcaAnswer = RcaAnswer & { anchor?: { spanId: string; reason: string; durationMs: number } };
@@ -42,12 +44,13 @@ export function rankTrace(input: RankTraceInput): TraceRcaAnswer {
       : Array.isArray(input.baseline)
         ? baselineStats(input.baseline)
         : input.baseline;
-  const a = analyzeTrace(input.spans, { baseline, kernel, config, engineState: input.engineState });
+  const engineState = input.engineState ?? (input.engineStates && engineStateOfTable(input.engineStates));
+  const a = analyzeTrace(input.spans, { baseline, kernel, config, engineState });
   const missing = [...a.missing];
   if (!baseline)
     missing.unshift('baseline: none given, so self times are compared with nothing (each counted at half weight)');
   if (!kernel) missing.push('kernel events: none given, no kernel evidence joined');
-  if (a.llm.length && !input.engineState)
+  if (a.llm.length && !engineState)
     missing.push(
       'engine state: none given, so the LLM phases name no queue depth, KV-cache usage or preemptions (the proxy reads them from Prometheus for GET /api/traces/:id/rca and GET /api/rca)'
     );

@@ -13,7 +13,14 @@ import {
   type Span,
   podOrServiceOfSpan,
 } from '../../../contract';
-import { type EngineStateLookup, type HopAccount, hopKey, newHop } from './account';
+import {
+  engineStateOfTable,
+  type EngineStateLookup,
+  type EngineStateTable,
+  type HopAccount,
+  hopKey,
+  newHop,
+} from './account';
 import { analyzeTrace } from './analyze';
 import { fmtMs } from './format';
 import { buildBaseline } from './background';
@@ -36,6 +43,8 @@ export interface RankWindowInput {
   config?: RcaConfigInput;
   /** The inference engines' state by pod and instant (from their metrics, read by the caller), for the LLM phases. */
   engineState?: EngineStateLookup;
+  /** The same as data (what the proxy hands its worker threads); used when `engineState` is absent. */
+  engineStates?: EngineStateTable;
 }
 
 export type WindowRcaAnswer = RcaAnswer & {
@@ -89,10 +98,11 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
   let toMs = -Infinity;
   const missingCounts = new Map<string, number>();
   let llm: Array<{ lp: LlmPhases; x: number }> = [];
+  const engineState = input.engineState ?? (input.engineStates && engineStateOfTable(input.engineStates));
   for (const tr of traces) {
     if (!tr.length) continue;
     spanCount += tr.length;
-    const a = analyzeTrace(tr, { baseline, kernel, config, engineState: input.engineState });
+    const a = analyzeTrace(tr, { baseline, kernel, config, engineState });
     for (const lp of a.llm) llm.push({ lp, x: phaseExcess(lp) });
     if (llm.length > 4 * WINDOW_LLM_SPANS) llm = topLlm(llm);
     totalMs += a.anchorDurationMs;
@@ -244,7 +254,7 @@ export function rankWindow(input: RankWindowInput): WindowRcaAnswer {
       traces: nTraces,
     });
   });
-  if (llm.length && !input.engineState)
+  if (llm.length && !engineState)
     missing.push(
       'engine state: none given, so the LLM phases name no queue depth, KV-cache usage or preemptions (the proxy reads them from Prometheus for GET /api/traces/:id/rca and GET /api/rca)'
     );

@@ -5,6 +5,7 @@
  */
 import { isFailedSpan, type Span } from '../../../contract';
 import { inferCallRoles } from './roles';
+import { capSpans, MAX_SPANS_PER_TRACE } from './caps';
 import { splitSharedSpans } from './shared-spans';
 import type { TraceTree } from './trace-tree';
 
@@ -189,8 +190,13 @@ export function exclusiveTimes(t: TraceTree): void {
  * shapes it: Zipkin's shared client/server spans split (`shared-spans.ts`), the call roles of kind-less spans
  * inferred (`roles.ts`); `t.spans` then holds those spans.
  */
-export function buildTree(spans: Span[], asyncToleranceMs = 1): TraceTree {
+export function buildTree(input: Span[], asyncToleranceMs = 1): TraceTree {
+  let spans = input;
   let t = linkSpans(spans);
+  if (t.duplicates || spans.length > MAX_SPANS_PER_TRACE) {
+    const capped = capSpans(spans, t.duplicates > 0);
+    if (capped.spans !== spans) t = linkSpans((spans = capped.spans));
+  }
   const shared = t.duplicates ? splitSharedSpans(spans) : undefined;
   if (shared) t = linkSpans(shared);
   const roles = inferCallRoles(t);

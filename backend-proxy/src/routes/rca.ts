@@ -2,24 +2,16 @@
  * Root cause: GET /api/traces/:traceId/rca (one trace, its baseline and kernel events gathered by the service),
  * GET /api/rca?from&to[&service][&maxTraces] (a time range, from the traces the proxy reads: nothing to upload), and
  * POST /api/rca (an incident window given as data: OTLP JSON traces, optional baseline and kernel events; the body may
- * be gzip- or deflate-encoded, its decoded size bounded by HOPSCOPE_PROXY_BODY_LIMIT: past it, a 413).
+ * be gzip- or deflate-encoded, its decoded size bounded by HOPSCOPE_PROXY_BODY_LIMIT: past it, a 413). That body is
+ * read raw and parsed in the engine's worker with the ranking (services/rca-window-request.ts), off the event loop.
  */
 import { Router } from 'express';
-import { formatZodError, RcaWindowRequest, type Span } from '../../../contract';
 import { badRequest } from '../http/errors';
 import { nameParam, numberParam, timeRange } from '../http/params';
-import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
-import { RcaConfigSchema } from '../rca';
 import type { RcaService } from '../services/rca';
 
-function spansOf(body: unknown, what: string): Span[] {
-  try {
-    return otlpToSpans(body);
-  } catch (err) {
-    if (err instanceof OtlpFormatError) throw badRequest(`${what}: ${err.message}`);
-    throw err;
-  }
-}
+/** The request POST /api/rca reads raw (app.ts leaves it to this route's parser): the engine's worker parses it. */
+export const isRawRcaBody = (method: string, url: string): boolean => method === 'POST' && /^\/rca(\?|$)/.test(url);
 
 const floorOrUndefined = (n: number | undefined): number | undefined => (n === undefined ? undefined : Math.floor(n));
 
@@ -42,18 +34,10 @@ export function rcaRoutes(rca: RcaService): Router {
     );
   });
 
-  r.post('/rca', (req, res) => {
-    const parsed = RcaWindowRequest.safeParse(req.body);
-    if (!parsed.success) throw badRequest(formatZodError(parsed.error, { root: 'body' }));
-    const b = parsed.data;
-    if (b.traces === undefined || b.traces === null)
-      throw badRequest('body.traces: OTLP JSON traces of the incident window are required');
-    const config = b.config === undefined ? undefined : RcaConfigSchema.safeParse(b.config);
-    if (config && !config.success) throw badRequest(`config: ${formatZodError(config.error)}`);
-    const traces = spansOf(b.traces, 'traces');
-    if (!traces.length) throw badRequest('traces: no spans in the given OTLP JSON');
-    const baseline = b.baseline === undefined ? undefined : spansOf(b.baseline, 'baseline');
-    res.json(rca.forWindow({ traces, baseline, kernelEvents: b.kernelEvents, config: config?.data }));
+  r.post('/rca', async (req, res) => {
+    if (!Buffer.isBuffer(req.body) || !req.is('application/json'))
+      throw badRequest('body: the incident window as application/json ({"traces": OTLP JSON, …}) is required');
+    res.json(await rca.forWindowBody(req.body));
   });
   return r;
 }

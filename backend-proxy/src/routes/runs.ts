@@ -69,6 +69,7 @@ export function runRoutes(
   };
 
   r.post('/runs', async (req, res) => {
+    svc().checkMetricsUrl((req.body as { metricsUrl?: unknown } | undefined)?.metricsUrl, req.socket.remoteAddress);
     res.status(201).json(await svc().register(body(RunRegistration, req.body, 'run registration')));
   });
 

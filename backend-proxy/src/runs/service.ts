@@ -24,6 +24,7 @@ import { DatabaseUnavailableError } from '../db/errors';
 import * as repo from '../db/runs-repo';
 import { RunsError } from './errors';
 import { listFigures, mergeRun, type WorkerResult } from './merge';
+import { checkMetricsUrl } from './metrics-url';
 
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
 /** Bounds on what one call may store. */
@@ -43,6 +44,8 @@ export interface RunsServiceOptions {
   heartbeatTimeoutMs?: number;
   /** The clock (tests). */
   now?: () => number;
+  /** Hosts a run's metricsUrl may name besides the registering worker's own address (HOPSCOPE_RUN_METRICS_HOSTS). */
+  metricsHosts?: readonly string[];
 }
 
 export interface RunListQuery {
@@ -99,6 +102,7 @@ function workerResult(w: repo.WorkerRow): WorkerResult {
 
 export class RunsService {
   readonly heartbeatTimeoutMs: number;
+  private readonly metricsHosts: readonly string[];
   private readonly db: Database;
   private readonly log: pino.Logger;
   private readonly now: () => number;
@@ -112,11 +116,19 @@ export class RunsService {
     this.log = o.log;
     this.now = o.now ?? Date.now;
     this.heartbeatTimeoutMs = o.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
+    this.metricsHosts = o.metricsHosts ?? [];
+  }
+
+  /** A registration's metricsUrl may become a scrape target (./metrics-url.ts); `remote`: the worker's address. */
+  checkMetricsUrl(metricsUrl: unknown, remote: string | undefined): void {
+    checkMetricsUrl(typeof metricsUrl === 'string' ? metricsUrl : undefined, remote, this.metricsHosts);
   }
 
   /** A worker registers a run, or joins a running one (`join: true`, same scenario). Answers the run's record. */
   async register(input: z.input<typeof RunRegistration>): Promise<RunRecord> {
-    const reg = parse(RunRegistration, input, 'run registration');
+    const parsed = parse(RunRegistration, input, 'run registration');
+    // user:password@ in the target is never kept (every Viewer reads the run).
+    const reg = { ...parsed, target: repo.withoutCredentials(parsed.target) };
     checkSize(reg, LIMITS.registrationBytes, 'the registration');
     const regHash = hash(reg);
     return this.guard(`register run ${reg.runId}`, () =>
@@ -251,6 +263,8 @@ export class RunsService {
       } catch {
         continue;
       } // validated at registration; skip rather than fail the endpoint
+      // Registered before the check existed: a query would steer Prometheus (__param_*), so it is not a target.
+      if (u.search || u.username || u.password || (u.protocol !== 'http:' && u.protocol !== 'https:')) continue;
       const labels: Record<string, string> = {
         __scheme__: u.protocol.replace(':', ''),
         __metrics_path__: u.pathname || '/metrics',
@@ -258,7 +272,6 @@ export class RunsService {
         scenario: r.scenario,
         worker_id: r.workerId,
       };
-      for (const [k, v] of u.searchParams) labels[`__param_${k}`] = v;
       groups.push({ targets: [u.host], labels });
     }
     return groups;

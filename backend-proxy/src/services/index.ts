@@ -153,8 +153,14 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   saved.answers = answers;
   const faults = new FaultService(sources.chain);
   const alerts = new AlertService(config, sources, db, log, holder);
-  const background: Background[] = [evidence, alerts];
-  const runs = new RunsService({ db, log, heartbeatTimeoutMs: config.runHeartbeatTimeoutMs });
+  // The engine's worker threads end with the services (first started, last stopped).
+  const background: Background[] = [rca, evidence, alerts];
+  const runs = new RunsService({
+    db,
+    log,
+    heartbeatTimeoutMs: config.runHeartbeatTimeoutMs,
+    metricsHosts: config.runMetricsHosts,
+  });
   if (runs) background.push(runs);
   // A run's traces: by the run index over the embedded store, or by TraceQL when Tempo is the trace source.
   const runIndex = new RunIndex();
@@ -174,7 +180,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   const health = { health: async () => [...(await sources.health()), await db.health()] };
   return {
     health: new StateHealthService(health, { alerts, evidence }),
-    ingest: new IngestService(sources.store),
+    ingest: new IngestService(sources.store, rca.engine),
     golden: new GoldenService(sources.prometheus, sources.traces, config.scrapeIntervalMs),
     heatmap: new HeatmapService(sources.prometheus),
     drilldown: new DrilldownService({

@@ -1,18 +1,23 @@
 /**
  * OTLP/HTTP ingest into the embedded store (JSON and protobuf): the whole body is parsed first, then stored, so a
- * malformed request changes nothing. Spans are enriched with GenAI attributes on the way in.
+ * malformed request changes nothing. Spans are enriched with GenAI attributes on the way in. A JSON body past
+ * OFFLOAD_BYTES is parsed in the engine's worker pool (./rca-pool.ts), so megabytes of JSON never hold the event loop.
  */
 import { HttpError } from '../http/errors';
 import { otlpReceived, otlpRejected } from '../metrics';
-import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
-import { enrichSpan } from '../store/enrich';
-import { decodeOtlpProtobuf, ProtobufDecodeError } from '../store/otlp-protobuf';
+import { assertOtlpDepth, OtlpBodyError, parseOtlpBody, type OtlpEncoding } from '../otlp/parse-body';
+import type { Span } from '../../../contract';
 import type { TraceStore } from '../store/trace-store';
+import type { RcaPool } from './rca-pool';
 
-type OtlpEncoding = 'json' | 'protobuf';
+/** Bodies up to this size are parsed in place (a few milliseconds); larger ones in a worker. */
+export const OFFLOAD_BYTES = 256 * 1024;
 
 export class IngestService {
-  constructor(private store: TraceStore) {}
+  constructor(
+    private store: TraceStore,
+    private pool?: Pick<RcaPool, 'parseOtlp'>
+  ) {}
 
   /** The encoding of a Content-Type, or a 415 naming what is accepted. */
   encodingOf(contentType: string | undefined): OtlpEncoding {
@@ -28,23 +33,26 @@ export class IngestService {
   }
 
   /** Stores every span of the body or none (a 400 saying why); returns how many were stored. */
-  ingest(body: Buffer, encoding: OtlpEncoding): number {
+  async ingest(body: Buffer, encoding: OtlpEncoding): Promise<number> {
+    // JSON only: the protobuf decoder stops at its bounds (store/otlp-protobuf.ts) before a flood costs seconds.
+    const offload = this.pool && encoding === 'json' && body.length > OFFLOAD_BYTES;
+    if (!offload) assertOtlpDepth(body, encoding);
+    let chunks: Span[][];
     try {
-      const spans = otlpToSpans(encoding === 'protobuf' ? decodeOtlpProtobuf(body) : JSON.parse(body.toString('utf8')));
-      for (const s of spans) enrichSpan(s);
-      this.store.add(spans);
-      otlpReceived.inc({ encoding }, spans.length);
-      return spans.length;
+      chunks = offload ? await this.pool!.parseOtlp(body, encoding) : [parseOtlpBody(body, encoding)];
     } catch (err) {
+      if (!(err instanceof OtlpBodyError)) throw err;
       otlpRejected.inc({ encoding });
-      const e = err as Error;
-      const why =
-        err instanceof OtlpFormatError || err instanceof ProtobufDecodeError
-          ? e.message
-          : err instanceof SyntaxError
-            ? `malformed JSON: ${e.message}`
-            : `unreadable: ${e.message}`;
-      throw new HttpError(400, 'bad_otlp', `OTLP body rejected, nothing stored: ${why}`);
+      throw new HttpError(400, 'bad_otlp', `OTLP body rejected, nothing stored: ${err.message}`);
     }
+    // Every span parsed before any is stored; a large body is stored a chunk per turn of the event loop.
+    let n = 0;
+    for (let i = 0; i < chunks.length; i++) {
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      this.store.add(chunks[i]);
+      n += chunks[i].length;
+    }
+    otlpReceived.inc({ encoding }, n);
+    return n;
   }
 }

@@ -5,7 +5,8 @@
  * traces read from the trace source (a bounded selection: failed and slowest first, then a spread over the range),
  * the baseline from before it and its kernel events. Live runs use the configured engine settings
  * (HOPSCOPE_RCA_CONFIG: SLOs, λ weights, expected edges); a POST body's `config` overrides them field by field.
- * Each run is timed and traced.
+ * Each run is timed and traced, and runs off the event loop in the engine's worker pool (./rca-pool.ts; its queue is
+ * bounded: past it, 503 + Retry-After): every caller of this service gets that, none runs the engine itself.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import {
@@ -22,8 +23,7 @@ import { HttpError } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { rcaDuration } from '../metrics';
 import {
-  rankTrace,
-  rankWindow,
+  type EngineStateTable,
   type RankWindowInput,
   type RcaConfigInput,
   type TraceRcaAnswer,
@@ -35,6 +35,10 @@ import { EmbeddedTraceSource } from '../sources/traces';
 import { BaselineCache } from './baseline-cache';
 import type { KernelWindow } from '../evidence/window';
 import type { EngineStateRequest, EngineStateService } from './engine-state';
+import { mergeRcaConfig } from './rca-config';
+import { RcaPool, type RcaPoolOptions } from './rca-pool';
+
+export { mergeRcaConfig };
 import type { TraceService } from './traces';
 
 export type TraceRootCause = TraceRcaAnswer & {
@@ -71,31 +75,6 @@ const RANGE_MAX_TRACES = 5000;
 const RANGE_SCAN = 100_000;
 const FETCH_CONCURRENCY = 8;
 
-/** Engine settings: the configured ones, with a request's own on top (λ weights and SLOs merged key by key). */
-export function mergeRcaConfig(
-  base: RcaConfigInput | undefined,
-  over: RcaConfigInput | undefined
-): RcaConfigInput | undefined {
-  if (!base) return over;
-  if (!over) return base;
-  return {
-    ...base,
-    ...over,
-    ...(base.lambda || over.lambda
-      ? {
-          lambda: {
-            ...base.lambda,
-            ...over.lambda,
-            ...(base.lambda?.byService || over.lambda?.byService
-              ? { byService: { ...base.lambda?.byService, ...over.lambda?.byService } }
-              : {}),
-          },
-        }
-      : {}),
-    ...(base.sloMs || over.sloMs ? { sloMs: { ...base.sloMs, ...over.sloMs } } : {}),
-  };
-}
-
 /** Evenly spaced picks of `n` out of `list` (a spread over the range, not its first or last part). */
 function spread<T>(list: T[], n: number): T[] {
   if (list.length <= n) return list;
@@ -119,12 +98,12 @@ function engineStateRequests(traces: Span[][]): EngineStateRequest[] {
   return out;
 }
 
-/** Runs the engine inside a span and times it. */
-function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | string>, fn: () => T): T {
-  return tracer.startActiveSpan(`rca ${kind}`, { attributes: attrs }, (span) => {
+/** Runs the engine inside a span and times it (the wait for a worker included). */
+function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | string>, fn: () => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(`rca ${kind}`, { attributes: attrs }, async (span) => {
     const t0 = performance.now();
     try {
-      return fn();
+      return await fn();
     } catch (err) {
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -138,6 +117,7 @@ function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | strin
 
 export class RcaService {
   private baselines: BaselineCache;
+  private pool: RcaPool;
 
   /**
    * `exporters` is the live list (DNS discovery updates it in place); `opts.config`: the configured engine settings
@@ -152,9 +132,27 @@ export class RcaService {
       saved?: { ofTrace(traceId: string): Promise<SavedRcaAnswerMeta[]> };
       /** The inference engines' metrics (queue, KV cache) for the LLM phases; absent: the answers say so. */
       engineState?: EngineStateService;
+      /** The engine's worker threads and queue bound. */
+      pool?: RcaPoolOptions;
     } = {}
   ) {
     this.baselines = new BaselineCache(traces.source);
+    this.pool = new RcaPool(opts.pool);
+  }
+
+  /** The engine's worker pool (the ingest service parses large OTLP bodies there too). */
+  get engine(): RcaPool {
+    return this.pool;
+  }
+
+  /** One engine worker started ahead of the first request; the others start on demand. */
+  start(): void {
+    this.pool.warm();
+  }
+
+  /** Ends the engine's workers (analyses still running answer 503). */
+  stop(): Promise<void> {
+    return this.pool.close();
   }
 
   /** A window's kernel events: kept evidence fills in where the rings no longer reach (notes say so). */
@@ -170,10 +168,17 @@ export class RcaService {
   }
 
   /** The engine state of these traces' inference servers, read once (one Prometheus query per figure). */
-  private engineStateFor(traces: Span[][]) {
+  private async engineStateFor(traces: Span[][]): Promise<{ table: EngineStateTable; missing: string[] } | undefined> {
     const requests = engineStateRequests(traces);
-    if (!requests.length || !this.opts.engineState) return Promise.resolve(undefined);
-    return this.opts.engineState.lookup(requests);
+    if (!requests.length || !this.opts.engineState) return undefined;
+    const read = await this.opts.engineState.lookup(requests);
+    // As data: the engine runs in a worker thread, where a lookup function cannot go.
+    const table: EngineStateTable = [];
+    for (const r of requests) {
+      const state = read.lookup(r.service, r.pod, r.atMs);
+      if (state) table.push([r.pod, r.atMs, state]);
+    }
+    return { table, missing: read.missing };
   }
 
   /** The engine settings live root causes run with. */
@@ -207,13 +212,13 @@ export class RcaService {
     const [base, kern, saved, engine] = await Promise.all([baseP, kernP, savedP, engineP]);
     statuses.push(base.status);
     if (kern) statuses.push(...kern.sources);
-    const answer = timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () =>
-      rankTrace({
+    const answer = await timed('trace', { 'hopscope.trace_id': detail.traceId, 'hopscope.spans': spans.length }, () =>
+      this.pool.rankTrace({
         spans,
         baseline: base.value,
         kernelEvents: kern ? kern.events : undefined,
         config: this.opts.config,
-        engineState: engine?.lookup,
+        engineStates: engine?.table,
       })
     );
     const missing = [...answer.missing];
@@ -250,9 +255,16 @@ export class RcaService {
   }
 
   /** An incident window given as data (offline postmortems, benchmarks); its `config` on top of the configured one. */
-  forWindow(input: RankWindowInput): WindowRcaAnswer {
+  forWindow(input: RankWindowInput): Promise<WindowRcaAnswer> {
     const config = mergeRcaConfig(this.opts.config, input.config);
-    return timed('window', { 'hopscope.spans': input.traces.length }, () => rankWindow({ ...input, config }));
+    return timed('window', { 'hopscope.spans': input.traces.length }, () => this.pool.rankWindow({ ...input, config }));
+  }
+
+  /** POST /api/rca's raw JSON body: parsed, checked (a 400 naming the field) and ranked in the engine's worker. */
+  forWindowBody(body: Buffer): Promise<WindowRcaAnswer> {
+    return timed('window', { 'hopscope.body_bytes': body.length }, () =>
+      this.pool.rankWindowBody(body, this.opts.config)
+    );
   }
 
   /**
@@ -325,16 +337,16 @@ export class RcaService {
     const how = embedded
       ? `${traces.length} of the ${found.length} trace(s) the embedded store holds for the range${found.length >= RANGE_SCAN ? ` (it lists at most ${RANGE_SCAN})` : ''}: every failed one first (up to half of ${budget}), then the slowest, then a spread over the range`
       : `${traces.length} trace(s) read from ${source.name}: its failed traces (up to ${Math.ceil(budget / 2)}), the slowest of what its search returned, and up to ${budget} of the range (Tempo's search answers a sample, not every trace)`;
-    const answer = timed(
+    const answer = await timed(
       'window',
       { 'hopscope.spans': traces.reduce((n, t) => n + t.length, 0), 'hopscope.traces': traces.length },
       () =>
-        rankWindow({
+        this.pool.rankWindow({
           traces,
           baseline: baseline?.value,
           kernelEvents: kern?.events,
           config: this.opts.config,
-          engineState: engine?.lookup,
+          engineStates: engine?.table,
         })
     );
     const missing = [...answer.missing];

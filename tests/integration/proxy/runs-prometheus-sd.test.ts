@@ -66,7 +66,8 @@ test(
     assert.equal(m.job, 'hopscope-load');
     assert.equal(m.scenario, 'ad-hoc');
     assert.equal(m.worker_id, mine[0].labels.worker_id);
-    assert.equal(m.exported_run_id, undefined, "honor_labels keeps the series' own run_id");
+    assert.equal(m.run_id, 'sd-1', "the proxy's target label");
+    assert.equal(m.exported_run_id, undefined, "the series' own copy is dropped by relabelling (honor_labels: false)");
     const code = await run.code;
     assert.equal(code, 0, run.err());
     const summary = run.summary();

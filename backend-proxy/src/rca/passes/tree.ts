@@ -4,11 +4,20 @@
  * the trace). No recursion: a deep chain cannot overflow the stack.
  */
 import type { TraceAccount } from '../account';
+import { capSpans, MAX_SPANS_PER_TRACE } from '../caps';
 import { splitSharedSpans } from '../shared-spans';
 import { linkSpans } from '../tree';
 
 export function tree(a: TraceAccount): void {
   let t = linkSpans(a.spans);
+  // Caps (../caps.ts): the count per span id only when some id came twice.
+  if (t.duplicates || a.spans.length > MAX_SPANS_PER_TRACE) {
+    const capped = capSpans(a.spans, t.duplicates > 0);
+    if (capped.missing.length) {
+      t = linkSpans((a.spans = capped.spans));
+      a.missing.push(...capped.missing);
+    }
+  }
   if (t.duplicates) {
     // Zipkin's shared spans (client and server under one id) are two spans, not a retry.
     const shared = splitSharedSpans(a.spans);
