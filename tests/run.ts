@@ -43,8 +43,12 @@ const STAGES: Stage[] = [
   { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
 ];
 
-/** What marks a file (or a test helper it imports) as using the kernel's shared state: it then runs alone. */
-const EXCLUSIVE = /bpftrace|\bnft\b|nftables|tracefs|netns|\/sys\/fs\/cgroup|startExporter|kernelSkipReason/;
+/**
+ * What marks a file (or a test helper it imports) as using the kernel's shared state, or as measuring latency that a
+ * neighbour's load would move (`hopscope-test: alone` in a comment): it then runs alone.
+ */
+const EXCLUSIVE =
+  /bpftrace|\bnft\b|nftables|tracefs|netns|\/sys\/fs\/cgroup|startExporter|kernelSkipReason|hopscope-test: alone/;
 
 function testFiles(dir: string, only?: string): string[] {
   const abs = join(root, dir);

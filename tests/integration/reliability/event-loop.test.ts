@@ -3,7 +3,7 @@
  * engine's shared-span split quadratic time on the event loop) is planted through OTLP and sent to POST /api/rca,
  * and its root cause asked for again and again, while a poller on its own thread asks /metrics and /api/health every
  * few milliseconds and times each answer. Every poll answers within 100 ms; the root causes answer, and say what the
- * engine's caps left out.
+ * engine's caps left out. It times answers, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -5,6 +5,7 @@
  * documented ones (501: PNG export without Chromium; 503 with Retry-After: back-pressure), every request answered
  * well within its deadline, the process alive and answering afterwards, `/metrics` with a bounded set of route
  * labels, and RSS bounded. The figures are printed (`RELIABILITY fuzz: …`) for the README.
+ * It times answers, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

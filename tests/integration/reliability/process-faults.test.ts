@@ -3,6 +3,7 @@
  * callback, an unhandled promise rejection, an interval that throws (all logged with their stack, counted in
  * hopscope_proxy_uncaught_errors_total, never fatal); and slow-header connections (slowloris), which the server
  * closes once HEADERS_TIMEOUT_MS has passed while it keeps answering everyone else.
+ * It times answers, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

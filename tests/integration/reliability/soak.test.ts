@@ -6,6 +6,7 @@
  * 10,000 spans, so the store is full for most of the run. What must hold: no 5xx, and RSS flat once warm (the
  * store full, caches filled): bounded growth from the end of the warm-up to the end (HOPSCOPE_SOAK_SERIES=1 prints
  * the RSS of every second).
+ * It times answers, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

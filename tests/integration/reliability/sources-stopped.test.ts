@@ -5,6 +5,7 @@
  * the wrong shapes, HTML, huge bodies, a body dripping past the deadline, resets). What must hold on every endpoint
  * the dashboard calls: an answer within the source deadline (plus slack), never a 500, and the failed source named
  * in a per-source error (`sources[]`, or the error message of an endpoint that has only that source).
+ * It times answers, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
