@@ -25,6 +25,7 @@ import {
   RunList,
   RunRecord,
   RunTtftAnswer,
+  RunTtftRequestsAnswer,
   SavedRcaAnswer,
   SavedRcaAnswerMeta,
   ServicesAnswer,
@@ -203,6 +204,8 @@ export const api = {
   runCompare: (runId: string, baselineRunId: string, requestId?: string) =>
     request(`/runs/${seg(runId)}/compare/${seg(baselineRunId)}`, RunCompareAnswer, { requestId }),
   runTtft: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}/ttft`, RunTtftAnswer, { requestId }),
+  runTtftRequests: (runId: string, requestId?: string) =>
+    request(`/runs/${seg(runId)}/ttft/requests`, RunTtftRequestsAnswer, { requestId }),
 };
 
 /** `GET /api/export/postmortem`: the PNG or the Markdown of a view, as a Blob to download. Never throws. */

@@ -10,6 +10,7 @@ import { rca } from './rca';
 import { run } from './run';
 import { runCompare } from './runCompare';
 import { runTtft } from './runTtft';
+import { runTtftRequests } from './runTtftRequests';
 import { trace } from './trace';
 import { traceKernelEvents } from './traceKernelEvents';
 import { traces } from './traces';
@@ -27,6 +28,7 @@ export const OTHER_KINDS = {
   run,
   runCompare,
   runTtft,
+  runTtftRequests,
   windowRca,
 };
 

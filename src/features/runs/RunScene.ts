@@ -33,6 +33,7 @@ export const RUN_READY_MARK = 'hopscope:run:ready';
 const RUN = 'run';
 const GOLDEN = 'golden';
 const TTFT = 'ttft';
+const TTFT_REQUESTS = 'ttftRequests';
 const RUN_GOLDEN = ['rps', 'e2e_p99_s', 'ttft_p99_s', 'error_rate'] as const;
 
 /** The run's faults (from its record) as annotations on the time series of the runner that carries this layer. */
@@ -202,6 +203,30 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
               partRefId(TTFT, 'gap'),
               'run-ttft-gap',
               "The client's mean TTFT part by part (means add up, percentiles do not). A part a metric times says which; a remainder is the difference of two measured means, named for what lies between those two clocks."
+            ),
+          }),
+        ],
+      }),
+      new SceneFlexLayout({
+        direction: 'row',
+        height: 300,
+        $data: hopscopeRunner(hopscopeQuery('runTtftRequests', { runId }, TTFT_REQUESTS)),
+        children: [
+          new SceneFlexItem({
+            width: '65%',
+            body: table(
+              'TTFT per request, decomposed',
+              partRefId(TTFT_REQUESTS, 'requests'),
+              'run-ttft-requests',
+              "The client's TTFT of the run's slowest and failed requests, split along each trace: client→gateway network, the hops before the LLM, the engine's queue and prefill (from the engine's own span: vLLM's gen_ai.latency.*), and the first chunk's way back (the remainder). An empty cell is not known for that request; the notices say why."
+            ),
+          }),
+          new SceneFlexItem({
+            body: table(
+              'TTFT per request, on average',
+              partRefId(TTFT_REQUESTS, 'average'),
+              'run-ttft-requests-average',
+              'Each part’s mean over the slowest and failed requests that have it (the count says how many).'
             ),
           }),
         ],
