@@ -8,6 +8,7 @@ import { kernelEvents } from './kernelEvents';
 import { pods } from './pods';
 import { rca } from './rca';
 import { run } from './run';
+import { runCapacity } from './runCapacity';
 import { runCompare } from './runCompare';
 import { runTtft } from './runTtft';
 import { trace } from './trace';
@@ -26,6 +27,7 @@ export const OTHER_KINDS = {
   run,
   runCompare,
   runTtft,
+  runCapacity,
 };
 
 export type OtherKinds = typeof OTHER_KINDS;

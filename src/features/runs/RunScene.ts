@@ -24,6 +24,7 @@ import { hopscopePanel, hopscopeRunner, partOf } from '../../scenes/panels';
 import { markWhenDrawn } from '../../scenes/whenDrawn';
 import { CompareWithScene } from './CompareWithScene';
 import { liveWhileRunning } from './live';
+import { RunCapacityScene } from './RunCapacityScene';
 import { RunHeader } from './RunHeader';
 
 /** Set once the run page's panels show their answers. */
@@ -131,6 +132,7 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
     ],
     children: [
       new SceneFlexItem({ body: header }),
+      new SceneFlexItem({ body: new RunCapacityScene({ runId }) }),
       new SceneFlexItem({ height: 120, body: summaryPanel() }),
       new SceneFlexLayout({
         direction: 'row',
