@@ -130,6 +130,12 @@ export const RunRequest = z.object({
     .nullable(),
   /** Where the id came from: the `traceparent` the client sent, the server's `traceresponse`, or nowhere. */
   traceIdSource: z.enum(['sent', 'traceresponse', 'none']),
+  /**
+   * The trace was head-sampled (kept whole): the sampled flag of the traceparent sent, or of the server's
+   * traceresponse. False: the trace was not kept (the run page says so rather than link to a 404); absent in records
+   * written before it was recorded.
+   */
+  traceSampled: z.boolean().optional(),
   startMs: z.number(),
   e2eMs: z.number().nonnegative(),
   ttftMs: z.number().nonnegative().nullable(),

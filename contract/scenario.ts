@@ -147,8 +147,13 @@ export const ScenarioRequest = z.strictObject({
   stream: z.boolean().default(true),
   maxTokens: z.number().int().min(1).max(32768).default(64),
   timeout: Duration.refine((s) => s > 0 && s <= 3600, 'the timeout must be > 0 and ≤ 1h').default(60),
-  /** Send a sampled W3C traceparent (the trace id is then known before the answer); otherwise the server decides. */
-  traceparent: z.boolean().default(false),
+  /** Send a W3C traceparent (the trace id is then known before the answer); otherwise the server decides. */
+  traceparent: z.boolean().default(true),
+  /**
+   * The share of those traceparents sent sampled (flags 01, the rest 00), decided by the trace id as a ratio sampler
+   * does; absent: all up to 200 req/s, above that 200 / the profile's peak rate (hopscope-load decides it).
+   */
+  traceSample: z.number().min(0).max(1).optional(),
 });
 
 const rate = z.number().positive('a rate must be > 0').max(100_000, 'a rate must be ≤ 100000');

@@ -94,6 +94,7 @@ export const testIds = {
     status: id('run-status'),
     overviewLink: id('run-overview-link'),
     tracesLink: id('run-traces-link'),
+    capacity: id('run-capacity'),
     compareWith: id('run-compare-with'),
     anyScenario: id('run-compare-any-scenario'),
     compareClear: id('run-compare-clear'),

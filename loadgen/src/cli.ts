@@ -25,6 +25,7 @@ import { parseMaxRegression } from './load/regression';
 import { listScenarios, loadScenario, revalidate, scenarioRelative, type LoadedScenario } from './load/scenario';
 import { EXIT, runSession, type SessionPlan } from './load/session';
 import { parseSlo, parseThreshold, THRESHOLD_METRICS, type Threshold } from './load/thresholds';
+import { defaultTraceSample } from './load/trace-context';
 import { chooseMetricsMode, otlpMetricsEndpoint } from './metrics/readers';
 import { resendSpool } from './report/run-reporter';
 import { defaultSpoolDir } from './report/spool';
@@ -86,7 +87,10 @@ Measurement
   --threshold T         repeatable, e.g. 'p99_ms<2000', 'error_rate<0.01' (added to the scenario's); exit 1 if any fails
   --connections N       HTTP connections (default 256)
   --max-in-flight N     client-side cap; arrivals beyond it are counted, not sent (default 10000)
-  --traceparent         send a sampled W3C traceparent (otherwise the trace id is the server's traceresponse)
+  --no-traceparent      send no W3C traceparent (the trace id is then the server's traceresponse); by default
+                        (--traceparent) each request carries one, so the chain's parent-based samplers keep its trace
+  --trace-sample R      share of those traceparents sent sampled, 0..1 (default 1 — every request — up to 200 req/s;
+                        above 200 req/s peak, 200/peak, about 200 sampled traces/s)
   --raw-body JSON       send this fixed body instead of prompts (benchmarks against trivial endpoints)
 Run record (the proxy)
   --report URL|none     the proxy (default $HOPSCOPE_PROXY_URL or ${DEFAULT_PROXY_URL}); token from $HOPSCOPE_PROXY_TOKEN;
@@ -148,6 +152,11 @@ export function parseDuration(name: string, v: string | undefined): number | und
   if (!m) throw new UsageError(`--${name} ${JSON.stringify(v)}: expected a duration like 500ms, 30s, 2m`);
   const n = Number(m[1]);
   return n * ({ ms: 0.001, s: 1, m: 60, h: 3600 } as Record<string, number>)[m[2] ?? 's'];
+}
+
+/** The profile's highest rate (its rps, or a spike's or a start above it): what the default trace sample is for. */
+function peakRps(l: Scenario['load']): number {
+  return Math.max(l.rps, l.spikeRps ?? 0, l.startRps ?? 0);
 }
 
 function parseNum(
@@ -236,6 +245,8 @@ const OPTIONS = {
   connections: { type: 'string' },
   'max-in-flight': { type: 'string' },
   traceparent: { type: 'boolean' },
+  'no-traceparent': { type: 'boolean' },
+  'trace-sample': { type: 'string' },
   'raw-body': { type: 'string' },
   report: { type: 'string' },
   'run-id': { type: 'string' },
@@ -361,6 +372,9 @@ export function parseCli(
   if (maxTokens !== undefined) sc.request.maxTokens = maxTokens;
   if (values['no-stream']) sc.request.stream = false;
   if (values.traceparent) sc.request.traceparent = true;
+  if (values['no-traceparent']) sc.request.traceparent = false;
+  const traceSample = parseNum('trace-sample', s('trace-sample'), { min: 0, max: 1 });
+  if (traceSample !== undefined) sc.request.traceSample = traceSample;
   const timeoutS = parseDuration('timeout', s('timeout'));
   if (timeoutS !== undefined) {
     if (timeoutS <= 0 || timeoutS > 3600) throw new UsageError('--timeout must be > 0 and ≤ 1h');
@@ -515,6 +529,7 @@ export function parseCli(
       maxInFlight: final.load.maxInFlight,
       slo: final.slo,
       traceparent: final.request.traceparent,
+      traceSample: final.request.traceSample ?? defaultTraceSample(peakRps(final.load)),
       apiKey: s('api-key') ?? env.OPENAI_API_KEY,
       rawBody: s('raw-body'),
     },

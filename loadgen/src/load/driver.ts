@@ -41,6 +41,8 @@ export interface LoadOptions {
   maxInFlight: number;
   slo: Slo;
   traceparent: boolean;
+  /** Share of the traceparents sent sampled (default 1: all). */
+  traceSample?: number;
   apiKey?: string;
   /** Sends a fixed tiny body instead of synthesised prompts (benchmarks against trivial endpoints). */
   rawBody?: string;
@@ -76,6 +78,7 @@ export async function runLoad(o: LoadOptions): Promise<Summary> {
     // W3C baggage marks load-test traffic; the chain turns these entries into span attributes.
     baggage: `hopscope.run_id=${encodeURIComponent(o.runId)},hopscope.load_test=true${o.scenario ? `,hopscope.scenario=${encodeURIComponent(o.scenario)}` : ''}`,
     traceparent: o.traceparent,
+    traceSample: o.traceSample ?? 1,
     apiKey: o.apiKey,
     rawBody: o.rawBody,
     deadlines,

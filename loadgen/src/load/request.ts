@@ -22,6 +22,8 @@ export interface RequestContext {
   /** W3C baggage marking the run's traffic. */
   baggage: string;
   traceparent: boolean;
+  /** Share of the traceparents sent sampled (1: all). */
+  traceSample: number;
   apiKey?: string;
   rawBody?: string;
   deadlines: Deadlines;
@@ -69,11 +71,10 @@ export async function sendRequest(c: RequestContext, p: PlannedRequest): Promise
   let sampled = false;
   let answered = false;
   if (c.traceparent) {
-    const tp = newTraceparent();
+    const tp = newTraceparent(c.traceSample);
     headers.traceparent = tp.header;
-    ({ traceId } = tp);
+    ({ traceId, sampled } = tp);
     traceIdSource = 'sent';
-    sampled = true;
   }
   if (p.backend !== 'none') headers['x-hopscope-backend'] = p.backend;
   headers['x-hopscope-route'] = ROUTE_HEADER[p.route];

@@ -160,6 +160,7 @@ export class Tally {
     this.ledger.add(r.latencyMs, served, r.outcome !== 'ok', r.traceIdSource, r.sampled, () => ({
       traceId: r.traceId,
       traceIdSource: r.traceIdSource,
+      traceSampled: r.traceId !== null && r.sampled,
       startMs: Math.round(startMs),
       e2eMs: Number(r.latencyMs.toFixed(3)),
       ttftMs: r.ttftMs !== undefined ? Number(r.ttftMs.toFixed(3)) : null,
@@ -269,7 +270,7 @@ export class Tally {
     if (this.degraded) notes.push(`${this.degraded} request(s) were served by a fallback model (degraded, not ok)`);
     if (this.answered && !this.ledger.traceIds.traceresponse && !f.traceparent) {
       notes.push(
-        'no trace id from the server: it answers no traceresponse header (--traceparent sends one with each request)'
+        'no trace id from the server: it answers no traceresponse header (hopscope-load sends a traceparent unless --no-traceparent)'
       );
     } else if (this.ledger.traceIds.none) {
       notes.push(

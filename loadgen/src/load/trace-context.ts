@@ -9,11 +9,28 @@ export type TraceIdSource = 'sent' | 'traceresponse' | 'none';
 // One buffer refilled per id: cheaper than two randomBytes() allocations per request at thousands of requests/s.
 const buf = Buffer.alloc(24);
 
-/** A new sampled traceparent and its trace id. */
-export function newTraceparent(): { header: string; traceId: string } {
+/** Fraction in [0, 1) from the low 8 hex digits of a trace id (the chain's samplers decide on the same digits). */
+function idFraction(traceId: string): number {
+  return parseInt(traceId.slice(-8), 16) / 0x1_0000_0000;
+}
+
+/**
+ * A new traceparent and its trace id: sampled (flags 01) when the id's fraction is below `sampleRatio` (1: always,
+ * 0: never), as a trace-id ratio sampler decides, so a parent-based chain keeps that share of the run's traces whole.
+ */
+export function newTraceparent(sampleRatio = 1): { header: string; traceId: string; sampled: boolean } {
   randomFillSync(buf);
   const traceId = buf.toString('hex', 0, 16);
-  return { header: `00-${traceId}-${buf.toString('hex', 16, 24)}-01`, traceId };
+  const sampled = sampleRatio >= 1 || idFraction(traceId) < sampleRatio;
+  return { header: `00-${traceId}-${buf.toString('hex', 16, 24)}-${sampled ? '01' : '00'}`, traceId, sampled };
+}
+
+/** Past this rate the default share of sampled traceparents is TRACE_ALL_UP_TO_RPS / the peak rate. */
+export const TRACE_ALL_UP_TO_RPS = 200;
+
+/** The default `--trace-sample`: every request up to 200 req/s, above it 200 / peak (about 200 sampled traces/s). */
+export function defaultTraceSample(peakRps: number): number {
+  return peakRps <= TRACE_ALL_UP_TO_RPS ? 1 : TRACE_ALL_UP_TO_RPS / peakRps;
 }
 
 const TRACE_RESPONSE_RE = /^\s*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})\s*$/;

@@ -1,15 +1,19 @@
 /**
- * Always keeps errors and timeouts, even in traces the head sampler dropped.
+ * Always keeps errors and timeouts, and the slow tail (a span over its operation's P99 in this process, slow-tail.ts),
+ * even in traces the head sampler dropped.
  *
  * How: dropped traces are still recorded (SamplingDecision.RECORD). This processor holds their finished spans in a
  * small buffer shared by every processor of the process (keyed by trace id, bounded, 30 s TTL). When a span of that
  * trace ends with status ERROR (our hops set ERROR on failures and on timeouts, with `error.type=timeout`), the trace is
- * marked kept: its buffered spans and every later span of it in this process are exported as if sampled. Callers see a
+ * marked kept: its buffered spans and every later span of it in this process are exported as if sampled; so is a trace
+ * with a span that lasted longer than the P99 of its operation's last 1,000 spans here (callers' spans of a slow call
+ * are slow too, so the slow path is kept end to end, as errors are). Callers see a
  * failed downstream call as a failed client span, so the whole error path is exported; sibling hops in another process
  * that succeeded stay dropped (documented limit of head sampling without a collector).
  */
 import { SpanStatusCode, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SlowTail } from './slow-tail';
 
 interface Buffered {
   span: ReadableSpan;
@@ -21,6 +25,8 @@ const MAX_TRACES = 5000;
 const TTL_MS = 30_000;
 const buffer = new Map<string, Buffered[]>();
 const kept = new Map<string, number>();
+/** Shared like the buffer: one tail per operation per process, whichever processor sees its spans. */
+const tail = new SlowTail();
 
 function asSampled(span: ReadableSpan): ReadableSpan {
   const ctx = span.spanContext();
@@ -50,6 +56,8 @@ export class KeepErrorsSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     const ctx = span.spanContext();
+    // Every span counts for its operation's P99, sampled or not.
+    const slow = tail.observe(span.name, span.duration[0] * 1e3 + span.duration[1] / 1e6);
     if (ctx.traceFlags & TraceFlags.SAMPLED) {
       this.delegate.onEnd(span);
       return;
@@ -59,7 +67,7 @@ export class KeepErrorsSpanProcessor implements SpanProcessor {
       this.delegate.onEnd(asSampled(span));
       return;
     }
-    if (span.status.code === SpanStatusCode.ERROR) {
+    if (span.status.code === SpanStatusCode.ERROR || slow) {
       kept.set(ctx.traceId, now);
       for (const b of buffer.get(ctx.traceId) ?? []) b.to.onEnd(asSampled(b.span));
       buffer.delete(ctx.traceId);

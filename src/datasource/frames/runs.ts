@@ -209,28 +209,40 @@ export function runFaultAnnotations(run: RunRecord): DataFrame {
   );
 }
 
-/** The request tables: the trace cell opens its root cause (keeping the run's window); an untraced request says so. */
+/** Its trace was kept: a trace id whose trace was sampled (records before `traceSampled` was kept: as they linked). */
+const traceKept = (q: RunRequest): q is RunRequest & { traceId: string } =>
+  q.traceId !== null && q.traceSampled !== false;
+
+const noTrace = (q: RunRequest): string => (q.traceId ? 'trace not sampled' : 'no trace id from the server');
+
+/**
+ * The request tables: the trace cell opens its root cause (keeping the run's window) only when its trace was sampled;
+ * an untraced or unsampled request says so and opens the traces of its own window (an error's spans may be kept).
+ */
 export function requestsFrame(run: RunRecord, requests: RunRequest[], name: string, refId: string): DataFrame {
   const w = runWindow(run);
   const to = typeof w.to === 'number' ? w.to : 'now';
   const url = (q: RunRequest) =>
-    q.traceId
+    traceKept(q)
       ? withQuery(appPaths.trace(q.traceId), { from: w.from, to })
-      : // No trace id: the traces of the request's own window, where it may still be found.
+      : // No kept trace: the traces of the request's own window, where it may still be found.
         withQuery(appPaths.traces(), { from: Math.floor(q.startMs - 1000), to: Math.ceil(q.startMs + q.e2eMs + 1000) });
   return frame(
     columns(requests, [
       [
         'trace',
         STRING,
-        (q) => q.traceId ?? 'no trace id from the server',
+        (q) => (traceKept(q) ? q.traceId : noTrace(q)),
         { displayName: 'Trace', custom: { width: 300 }, links: [rowLink('${__data.fields.linkTitle}', 'traceUrl')] },
       ],
       ['traceUrl', STRING, url, HIDDEN],
       [
         'linkTitle',
         STRING,
-        (q) => (q.traceId ? 'Root cause of this trace' : 'No trace id from the server: the traces of its window'),
+        (q) =>
+          traceKept(q)
+            ? 'Root cause of this trace'
+            : `${noTrace(q).charAt(0).toUpperCase()}${noTrace(q).slice(1)}: the traces of its window`,
         HIDDEN,
       ],
       ['start', TIME, (q) => q.startMs, { displayName: 'Sent', unit: 'time:HH:mm:ss.SSS', custom: { width: 100 } }],

@@ -8,6 +8,7 @@ import { kernelEvents } from './kernelEvents';
 import { pods } from './pods';
 import { rca } from './rca';
 import { run } from './run';
+import { runCapacity } from './runCapacity';
 import { runCompare } from './runCompare';
 import { runTtft } from './runTtft';
 import { runTtftRequests } from './runTtftRequests';
@@ -30,6 +31,7 @@ export const OTHER_KINDS = {
   runTtft,
   runTtftRequests,
   windowRca,
+  runCapacity,
 };
 
 export type OtherKinds = typeof OTHER_KINDS;

@@ -25,6 +25,7 @@ import { markWhenDrawn } from '../../scenes/whenDrawn';
 import { ExplainWindowButton } from '../explain/ExplainWindowButton';
 import { CompareWithScene } from './CompareWithScene';
 import { liveWhileRunning } from './live';
+import { RunCapacityScene } from './RunCapacityScene';
 import { RunHeader } from './RunHeader';
 
 /** Set once the run page's panels show their answers. */
@@ -135,6 +136,7 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
       new SceneFlexItem({ body: header }),
       // Brushing a chart of the run zooms the range; this offers its window root cause.
       new SceneFlexItem({ body: new ExplainWindowButton() }),
+      new SceneFlexItem({ body: new RunCapacityScene({ runId }) }),
       new SceneFlexItem({ height: 120, body: summaryPanel() }),
       new SceneFlexLayout({
         direction: 'row',

@@ -168,6 +168,8 @@ async function expectRunPage(page: Page): Promise<void> {
   );
   const quality = await rowsMatching(page, 'Baseline table', /^runs-story \| story-2/);
   assert.match(quality[0], /\| \d+(\.\d)? ms \|/, 'average TTFT');
+  // A constant run has no capacity: nothing about a knee or a bottleneck at the top of its page.
+  assert.equal(await page.getByTestId(testIds.runs.capacity).count(), 0);
 }
 
 test('two runs of one scenario: the proxy records both, the gate fails the faulted second one', { skip }, async () => {

@@ -105,6 +105,8 @@ describe("hopscope-load and the proxy's run API", () => {
     for (const q of fin.slowest) {
       assert.equal(q.traceIdSource, 'traceresponse');
       assert.ok(llm.traceIds.has(q.traceId!), `${q.traceId} was issued by the server`);
+      // The server's traceresponse said sampled (flags 01): the run page may link to it.
+      assert.equal(q.traceSampled, true);
     }
     assert.deepEqual(summary.traceIds, { sent: 0, traceresponse: 24, none: 0, sampled: 24 });
     // Mergeable sketches of e2e and TTFT: every value, percentiles within the sketch's accuracy of the exact ones.

@@ -11,6 +11,7 @@ import type { DataFrame } from '@grafana/data';
 import { RunCompareAnswer, RunList, RunRecord, RunTtftAnswer } from '../../../contract';
 import {
   faultWindow,
+  requestsFrame,
   runMarksFrame,
   runCompareFrames,
   runCompareNotices,
@@ -263,6 +264,35 @@ describe('one run', () => {
     assert.equal(col(s, 'trace').config.links![0].title, '${__data.fields.linkTitle}');
     assert.deepEqual(col(part('failed'), 'outcome').values, ['error']);
     assert.deepEqual(col(part('failed'), 'detail').values, ['http_503']);
+  });
+
+  test('a request links to its trace only when the trace was sampled; an unsampled one says so', () => {
+    const [kept, unknown] = record.slowest;
+    const f = requestsFrame(
+      record,
+      [
+        { ...kept, traceSampled: true },
+        { ...kept, traceSampled: false, startMs: T0 + 8_000, e2eMs: 1000 },
+        // A record written before traceSampled: linked as it was.
+        { ...kept, traceSampled: undefined },
+        unknown,
+      ],
+      'slowest',
+      'x'
+    );
+    assert.deepEqual(col(f, 'trace').values, [TRACE, 'trace not sampled', TRACE, 'no trace id from the server']);
+    assert.deepEqual(col(f, 'traceUrl').values, [
+      `/a/hopscope-rca-app/traces/${TRACE}?from=${T0}&to=${T0 + 20_000}`,
+      `/a/hopscope-rca-app/traces?from=${T0 + 7_000}&to=${T0 + 10_000}`,
+      `/a/hopscope-rca-app/traces/${TRACE}?from=${T0}&to=${T0 + 20_000}`,
+      `/a/hopscope-rca-app/traces?from=${T0 + 8_000}&to=${T0 + 11_100}`,
+    ]);
+    assert.deepEqual(col(f, 'linkTitle').values, [
+      'Root cause of this trace',
+      'Trace not sampled: the traces of its window',
+      'Root cause of this trace',
+      'No trace id from the server: the traces of its window',
+    ]);
   });
 
   test('notices: untraced requests counted', () => {

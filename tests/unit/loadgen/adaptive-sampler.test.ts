@@ -233,4 +233,61 @@ describe('parent-based wrapper and error keeping', () => {
     assert.ok(exporter.getFinishedSpans().every((s) => s.spanContext().traceFlags & TraceFlags.SAMPLED));
     await provider.shutdown();
   });
+
+  it("honours a sampled parent (hopscope-load's traceparent) even when a QPS jump has cut its own rate", () => {
+    const clock = { t: 0 };
+    const root = new AdaptiveSampler({ baseRate: 1, minRate: 0.01, now: () => clock.t });
+    // 2 req/s for 10 s, then 40 req/s: the rate drops to about 2/40.
+    const rates = drive(root, clock, 14, (sec) => (sec < 10 ? 2 : 40));
+    assert.ok(rates[rates.length - 1] < 0.1, `rate after the jump ${rates[rates.length - 1]}`);
+    const sampler = parentBasedAdaptive(root);
+    // A trace id its own rate would drop (fraction ≈ 0.94).
+    const id = `${'0'.repeat(24)}f0000000`;
+    assert.equal(root.shouldSample(ROOT_CONTEXT, id).decision, SamplingDecision.RECORD);
+    const parent = (flags: TraceFlags) =>
+      trace.setSpanContext(ROOT_CONTEXT, { traceId: id, spanId: 'c'.repeat(16), traceFlags: flags, isRemote: true });
+    assert.equal(
+      sampler.shouldSample(parent(TraceFlags.SAMPLED), id, 'POST /v1/chat/completions', SpanKind.SERVER, {}, [])
+        .decision,
+      SamplingDecision.RECORD_AND_SAMPLED
+    );
+    // An unsampled parent (--trace-sample below 1): recorded only, so errors and the slow tail can still be kept.
+    assert.equal(
+      sampler.shouldSample(parent(TraceFlags.NONE), id, 'POST /v1/chat/completions', SpanKind.SERVER, {}, []).decision,
+      SamplingDecision.RECORD
+    );
+  });
+
+  it("keeps a dropped trace whose span is over its operation's P99 (the slow tail), not one under it", async () => {
+    const exporter = new InMemorySpanExporter();
+    const ids = { next: 0 };
+    const provider = new BasicTracerProvider({
+      sampler: parentBasedAdaptive(new AdaptiveSampler({ baseRate: 0.01, minRate: 0.01, now: () => 0 })),
+      idGenerator: {
+        generateTraceId: () => `${'0'.repeat(24)}fffe${(0x1000 + ids.next++).toString(16).padStart(4, '0')}`,
+        generateSpanId: () => (0x1000 + ids.next++).toString(16).padStart(16, '0'),
+      },
+      spanProcessors: [new KeepErrorsSpanProcessor(new SimpleSpanProcessor(exporter))],
+    });
+    const tracer = provider.getTracer('t');
+    /** One dropped trace: a root `tail-root` and its child `tail-op` lasting `ms` (explicit times, no clock). */
+    const request = (ms: number, at: number) => {
+      const root = tracer.startSpan('tail-root', { startTime: at });
+      tracer.startSpan('tail-op', { startTime: at }, trace.setSpan(ROOT_CONTEXT, root)).end(at + ms);
+      root.end(at + ms + 1);
+    };
+    // 300 requests of 10–14.9 ms, each duration twice per hundred: the P99 of both operations is their maximum
+    // (14.9 ms and 15.9 ms), so none is over it and none is exported.
+    for (let i = 0; i < 300; i++) request(10 + (i % 50) / 10, i * 100);
+    assert.equal(exporter.getFinishedSpans().length, 0);
+    // A request at the P99's level is not the tail; one of 80 ms is, and its whole trace is exported.
+    request(14.9, 40_000);
+    assert.equal(exporter.getFinishedSpans().length, 0);
+    request(80, 50_000);
+    const kept = exporter.getFinishedSpans();
+    assert.deepEqual(kept.map((s) => s.name).sort(), ['tail-op', 'tail-root']);
+    assert.equal(new Set(kept.map((s) => s.spanContext().traceId)).size, 1);
+    assert.ok(kept.every((s) => s.spanContext().traceFlags & TraceFlags.SAMPLED));
+    await provider.shutdown();
+  });
 });

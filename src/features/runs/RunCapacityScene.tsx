@@ -1,0 +1,113 @@
+/**
+ * The top of a sweep's or ramp's run page (issue 19): the bottleneck in one sentence (capacitySentence), and offered
+ * vs achieved vs goodput per step with the knee marked (a VizPanel over `runCapacity`). A run without capacity (a
+ * constant run) shows nothing: the panel is made only once the record has a capacity, so the page's "drawn" mark does
+ * not wait for a panel that is never shown.
+ */
+import { css } from '@emotion/css';
+import type { GrafanaTheme2 } from '@grafana/data';
+import {
+  PanelBuilders,
+  SceneObjectBase,
+  sceneGraph,
+  type SceneComponentProps,
+  type SceneObjectState,
+  type VizPanel,
+} from '@grafana/scenes';
+import { useStyles2 } from '@grafana/ui';
+import React from 'react';
+
+import { capacitySentence } from '../../datasource/frames/capacity';
+import { fetchRun } from '../../datasource/kinds/run';
+import { hopscopeQuery } from '../../datasource/query';
+import { hopscopePanel, hopscopeRunner } from '../../scenes/panels';
+import { testIds } from '../../testIds';
+
+interface RunCapacityState extends SceneObjectState {
+  runId: string;
+  sentence?: string | null;
+  lowerBound?: boolean;
+  panel?: VizPanel;
+}
+
+function capacityPanel(runId: string): VizPanel {
+  const builder = PanelBuilders.timeseries()
+    .setTitle('Offered vs achieved vs goodput per step')
+    .setDescription(
+      "Each step of the sweep (window of the ramp) as the client counted it: the rate offered, the answers served per second over the step's settled half (achieved) and those that met the SLOs (goodput). The knee, the first step where the chain stopped keeping up, is the red point."
+    )
+    .setData(hopscopeRunner(hopscopeQuery('runCapacity', { runId }, 'capacity')))
+    .setUnit('reqps')
+    .setMin(0)
+    .setCustomFieldConfig('lineInterpolation', 'stepAfter' as never)
+    .setCustomFieldConfig('showPoints', 'always' as never)
+    .setCustomFieldConfig('spanNulls', true)
+    .setOption('legend', { showLegend: true, displayMode: 'list' as never, placement: 'bottom', calcs: [] })
+    .setOption('tooltip', { mode: 'multi' as never, sort: 'none' as never });
+  return hopscopePanel(builder, { key: 'run-capacity' });
+}
+
+export class RunCapacityScene extends SceneObjectBase<RunCapacityState> {
+  static Component = RunCapacityRenderer;
+  private generation = 0;
+
+  constructor(state: RunCapacityState) {
+    super(state);
+    this.addActivationHandler(() => {
+      this.load();
+      const sub = sceneGraph.getTimeRange(this).subscribeToState((next, prev) => {
+        if (next.value !== prev.value) {
+          this.load();
+        }
+      });
+      return () => sub.unsubscribe();
+    });
+  }
+
+  private load(): void {
+    const gen = ++this.generation;
+    fetchRun(this.state.runId).then((res) => {
+      if (gen !== this.generation || !this.isActive || !res.ok) {
+        return;
+      }
+      const sentence = capacitySentence(res.data.capacity);
+      const hasSteps = (res.data.summary?.steps?.length ?? 0) > 0;
+      this.setState({
+        sentence,
+        lowerBound: res.data.capacity?.lowerBound ?? false,
+        panel: sentence !== null && hasSteps ? (this.state.panel ?? capacityPanel(this.state.runId)) : undefined,
+      });
+    });
+  }
+}
+
+function RunCapacityRenderer({ model }: SceneComponentProps<RunCapacityScene>) {
+  const { sentence, lowerBound, panel } = model.useState();
+  const styles = useStyles2(getStyles);
+  if (!sentence) {
+    return null;
+  }
+  return (
+    <div className={styles.box} data-testid={testIds.runs.capacity}>
+      <p className={lowerBound ? `${styles.sentence} ${styles.lower}` : styles.sentence}>{sentence}</p>
+      {panel && (
+        <div className={styles.panel}>
+          <panel.Component model={panel} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  box: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), paddingBottom: theme.spacing(1) }),
+  sentence: css({
+    margin: 0,
+    padding: theme.spacing(1, 1.5),
+    borderLeft: `3px solid ${theme.colors.primary.border}`,
+    background: theme.colors.background.secondary,
+    color: theme.colors.text.primary,
+  }),
+  lower: css({ borderLeftColor: theme.colors.warning.border }),
+  panel: css({ height: 260 }),
+});
