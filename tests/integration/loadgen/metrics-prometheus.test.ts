@@ -199,8 +199,16 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
     const util = await prom.query('DCGM_FI_DEV_GPU_UTIL');
     assert.equal(util.length, chain.config.gpuNodes * chain.config.gpusPerNode);
     for (const s of util)
-      for (const l of ['gpu', 'UUID', 'Hostname', 'modelName', 'pod', 'namespace'])
+      for (const l of ['gpu', 'UUID', 'Hostname', 'modelName'])
         assert.ok(s.metric[l], `${l} label on ${JSON.stringify(s.metric)}`);
+    // As dcgm-exporter does, a GPU no pod holds has no pod label; every LLM replica holds at least one.
+    const held = new Set(util.filter((s) => s.metric.pod && s.metric.namespace).map((s) => s.metric.pod));
+    const llmPods = chain.hops.filter((h) => h.hop.startsWith('llm-')).map((h) => h.pod);
+    assert.deepEqual(
+      llmPods.filter((p) => !held.has(p)),
+      [],
+      'every LLM replica holds a GPU (pod and namespace labels)'
+    );
     const blank = await prom.query('DCGM_FI_DEV_MEMORY_TEMP');
     assert.ok(
       blank.every((s: { value: [number, string] }) => Number(s.value[1]) >= 9.2e18),
@@ -224,7 +232,8 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
       assert.equal(metadata[f][0].type, sem.get(f));
     }
     for (const f of Object.keys(metadata).filter(
-      (n) => !/^(vllm:|tgi_|DCGM_FI_|gen_ai_|hopscope_|up$|scrape_|prometheus_|go_|net_|process_|promhttp_)/.test(n)
+      (n) =>
+        !/^(vllm:|sglang:|tgi_|DCGM_FI_|gen_ai_|hopscope_|up$|scrape_|prometheus_|go_|net_|process_|promhttp_)/.test(n)
     )) {
       assert.fail(`unprefixed metric ${f}`);
     }

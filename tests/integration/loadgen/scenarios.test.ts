@@ -98,9 +98,10 @@ describe('scenarios on the real chain', () => {
       assert.equal(r.backend, 'tgi', 'vLLM traffic is untouched');
       assert.match(r.detail ?? '', /^fallback:hopscope-llama-8b-v[12]→hopscope-llama-1b$/);
       // In flight while the fault was on: it ended after the fault began (a request sent before it can still be
-      // admitted during it, however long a busy machine kept it queued) and was sent before the fault ended.
+      // admitted during it, however long a busy machine kept it queued) and was sent before the fault was removed
+      // (the driver's DELETE reaches the chain up to a busy machine's second after the scheduled end).
       assert.ok(
-        r.startMs + r.e2eMs >= fault.startMs - 200 && r.startMs <= fault.startMs + fault.forS * 1000 + 200,
+        r.startMs + r.e2eMs >= fault.startMs - 200 && r.startMs <= fault.startMs + fault.forS * 1000 + 1000,
         `${r.startMs} (+${r.e2eMs} ms) in [${fault.startMs}, +${fault.forS} s]`
       );
       assert.equal(r.traceIdSource, 'traceresponse');

@@ -2,11 +2,12 @@
  * Several TLS hops behind one caller: each call presents its own hop's server name (SNI), so a `tls_slow_handshake`
  * on the second TLS hop a caller talks to still slows its calls. (A TLS agent shared by the caller's hops kept the
  * first hop's name: agent → llm, then agent → tool said "llm-…", and a fault on tool never fired.)
+ * It times agent runs, so it runs with no other test file beside it (hopscope-test: alone).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
-import { chat, median } from './support';
+import { chat } from './support';
 
 describe('chain with several TLS hops', () => {
   let chain: RunningChain;
@@ -50,8 +51,10 @@ describe('chain with several TLS hops', () => {
       during.push(r.ms);
     }
     await fetch(`${chain.controlUrl}/faults/${id}`, { method: 'DELETE' });
-    // Every agent run calls tool at least once over a fresh TLS connection: ≥ 400 ms more (a loaded machine only adds).
-    assert.ok(Math.min(...during) >= 400, `agent runs ${before.map(Math.round)} → ${during.map(Math.round)} ms`);
-    assert.ok(median(before) < 400, `without the fault: ${before.map(Math.round)} ms`);
+    // Every agent run calls tool at least once over a fresh TLS connection: ≥ 400 ms more (a loaded machine only adds,
+    // to both sides: the fastest run with the fault against the fastest without).
+    const runs = `agent runs ${before.map(Math.round)} → ${during.map(Math.round)} ms`;
+    assert.ok(Math.min(...during) >= 400, runs);
+    assert.ok(Math.min(...during) - Math.min(...before) >= 300, runs);
   });
 });

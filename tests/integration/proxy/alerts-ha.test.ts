@@ -153,8 +153,9 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     assert.equal(onB.version, 2);
     assert.deepEqual(
       onB.rules.map((x) => x.id),
-      [RULE, 'extra']
+      [...ra.rules.map((x) => x.id), 'extra']
     );
+    assert.ok(onB.rules.some((x) => x.id === RULE));
     const stale = await fetch(`${b.url}/api/alerts/rules`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
