@@ -31,6 +31,8 @@ const MIN_MS = 0.001;
 const PENDING_TTL_MS = 120_000;
 const MAX_PENDING_TRACES = 50_000;
 const MAX_PENDING_PER_TRACE = 1024;
+/** Traces whose server spans are remembered to tell a nested server span (an engine's) from a new request. */
+const MAX_SERVER_TRACES = 50_000;
 /** A service's roots "usually record the rate" when one did within this long. */
 const SAMPLER_MEMORY_MS = 300_000;
 const FUTURE_SLACK_MS = 300_000;
@@ -128,6 +130,8 @@ function histOf(series: Series, cellIdx: number): Hist {
 export class RequestCounters implements TraceStoreObserver {
   private series = new Map<string, Series>();
   private traces = new Map<string, TraceState>();
+  /** Server spans seen per trace (see nestedServer). */
+  private servers = new Map<string, Map<string, { parent?: string; service: string; counted: boolean }>>();
   /** Root services whose roots carried `hopscope.sampler.rate`, and when last. */
   private samplerRoots = new Map<string, number>();
   private lastSweep = 0;
@@ -158,9 +162,34 @@ export class RequestCounters implements TraceStoreObserver {
     if (now - this.lastSweep > 1000) this.sweep(now);
   }
 
+  /**
+   * A server span nested in another server span of the same service (an inference engine's own request span, e.g.
+   * vLLM's `llm_request`, inside the hop's HTTP server span) is the same request: whichever of the two arrives second
+   * is not counted as a request again. Server spans are remembered per trace, the oldest traces forgotten first.
+   */
+  private nestedServer(s: Span): boolean {
+    let m = this.servers.get(s.traceId);
+    if (!m) {
+      if (this.servers.size >= MAX_SERVER_TRACES) this.servers.delete(this.servers.keys().next().value!);
+      m = new Map();
+      this.servers.set(s.traceId, m);
+    }
+    const parent = s.parentSpanId ? m.get(s.parentSpanId) : undefined;
+    let nested = parent !== undefined && parent.service === s.service && parent.counted;
+    if (!nested)
+      for (const x of m.values())
+        if (x.parent === s.spanId && x.service === s.service && x.counted) {
+          nested = true;
+          break;
+        }
+    if (m.size < MAX_PENDING_PER_TRACE)
+      m.set(s.spanId, { parent: s.parentSpanId, service: s.service, counted: !nested });
+    return nested;
+  }
+
   private seriesOf(s: Span): Series | undefined {
     const pod = podOrServiceOfSpan(s);
-    const request = s.kind === 'server' || s.kind === 'consumer';
+    const request = (s.kind === 'server' || s.kind === 'consumer') && !this.nestedServer(s);
     const key = `${s.service}\u0000${pod}\u0000${request ? 1 : 0}`;
     let x = this.series.get(key);
     if (!x) {

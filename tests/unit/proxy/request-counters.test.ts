@@ -72,6 +72,29 @@ const sum = (
 ) => rows.filter((r) => r.service === service).reduce((n, r) => n + r[f], 0);
 
 describe('ingest counters', () => {
+  it("counts an engine's own server span inside its hop's server span once, whichever arrives first; two calls twice", () => {
+    const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 600_000 });
+    const llm = (t: string, id: string, parent: string, name: string, at: number) =>
+      span({ traceId: t, spanId: id, parentSpanId: parent, service: 'llm-vllm', name, startMs: at, endMs: at + 50 });
+    // The engine span ends (and arrives) before its hop span, as an exporter sends them.
+    c.received([llm(hex(1, 32), hex(11, 16), hex(10, 16), 'llm_request', T0 + 1)]);
+    c.received([llm(hex(1, 32), hex(10, 16), hex(9, 16), 'POST /v1/chat/completions', T0)]);
+    // The hop span first, then the engine span.
+    c.received([
+      llm(hex(2, 32), hex(20, 16), hex(19, 16), 'POST /v1/chat/completions', T0 + 100),
+      llm(hex(2, 32), hex(21, 16), hex(20, 16), 'llm_request', T0 + 101),
+    ]);
+    // An agent calling the LLM twice in one trace: two requests.
+    c.received([
+      llm(hex(3, 32), hex(30, 16), hex(28, 16), 'POST /v1/chat/completions', T0 + 200),
+      llm(hex(3, 32), hex(31, 16), hex(29, 16), 'POST /v1/chat/completions', T0 + 300),
+    ]);
+    const rows = c.window(T0, T0 + 1000 + CELL_MS);
+    const requestRows = rows.filter((r) => r.request);
+    assert.equal(sum(requestRows, 'llm-vllm', 'requests'), 4);
+    assert.equal(sum(rows, 'llm-vllm', 'spans'), 6);
+  });
+
   it('counts every span of an unsampled stream exactly, by service and pod', () => {
     const c = new RequestCounters({ maxAgeMs: 3600_000, now: () => T0 + 600_000 });
     for (let i = 0; i < 300; i++) c.received(trace(i, T0 + i * 1000, { failed: i % 30 === 0 }));
