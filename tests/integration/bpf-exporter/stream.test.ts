@@ -202,7 +202,7 @@ describe('bpf-exporter event stream: resumable, filterable, bounded', () => {
     // A raw client that sends its request and then does not read (its socket buffers fill, then the server's).
     const sock = connect(e.port, '127.0.0.1');
     await new Promise<void>((r) => sock.once('connect', () => r()));
-    sock.write('GET /events/stream HTTP/1.1\r\nHost: x\r\n\r\n');
+    sock.write('GET /events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     sock.pause();
     const health = await waitFor(
       'the stalled client dropped',
