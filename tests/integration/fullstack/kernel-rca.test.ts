@@ -179,8 +179,12 @@ describe('full stack: chain → real eBPF exporter → proxy root cause', { skip
     const traces = await waitFor(
       'the agent traces in the store',
       async () => {
-        const d = (await tracesIn(from - 50, to + 50, TLS_MS)).filter((x) =>
-          x.spans.some((s) => s.service === 'tool' && s.kind === 'server')
+        // Whole traces only (each process exports its spans on its own schedule): tool's server span and the
+        // gateway's root; a trace still without its root is (rightly) broken propagation, not what this test ranks.
+        const d = (await tracesIn(from - 50, to + 50, TLS_MS)).filter(
+          (x) =>
+            x.spans.some((s) => s.service === 'tool' && s.kind === 'server') &&
+            x.spans.some((s) => s.service === 'gateway' && !s.parentSpanId)
         );
         return d.length >= N ? d : undefined;
       },
