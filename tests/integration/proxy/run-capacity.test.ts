@@ -78,6 +78,16 @@ const sweepArgs = (rps: number, maxTokens: number, durationS: number, extra: str
   ...extra,
 ];
 
+/**
+ * Open (issue 19): one vLLM replica of the chain at time scale 0.1 holds 32 sequences of ~2 ms steps, so it saturates
+ * only when this machine is CPU-starved (it did with other suites beside it, and held 24 req/s with no knee on a quieter
+ * one). Until the chain can be constrained deterministically (a lower max_num_seqs, longer decode), the two saturation
+ * cases are skipped with this reason rather than left to depend on the machine's load.
+ */
+const SATURATION_OPEN =
+  skip ||
+  'open: the one-replica chain saturates only on a CPU-starved machine; a deterministic constraint is not built yet (issue 19)';
+
 test('a sweep well under the chain’s capacity says there was no knee', { skip, timeout: 90_000 }, async (t) => {
   await waitScraped();
   const run = stack!.load(
@@ -95,7 +105,7 @@ test('a sweep well under the chain’s capacity says there was no knee', { skip,
 
 test(
   'a sweep against one vLLM replica names its queue as the bottleneck, and the gate fails on the figure',
-  { skip, timeout: 90_000 },
+  { skip: SATURATION_OPEN, timeout: 90_000 },
   async (t) => {
     await waitScraped();
     const run = stack!.load('cap-vllm', sweepArgs(24, 64, 24, ['--min-capacity', '1000']));
@@ -122,7 +132,7 @@ test(
 
 test(
   'a ramp against one vLLM replica finds the knee in its windows and names the same hop',
-  { skip, timeout: 90_000 },
+  { skip: SATURATION_OPEN, timeout: 90_000 },
   async (t) => {
     await waitScraped();
     const args = sweepArgs(24, 64, 20).map((a) => (a === 'sweep' ? 'ramp' : a));
