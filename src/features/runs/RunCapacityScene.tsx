@@ -9,7 +9,6 @@ import type { GrafanaTheme2 } from '@grafana/data';
 import {
   PanelBuilders,
   SceneObjectBase,
-  sceneGraph,
   type SceneComponentProps,
   type SceneObjectState,
   type VizPanel,
@@ -18,10 +17,10 @@ import { useStyles2 } from '@grafana/ui';
 import React from 'react';
 
 import { capacitySentence } from '../../datasource/frames/capacity';
-import { fetchRun } from '../../datasource/kinds/run';
 import { hopscopeQuery } from '../../datasource/query';
 import { hopscopePanel, hopscopeRunner } from '../../scenes/panels';
 import { testIds } from '../../testIds';
+import { followRunRecord } from './followRunRecord';
 
 interface RunCapacityState extends SceneObjectState {
   runId: string;
@@ -49,35 +48,25 @@ function capacityPanel(runId: string): VizPanel {
 
 export class RunCapacityScene extends SceneObjectBase<RunCapacityState> {
   static Component = RunCapacityRenderer;
-  private generation = 0;
 
   constructor(state: RunCapacityState) {
     super(state);
-    this.addActivationHandler(() => {
-      this.load();
-      const sub = sceneGraph.getTimeRange(this).subscribeToState((next, prev) => {
-        if (next.value !== prev.value) {
-          this.load();
+    followRunRecord(
+      this,
+      () => this.state.runId,
+      (res) => {
+        if (!res.ok) {
+          return;
         }
-      });
-      return () => sub.unsubscribe();
-    });
-  }
-
-  private load(): void {
-    const gen = ++this.generation;
-    fetchRun(this.state.runId).then((res) => {
-      if (gen !== this.generation || !this.isActive || !res.ok) {
-        return;
+        const sentence = capacitySentence(res.data.capacity);
+        const hasSteps = (res.data.summary?.steps?.length ?? 0) > 0;
+        this.setState({
+          sentence,
+          lowerBound: res.data.capacity?.lowerBound ?? false,
+          panel: sentence !== null && hasSteps ? (this.state.panel ?? capacityPanel(this.state.runId)) : undefined,
+        });
       }
-      const sentence = capacitySentence(res.data.capacity);
-      const hasSteps = (res.data.summary?.steps?.length ?? 0) > 0;
-      this.setState({
-        sentence,
-        lowerBound: res.data.capacity?.lowerBound ?? false,
-        panel: sentence !== null && hasSteps ? (this.state.panel ?? capacityPanel(this.state.runId)) : undefined,
-      });
-    });
+    );
   }
 }
 

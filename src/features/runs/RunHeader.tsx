@@ -13,9 +13,9 @@ import type { RunRecord } from '../../../contract';
 import { appLinks, appPaths, preservedQuery, withQuery } from '../../../contract/app-urls';
 import type { ApiError } from '../../api/client';
 import { runWindow } from '../../datasource/frames/runs';
-import { fetchRun } from '../../datasource/kinds/run';
 import { testIds } from '../../testIds';
 import { AppLink, currentSearch } from '../shared/AppLink';
+import { followRunRecord } from './followRunRecord';
 
 interface RunHeaderState extends SceneObjectState {
   runId: string;
@@ -34,39 +34,25 @@ const STATUS_COLOR: Record<RunRecord['status'], BadgeColor> = {
 
 export class RunHeader extends SceneObjectBase<RunHeaderState> {
   static Component = RunHeaderRenderer;
-  private generation = 0;
 
   constructor(state: RunHeaderState) {
     super(state);
-    this.addActivationHandler(() => {
-      this.load();
-      // The refresh picker and the live refresh re-evaluate the range: the record is read again with it.
-      const sub = sceneGraph.getTimeRange(this).subscribeToState((next, prev) => {
-        if (next.value !== prev.value) {
-          this.load();
+    followRunRecord(
+      this,
+      () => this.state.runId,
+      (res) => {
+        if (!res.ok) {
+          this.setState({ error: res.error });
+          return;
         }
-      });
-      return () => sub.unsubscribe();
-    });
-  }
-
-  private load(): void {
-    const gen = ++this.generation;
-    fetchRun(this.state.runId).then((res) => {
-      if (gen !== this.generation || !this.isActive) {
-        return;
+        const before = this.state.record;
+        this.setState({ record: res.data, error: undefined });
+        const ended = before?.status === 'running' && res.data.status !== 'running';
+        if ((this.state.pinWindow && !before) || ended) {
+          this.pin(res.data);
+        }
       }
-      if (!res.ok) {
-        this.setState({ error: res.error });
-        return;
-      }
-      const before = this.state.record;
-      this.setState({ record: res.data, error: undefined });
-      const ended = before?.status === 'running' && res.data.status !== 'running';
-      if ((this.state.pinWindow && !before) || ended) {
-        this.pin(res.data);
-      }
-    });
+    );
   }
 
   /**
