@@ -85,14 +85,7 @@ export class GoldenService {
             }
             throw new Error('unreachable');
           };
-          const results = await Promise.all(
-            plans.map((p) =>
-              ask(p).then(
-                (r) => r,
-                (e: Error) => ({ p, e })
-              )
-            )
-          );
+          const results = await Promise.all(plans.map((p) => ask(p).catch((e: Error) => ({ p, e }))));
           const errors: string[] = [];
           for (const x of results) {
             if ('e' in x) {
