@@ -11,6 +11,7 @@ import type { SaturationSignal } from '../contract/capacity';
 import { analyseCapacity } from '../contract/capacity-analysis';
 import { runLoad } from '../loadgen/src/load/driver';
 import type { Profile } from '../loadgen/src/load/profiles';
+import { benchLoad, constantProfile, cpuNow } from './lib/driver-load';
 import { StepTally } from '../loadgen/src/load/steps';
 import { abCompare, abRow, median, report } from './lib/ab';
 
@@ -95,34 +96,12 @@ const server = spawn(
 const port = await new Promise<number>((resolve) =>
   server.stdout!.once('data', (d) => resolve(Number(String(d).trim())))
 );
-const cpuNow = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 const round = (profile: Profile) => async (): Promise<number> => {
   const c0 = cpuNow();
-  const s = await runLoad({
-    target: `http://127.0.0.1:${port}`,
-    path: '/v1/chat/completions',
-    method: 'POST',
-    rawBody: '{"stream":true}',
-    profile,
-    stream: true,
-    models: ['m'],
-    backend: 'none',
-    agentRatio: 0,
-    maxTokens: 4,
-    seed: 1,
-    runId: 'bench',
-    timeoutMs: 5000,
-    connections: 64,
-    maxInFlight: 100_000,
-    slo: {},
-    traceparent: false,
-  });
+  const s = await runLoad(benchLoad(`http://127.0.0.1:${port}`, profile));
   return (cpuNow() - c0) / Math.max(1, s.completed);
 };
-const constant: Profile = { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'uniform' };
+const constant: Profile = constantProfile(RPS, SECONDS);
 // The same rate in 10 steps (1 req/s apart): the same arrivals, with the step tally counting them.
 const steps: Profile = {
   kind: 'sweep',

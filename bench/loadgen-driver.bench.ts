@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
+import { benchLoad, constantProfile, cpuNow } from './lib/driver-load';
 
 const RPS = Number(process.env.BENCH_RPS ?? smoke(2000, 200));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? smoke(3, 1));
@@ -32,10 +33,6 @@ const drivers: Summary[] = [];
 const cannons: autocannon.Result[] = [];
 // CPU per request of this process (both tools run in it): independent of how busy the shared machine is.
 const cpuUs: Record<'driver' | 'autocannon', number[]> = { driver: [], autocannon: [] };
-const cpuNow = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 try {
   const r = await abCompare({
     name: `achieved req/s at a ${RPS} req/s target`,
@@ -63,25 +60,14 @@ try {
       label: 'hopscope-load driver',
       run: async () => {
         const c0 = cpuNow();
-        const s = await runLoad({
-          target,
-          path: '/x',
-          method: 'POST',
-          rawBody: '{}',
-          profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'uniform' },
-          stream: false,
-          models: ['m'],
-          backend: 'none',
-          agentRatio: 0,
-          maxTokens: 1,
-          seed: 1,
-          runId: 'bench',
-          timeoutMs: 5000,
-          connections: 64,
-          maxInFlight: 100_000,
-          slo: {},
-          traceparent: false,
-        });
+        const s = await runLoad(
+          benchLoad(target, constantProfile(RPS, SECONDS), {
+            path: '/x',
+            rawBody: '{}',
+            stream: false,
+            maxTokens: 1,
+          })
+        );
         drivers.push(s);
         cpuUs.driver.push((cpuNow() - c0) / Math.max(1, s.sent));
         return s.succeeded / s.durationS;

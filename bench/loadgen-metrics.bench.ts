@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { abCompare, abRow, median, report, smoke } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
+import { benchLoad, constantProfile, cpuNow } from './lib/driver-load';
 import { startClientMetrics } from '../loadgen/src/metrics/readers';
 
 const RPS = Number(process.env.BENCH_RPS ?? smoke(2000, 200));
@@ -41,10 +42,6 @@ const port = await new Promise<number>((resolve) =>
 );
 const target = `http://127.0.0.1:${port}`;
 
-const cpuNow = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 const sums: Record<'off' | 'on', Summary[]> = { off: [], on: [] };
 const scrapedSeries: number[] = [];
 
@@ -61,27 +58,12 @@ const round = (label: 'off' | 'on') => async (): Promise<number> => {
   });
   server.stdin!.write(`${metrics.url ?? 'none'}\n`);
   const c0 = cpuNow();
-  const s = await runLoad({
-    target,
-    path: '/v1/chat/completions',
-    method: 'POST',
-    rawBody: '{"stream":true}',
-    profile: { kind: 'constant', rps: RPS, durationS: SECONDS, arrivals: 'uniform' },
-    stream: true,
-    models: ['m'],
-    backend: 'none',
-    agentRatio: 0,
-    maxTokens: 4,
-    seed: 1,
-    runId: 'bench',
-    timeoutMs: 5000,
-    connections: 64,
-    maxInFlight: 100_000,
-    slo: {},
-    traceparent: false,
-    onStart: (live) => metrics.instruments?.attach(live),
-    onResult: metrics.instruments ? (r) => metrics.instruments!.record(r) : undefined,
-  });
+  const s = await runLoad(
+    benchLoad(target, constantProfile(RPS, SECONDS), {
+      onStart: (live) => metrics.instruments?.attach(live),
+      onResult: metrics.instruments ? (r) => metrics.instruments!.record(r) : undefined,
+    })
+  );
   const cpu = cpuNow() - c0;
   if (metrics.url)
     scrapedSeries.push(
