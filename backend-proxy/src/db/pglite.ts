@@ -19,9 +19,22 @@
  * in this process's memory for an in-memory database), so a timer checkpoints once enough WAL was written.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, openAsBlob, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openAsBlob,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type pino from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
@@ -134,7 +147,9 @@ async function initdbDataDir(pgdata: string, log: pino.Logger): Promise<void> {
   const fresh = `${pgdata}.initdb`;
   rmSync(fresh, { recursive: true, force: true });
   try {
-    await initdbInChild({ dataDir: fresh });
+    const template = await clusterTemplate();
+    if (template) cpSync(template, fresh, { recursive: true });
+    else await initdbInChild({ dataDir: fresh });
   } catch (err) {
     // PGlite.create runs initdb in this process instead (it may hold ~430 MB more until a full GC).
     rmSync(fresh, { recursive: true, force: true });
@@ -152,6 +167,34 @@ async function initdbDataDir(pgdata: string, log: pino.Logger): Promise<void> {
     rmSync(fresh, { recursive: true, force: true });
     throw new Error(`${pgdata} holds files but no PostgreSQL cluster (no PG_VERSION): ${(err as Error).message}`);
   }
+}
+
+/**
+ * A new data dir starts as a copy of an empty cluster that initdb made once on this machine (in the private template
+ * directory below, named by the PGlite build and initdb's settings) rather than running initdb for each: initdb is
+ * most of a first start's CPU (bench/db-memory.bench.ts, "open ms" of `file` against `reopened`), and the test suite
+ * makes dozens of data dirs. The copy is what initdb would have written, but for the cluster's system identifier,
+ * which only replication reads. Undefined (initdb runs instead) where the private directory cannot be made.
+ */
+async function clusterTemplate(): Promise<string | undefined> {
+  if (!templateFile()) return undefined;
+  const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  const build = createHash('sha256')
+    .update(JSON.stringify([entry, statSync(entry).size, statSync(entry).mtimeMs, INITDB_PARAMS]))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = join(templateDir!, `hopscope-pglite-cluster-${build}`);
+  if (existsSync(join(dir, 'PG_VERSION'))) return dir;
+  const fresh = `${dir}.${process.pid}.${Date.now()}`;
+  try {
+    await initdbInChild({ dataDir: fresh });
+    renameSync(fresh, dir); // another process may have made it meanwhile: then this one is dropped
+  } catch {
+    /* the other's stands, or none: checked below */
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  return existsSync(join(dir, 'PG_VERSION')) ? dir : undefined;
 }
 
 /**
