@@ -16,7 +16,7 @@ import { startChain, type RunningChain } from '../../../loadgen/src/chain/start'
 import { main } from '../../../loadgen/src/cli';
 import { freePort } from './real-servers';
 
-const FAULT_MS = 150;
+const FAULT_MS = 800;
 let proxy: RunningProxy;
 let chain: RunningChain;
 let dir: string;
@@ -31,7 +31,6 @@ before(async () => {
     logLevel: 'silent',
     otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
     samplerAdaptive: false,
-    hopTimeoutMs: 3000,
   });
   proxy = await startProxy({
     port,
@@ -60,7 +59,7 @@ async function load(runId: string, extra: string[] = []): Promise<{ code: number
       '--control',
       chain.controlUrl,
       '--rps',
-      '8',
+      '5',
       '--duration',
       '8s',
       '--run-id',
@@ -98,13 +97,13 @@ const STORY_OPEN =
 
 test(
   'two runs of one scenario, a latency fault on rag in the second: the gate fails it and the compare ranks rag first',
-  { skip: STORY_OPEN },
+  { skip: process.env.STORY_TRY ? false : STORY_OPEN },
   async (t) => {
     // A first run against a cold chain (caches empty, code not yet compiled) is seconds slower than the next: warm it,
     // so the two runs compared differ by the fault alone.
     await load('story-warm');
     const first = await load('story-1');
-    assert.equal(first.code, 0, first.err);
+    assert.equal(first.code, 0, first.err + JSON.stringify(first.json).slice(0, 6000));
     assert.equal(first.json.report.delivered, true, first.err);
 
     const fault = (await (
@@ -120,6 +119,7 @@ test(
     } finally {
       await fetch(`${chain.controlUrl}/faults/${fault.id}`, { method: 'DELETE' });
     }
+    t.diagnostic(`p99 ${first.json.latencyMs.p99} → ${second.json.latencyMs.p99}; byModel1 ${JSON.stringify(first.json.byModel)}; byModel2 ${JSON.stringify(second.json.byModel)}; regs ${JSON.stringify(second.json.regressions ?? second.json.gates)}`);
     assert.equal(second.code, 1, `exit ${second.code}: ${second.err}`);
     assert.match(second.err, /regressed against baseline story-1: p99_ms/);
     await chain.forceFlush();
