@@ -6,10 +6,12 @@
  * namespaces: see `EXCLUSIVE`, matched on the file and the test helpers it imports) runs alone, since a probe sees
  * every process's traffic and a fault rule every process's packets. At the end, each file's wall and CPU time
  * (the process and everything it waited for: browsers, servers) is printed, slowest first, before the total line.
- * Usage: tsx tests/run.ts [stage ...] [--only <substring>]
+ * Files start longest first (the wall times of `tests/durations.json`, written by `--record-durations` after a full
+ * run; a file not in it counts as 30 s), so a stage does not end on its longest file started last.
+ * Usage: tsx tests/run.ts [stage ...] [--only <substring>] [--record-durations]
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -40,8 +42,19 @@ const STAGES: Stage[] = [
   { name: 'static', dir: 'tests/static', concurrency: 2, timeoutMs: 15 * 60_000 },
   { name: 'unit', dir: 'tests/unit', concurrency: 2, timeoutMs: 5 * 60_000 },
   { name: 'integration', dir: 'tests/integration', concurrency: 2, timeoutMs: 10 * 60_000, exclusive: true },
-  { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
+  { name: 'e2e', dir: 'tests/e2e', concurrency: 2, timeoutMs: 10 * 60_000 },
 ];
+
+/** The last recorded wall time of each file (tests/durations.json), to start the longest first. */
+const DURATIONS_FILE = join(root, 'tests/durations.json');
+const durations: Record<string, number> = (() => {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+})();
+const expectedS = (file: string): number => durations[file] ?? 30;
 
 /**
  * What marks a file (or a test helper it imports) as using the kernel's shared state, or as measuring latency that a
@@ -169,8 +182,8 @@ async function runStage(stage: Stage, files: string[]): Promise<FileResult[]> {
     file,
     exclusive: !!stage.exclusive && stage.concurrency > 1 && isExclusive(file),
   }));
-  // The shared ones first, the exclusive ones after, one by one.
-  queue.sort((a, b) => Number(a.exclusive) - Number(b.exclusive));
+  // The shared ones first, the exclusive ones after, one by one; the longest first within each.
+  queue.sort((a, b) => Number(a.exclusive) - Number(b.exclusive) || expectedS(b.file) - expectedS(a.file));
   const results: FileResult[] = [];
   const running = new Set<Promise<void>>();
   for (const item of queue) {
@@ -226,6 +239,13 @@ if (all.length) {
         `${s.name}: ${rs.length} files, ${rs.reduce((x, r) => x + r.wallS, 0).toFixed(0)} s wall summed, ${rs.reduce((x, r) => x + r.cpuS, 0).toFixed(0)} s CPU`
       );
   }
+}
+if (argv.includes('--record-durations') && all.length) {
+  const next = { ...durations };
+  for (const r of all) next[r.file] = Math.round(r.wallS * 10) / 10;
+  const sorted = Object.fromEntries(Object.entries(next).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`\nwall times written to ${relative(root, DURATIONS_FILE)}`);
 }
 if (total.failures.length) console.log(`\nFailures:\n${total.failures.map((f) => `  ✖ ${f}`).join('\n')}`);
 console.log(`\n(wall time ${((Date.now() - started) / 1000).toFixed(0)} s)`);
