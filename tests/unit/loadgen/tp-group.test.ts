@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
+import { FaultRegistry } from '../../../loadgen/src/chain/faults/registry';
+import { loadChainConfig } from '../../../loadgen/src/config';
 import {
   NCCL_TIMEOUT,
   NcclRankProcess,
@@ -152,4 +154,28 @@ describe('tensor-parallel group', () => {
       healthy.stop();
     }
   );
+});
+
+describe('tensor-parallel settings', () => {
+  it('HOPSCOPE_TP and HOPSCOPE_EXECUTE_MODEL_TIMEOUT_SECONDS are read, defaulting to one rank and vLLM’s 300 s', () => {
+    const d = loadChainConfig({}, {});
+    assert.deepEqual([d.tensorParallel, d.executeModelTimeoutS], [1, 300]);
+    const c = loadChainConfig({}, { HOPSCOPE_TP: '2', HOPSCOPE_EXECUTE_MODEL_TIMEOUT_SECONDS: '1.5' });
+    assert.deepEqual([c.tensorParallel, c.executeModelTimeoutS], [2, 1.5]);
+    assert.throws(() => loadChainConfig({}, { HOPSCOPE_TP: '9' }), /tensorParallel/);
+    assert.throws(() => loadChainConfig({}, { HOPSCOPE_EXECUTE_MODEL_TIMEOUT_SECONDS: '0' }), /executeModelTimeoutS/);
+  });
+
+  it('nccl_timeout: a rank (0 allowed) on an LLM hop only; other hops refused', () => {
+    const reg = new FaultRegistry({ 'llm-vllm': ['llm-vllm-0'] });
+    assert.deepEqual(reg.parse({ target: 'llm-vllm', kind: 'nccl_timeout', magnitude: 0, pod: 'llm-vllm-0' }), {
+      target: 'llm-vllm',
+      kind: 'nccl_timeout',
+      magnitude: 0,
+      durationS: 120,
+      pod: 'llm-vllm-0',
+    });
+    assert.equal(reg.parse({ target: 'llm-vllm', kind: 'nccl_timeout' }).magnitude, 1);
+    assert.throws(() => reg.parse({ target: 'rag', kind: 'nccl_timeout' }), /applies only to llm-vllm/);
+  });
 });
