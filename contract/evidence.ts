@@ -29,6 +29,8 @@ export const EvidenceKind = z.enum([
   'kernel:tls_handshake',
   'kernel:gpu_alloc_fail',
   'kernel:http_traceparent',
+  'kernel:nccl_slow_collective',
+  'nccl_timeout',
 ]);
 export type EvidenceKind = z.infer<typeof EvidenceKind>;
 
@@ -90,4 +92,10 @@ export const EVIDENCE_KINDS: Record<EvidenceKind, EvidenceKindInfo> = {
   'kernel:tls_handshake': kernelKind('tls_handshake'),
   'kernel:gpu_alloc_fail': kernelKind('gpu_alloc_fail'),
   'kernel:http_traceparent': kernelKind('http_traceparent'),
+  'kernel:nccl_slow_collective': kernelKind('nccl_slow_collective'),
+  nccl_timeout: {
+    label: 'NCCL timeout',
+    description:
+      "a tensor-parallel group's collective that timed out (the NCCL watchdog) on a stalled rank, failing every request on the group",
+  },
 };

@@ -8,6 +8,7 @@ export const KernelEventType = z.enum([
   'tls_handshake',
   'gpu_alloc_fail',
   'http_traceparent',
+  'nccl_slow_collective',
 ]);
 export type KernelEventType = z.infer<typeof KernelEventType>;
 
@@ -74,6 +75,15 @@ export const KERNEL_EVENT_TYPES: Record<KernelEventType, KernelEventTypeInfo> = 
     unit: 'count',
     notable: 'never',
     description: 'An HTTP request whose traceparent header the probe read: joins kernel events to a trace.',
+  },
+  nccl_slow_collective: {
+    label: 'Slow NCCL collectives',
+    short: 'NCCL slow',
+    noun: { one: 'slow NCCL collective', many: 'slow NCCL collectives' },
+    unit: 'ms',
+    notable: 'always',
+    description:
+      'An NCCL collective call (ncclAllReduce) that took longer than the threshold in a rank process: a stalled or slow rank of a tensor-parallel group.',
   },
 };
 

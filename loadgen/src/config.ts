@@ -56,6 +56,10 @@ export const ChainConfig = z.object({
   exporterToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
   /** LLM replicas allocate through the stand-in CUDA driver (a real cuMemAlloc_v2 a kernel probe sees); off = simulated only. */
   cudaStandIn: z.boolean(),
+  /** Ranks per LLM replica: > 1 makes each a tensor-parallel group, one process (pod) per rank in split mode. */
+  tensorParallel: z.number().int().min(1).max(8),
+  /** How long a tensor-parallel group's collective may take before its watchdog fails the step (real seconds). */
+  executeModelTimeoutS: z.number().positive().max(3600),
   /** Bearer token the control API requires (all routes but /healthz and /targets); required to bind beyond loopback. */
   controlToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
   /** current: vLLM's current metric names; legacy: an older release's (`vllm:gpu_cache_usage_perc`, …). */
@@ -93,6 +97,8 @@ export const DEFAULTS: ChainConfig = {
   dcgmSmActive: true,
   dcgmHostnameLabel: 'Hostname',
   cudaStandIn: true,
+  tensorParallel: 1,
+  executeModelTimeoutS: 300,
   vllmMetricNames: 'current',
   seed: 42,
   logLevel: 'info',
@@ -188,6 +194,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_EXPORTER_URL', 'exporterUrl', (v) => v],
     ['HOPSCOPE_EXPORTER_TOKEN', 'exporterToken', (v) => v.trim() || undefined],
     ['HOPSCOPE_CUDA_STAND_IN', 'cudaStandIn', (v, n) => bool(n, v)],
+    ['HOPSCOPE_TP', 'tensorParallel', num],
+    ['HOPSCOPE_EXECUTE_MODEL_TIMEOUT_SECONDS', 'executeModelTimeoutS', num],
     ['HOPSCOPE_CHAIN_TOKEN', 'controlToken', (v) => v],
     ['HOPSCOPE_VLLM_METRIC_NAMES', 'vllmMetricNames', (v) => v],
     ['HOPSCOPE_SEED', 'seed', num],

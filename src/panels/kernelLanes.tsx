@@ -37,6 +37,7 @@ const LANES: KernelEventType[] = [
   'tcp_connect_fail',
   'tls_handshake',
   'gpu_alloc_fail',
+  'nccl_slow_collective',
 ];
 const LANE_H = 24;
 const LABEL_W = 170;
@@ -100,6 +101,7 @@ function KernelLanesPanel({ data, width, timeRange, options }: PanelProps<Kernel
     tcp_connect_fail: theme.colors.error.main,
     tls_handshake: theme.visualization.getColorByName('purple'),
     gpu_alloc_fail: theme.colors.error.main,
+    nccl_slow_collective: theme.visualization.getColorByName('red'),
   };
   const open = (e: LaneEvent) => {
     const link = e.traceId ? traceField?.getLinks?.({ valueRowIndex: e.row })[0] : undefined;

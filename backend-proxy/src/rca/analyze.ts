@@ -16,6 +16,7 @@ import { kvCache } from './passes/kv-cache';
 import { lambda } from './passes/lambda';
 import { llmPhases } from './passes/llm-phases';
 import { modelFallback } from './passes/model-fallback';
+import { ncclTimeout } from './passes/nccl-timeout';
 import { origins } from './passes/origins';
 import { propagation } from './passes/propagation';
 import { spanRoles } from './passes/span-roles';
@@ -43,6 +44,7 @@ export const PASSES: readonly Pass[] = [
   { name: 'KV cache', run: kvCache },
   { name: 'errors/timeouts', run: origins },
   { name: 'kernel events', run: kernelEvents },
+  { name: 'NCCL timeout', run: ncclTimeout },
   { name: 'broken propagation', run: propagation },
 ];
 

@@ -212,6 +212,8 @@ export function eventSeverity(e: KernelEvent, c: RcaConfig): number {
   switch (e.type) {
     case 'gpu_alloc_fail':
       return 1;
+    case 'nccl_slow_collective':
+      return 0.9; // the exporter reports a collective only past its threshold (SLOW_NCCL_NS)
     case 'tcp_connect_fail':
       return 0.6;
     case 'tcp_retransmit':

@@ -25,7 +25,16 @@ const usual = (e: Evidence): string => {
 };
 
 /** Order of preference when the top candidate shows several kinds: failures first, then the engine's phases. */
-const ORDER = ['error', 'timeout', 'gpu_oom', 'model_fallback', 'llm_queue', 'llm_prefill', 'llm_decode'];
+const ORDER = [
+  'nccl_timeout',
+  'error',
+  'timeout',
+  'gpu_oom',
+  'model_fallback',
+  'llm_queue',
+  'llm_prefill',
+  'llm_decode',
+];
 
 export function verdictOf(candidates: Candidate[], windowTraces?: number): string | undefined {
   const top = candidates[0];

@@ -2,6 +2,7 @@
 import type { ProbeModule } from '../core/probe';
 import { gpuAllocFailProbe } from './gpu-alloc-fail';
 import { httpTraceparentProbe } from './http-traceparent';
+import { ncclCollectiveProbe } from './nccl-collective';
 import { tcpConnectProbe } from './tcp-connect';
 import { tcpRetransmitProbe } from './tcp-retransmit';
 import { tlsHandshakeProbe } from './tls-handshake';
@@ -12,6 +13,7 @@ export const ALL_PROBES: ProbeModule[] = [
   tlsHandshakeProbe,
   gpuAllocFailProbe,
   httpTraceparentProbe,
+  ncclCollectiveProbe,
 ];
 
 /** Started unless HOPSCOPE_BPF_PROBES says otherwise; opt-in probes are named explicitly. */

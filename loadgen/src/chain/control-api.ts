@@ -118,6 +118,17 @@ export async function startControlApi(chain: RunningChain, port: number, log: Lo
             );
           }
         }
+        if (f.kind === 'nccl_timeout') {
+          const tp = chain.config.tensorParallel;
+          if (tp < 2)
+            throw new FaultError(
+              409,
+              'not_tensor_parallel',
+              `nccl_timeout stalls a rank of a tensor-parallel group, and this chain's LLM replicas run one rank each (set HOPSCOPE_TP=2 or more)`
+            );
+          const rank = Math.min(Math.round(f.magnitude), tp - 1);
+          return `rank ${rank}'s ncclAllReduce stalls on ${f.pod ?? `every ${f.target} group`} until the watchdog (${chain.config.executeModelTimeoutS} s)`;
+        }
         if (f.kind === 'tls_slow_handshake' && !chain.config.tlsHops.includes(f.target)) {
           throw new FaultError(
             409,

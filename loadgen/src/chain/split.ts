@@ -14,6 +14,7 @@ import type { Fault } from './faults/registry';
 import type { EngineStats } from './gpu/dcgm';
 import type { RunningChain } from './running';
 import { ensureCudaStandIn } from './gpu/cuda-stand-in';
+import { ensureNcclStandIn } from './gpu/nccl-stand-in';
 import { startChain } from './start';
 import { chainCert } from './tls';
 import { HOPS, replicasOf } from './topology';
@@ -89,6 +90,7 @@ export async function startSplitChain(
   const gpuDriverPids: Record<string, number> = {};
   // Built once here, before the LLM replica processes start and would race to build it.
   if (cfg.cudaStandIn) ensureCudaStandIn();
+  if (cfg.cudaStandIn && cfg.tensorParallel > 1) ensureNcclStandIn();
   const entry = join(import.meta.dirname, 'replica-main.ts');
   const tlsEnv = cfg.tlsHops.length
     ? { HOPSCOPE_CHAIN_TLS_KEY: chainCert().key.toString(), HOPSCOPE_CHAIN_TLS_CERT: chainCert().cert.toString() }

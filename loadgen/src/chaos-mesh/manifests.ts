@@ -47,6 +47,8 @@ const REFUSED: Partial<Record<ScenarioFaultKind, string>> = {
     'Chaos Mesh has no GPU fault (it injects network, HTTP, stress, pod, I/O, time and kernel faults): run gpu_oom on the simulated chain (via: chain)',
   kv_cache_thrash:
     'Chaos Mesh has no KV-cache or GPU fault: run kv_cache_thrash on the simulated chain (via: chain), or memory pressure with a StressChaos outside hopscope-load',
+  nccl_timeout:
+    "Chaos Mesh has no NCCL or GPU fault: run nccl_timeout on the simulated chain (via: chain, HOPSCOPE_TP=2), or a NetworkChaos partition between the ranks' pods outside hopscope-load",
 };
 
 /** Go duration for Chaos Mesh fields: whole seconds as `Ns`, else milliseconds. */

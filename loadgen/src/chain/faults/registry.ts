@@ -60,6 +60,14 @@ export const KIND_SPECS: Record<FaultKind, KindSpec> = {
     minInclusive: false,
     default: 15,
   },
+  nccl_timeout: {
+    unit: "rank of the tensor-parallel group whose collective stalls (needs HOPSCOPE_TP ≥ 2; the group's last rank is used when higher)",
+    min: 0,
+    max: 7,
+    minInclusive: true,
+    default: 1,
+    targets: ['llm-vllm', 'llm-tgi', 'llm-sglang'],
+  },
 };
 
 export const DEFAULT_DURATION_S = 120;

@@ -5,6 +5,9 @@
  * gpu_oom: the allocation fails at admission; the hop falls back once to the lighter model and records it on the span.
  * Each replica's KV allocations go through its own CUDA driver process and the stand-in libcuda.so.1 (gpu/cuda-driver.ts),
  * so a kernel probe sees each failing cuMemAlloc_v2 on this replica's pod.
+ * HOPSCOPE_TP ≥ 2: the replica is a tensor-parallel group (gpu/tp-group.ts), one rank process per rank making each
+ * step's ncclAllReduce through the stand-in libnccl.so.2; nccl_timeout stalls one rank's collective, every request on
+ * the group hangs until the watchdog, then fails as vLLM's do (EngineDeadError, HTTP 500) and the group restarts.
  * TGI's /metrics stays in the Prometheus text format (its exporter has no OpenMetrics, and OpenMetrics would add `_total`
  * to its counters); vLLM's negotiates OpenMetrics and carries trace exemplars.
  */
@@ -21,6 +24,10 @@ import { vllmMetrics, type LlmMetrics } from '../llm/metrics-vllm';
 import { traceExemplar } from '../../telemetry/exemplars';
 import { HopError } from '../errors';
 import { CudaDriver } from '../gpu/cuda-driver';
+import { NcclRankProcess, SimulatedNcclRank } from '../gpu/nccl-rank';
+import { ensureNcclStandIn } from '../gpu/nccl-stand-in';
+import { NcclTimeoutError, TpGroup } from '../gpu/tp-group';
+import { registerWithExporter } from '../registration';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { hashFraction } from '../../shared/random';
 import { countTokens, fillerText } from '../../shared/text';
@@ -30,10 +37,17 @@ export interface ChatMessage {
   content: string;
 }
 
+/** Elements one rank all-reduces per sequence in a step: the hidden size of the 8B model (Llama 3 8B: 4096). */
+const HIDDEN_SIZE = 4096;
+/** A group's restart after a watchdog timeout (pods recreated, weights loaded), simulated ms before the time scale. */
+const GROUP_RESTART_MS = 30_000;
+
 export interface LlmHop {
   routes: Routes;
   engine: InferenceEngine;
   backend: LlmBackend;
+  /** The tensor-parallel group serving this replica (HOPSCOPE_TP ≥ 2). */
+  readonly group?: TpGroup;
   /** pid of this replica's CUDA driver process (absent when the stand-in could not be built). */
   readonly gpuDriverPid?: number;
   stop(): void;
@@ -45,6 +59,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
   // TGI's exporter speaks only the text format; vLLM's and SGLang's prometheus_client negotiates OpenMetrics.
   env.openMetrics = backend !== 'tgi';
   const driver = env.cudaStandIn ? CudaDriver.start(env.cudaStandIn, env.log) : undefined;
+  const group = env.cfg.tensorParallel > 1 ? startGroup(env) : undefined;
   const engine = new InferenceEngine({
     ...ENGINE_DEFAULTS,
     // TGI's router batches a little differently: smaller max batch, slightly cheaper steps.
@@ -57,6 +72,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
       return f ? f.magnitude * (m.fallback ? 1 : 0.15) : 0;
     },
     gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
+    collective: group ? (seqs) => group.allReduce(seqs * HIDDEN_SIZE) : undefined,
   });
   const metrics: LlmMetrics =
     backend === 'vllm'
@@ -97,6 +113,29 @@ export function createLlmHop(env: HopEnv): LlmHop {
             'hopscope.cuda.driver_pid': driver?.pid ?? 0,
           }
         : {}),
+    });
+  };
+
+  /** vLLM's engine died under the request: its exception, and what the group's watchdog saw (group, rank, collective). */
+  const recordEngineDead = (span: Span, e: EngineError): void => {
+    const nccl = e.cause instanceof NcclTimeoutError ? e.cause.info : undefined;
+    span.addEvent('exception', {
+      'exception.type': 'vllm.v1.engine.exceptions.EngineDeadError',
+      'exception.message': e.message,
+    });
+    if (!nccl) return;
+    span.setAttributes({
+      'hopscope.nccl.collective': nccl.collective,
+      'hopscope.nccl.rank': nccl.rank,
+      'hopscope.nccl.rank_pod': nccl.rankPod,
+      'hopscope.nccl.stalled_ranks': nccl.stalledRanks,
+      'hopscope.nccl.seq': nccl.seq,
+      'hopscope.nccl.count': nccl.count,
+      'hopscope.nccl.timeout_ms': nccl.timeoutMs,
+      'hopscope.nccl.ran_ms': nccl.ranForMs,
+      'hopscope.nccl.result': nccl.resultName,
+      'hopscope.nccl.error': nccl.message,
+      ...(nccl.pid ? { 'hopscope.nccl.rank_pid': nccl.pid } : {}),
     });
   };
 
@@ -175,6 +214,16 @@ export function createLlmHop(env: HopEnv): LlmHop {
       'gen_ai.usage.input_tokens': prompt.tokens,
       'hopscope.llm.backend': backend,
     });
+    if (group) {
+      span.setAttributes({ 'hopscope.llm.tp_group': replica.pod, 'hopscope.llm.tp_size': group.size });
+      if (group.restarting)
+        throw new HopError(
+          503,
+          'engine_restarting',
+          `tensor-parallel group ${replica.pod} is restarting after an NCCL watchdog timeout`,
+          'engine_restarting'
+        );
+    }
     const words = fillerText(targetTokens * 2, Math.floor(f * 1e9)).split(' ');
     const tokenText = (i: number) => `${words[i % words.length]} `;
 
@@ -242,6 +291,9 @@ export function createLlmHop(env: HopEnv): LlmHop {
             e2.code ?? 'generation'
           );
         }
+      } else if (e.code === 'engine_dead') {
+        recordEngineDead(span, e);
+        throw new HopError(500, 'engine_dead', e.message, 'EngineDeadError');
       } else if (e.code === 'overloaded') {
         throw new HopError(503, 'overloaded', e.message, 'overloaded');
       } else if (e.code === 'aborted') {
@@ -327,9 +379,50 @@ export function createLlmHop(env: HopEnv): LlmHop {
     get gpuDriverPid() {
       return driver?.pid;
     },
+    group,
     stop: () => {
       engine.stop();
       driver?.stop();
+      group?.stop();
     },
   };
+}
+
+/** The replica's tensor-parallel group: rank processes linked against the stand-in libnccl.so.2 where it can be
+ *  built (each registered with the bpf-exporter as its rank's pod at every start), else ranks simulated here. */
+function startGroup(env: HopEnv): TpGroup {
+  const { cfg, replica, faults, log } = env;
+  const standIn = cfg.cudaStandIn ? ensureNcclStandIn() : undefined;
+  if (standIn && !standIn.ok)
+    log.warn(
+      { reason: standIn.reason },
+      `no stand-in libnccl.so.2: ${standIn.reason}. Collectives are simulated without the kernel signal`
+    );
+  const size = cfg.tensorParallel;
+  return new TpGroup({
+    group: replica.pod,
+    size,
+    timeoutMs: cfg.executeModelTimeoutS * 1000,
+    restartMs: env.scale(GROUP_RESTART_MS),
+    log,
+    startRank: (rank) => (standIn?.ok ? new NcclRankProcess(standIn, size, rank, log) : new SimulatedNcclRank()),
+    stalledRank: () => {
+      const f = faults.active(replica.hop, replica.pod, 'nccl_timeout');
+      return f ? Math.min(Math.round(f.magnitude), size - 1) : undefined;
+    },
+    onStart: (ranks) => {
+      const url = cfg.exporterUrl;
+      if (!url) return;
+      void (async () => {
+        for (const r of ranks)
+          if (r.pid)
+            await registerWithExporter(
+              url,
+              { pid: r.pid, pod: r.pod, namespace: replica.namespace, node: replica.node, service: replica.hop },
+              log,
+              cfg.exporterToken
+            );
+      })();
+    },
+  });
 }

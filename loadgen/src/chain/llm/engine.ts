@@ -5,7 +5,9 @@
  * When the KV cache overflows, the newest sequence is preempted (recomputed later), as vLLM does. Faults plug in
  * through `kvFactor` (kv_cache_thrash shrinks the usable cache and evicts the prefix cache) and `oomProbability`
  * (gpu_oom makes the allocation at admission fail). Every admission's KV allocation can go to a real driver call
- * (`gpuAlloc`: the stand-in libcuda.so.1), so the kernel sees the allocations and their failures.
+ * (`gpuAlloc`: the stand-in libcuda.so.1), so the kernel sees the allocations and their failures. A tensor-parallel
+ * replica's step ends only once its ranks' collective has (`collective`); a collective that fails (the group's NCCL
+ * watchdog) kills the engine as vLLM's dies: every running and waiting sequence fails with it.
  */
 import { EventEmitter } from 'node:events';
 import type { ModelSpec } from './models';
@@ -28,9 +30,15 @@ export interface EngineOptions {
   /** Makes the admission's KV allocation of `bytes` in the CUDA driver (failing when `fail`); resolves with the
    *  CUresult once made. A failed sequence hears of its error only then, inside its request's window. */
   gpuAlloc?: (bytes: number, fail: boolean) => Promise<number> | undefined;
+  /** The step's collective across the tensor-parallel ranks (`seqs` sequences in the step); a rejection fails every
+   *  sequence in the engine with `engine_dead` (the error is kept as the EngineError's `cause`). */
+  collective?: (seqs: number) => Promise<void>;
 }
 
-export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' | 'oomProbability' | 'gpuAlloc'> = {
+export const ENGINE_DEFAULTS: Omit<
+  EngineOptions,
+  'scale' | 'rand' | 'kvFactor' | 'oomProbability' | 'gpuAlloc' | 'collective'
+> = {
   maxNumSeqs: 32,
   kvCapacityTokens: 32_768,
   blockSize: 16,
@@ -42,13 +50,17 @@ export const ENGINE_DEFAULTS: Omit<EngineOptions, 'scale' | 'rand' | 'kvFactor' 
   prefixCacheEntries: 512,
 };
 
+/** vLLM's EngineDeadError message (vllm/v1/engine/exceptions.py, vllm-project/vllm commit
+ *  f218d64df6eaf87025d7673b7a515f1561fac80f). */
+export const ENGINE_DEAD_MESSAGE = 'EngineCore encountered an issue. See stack trace (above) for the root cause.';
+
 export class EngineError extends Error {
   /** gpu_oom: the CUresult the driver call returned (absent when no driver call was made). */
   cudaResult?: number;
   /** gpu_oom: the bytes the failed allocation asked for. */
   bytes?: number;
   constructor(
-    readonly code: 'gpu_oom' | 'overloaded' | 'aborted',
+    readonly code: 'gpu_oom' | 'overloaded' | 'aborted' | 'engine_dead',
     message: string
   ) {
     super(message);
@@ -129,6 +141,8 @@ export class InferenceEngine extends EventEmitter {
   prefixHits = 0;
   preemptions = 0;
   oomFailures = 0;
+  /** Sequences failed by a failed collective (engine_dead). */
+  deadFailures = 0;
 
   constructor(readonly opts: EngineOptions) {
     super();
@@ -261,8 +275,30 @@ export class InferenceEngine extends EventEmitter {
       this.busy = false;
       this.kick();
     };
-    if (realMs < 0.5) setImmediate(done);
+    const collective = this.lastBatchSize && o.collective ? o.collective(this.lastBatchSize) : undefined;
+    if (collective) {
+      const timer = new Promise<void>((r) => (realMs < 0.5 ? setImmediate(r) : setTimeout(r, realMs)));
+      Promise.all([timer, collective]).then(done, (err: unknown) => this.die(err, admitted));
+    } else if (realMs < 0.5) setImmediate(done);
     else setTimeout(done, realMs);
+  }
+
+  /** The step's collective failed: the engine dies with every sequence in it (vLLM's EngineDeadError). */
+  private die(cause: unknown, admitted: Seq[]): void {
+    const all = [...admitted, ...this.running, ...this.waiting];
+    this.running.length = 0;
+    this.waiting.length = 0;
+    this.kvUsed = 0;
+    this.prefix.clear();
+    this.busy = false;
+    for (const s of all) {
+      s.kv = 0;
+      this.deadFailures++;
+      const err = new EngineError('engine_dead', ENGINE_DEAD_MESSAGE);
+      err.cause = cause;
+      s.h.onError(err);
+    }
+    this.kick();
   }
 
   private emitToken(s: Seq, now: number): void {
