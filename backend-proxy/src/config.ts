@@ -81,6 +81,12 @@ export interface ProxyConfig {
   /** Live root-cause settings (SLOs, λ weights, expected edges) from HOPSCOPE_RCA_CONFIG, checked by the engine's schema. */
   rcaConfig?: RcaConfigInput;
   rcaConfigFile?: string;
+  /** The global budget of window work (GET /api/rca ranges, run compare): answers, traces and bytes held at once. */
+  windowMaxConcurrent: number;
+  windowMaxTraces: number;
+  windowMaxBytes: number;
+  /** Runs, their workers' reports and saved root-cause answers older than this are deleted (HOPSCOPE_RETENTION_DAYS). */
+  retentionDays: number;
   logLevel: string;
 }
 
@@ -108,6 +114,10 @@ export const DEFAULTS: ProxyConfig = {
   runHeartbeatTimeoutMs: 30_000,
   scrapeIntervalMs: 15_000,
   sourceAuth: {},
+  windowMaxConcurrent: 10,
+  windowMaxTraces: 10_000,
+  windowMaxBytes: 128 * 1024 * 1024,
+  retentionDays: 90,
   logLevel: 'info',
 };
 
@@ -173,6 +183,14 @@ export const ENV_HELP: Record<string, string> = {
   HOPSCOPE_ALERTMANAGER_ORG_ID: "tenant sent as X-Scope-OrgID to Alertmanager (Mimir's Alertmanager)",
   HOPSCOPE_RCA_CONFIG:
     'JSON or YAML file of root-cause settings (sloMs, lambda, expectedEdges, ...: the POST /api/rca `config` fields) for every live root cause; checked at start',
+  HOPSCOPE_WINDOW_MAX_CONCURRENT:
+    'window answers (GET /api/rca over a range, run compare) worked on at once; past it 503 + Retry-After (default 10)',
+  HOPSCOPE_WINDOW_MAX_TRACES:
+    'traces the window answers in progress may reserve together (a range reads up to 1000, a compare 2000 per side); past it 503 + Retry-After (default 10000)',
+  HOPSCOPE_WINDOW_MAX_BYTES:
+    'approximate bytes of spans the window answers in progress hold together; a range past it reads no more and says so (default 134217728)',
+  HOPSCOPE_RETENTION_DAYS:
+    "days runs, their workers' reports and saved root-cause answers are kept; older ones are deleted at start and every hour (default 90)",
   HOPSCOPE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace|silent (default info)',
 };
 
@@ -386,6 +404,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
       1000,
       86_400_000
     );
+  if (env.HOPSCOPE_WINDOW_MAX_CONCURRENT !== undefined)
+    c.windowMaxConcurrent = parseInt0('HOPSCOPE_WINDOW_MAX_CONCURRENT', env.HOPSCOPE_WINDOW_MAX_CONCURRENT, 1, 1000);
+  if (env.HOPSCOPE_WINDOW_MAX_TRACES !== undefined)
+    c.windowMaxTraces = parseInt0('HOPSCOPE_WINDOW_MAX_TRACES', env.HOPSCOPE_WINDOW_MAX_TRACES, 1, 10_000_000);
+  if (env.HOPSCOPE_WINDOW_MAX_BYTES !== undefined)
+    c.windowMaxBytes = parseInt0('HOPSCOPE_WINDOW_MAX_BYTES', env.HOPSCOPE_WINDOW_MAX_BYTES, 65536, 64 * 1024 ** 3);
+  if (env.HOPSCOPE_RETENTION_DAYS !== undefined)
+    c.retentionDays = parseInt0('HOPSCOPE_RETENTION_DAYS', env.HOPSCOPE_RETENTION_DAYS, 1, 36_500);
   if (env.HOPSCOPE_SCRAPE_INTERVAL !== undefined && env.HOPSCOPE_SCRAPE_INTERVAL.trim() !== '')
     c.scrapeIntervalMs = parseScrapeInterval(env.HOPSCOPE_SCRAPE_INTERVAL);
   c.sourceAuth = {};

@@ -25,7 +25,7 @@ import {
 } from '../../../contract';
 import type { Database } from '../db/database';
 import * as repo from '../db/alerts-repo';
-import { LeaseKeeper } from '../db/lease';
+import { LeaseKeeper, LeaseLostError } from '../db/lease';
 import { alertsFiring, registry } from '../metrics';
 import { callJson, settle } from '../sources/http';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
@@ -352,8 +352,17 @@ export class AlertManager {
 
   /** Records a transition (only while holding the lease); the in-memory state follows only once it is stored. */
   private async transition(a: Alert, now: number): Promise<boolean> {
-    if (!this.lease.held()) return false;
-    await repo.recordAlert(this.o.db, a, now);
+    const token = this.lease.token;
+    if (token === null) return false;
+    // Fenced in the database by the lease and its token: had another proxy taken the lease since `held()` (a pause,
+    // a partition), the write is refused there, not merely skipped here.
+    try {
+      await repo.recordAlert(this.o.db, a, now, { lease: EVALUATOR_LEASE, holder: this.o.holder, token });
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      this.o.log.warn({ rule: a.ruleId, pod: a.pod }, `alerts: ${err.message}`);
+      return false;
+    }
     if (a.state === 'firing') this.active.set(keyOf(a.ruleId, a.pod), a);
     else this.active.delete(keyOf(a.ruleId, a.pod));
     return true;

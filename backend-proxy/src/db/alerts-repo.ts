@@ -13,6 +13,7 @@ import {
   type SourceStatus as SourceStatusT,
 } from '../../../contract';
 import type { Database, Queryable } from './types';
+import { assertFence, type LeaseFence } from './lease';
 
 export const ALERT_LIMITS = { rules: 500, rulesBytes: 1024 * 1024, historyPage: 1000, alertBytes: 16 * 1024 } as const;
 
@@ -156,13 +157,21 @@ function checkAlert(alert: AlertT): AlertT {
 /**
  * Records `alert` as the current state of (rule, pod). When that changes the state (a new firing, or firing →
  * resolved), also appends it to the history; returns whether it was a transition. Repeating the current state only
- * refreshes the stored alert (its summary may have changed).
+ * refreshes the stored alert (its summary may have changed). `fence`: written only while that lease is held with
+ * that token, checked in the same transaction (else LeaseLostError and nothing written): an evaluator that lost its
+ * lease cannot write one more transition.
  */
-export async function recordAlert(db: Database, alert: AlertT, nowMs = Date.now()): Promise<boolean> {
+export async function recordAlert(
+  db: Database,
+  alert: AlertT,
+  nowMs = Date.now(),
+  fence?: LeaseFence
+): Promise<boolean> {
   const a = checkAlert(alert);
   const pod = a.pod ?? '';
   const at = a.state === 'resolved' ? (a.endsAt ?? nowMs) : a.startsAt;
   return db.tx(async (q) => {
+    if (fence) await assertFence(q, fence);
     // A (rule, pod) never seen counts as resolved. Inserting that first makes a concurrent recorder of the same
     // (rule, pod) wait on the row instead of also seeing "nothing" and appending the same transition twice.
     await q.query(

@@ -52,6 +52,38 @@ export async function acquireLease(q: Queryable, name: string, holder: string, t
   return { held: false, lease: await currentLease(q, name) };
 }
 
+/** A write fenced by a lease its writer no longer holds (another proxy took it over): nothing was written. */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+  constructor(
+    readonly lease: string,
+    readonly holder: string,
+    readonly token: number
+  ) {
+    super(`lease ${lease} is no longer held by ${holder} with token ${token}: the write was refused`);
+  }
+}
+
+/** Who may write under a lease: its holder with the fencing token it holds. */
+export interface LeaseFence {
+  lease: string;
+  holder: string;
+  token: number;
+}
+
+/**
+ * Inside a write's transaction, first: the lease row as `holder` holds it with `token` and unexpired, locked FOR
+ * SHARE (a takeover, an UPDATE of that row, waits until this transaction ends, so the successor's writes come after),
+ * else LeaseLostError (the caller's transaction rolls back: a stale holder writes nothing).
+ */
+export async function assertFence(q: Queryable, f: LeaseFence): Promise<void> {
+  const r = await q.query(
+    `SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND token = $3 AND expires_at >= clock_timestamp() FOR SHARE`,
+    [f.lease, f.holder, f.token]
+  );
+  if (!r.rowCount) throw new LeaseLostError(f.lease, f.holder, f.token);
+}
+
 /** Gives the lease up (only if `holder` has it), so another proxy takes it at once instead of after the ttl. */
 export async function releaseLease(q: Queryable, name: string, holder: string): Promise<boolean> {
   const r = await q.query(

@@ -122,3 +122,16 @@ export async function listRcaAnswers(
 export async function deleteRcaAnswer(q: Queryable, id: string): Promise<boolean> {
   return (await q.query('DELETE FROM rca_answers WHERE id = $1 RETURNING id', [id])).rowCount > 0;
 }
+
+/** Retention: deletes answers saved before `beforeMs`, at most `batch` per call (call again while `more`). */
+export async function pruneRcaAnswers(
+  q: Queryable,
+  beforeMs: number,
+  batch: number
+): Promise<{ deleted: number; more: boolean }> {
+  const r = await q.query(
+    'DELETE FROM rca_answers WHERE id IN (SELECT id FROM rca_answers WHERE created_ms < $1 ORDER BY created_ms LIMIT $2)',
+    [beforeMs, batch]
+  );
+  return { deleted: r.rowCount, more: r.rowCount >= batch };
+}

@@ -132,6 +132,35 @@ export async function listWorkers(q: Queryable, runId: string): Promise<WorkerRo
   ).rows;
 }
 
+/**
+ * The workers' statuses only (what a run's outcome needs while any still runs): no reports, which may be 2 MiB each.
+ */
+export async function workerStatuses(q: Queryable, runId: string): Promise<Array<{ status: RunStatus }>> {
+  return (await q.query<{ status: RunStatus }>('SELECT status FROM run_workers WHERE run_id = $1', [runId])).rows;
+}
+
+/** Deletes a run and its workers' reports (ON DELETE CASCADE); false when there was none. */
+export async function deleteRun(q: Queryable, runId: string): Promise<boolean> {
+  return (await q.query('DELETE FROM runs WHERE run_id = $1 RETURNING run_id', [runId])).rowCount > 0;
+}
+
+/**
+ * Retention: deletes ended runs that started before `beforeMs`, with their workers' reports, at most `batch` runs
+ * per call (call again while `more`: one long delete never holds the tables). A running run is kept.
+ */
+export async function pruneRuns(
+  q: Queryable,
+  beforeMs: number,
+  batch: number
+): Promise<{ deleted: number; more: boolean }> {
+  const r = await q.query(
+    `DELETE FROM runs WHERE run_id IN
+       (SELECT run_id FROM runs WHERE status <> 'running' AND start_ms < $1 ORDER BY start_ms LIMIT $2)`,
+    [beforeMs, batch]
+  );
+  return { deleted: r.rowCount, more: r.rowCount >= batch };
+}
+
 /** Adds a worker (the run row must be locked) and folds its start and planned faults into the run. */
 export async function addWorker(
   q: Queryable,

@@ -1,6 +1,7 @@
 /**
  * Root cause: GET /api/traces/:traceId/rca (one trace, its baseline and kernel events gathered by the service),
- * GET /api/rca?from&to[&service][&maxTraces] (a time range, from the traces the proxy reads: nothing to upload), and
+ * GET /api/rca?from&to[&service][&maxTraces] (a time range, from the traces the proxy reads: nothing to upload; at
+ * most 1,000 traces per request, and within the global budget of window work, else 503 + Retry-After), and
  * POST /api/rca (an incident window given as data: OTLP JSON traces, optional baseline and kernel events; the body may
  * be gzip- or deflate-encoded, its decoded size bounded by HOPSCOPE_PROXY_BODY_LIMIT: past it, a 413). That body is
  * read raw and parsed in the engine's worker with the ranking (services/rca-window-request.ts), off the event loop.
@@ -29,7 +30,8 @@ export function rcaRoutes(rca: RcaService): Router {
       await rca.forRange({
         range,
         service: nameParam(q, 'service'),
-        maxTraces: floorOrUndefined(numberParam(q, 'maxTraces', 1, 5000)),
+        // Past the per-request cap (RANGE_MAX_TRACES) it is cut, and the answer's `missing` says so.
+        maxTraces: floorOrUndefined(numberParam(q, 'maxTraces', 1, 1_000_000)),
       })
     );
   });

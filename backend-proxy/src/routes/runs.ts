@@ -1,7 +1,7 @@
 /**
  * Load-test runs (contract/runs.ts). The load generator's side: POST /api/runs (register, or join with `join: true`),
  * POST /api/runs/:runId/heartbeat, POST /api/runs/:runId/finish. The reader's side: GET /api/runs, GET /api/runs/:runId,
- * GET /api/runs/:runId/compare/:baselineRunId, GET /api/runs/:runId/ttft (client vs server TTFT), GET /api/runs/:runId/ttft/requests (the slowest and failed requests' client TTFT split along their traces), and GET /api/runs/targets (Prometheus HTTP service discovery of the
+ * DELETE /api/runs/:runId (Editors: the run and its workers' reports), GET /api/runs/:runId/compare/:baselineRunId, GET /api/runs/:runId/ttft (client vs server TTFT), GET /api/runs/:runId/ttft/requests (the slowest and failed requests' client TTFT split along their traces), and GET /api/runs/targets (Prometheus HTTP service discovery of the
  * running workers' client metrics). The runs service's refusals become their status here; "database down" is 503 with
  * Retry-After, so the load generator retries instead of losing the run.
  */
@@ -110,6 +110,11 @@ export function runRoutes(
   r.get('/runs/:runId', async (req, res) => {
     const rec = await svc().get(runId(String(req.params.runId)));
     res.json({ ...rec, capacity: capacity ? await capacity.capacityOf(rec) : null });
+  });
+
+  // Editors (admin scope): the run and its workers' reports; a running run is a 409.
+  r.delete('/runs/:runId', async (req, res) => {
+    res.json(await svc().remove(runId(String(req.params.runId))));
   });
 
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {

@@ -23,7 +23,7 @@ import type { Database, Queryable } from '../db/database';
 import { DatabaseUnavailableError } from '../db/errors';
 import * as repo from '../db/runs-repo';
 import { RunsError } from './errors';
-import { listFigures, mergeRun, type WorkerResult } from './merge';
+import { listFigures, mergeRun, runStatus, type WorkerResult } from './merge';
 import { checkMetricsUrl } from './metrics-url';
 
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -334,6 +334,27 @@ export class RunsService {
     await this.sweeping;
   }
 
+  /**
+   * Deletes a run and its workers' reports (Editors: DELETE /api/runs/:runId). A running run is refused (409): it ends
+   * by its finish or the heartbeat sweep first.
+   */
+  async remove(runId: string): Promise<{ runId: string; deleted: true }> {
+    const id = parse(RunId, runId, 'runId');
+    return this.guard(`delete of run ${id}`, () =>
+      this.db.tx(async (q) => {
+        const row = await repo.lockRun(q, id);
+        if (!row) throw new RunsError('not_found', `no run "${id}" (GET /api/runs lists them)`);
+        if (row.status === 'running')
+          throw new RunsError(
+            'conflict',
+            `run "${id}" is still running: delete it once it ends (its finish, or the heartbeat sweep)`
+          );
+        await repo.deleteRun(q, id);
+        return { runId: id, deleted: true as const };
+      })
+    );
+  }
+
   /** The worker's row under its run's lock, or not_found with what to do. */
   private async lockWorker(q: Queryable, runId: string, workerId: string): Promise<repo.WorkerRow> {
     if (!(await repo.lockRun(q, runId)))
@@ -347,15 +368,18 @@ export class RunsService {
     return w;
   }
 
-  /** Recomputes the run's outcome from its workers (run row locked); returns its status. */
+  /**
+   * Recomputes the run's outcome from its workers (run row locked); returns its status. While any worker runs, only
+   * their statuses are read; the reports (up to 2 MiB each) are read once, when the last worker is done.
+   */
   private async settle(q: Queryable, runId: string): Promise<RunStatus> {
-    const workers = (await repo.listWorkers(q, runId)).map(workerResult);
     const now = this.now();
-    const m = mergeRun(workers);
-    if (m.status === 'running') {
+    if (runStatus(await repo.workerStatuses(q, runId)) === 'running') {
       await repo.refreshLive(q, runId, now);
-      return m.status;
+      return 'running';
     }
+    const workers = (await repo.listWorkers(q, runId)).map(workerResult);
+    const m = mergeRun(workers);
     await repo.saveOutcome(
       q,
       runId,

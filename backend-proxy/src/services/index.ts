@@ -21,6 +21,8 @@
  * | runCompare | run-compare.ts                | which hop changed between two runs (their traces by `hopscope.run_id`: ../store/run-index.ts or Tempo) |
  * | runTtft    | run-ttft.ts                   | client vs server TTFT of a run over its window (Prometheus), the gap part by part |
  * | runTtftRequests | run-ttft-requests.ts     | a run's slowest and failed requests' client TTFT split along their traces |
+ * | (retention) | retention.ts                | runs, their reports and saved answers past HOPSCOPE_RETENTION_DAYS deleted at start and hourly |
+ * | (windows)  | window-budget.ts              | the global budget of window work (range root causes, run compares): 503 + Retry-After past it |
  *
  * Lifecycle: server.ts starts the sources, then `services.start()` (background work: the alert loop); on close,
  * `services.stop()` (last started, first stopped) is awaited before the sources stop.
@@ -56,7 +58,9 @@ import { EmbeddedRunTraces, MAX_TRACES, RunCompareService, TempoRunTraces } from
 import { RunTtftService } from './run-ttft';
 import { RunTtftRequestsService } from './run-ttft-requests';
 import { RunCapacityService } from './run-capacity';
+import { RetentionService } from './retention';
 import { TraceService } from './traces';
+import { WindowBudget } from './window-budget';
 
 interface ServiceDeps {
   config: ProxyConfig;
@@ -143,7 +147,14 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   });
   // Root cause links the answers saved of a trace; saving computes root causes: one refers to the other late.
   const saved: { answers?: RcaAnswerService } = {};
+  // One budget of window work for range root causes and run compares together (503 + Retry-After past it).
+  const windows = new WindowBudget({
+    windows: config.windowMaxConcurrent,
+    traces: config.windowMaxTraces,
+    bytes: config.windowMaxBytes,
+  });
   const rca = new RcaService(traces, sources.exporters, {
+    windows,
     config: config.rcaConfig,
     evidence,
     saved: { ofTrace: (id) => saved.answers!.ofTrace(id) },
@@ -153,8 +164,10 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
   saved.answers = answers;
   const faults = new FaultService(sources.chain);
   const alerts = new AlertService(config, sources, db, log, holder);
+  // Runs, their reports and saved answers past HOPSCOPE_RETENTION_DAYS: deleted at start and every hour.
+  const retention = new RetentionService({ db, log, days: config.retentionDays });
   // The engine's worker threads end with the services (first started, last stopped).
-  const background: Background[] = [rca, evidence, alerts];
+  const background: Background[] = [rca, evidence, alerts, retention];
   const runs = new RunsService({
     db,
     log,
@@ -201,7 +214,7 @@ export function buildServices({ config, sources, log, db }: ServiceDeps): Servic
     exports: new ExportService(config, { rca, alerts, faults, exporters: sources.exporters }),
     runs,
     // The run-vs-run root cause ranks with the operator's engine settings (HOPSCOPE_RCA_CONFIG), as per-trace RCA does.
-    runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig) : undefined,
+    runCompare: runs ? new RunCompareService(runLookup, runTraces, MAX_TRACES, config.rcaConfig, windows) : undefined,
     runTtft: runs ? new RunTtftService(runLookup, sources.prometheus, config.scrapeIntervalMs) : undefined,
     runTtftRequests: runs ? new RunTtftRequestsService(runLookup, traces) : undefined,
     runCapacity: runs ? new RunCapacityService(sources.prometheus, config.scrapeIntervalMs) : undefined,

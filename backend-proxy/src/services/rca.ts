@@ -37,6 +37,7 @@ import type { KernelWindow } from '../evidence/window';
 import type { EngineStateRequest, EngineStateService } from './engine-state';
 import { mergeRcaConfig } from './rca-config';
 import { RcaPool, type RcaPoolOptions } from './rca-pool';
+import { traceBytes, WindowBudget } from './window-budget';
 
 export { mergeRcaConfig };
 import type { TraceService } from './traces';
@@ -68,9 +69,12 @@ export interface RangeQuery {
   maxTraces?: number;
 }
 
-/** Traces a range root cause analyses by default, and the most anyone may ask for (bounded work per request). */
+/**
+ * Traces a range root cause analyses by default, and the most one request reads (bounded work per request: a larger
+ * maxTraces is cut to it, and the answer says so); the global budget (./window-budget.ts) bounds them together.
+ */
 const RANGE_DEFAULT_TRACES = 500;
-const RANGE_MAX_TRACES = 5000;
+export const RANGE_MAX_TRACES = 1000;
 /** The embedded store lists at most this many traces of a range to choose from. */
 const RANGE_SCAN = 100_000;
 const FETCH_CONCURRENCY = 8;
@@ -118,6 +122,7 @@ function timed<T>(kind: 'trace' | 'window', attrs: Record<string, number | strin
 export class RcaService {
   private baselines: BaselineCache;
   private pool: RcaPool;
+  private windows: WindowBudget;
 
   /**
    * `exporters` is the live list (DNS discovery updates it in place); `opts.config`: the configured engine settings
@@ -134,10 +139,13 @@ export class RcaService {
       engineState?: EngineStateService;
       /** The engine's worker threads and queue bound. */
       pool?: RcaPoolOptions;
+      /** The global budget of window work, shared with run compare (default: one of its own). */
+      windows?: WindowBudget;
     } = {}
   ) {
     this.baselines = new BaselineCache(traces.source);
     this.pool = new RcaPool(opts.pool);
+    this.windows = opts.windows ?? new WindowBudget();
   }
 
   /** The engine's worker pool (the ingest service parses large OTLP bodies there too). */
@@ -273,8 +281,23 @@ export class RcaService {
    * traffic before the range; the range's kernel events. The answer says what it read (`sample`).
    */
   async forRange(q: RangeQuery): Promise<RangeRootCause> {
-    const { range, service } = q;
     const budget = Math.min(RANGE_MAX_TRACES, q.maxTraces ?? RANGE_DEFAULT_TRACES);
+    // Admitted, or 503 + Retry-After past the global budget, before anything is read.
+    const ticket = this.windows.admit('GET /api/rca', budget);
+    try {
+      return await this.rangeAnswer(q, budget, (bytes) => ticket.hold(bytes), ticket.byteBudget);
+    } finally {
+      ticket.release();
+    }
+  }
+
+  private async rangeAnswer(
+    q: RangeQuery,
+    budget: number,
+    hold: (bytes: number) => boolean,
+    byteBudget: number
+  ): Promise<RangeRootCause> {
+    const { range, service } = q;
     const source = this.traces.source;
     const embedded = source instanceof EmbeddedTraceSource;
     const statuses: SourceStatus[] = [];
@@ -308,12 +331,15 @@ export class RcaService {
     const traces: Span[][] = [];
     let unreadable = 0;
     let next = 0;
+    let cut = false;
     await Promise.all(
       Array.from({ length: Math.min(FETCH_CONCURRENCY, ids.length) }, async () => {
-        while (next < ids.length) {
+        while (next < ids.length && !cut) {
           const d = await source.get(ids[next++]).catch(() => undefined);
-          if (d?.spans.length) traces.push(d.spans);
-          else unreadable++;
+          if (!d?.spans.length) unreadable++;
+          // Past the byte budget of every window answer together: this answer reads no more (missing says so).
+          else if (!hold(traceBytes(d.spans))) cut = true;
+          else traces.push(d.spans);
         }
       })
     );
@@ -351,6 +377,14 @@ export class RcaService {
     );
     const missing = [...answer.missing];
     if (engine) missing.push(...engine.missing);
+    if (q.maxTraces !== undefined && q.maxTraces > RANGE_MAX_TRACES)
+      missing.push(
+        `traces: maxTraces=${q.maxTraces} asked; a range answer reads at most ${RANGE_MAX_TRACES} traces (the proxy's per-request cap)`
+      );
+    if (cut)
+      missing.push(
+        `traces: ${traces.length} of the ${ids.length} picked trace(s) read; the window answers in progress reached the proxy's budget of about ${Math.round(byteBudget / 1048576)} MiB of spans held at once (HOPSCOPE_WINDOW_MAX_BYTES)`
+      );
     if (!traces.length)
       missing.unshift(`traces: ${source.name} holds no trace${service ? ` through ${service}` : ''} in this range`);
     if (unreadable) missing.push(`traces: ${unreadable} of the picked trace(s) could not be read from ${source.name}`);

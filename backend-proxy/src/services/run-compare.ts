@@ -15,9 +15,13 @@ import { SourceError } from '../sources/http';
 import type { TempoSource } from '../sources/tempo';
 import type { RunIndex } from '../store/run-index';
 import type { TraceStore } from '../store/trace-store';
+import { traceBytes, WindowBudget } from './window-budget';
 
-/** Traces read per run: a 5-minute run at 20 req/s whole; longer or faster runs are sampled evenly. */
-export const MAX_TRACES = 6000;
+/**
+ * Traces read per side (the run and its baseline run): a 100-second run at 20 req/s whole; longer or faster runs are
+ * sampled evenly (the notes say so). The global window budget (./window-budget.ts) bounds the compares together.
+ */
+export const MAX_TRACES = 2000;
 const CACHE_ENTRIES = 16;
 /** Spans may still arrive shortly after a run's end (exporter batches): answers are cached only after this. */
 const SETTLE_MS = 15_000;
@@ -66,7 +70,11 @@ export class EmbeddedRunTraces implements RunTraceFinder {
       if (d?.spans.length) traces.push(d.spans);
     }
     const notes =
-      ids.length > max ? [`run ${run.runId}: ${max} of its ${ids.length} traces read, evenly spread over the run`] : [];
+      ids.length > max
+        ? [
+            `run ${run.runId}: ${max} of its ${ids.length} traces read, evenly spread over the run (a compare reads at most ${max} per side)`,
+          ]
+        : [];
     return { traces, sampled: ids.length > max, notes, stats: () => this.store.statsOf(picked) };
   }
 }
@@ -81,6 +89,10 @@ export class TempoRunTraces implements RunTraceFinder {
     const got = await this.tempo.runTraces(run.runId, run.startMs - 5000, to);
     const traces = spread(got.traces, max);
     const notes: string[] = [];
+    if (traces.length < got.traces.length)
+      notes.push(
+        `run ${run.runId}: ${max} of the ${got.traces.length} traces Tempo gave read, evenly spread (a compare reads at most ${max} per side)`
+      );
     if (got.sampled)
       notes.push(
         `run ${run.runId}: a sample of ${got.traces.length} of its traces from Tempo (TraceQL span.hopscope.run_id, spread over the run)`
@@ -193,10 +205,26 @@ export class RunCompareService {
     private runs: RunLookup,
     private finder: RunTraceFinder,
     private maxTraces = MAX_TRACES,
-    private rcaConfig?: RcaConfigInput
+    private rcaConfig?: RcaConfigInput,
+    /** The global budget of window work, shared with GET /api/rca (default: one of its own). */
+    private windows: WindowBudget = new WindowBudget()
   ) {}
 
+  /** Admitted with both sides' traces reserved, or 503 + Retry-After past the global budget of window work. */
   async compare(runId: string, baselineRunId: string): Promise<RunCompareAnswer> {
+    const ticket = this.windows.admit('run compare', 2 * this.maxTraces);
+    try {
+      return await this.compareAdmitted(runId, baselineRunId, (bytes, always) => ticket.hold(bytes, always));
+    } finally {
+      ticket.release();
+    }
+  }
+
+  private async compareAdmitted(
+    runId: string,
+    baselineRunId: string,
+    hold: (bytes: number, always: boolean) => boolean
+  ): Promise<RunCompareAnswer> {
     const t0 = performance.now();
     if (runId === baselineRunId)
       throw badRequest(
@@ -221,6 +249,8 @@ export class RunCompareService {
         throw new HttpError(502, 'source_unavailable', `the runs' traces could not be read: ${err.message}`);
       throw err;
     }
+    // Counted against the byte budget the other window answers see (the traces are read already: nothing to cut).
+    for (const t of [...runTr.traces, ...baseTr.traces]) hold(traceBytes(t), true);
     const now = Date.now();
     const runSig = signatureOf(runTr.traces);
     const baseSig = signatureOf(baseTr.traces);

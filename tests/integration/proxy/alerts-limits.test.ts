@@ -67,7 +67,7 @@ test('a 132,000-rule file is refused at start with a clear log; the proxy is up,
     assert.match(logged.problem, /bytes, over the \d+-byte limit of a rules file|132000 rules, at most 500/);
     // Rounds run (every 100 ms) and the proxy stays up.
     await new Promise((r) => setTimeout(r, 500));
-    const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts?evaluate=1`)).json());
+    const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts/evaluate`, { method: 'POST' })).json());
     assert.ok(a.evaluatedAt !== null);
     assert.equal(p.exited(), undefined, 'still running');
     await p.stop();

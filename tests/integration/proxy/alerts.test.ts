@@ -159,7 +159,7 @@ test('the seed example fires, reaches Alertmanager, then resolves', async () => 
   await proxy.close();
   proxy = await start();
   await new Promise((r) => setTimeout(r, 1000));
-  const h2 = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts?evaluate=1`)).json());
+  const h2 = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts/evaluate`, { method: 'POST' })).json());
   const still = h2.alerts.filter((x) => x.state === 'firing');
   assert.equal(still.length, 1);
   assert.equal(still[0].startsAt, firing.startsAt);

@@ -44,7 +44,7 @@ function endpoints(traceId: string): string[] {
     `/api/traces/${traceId}/rca`,
     '/api/rca?from=now-15m&to=now',
     '/api/compare?a=backend:vllm&b=backend:tgi&from=now-15m&to=now',
-    '/api/alerts?evaluate=1',
+    '/api/alerts',
     `/api/export/postmortem?from=now-1h&to=now&traceId=${traceId}&pod=rag-0`,
     '/api/runs',
   ];

@@ -63,7 +63,7 @@ test('132,000 small rules (9.9 MiB): 413 before anything is saved; the proxy sta
   // Rounds keep running (the interval is 100 ms), and the proxy answers.
   await new Promise((res) => setTimeout(res, 400));
   assert.equal((await fetch(`${proxy.url}/api/health`)).status, 200);
-  const a = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts?evaluate=1`)).json());
+  const a = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts/evaluate`, { method: 'POST' })).json());
   assert.ok(a.evaluatedAt !== null && Date.now() - a.evaluatedAt < 5000, `evaluated ${a.evaluatedAt}`);
 });
 
@@ -127,7 +127,7 @@ test('the evaluator accepts the largest allowed rule set without an unbounded sp
   })) as Parameters<typeof acceptRules>[0];
   assert.equal(acceptRules(many), undefined);
   assert.equal((await put({ rules: many })).status, 200);
-  const a = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts?evaluate=1`)).json());
+  const a = AlertsAnswer.parse(await (await fetch(`${proxy.url}/api/alerts/evaluate`, { method: 'POST' })).json());
   assert.ok(a.evaluatedAt !== null);
   // A call never takes a spread array (Math.max(...list), push(...list)): its length is the stack's.
   const dir = join(import.meta.dirname, '../../../backend-proxy/src/alerts');
@@ -140,7 +140,7 @@ test('the evaluator accepts the largest allowed rule set without an unbounded sp
   }
 });
 
-test('with the loop off (HOPSCOPE_ALERT_INTERVAL_MS=0) a round still runs on demand (?evaluate=1)', async () => {
+test('with the loop off (HOPSCOPE_ALERT_INTERVAL_MS=0) a round still runs on demand (POST /api/alerts/evaluate)', async () => {
   const p = await startProxy({
     port: 0,
     prometheusUrl: undefined,
@@ -151,7 +151,15 @@ test('with the loop off (HOPSCOPE_ALERT_INTERVAL_MS=0) a round still runs on dem
   try {
     const idle = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts`)).json());
     assert.equal(idle.evaluatedAt, null);
-    const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts?evaluate=1`)).json());
+    // A GET changes no state: ?evaluate=1 is refused with what to do instead, and no round ran.
+    const refused = await fetch(`${p.url}/api/alerts?evaluate=1`);
+    assert.equal(refused.status, 400);
+    assert.match(
+      ((await refused.json()) as { error: { message: string } }).error.message,
+      /POST \/api\/alerts\/evaluate/
+    );
+    assert.equal(AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts`)).json()).evaluatedAt, null);
+    const a = AlertsAnswer.parse(await (await fetch(`${p.url}/api/alerts/evaluate`, { method: 'POST' })).json());
     assert.ok(a.evaluatedAt !== null);
     assert.equal(a.evaluator?.self, true);
   } finally {

@@ -16,10 +16,10 @@ import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/te
 import { fixture } from '../../support/fixtures';
 import { syntheticTrace, type SyntheticFault } from '../../support/rca/synthetic';
 import { tinyServer } from '../../support/otlp-spans';
+import { searchHit, tempoTrace } from '../../support/tempo-replay';
 
 const FX = fixture('tempo');
 const searchTemplate = JSON.parse(readFileSync(`${FX}/docs_search_traceql_compact.json`, 'utf8'));
-const traceTemplate = JSON.parse(readFileSync(`${FX}/derived_v2_trace_by_id_from_vulture.json`, 'utf8'));
 const T0 = 1_767_225_600_000;
 
 function runTraces(
@@ -39,83 +39,6 @@ function runTraces(
       strayRetransmits: 0,
     }).spans.map((s) => ({ ...s, attributes: { ...s.attributes, 'hopscope.run_id': runId } }))
   );
-}
-
-const nanos = (ms: number): string => (BigInt(Math.round(ms * 1000)) * 1000n).toString();
-const b64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64');
-const anyValue = (v: string | number | boolean): Record<string, unknown> =>
-  typeof v === 'string'
-    ? { stringValue: v }
-    : typeof v === 'boolean'
-      ? { boolValue: v }
-      : Number.isInteger(v)
-        ? { intValue: String(v) }
-        : { doubleValue: v };
-const kv = (r: Record<string, string | number | boolean>): unknown[] =>
-  Object.entries(r).map(([key, v]) => ({ key, value: anyValue(v) }));
-
-/** One trace as Tempo's v2 trace-by-id answers it (jsonpb: base64 ids, enum names, zero values omitted). */
-function tempoTrace(spans: Span[]): unknown {
-  const byRes = new Map<string, Span[]>();
-  for (const s of spans) byRes.set(JSON.stringify(s.resource), [...(byRes.get(JSON.stringify(s.resource)) ?? []), s]);
-  return {
-    ...traceTemplate,
-    trace: {
-      resourceSpans: [...byRes.values()].map((list) => ({
-        resource: { attributes: kv(list[0].resource) },
-        scopeSpans: [
-          {
-            scope: { name: 'hopscope-chain' },
-            spans: list.map((s) => ({
-              traceId: b64(s.traceId),
-              spanId: b64(s.spanId),
-              ...(s.parentSpanId ? { parentSpanId: b64(s.parentSpanId) } : {}),
-              name: s.name,
-              ...(s.kind === 'unspecified' ? {} : { kind: `SPAN_KIND_${s.kind.toUpperCase()}` }),
-              startTimeUnixNano: nanos(s.startMs),
-              endTimeUnixNano: nanos(s.endMs),
-              attributes: kv(s.attributes),
-              status:
-                s.status === 'error' || s.status === 'timeout'
-                  ? { code: 'STATUS_CODE_ERROR' }
-                  : s.status === 'ok'
-                    ? { code: 'STATUS_CODE_OK' }
-                    : {},
-            })),
-          },
-        ],
-      })),
-    },
-  };
-}
-
-/** A search hit as Tempo answers it: hex id without leading zeros, root, start, duration, one span set. */
-function searchHit(spans: Span[]): unknown {
-  const root = spans.find((s) => !s.parentSpanId) ?? spans[0];
-  const start = Math.min(...spans.map((s) => s.startMs));
-  const end = Math.max(...spans.map((s) => s.endMs));
-  const [tmpl] = searchTemplate.traces;
-  return {
-    ...tmpl,
-    traceID: root.traceId.replace(/^0+/, ''),
-    rootServiceName: root.service,
-    rootTraceName: root.name,
-    startTimeUnixNano: nanos(start),
-    durationMs: Math.round(end - start),
-    spanSet: undefined,
-    spanSets: [
-      {
-        spans: [
-          {
-            spanID: root.spanId.replace(/^0+/, ''),
-            startTimeUnixNano: nanos(root.startMs),
-            durationNanos: nanos(root.endMs - root.startMs),
-          },
-        ],
-        matched: 1,
-      },
-    ],
-  };
 }
 
 const runs: Record<string, Span[][]> = {

@@ -19,6 +19,7 @@ it('each request needs the scope of what it does', () => {
   assert.equal(scopeOf('POST', '/api/runs/r1/finish'), 'ingest');
   assert.equal(scopeOf('PUT', '/api/alerts/rules'), 'admin');
   assert.equal(scopeOf('POST', '/api/alerts/rules/import'), 'admin');
+  assert.equal(scopeOf('POST', '/api/alerts/evaluate'), 'admin', 'a round on demand changes state: Editors only');
   assert.equal(scopeOf('POST', '/api/rca/answers'), 'admin');
   assert.equal(scopeOf('DELETE', '/api/runs/r1'), 'admin');
 });
