@@ -17,14 +17,14 @@ before(async () => {
   if (skip) return;
   stack = await startRunMetricsStack({
     tmpPrefix: `run-capacity-${process.pid}-`,
-    // Half the demo's durations: an engine step of one or two sequences takes ~5.7 ms, far above a timer's jitter, so
-    // the replica's rate is its engine's and not this machine's.
-    timeScale: 0.5,
+    // The demo's own durations: an engine step takes ~11 ms, long beside a timer's lateness on a busy machine, and a
+    // request of ≤ 16 tokens is a few steps.
+    timeScale: 1,
     scrapeChain: true,
-    // One vLLM replica that runs at most 2 sequences (vLLM's --max-num-seqs 2): ~52 tokens a request at ~5.7 ms a step
-    // serve at most ~7 req/s, so its queue saturates it below 10 req/s whatever this machine's load (a starved CPU
-    // only lowers the rate it saturates at).
-    chain: { replicas: { ...DEFAULT_REPLICAS, 'llm-vllm': 1 }, llmMaxNumSeqs: 2 },
+    // One vLLM replica that runs one sequence at a time (vLLM's --max-num-seqs 1): ~14 steps of ≥ 11.35 ms a request
+    // (a timer never fires early) serve at most ~6 req/s, so its queue saturates it under the sweeps' top rate of 8
+    // req/s whatever this machine's load (a starved CPU only lowers the rate it saturates at).
+    chain: { replicas: { ...DEFAULT_REPLICAS, 'llm-vllm': 1 }, llmMaxNumSeqs: 1 },
     proxy: (s) => ({
       prometheusUrl: s.promUrl,
       chainControlUrl: s.chain.controlUrl,
@@ -92,10 +92,17 @@ test('a sweep well under the chain’s capacity says there was no knee', { skip,
   // 0, or 1 when the scenario's own latency thresholds fail on a busy machine: the capacity is what is judged here.
   assert.ok([0, 1].includes(await run.code), run.err().slice(-400));
   const rec = RunRecord.parse(await (await fetch(`${stack!.proxy.url}/api/runs/cap-calm`)).json());
-  t.diagnostic(JSON.stringify(rec.capacity));
-  assert.equal(rec.capacity!.kneeRps, null);
-  assert.equal(rec.capacity!.bottleneck, null);
-  assert.match(rec.capacity!.note ?? '', /no knee up to 2 req\/s/);
+  const c = rec.capacity!;
+  t.diagnostic(JSON.stringify(c));
+  // The chain, the proxy and the load generator share this process: when a loaded machine starves it, its sends leave
+  // late and the run must say its figures are a lower bound (the analysis's own check) rather than claim a knee.
+  if (c.lowerBound && c.kneeRps !== null) {
+    assert.match(c.note ?? '', /a lower bound: the load generator fell behind/);
+    return;
+  }
+  assert.equal(c.kneeRps, null);
+  assert.equal(c.bottleneck, null);
+  assert.match(c.note ?? '', /no knee up to 2 req\/s/);
 });
 
 test(
@@ -103,12 +110,13 @@ test(
   { skip, timeout: 90_000 },
   async (t) => {
     await waitScraped();
-    const run = stack!.load('cap-vllm', sweepArgs(14, 64, 24, ['--min-capacity', '1000']));
+    const run = stack!.load('cap-vllm', sweepArgs(8, 16, 24, ['--min-capacity', '1000']));
     const code = await run.code;
     const sum = run.summary();
     t.diagnostic(
       JSON.stringify({
         capacity: sum.capacity,
+        errors: sum.errors,
         steps: sum.steps.map((s: any) => [s.offeredRps, s.achievedRps, s.sloHeld]),
       })
     );
@@ -116,7 +124,7 @@ test(
     assert.match(run.err(), /capacity gate failed: capacity .*bottleneck: llm-vllm pod llm-vllm-/);
     const rec = RunRecord.parse(await (await fetch(`${stack!.proxy.url}/api/runs/cap-vllm`)).json());
     const c = rec.capacity!;
-    assert.ok(c.kneeRps !== null && c.kneeRps < 14, `a knee under the sweep's top rate: ${c.kneeRps}`);
+    assert.ok(c.kneeRps !== null && c.kneeRps < 8, `a knee under the sweep's top rate: ${c.kneeRps}`);
     assert.equal(c.bottleneck?.service, 'llm-vllm');
     assert.match(c.bottleneck!.pod ?? '', /^llm-vllm-/);
     assert.ok(['engine_queue', 'running_limit'].includes(c.bottleneck!.resource), c.bottleneck!.resource);
@@ -130,7 +138,7 @@ test(
   { skip, timeout: 90_000 },
   async (t) => {
     await waitScraped();
-    const args = sweepArgs(14, 64, 20).map((a) => (a === 'sweep' ? 'ramp' : a));
+    const args = sweepArgs(8, 16, 20).map((a) => (a === 'sweep' ? 'ramp' : a));
     const steps = args.indexOf('--steps');
     args.splice(steps, 2);
     const run = stack!.load('cap-ramp', args);
@@ -139,7 +147,7 @@ test(
     t.diagnostic(JSON.stringify(rec.capacity));
     assert.equal(rec.summary?.steps?.length, 10, 'a ramp is read in 10 windows');
     const c = rec.capacity!;
-    assert.ok(c.kneeRps !== null && c.kneeRps < 14, `a knee under the ramp's end: ${c.kneeRps}`);
+    assert.ok(c.kneeRps !== null && c.kneeRps < 8, `a knee under the ramp's end: ${c.kneeRps}`);
     assert.equal(c.bottleneck?.service, 'llm-vllm');
     assert.match(c.bottleneck!.pod ?? '', /^llm-vllm-/);
     assert.ok(['engine_queue', 'running_limit'].includes(c.bottleneck!.resource), c.bottleneck!.resource);
