@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { RunRecord } from '../../../contract';
+import { RunRecord, RunSaturationAnswer } from '../../../contract';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
 import { skipWithoutPrometheus as skip, startRunMetricsStack, type RunMetricsStack } from './run-metrics-stack';
 
@@ -130,6 +130,18 @@ test(
     assert.ok(['engine_queue', 'running_limit'].includes(c.bottleneck!.resource), c.bottleneck!.resource);
     assert.match(c.bottleneck!.evidence, /vllm:num_requests_waiting/);
     assert.deepEqual(sum.capacity, c, '--json carries the proxy’s capacity');
+    // The run page's per-hop chart reads the signals the verdict used: the replica's queue over the run's window.
+    const sat = RunSaturationAnswer.parse(
+      await (await fetch(`${stack!.proxy.url}/api/runs/cap-vllm/saturation`)).json()
+    );
+    assert.deepEqual([sat.from, sat.to], [sum.steps[0].startMs, sum.steps[sum.steps.length - 1].endMs]);
+    const queue = sat.signals.find((s) => s.service === 'llm-vllm' && s.resource === 'engine_queue');
+    assert.ok(queue, `the vLLM queue among ${sat.signals.map((s) => `${s.service}/${s.resource}`).join(', ')}`);
+    assert.equal(queue.pod, c.bottleneck!.pod);
+    assert.ok(
+      queue.points.some((p) => p[1] >= 1),
+      'the queue the verdict saw grow'
+    );
   }
 );
 
