@@ -82,3 +82,18 @@ export const SaturationSignal = z.object({
   points: z.array(z.tuple([z.number(), z.number()])),
 });
 export type SaturationSignal = z.infer<typeof SaturationSignal>;
+
+/**
+ * `GET /api/runs/:runId/saturation`: each hop's saturation signal over a sweep's or ramp's window, the same signals
+ * (read by the same plans) the capacity analysis decided on, so the run page draws exactly what the verdict used.
+ * Empty for a run without steps; what could not be read is in `missing`.
+ */
+export const RunSaturationAnswer = z.object({
+  runId: z.string(),
+  /** The window read (the steps' first start to last end); null for a run without steps. */
+  from: z.number().nullable(),
+  to: z.number().nullable(),
+  signals: z.array(SaturationSignal),
+  missing: z.array(z.string()),
+});
+export type RunSaturationAnswer = z.infer<typeof RunSaturationAnswer>;

@@ -64,6 +64,12 @@ export const ChainConfig = z.object({
   controlToken: z.string().min(1).regex(/^\S+$/, 'must not contain whitespace').optional(),
   /** current: vLLM's current metric names; legacy: an older release's (`vllm:gpu_cache_usage_perc`, …). */
   vllmMetricNames: z.enum(['current', 'legacy']),
+  /**
+   * The LLM engines' limits, as vLLM names them (llm/engine.ts engineOptionsFor): `--max-num-seqs` (the running batch)
+   * and `--num-gpu-blocks-override` (the KV cache in blocks of 16 tokens); unset = each backend's simulated default.
+   */
+  llmMaxNumSeqs: z.number().int().min(1).max(4096).optional(),
+  llmNumGpuBlocks: z.number().int().min(1).max(1_000_000).optional(),
   seed: z.number().int(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
@@ -198,6 +204,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Partial<ChainConfig> {
     ['HOPSCOPE_EXECUTE_MODEL_TIMEOUT_SECONDS', 'executeModelTimeoutS', num],
     ['HOPSCOPE_CHAIN_TOKEN', 'controlToken', (v) => v],
     ['HOPSCOPE_VLLM_METRIC_NAMES', 'vllmMetricNames', (v) => v],
+    ['HOPSCOPE_LLM_MAX_NUM_SEQS', 'llmMaxNumSeqs', num],
+    ['HOPSCOPE_LLM_NUM_GPU_BLOCKS', 'llmNumGpuBlocks', num],
     ['HOPSCOPE_SEED', 'seed', num],
     ['HOPSCOPE_LOG_LEVEL', 'logLevel', (v) => v],
   ];

@@ -25,6 +25,7 @@ import {
   RunList,
   RunRecord,
   RunTtftAnswer,
+  RunSaturationAnswer,
   RunTtftRequestsAnswer,
   SavedRcaAnswer,
   SavedRcaAnswerMeta,
@@ -204,6 +205,8 @@ export const api = {
   runCompare: (runId: string, baselineRunId: string, requestId?: string) =>
     request(`/runs/${seg(runId)}/compare/${seg(baselineRunId)}`, RunCompareAnswer, { requestId }),
   runTtft: (runId: string, requestId?: string) => request(`/runs/${seg(runId)}/ttft`, RunTtftAnswer, { requestId }),
+  runSaturation: (runId: string, requestId?: string) =>
+    request(`/runs/${seg(runId)}/saturation`, RunSaturationAnswer, { requestId }),
   runTtftRequests: (runId: string, requestId?: string) =>
     request(`/runs/${seg(runId)}/ttft/requests`, RunTtftRequestsAnswer, { requestId }),
 };

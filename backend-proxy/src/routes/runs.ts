@@ -117,6 +117,12 @@ export function runRoutes(
     res.json(await svc().remove(runId(String(req.params.runId))));
   });
 
+  r.get('/runs/:runId/saturation', async (req, res) => {
+    const rec = await svc().get(runId(String(req.params.runId)));
+    if (!capacity) throw new HttpError(503, 'no_capacity', 'this proxy reads no saturation signals (no runs service)');
+    res.json(await capacity.saturationOf(rec));
+  });
+
   r.get('/runs/:runId/compare/:baselineRunId', async (req, res) => {
     svc();
     res.json(

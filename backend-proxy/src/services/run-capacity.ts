@@ -20,6 +20,7 @@ import {
   type EngineFigure,
   type EngineFigureSource,
   type RunRecord,
+  type RunSaturationAnswer,
   type SaturationSignal,
 } from '../../../contract';
 import type { PrometheusSource, PromSeries } from '../sources/prometheus';
@@ -131,6 +132,17 @@ export class RunCapacityService {
       this.done.set(rec.runId, c);
     }
     return c;
+  }
+
+  /** Each hop's saturation signal over the run's steps (the run page's chart): what the analysis reads. */
+  async saturationOf(rec: RunRecord): Promise<RunSaturationAnswer> {
+    const steps = rec.summary?.steps;
+    if (!steps?.length) return { runId: rec.runId, from: null, to: null, signals: [], missing: [] };
+    const from = steps[0].startMs;
+    const to = steps[steps.length - 1].endMs;
+    const missing: string[] = [];
+    const signals = await this.signals(from, to, missing);
+    return { runId: rec.runId, from, to, signals, missing };
   }
 
   /** The hops' saturation signals over [from, to]; what could not be read goes to `missing`. */

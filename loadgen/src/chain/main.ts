@@ -26,6 +26,8 @@ Other settings (env): HOPSCOPE_REPLICAS=rag=2,llm-vllm=2  HOPSCOPE_VECTOR_CACHE_
   HOPSCOPE_EXPORTER_URL=http://127.0.0.1:3302 (pid → pod registration)  HOPSCOPE_SAMPLER_BASE_RATE=1  HOPSCOPE_LOG_LEVEL=info
   HOPSCOPE_EXPORTER_TOKEN (the exporter's HOPSCOPE_BPF_TOKEN, sent as Authorization: Bearer on /register; needed when it binds beyond loopback)
   HOPSCOPE_CHAIN_HOST=127.0.0.1 (beyond loopback needs HOPSCOPE_CHAIN_TOKEN: the control API then wants Authorization: Bearer)
+  HOPSCOPE_LLM_MAX_NUM_SEQS=N, HOPSCOPE_LLM_NUM_GPU_BLOCKS=N (the LLM engines' limits, vLLM's --max-num-seqs and
+    --num-gpu-blocks-override; unset = vLLM/SGLang 32 sequences, TGI 24, 2048 blocks of 16 tokens)
   HOPSCOPE_CUDA_STAND_IN=on|off (LLM replicas allocate through the stand-in libcuda.so.1 built into .cache/native/)
   HOPSCOPE_VLLM_METRIC_NAMES=current|legacy (legacy: the simulated vLLM exposes an older release's metric names,
     vllm:gpu_cache_usage_perc, vllm:gpu_prefix_cache_*_total, vllm:time_per_output_token_seconds)

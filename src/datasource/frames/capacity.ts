@@ -4,9 +4,9 @@
  * "no knee up to N req/s", a lower bound, missing evidence), and offered vs achieved vs goodput per step with the knee
  * as its own series (one point at the knee's step). A run without capacity (a constant run) gets neither.
  */
-import type { DataFrame } from '@grafana/data';
+import type { DataFrame, QueryResultMetaNotice } from '@grafana/data';
 
-import type { Bottleneck, Capacity, CapacityResource, RunRecord } from '../../../contract';
+import type { Bottleneck, Capacity, CapacityResource, RunRecord, RunSaturationAnswer } from '../../../contract';
 import { field, frame, NUMBER, TIME } from './frame';
 
 const RESOURCE: Record<CapacityResource, string> = {
@@ -104,4 +104,72 @@ export function capacityStepsFrame(run: Pick<RunRecord, 'summary' | 'capacity'>,
       { refId, name: 'capacity' }
     ),
   ];
+}
+
+/** What each resource's series shows, and the unit its values are in. */
+const SIGNAL_UNIT: Record<CapacityResource, string> = {
+  engine_queue: 'none',
+  kv_cache: 'percentunit',
+  running_limit: 'none',
+  cpu: 'percentunit',
+  gpu: 'percentunit',
+  network: 'none',
+  unknown: 'none',
+};
+
+/** The hops that have a saturation signal, in the order the answer lists them (one panel each on the run page). */
+export function saturationHops(a: Pick<RunSaturationAnswer, 'signals'>): string[] {
+  return [...new Set(a.signals.map((s) => s.service))];
+}
+
+/**
+ * Each saturation signal of one hop over the run (all hops when `service` is absent): a frame per signal, its value as
+ * read (waiting and running counts, KV cache and CPU as fractions), named by resource and pod, with the metric it came
+ * from and the limit at which the analysis calls it saturated (a dashed threshold line). The same signals the capacity
+ * analysis decided on: the proxy reads them with the same plans.
+ */
+export function saturationFrames(a: RunSaturationAnswer, refId: string, service?: string): DataFrame[] {
+  return a.signals
+    .filter((s) => service === undefined || s.service === service)
+    .map((s) => {
+      const name = `${RESOURCE[s.resource]}${s.pod && s.pod !== s.service ? ` (${s.pod})` : ''}`;
+      const limit = s.limit ?? (s.resource === 'engine_queue' ? 1 : null);
+      return frame(
+        [
+          field(
+            'time',
+            TIME,
+            s.points.map((p) => p[0])
+          ),
+          field(
+            name,
+            NUMBER,
+            s.points.map((p) => p[1]),
+            {
+              displayNameFromDS: name,
+              unit: SIGNAL_UNIT[s.resource],
+              description: `${s.metric}${limit !== null ? `; saturated at ${limit}` : ''}`,
+              ...(limit !== null
+                ? {
+                    custom: { thresholdsStyle: { mode: 'dashed' } },
+                    thresholds: {
+                      mode: 'absolute' as never,
+                      steps: [
+                        { value: -Infinity, color: 'transparent' },
+                        { value: limit, color: 'red' },
+                      ],
+                    },
+                  }
+                : {}),
+            }
+          ),
+        ],
+        { refId, name, meta: { executedQueryString: s.metric } }
+      );
+    });
+}
+
+/** What could not be read, as notices (a source down, no Prometheus). */
+export function saturationNotices(a: RunSaturationAnswer): QueryResultMetaNotice[] {
+  return a.missing.map((m) => ({ severity: 'warning' as const, text: `Missing: ${m}` }));
 }

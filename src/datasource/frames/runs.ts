@@ -10,6 +10,7 @@ import type { DataFrame, DataLink, DataTopic, FieldConfig, QueryResultMetaNotice
 import { appPaths, withQuery } from '../../../contract/app-urls';
 import { appliedAs } from './fault-applied-as';
 import type {
+  Capacity,
   AppliedFault,
   RunCompareAnswer,
   RunList,
@@ -404,7 +405,16 @@ export function runNotices(run: RunRecord): QueryResultMetaNotice[] {
 }
 
 /** Which hop changed: ranked candidates, per-hop deltas (a bar per hop in the table), the client's figures side by side. */
-export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[] {
+/**
+ * Both runs' capacity for the side-by-side table (issue 19): each run's highest good rate and knee, from its own run
+ * record (`capacity`; null for a run that is not a sweep or a ramp).
+ */
+export interface CompareCapacities {
+  run: Capacity | null | undefined;
+  baseline: Capacity | null | undefined;
+}
+
+export function runCompareFrames(a: RunCompareAnswer, refId: string, capacities?: CompareCapacities): DataFrame[] {
   const c = a.candidates;
   const candidates = frame(
     columns(c, [
@@ -469,6 +479,13 @@ export function runCompareFrames(a: RunCompareAnswer, refId: string): DataFrame[
     ['Error rate', a.client.run.errorRate, a.client.baseline.errorRate, 'percentunit'],
     ['Traces read', a.traces.run, a.traces.baseline, 'none'],
   ];
+  // A sweep's or ramp's capacity, when either run has one: the knee is null in a run that never saturated.
+  if (capacities?.run || capacities?.baseline) {
+    rows.push(
+      ['Max good rate (req/s)', capacities.run?.maxGoodRps ?? null, capacities.baseline?.maxGoodRps ?? null, 'reqps'],
+      ['Knee (req/s)', capacities.run?.kneeRps ?? null, capacities.baseline?.kneeRps ?? null, 'reqps']
+    );
+  }
   const change = (x: number | null, y: number | null) => (x !== null && y !== null && y !== 0 ? (x - y) / y : null);
   const client = frame(
     columns(rows, [

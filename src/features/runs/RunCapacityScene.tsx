@@ -1,6 +1,8 @@
 /**
  * The top of a sweep's or ramp's run page (issue 19): the bottleneck in one sentence (capacitySentence), and offered
- * vs achieved vs goodput per step with the knee marked (a VizPanel over `runCapacity`). A run without capacity (a
+ * vs achieved vs goodput per step with the knee marked (a VizPanel over `runCapacity`), and each hop's saturation
+ * signals over the run (a VizPanel per hop over `runSaturation`: the signals the verdict used, with the limit it
+ * applied as a dashed line; the hops are those the proxy read a signal for). A run without capacity (a
  * constant run) shows nothing: the panel is made only once the record has a capacity, so the page's "drawn" mark does
  * not wait for a panel that is never shown.
  */
@@ -16,7 +18,8 @@ import {
 import { useStyles2 } from '@grafana/ui';
 import React from 'react';
 
-import { capacitySentence } from '../../datasource/frames/capacity';
+import { capacitySentence, saturationHops } from '../../datasource/frames/capacity';
+import { fetchRunSaturation } from '../../datasource/kinds/runSaturation';
 import { hopscopeQuery } from '../../datasource/query';
 import { hopscopePanel, hopscopeRunner } from '../../scenes/panels';
 import { testIds } from '../../testIds';
@@ -27,6 +30,8 @@ interface RunCapacityState extends SceneObjectState {
   sentence?: string | null;
   lowerBound?: boolean;
   panel?: VizPanel;
+  /** One panel per hop with a saturation signal, made once the hops are known. */
+  hopPanels?: VizPanel[];
 }
 
 function capacityPanel(runId: string): VizPanel {
@@ -44,6 +49,19 @@ function capacityPanel(runId: string): VizPanel {
     .setOption('legend', { showLegend: true, displayMode: 'list' as never, placement: 'bottom', calcs: [] })
     .setOption('tooltip', { mode: 'multi' as never, sort: 'none' as never });
   return hopscopePanel(builder, { key: 'run-capacity' });
+}
+
+function saturationPanel(runId: string, hop: string): VizPanel {
+  const builder = PanelBuilders.timeseries()
+    .setTitle(`${hop}: saturation signals`)
+    .setDescription(
+      `What the capacity analysis read for ${hop} over the run (from Prometheus through the proxy): an LLM hop's engine queue, running sequences and KV cache use; another hop's CPU (share of one core), GPU and network. The dashed line is where the analysis calls the signal saturated.`
+    )
+    .setData(hopscopeRunner(hopscopeQuery('runSaturation', { runId, service: hop }, 'saturation')))
+    .setMin(0)
+    .setOption('legend', { showLegend: true, displayMode: 'list' as never, placement: 'bottom', calcs: [] })
+    .setOption('tooltip', { mode: 'multi' as never, sort: 'none' as never });
+  return hopscopePanel(builder, { key: `run-saturation-${hop}` });
 }
 
 export class RunCapacityScene extends SceneObjectBase<RunCapacityState> {
@@ -65,13 +83,26 @@ export class RunCapacityScene extends SceneObjectBase<RunCapacityState> {
           lowerBound: res.data.capacity?.lowerBound ?? false,
           panel: sentence !== null && hasSteps ? (this.state.panel ?? capacityPanel(this.state.runId)) : undefined,
         });
+        if (sentence !== null && hasSteps && !this.state.hopPanels) {
+          this.loadHopPanels();
+        }
       }
     );
+  }
+
+  private loadHopPanels(): void {
+    const runId = this.state.runId;
+    void fetchRunSaturation(runId).then((res) => {
+      if (!res.ok || this.state.hopPanels || runId !== this.state.runId) {
+        return;
+      }
+      this.setState({ hopPanels: saturationHops(res.data).map((hop) => saturationPanel(runId, hop)) });
+    });
   }
 }
 
 function RunCapacityRenderer({ model }: SceneComponentProps<RunCapacityScene>) {
-  const { sentence, lowerBound, panel } = model.useState();
+  const { sentence, lowerBound, panel, hopPanels } = model.useState();
   const styles = useStyles2(getStyles);
   if (!sentence) {
     return null;
@@ -82,6 +113,15 @@ function RunCapacityRenderer({ model }: SceneComponentProps<RunCapacityScene>) {
       {panel && (
         <div className={styles.panel}>
           <panel.Component model={panel} />
+        </div>
+      )}
+      {hopPanels && hopPanels.length > 0 && (
+        <div className={styles.hops} data-testid={testIds.runs.saturation}>
+          {hopPanels.map((p) => (
+            <div key={p.state.key} className={styles.hop}>
+              <p.Component model={p} />
+            </div>
+          ))}
         </div>
       )}
     </div>
@@ -99,4 +139,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   lower: css({ borderLeftColor: theme.colors.warning.border }),
   panel: css({ height: 260 }),
+  hops: css({ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(360px, 1fr))', gap: theme.spacing(1) }),
+  hop: css({ height: 220 }),
 });

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { analyseCapacity, Capacity, type CapacityStep, type SaturationSignal } from '../../../contract';
-import { capacitySentence, capacityStepsFrame } from '../../../src/datasource/frames/capacity';
+import {
+  capacitySentence,
+  capacityStepsFrame,
+  saturationFrames,
+  saturationHops,
+  saturationNotices,
+} from '../../../src/datasource/frames/capacity';
 
 const T0 = 1_800_000_000_000;
 const STEP_MS = 60_000;
@@ -111,5 +117,59 @@ describe('run page capacity frame', () => {
     assert.deepEqual(capacityStepsFrame({ summary: { steps } as never, capacity: null }, 'c'), []);
     assert.deepEqual(capacityStepsFrame({ summary: { steps: [] } as never, capacity }, 'c'), []);
     assert.deepEqual(capacityStepsFrame({ summary: null, capacity }, 'c'), []);
+  });
+});
+
+describe("each hop's saturation signals over the run (the run page's per-hop panels)", () => {
+  const sig = (
+    service: string,
+    resource: SaturationSignal['resource'],
+    limit: number | null,
+    values: number[]
+  ): SaturationSignal => ({
+    service,
+    pod: `${service}-0`,
+    resource,
+    metric: `m_${resource}`,
+    limit,
+    points: values.map((v, i) => [T0 + i * 1000, v]),
+  });
+  const answer = {
+    runId: 'sweep-1',
+    from: T0,
+    to: T0 + 3000,
+    signals: [
+      sig('llm-vllm', 'engine_queue', 1, [0, 2, 5]),
+      sig('llm-vllm', 'running_limit', null, [1, 1, 1]),
+      sig('embedding', 'cpu', 0.9, [0.2, 0.5, 0.95]),
+    ],
+    missing: ['Prometheus: down'],
+  };
+
+  test('the hops, once each in the order read; a frame per signal of the asked hop, its values as read', () => {
+    assert.deepEqual(saturationHops(answer), ['llm-vllm', 'embedding']);
+    const frames = saturationFrames(answer, 'saturation', 'llm-vllm');
+    assert.deepEqual(
+      frames.map((f) => f.fields[1].config.displayNameFromDS),
+      ['engine queue (llm-vllm-0)', 'running-sequence limit (llm-vllm-0)']
+    );
+    assert.deepEqual(frames[0].fields[1].values, [0, 2, 5]);
+    assert.deepEqual(frames[0].fields[0].values, [T0, T0 + 1000, T0 + 2000]);
+    assert.equal(saturationFrames(answer, 'saturation').length, 3, 'every hop when none is asked');
+  });
+
+  test('the limit the analysis applies is a dashed threshold; a signal without one (running) has none', () => {
+    const [cpu] = saturationFrames(answer, 'saturation', 'embedding');
+    const f = cpu.fields[1].config;
+    assert.equal(f.unit, 'percentunit');
+    assert.equal((f.thresholds?.steps ?? [])[1].value, 0.9);
+    assert.equal((f.custom as { thresholdsStyle: { mode: string } }).thresholdsStyle.mode, 'dashed');
+    assert.match(f.description ?? '', /m_cpu; saturated at 0.9/);
+    const [, running] = saturationFrames(answer, 'saturation', 'llm-vllm');
+    assert.equal(running.fields[1].config.thresholds, undefined);
+    assert.deepEqual(
+      saturationNotices(answer).map((n) => n.text),
+      ['Missing: Prometheus: down']
+    );
   });
 });

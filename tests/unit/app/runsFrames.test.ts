@@ -385,6 +385,32 @@ describe('compare with another run', () => {
     );
     assert.match(runCompareNotices(a)[0].text, /160 traces of story-2 against 158 of story-1 \(embedded\)/);
   });
+
+  test('both runs’ capacity side by side when either is a sweep or a ramp: max good rate and knee (null: no knee)', () => {
+    const cap = (maxGoodRps: number | null, kneeRps: number | null) => ({
+      maxGoodRps,
+      kneeRps,
+      kneeAtMs: kneeRps === null ? null : T0,
+      bottleneck: null,
+      next: null,
+      note: null,
+      lowerBound: false,
+    });
+    const [, , withCap] = runCompareFrames(a, 'cmp', { run: cap(8, 10), baseline: cap(12, null) });
+    const figures = col(withCap, 'figure').values as string[];
+    assert.deepEqual(figures.slice(-2), ['Max good rate (req/s)', 'Knee (req/s)']);
+    assert.deepEqual(col(withCap, 'run').values.slice(-2), [8, 10]);
+    assert.deepEqual(col(withCap, 'baseline').values.slice(-2), [12, null]);
+    assert.deepEqual(
+      col(withCap, 'change')
+        .values.slice(-2)
+        .map((v: number | null) => (v === null ? null : Math.round(v * 1000) / 1000)),
+      [-0.333, null]
+    );
+    // Two constant runs: no capacity rows.
+    const [, , none] = runCompareFrames(a, 'cmp', { run: null, baseline: undefined });
+    assert.equal(col(none, 'figure').values.length, 4);
+  });
 });
 
 describe('client vs server TTFT', () => {

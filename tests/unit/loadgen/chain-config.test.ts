@@ -110,3 +110,14 @@ describe('chain configuration: the exporter token', () => {
     );
   });
 });
+
+describe('chain configuration: the LLM engines’ limits', () => {
+  it('HOPSCOPE_LLM_MAX_NUM_SEQS and HOPSCOPE_LLM_NUM_GPU_BLOCKS set them; unset leaves the defaults; bad values are refused', () => {
+    assert.equal(load({}).llmMaxNumSeqs, undefined);
+    const c = load({ HOPSCOPE_LLM_MAX_NUM_SEQS: '2', HOPSCOPE_LLM_NUM_GPU_BLOCKS: '512' });
+    assert.equal(c.llmMaxNumSeqs, 2);
+    assert.equal(c.llmNumGpuBlocks, 512);
+    assert.throws(() => load({ HOPSCOPE_LLM_MAX_NUM_SEQS: '0' }), /llmMaxNumSeqs/);
+    assert.throws(() => load({ HOPSCOPE_LLM_NUM_GPU_BLOCKS: 'many' }), /llmNumGpuBlocks/);
+  });
+});

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   ENGINE_DEFAULTS,
   EngineError,
+  engineOptionsFor,
   InferenceEngine,
   type SeqResult,
   type StepInfo,
@@ -136,5 +137,30 @@ describe('simulated continuous-batching engine', () => {
       /queue full/
     );
     e.stop();
+  });
+});
+
+describe('the engine limits an operator sets (vLLM --max-num-seqs, --num-gpu-blocks-override)', () => {
+  it('are each backend’s simulated defaults when unset, and replace them when set', () => {
+    assert.equal(engineOptionsFor('vllm').maxNumSeqs, 32);
+    assert.equal(engineOptionsFor('tgi').maxNumSeqs, 24);
+    assert.equal(engineOptionsFor('vllm').kvCapacityTokens, 32_768);
+    const o = engineOptionsFor('tgi', { maxNumSeqs: 2, numGpuBlocks: 100 });
+    assert.equal(o.maxNumSeqs, 2);
+    assert.equal(o.kvCapacityTokens, 1600, '100 blocks of 16 tokens');
+    assert.equal(o.decodeBaseMs, 7, 'the backend’s own step costs stay');
+  });
+
+  it('max_num_seqs 2 runs two sequences at a time and queues the third', async () => {
+    const e = engine(engineOptionsFor('vllm', { maxNumSeqs: 2 }));
+    let most = 0;
+    e.on('step', () => {
+      most = Math.max(most, e.numRunning);
+    });
+    const all = [run(e, 50, 20, 'a'), run(e, 50, 20, 'b'), run(e, 50, 20, 'c')];
+    assert.equal(e.numWaiting, 3, 'all three wait before the first step');
+    await all[0];
+    await Promise.all(all);
+    assert.equal(most, 2);
   });
 });

@@ -14,7 +14,7 @@
 import type { ServerResponse } from 'node:http';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import { EngineError, ENGINE_DEFAULTS, InferenceEngine, type SeqResult } from '../llm/engine';
+import { EngineError, engineOptionsFor, InferenceEngine, type SeqResult } from '../llm/engine';
 import { MODELS, MODEL_IDS, type ModelSpec } from '../llm/models';
 import { tgiMetrics } from '../llm/metrics-tgi';
 import { sglangMetrics } from '../llm/metrics-sglang';
@@ -61,9 +61,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
   const driver = env.cudaStandIn ? CudaDriver.start(env.cudaStandIn, env.log) : undefined;
   const group = env.cfg.tensorParallel > 1 ? startGroup(env) : undefined;
   const engine = new InferenceEngine({
-    ...ENGINE_DEFAULTS,
-    // TGI's router batches a little differently: smaller max batch, slightly cheaper steps.
-    ...(backend === 'tgi' ? { maxNumSeqs: 24, decodeBaseMs: 7, decodeMsPerSeq: 0.45 } : {}),
+    ...engineOptionsFor(backend, { maxNumSeqs: env.cfg.llmMaxNumSeqs, numGpuBlocks: env.cfg.llmNumGpuBlocks }),
     scale: env.scale,
     rand: env.rand,
     kvFactor: () => faults.active(replica.hop, replica.pod, 'kv_cache_thrash')?.magnitude ?? 1,

@@ -53,6 +53,31 @@ export const ENGINE_DEFAULTS: Omit<
 /** vLLM's EngineDeadError message (vllm/v1/engine/exceptions.py, vllm-project/vllm commit
  *  f218d64df6eaf87025d7673b7a515f1561fac80f). */
 export const ENGINE_DEAD_MESSAGE = 'EngineCore encountered an issue. See stack trace (above) for the root cause.';
+/**
+ * The limits an operator sets on the engine, named as vLLM names them (vllm/engine/arg_utils.py EngineArgs, read at
+ * vllm-project/vllm main: `--max-num-seqs`, `--num-gpu-blocks-override` with `--block-size` 16): `maxNumSeqs` caps the
+ * running batch (SGLang's `--max-running-requests`, TGI's batch size), `numGpuBlocks` sizes the KV cache in blocks of
+ * `blockSize` tokens. Unset = the backend's simulated default (vLLM/SGLang 32 sequences, TGI 24; 2,048 blocks).
+ */
+export interface EngineLimits {
+  maxNumSeqs?: number;
+  numGpuBlocks?: number;
+}
+
+/** The engine options of a backend: its simulated defaults, then the operator's limits. */
+export function engineOptionsFor(
+  backend: 'vllm' | 'tgi' | 'sglang',
+  limits: EngineLimits = {}
+): typeof ENGINE_DEFAULTS {
+  const o = {
+    ...ENGINE_DEFAULTS,
+    // TGI's router batches a little differently: smaller max batch, slightly cheaper steps.
+    ...(backend === 'tgi' ? { maxNumSeqs: 24, decodeBaseMs: 7, decodeMsPerSeq: 0.45 } : {}),
+  };
+  if (limits.maxNumSeqs !== undefined) o.maxNumSeqs = limits.maxNumSeqs;
+  if (limits.numGpuBlocks !== undefined) o.kvCapacityTokens = limits.numGpuBlocks * o.blockSize;
+  return o;
+}
 
 export class EngineError extends Error {
   /** gpu_oom: the CUresult the driver call returned (absent when no driver call was made). */
