@@ -10,7 +10,7 @@ import { HttpError, notImplemented, overloaded } from '../http/errors';
 import type { TimeRange } from '../http/params';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import type { AlertService } from './alerts';
-import { countByType } from './drilldown';
+import { countByType } from '../drilldown';
 import type { FaultService } from './faults';
 import { renderPostmortem, type PostmortemData } from './postmortem-md';
 import type { RcaService } from './rca';
