@@ -3,7 +3,7 @@
  * figures it has, each with its provenance. Absent figures: this origin lacks them.
  */
 import type { FigureProvenance } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import type { PromSeries } from '../sources/prometheus';
 import { round } from '../services/stats';
 

@@ -1,4 +1,4 @@
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import { promDuration } from '../services/promql';
 
 /** The rate window for a range: the range itself, but at least 4 scrape intervals (`$__rate_interval`'s floor). */

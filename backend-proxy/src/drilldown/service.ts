@@ -23,7 +23,7 @@ import type {
   ServiceSummary,
   SourceStatus,
 } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import { round } from '../services/stats';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import { gather, type OriginSources } from './gather';
