@@ -17,7 +17,7 @@ import { request } from 'undici';
 import { abCompare, abRow, report, smoke } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
 import { goldenPlans } from '../backend-proxy/src/services/promql';
-import { startPrometheus } from '../tests/integration/proxy/real-servers';
+import { startPrometheus } from '../tests/support/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 
 const REQUESTS = Number(process.env.HOPSCOPE_BENCH_REQUESTS ?? smoke(30, 1));

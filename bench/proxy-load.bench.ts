@@ -7,7 +7,7 @@
 import autocannon from 'autocannon';
 import { report, smoke } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
-import { startPrometheus } from '../tests/integration/proxy/real-servers';
+import { startPrometheus } from '../tests/support/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
 import { chainTrace, hex, otlp } from '../tests/support/otlp-spans';
 

@@ -8,7 +8,7 @@ import { cors } from './http/cors';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { loopbackHostOnly } from './http/host-check';
 import { anyToken, scopedAuth } from './http/scopes';
-import { assertJsonDepth } from './http/json-depth';
+import { assertJsonDepth } from './domain/json-depth';
 import { httpDuration, httpRequests, registry } from './metrics';
 import type { Services } from './services';
 import { otlpRoutes } from './routes/otlp';

@@ -26,6 +26,31 @@ export function runsScrapeJob(proxyUrl: string, o: { refresh?: string; token?: s
 ${o.token ? `        authorization: { type: Bearer, credentials: ${JSON.stringify(o.token)} }\n` : ''}`;
 }
 
+/** The scrape job of the chain: every hop replica (labels service, pod, node, namespace) and each node's dcgm-exporter, through the chain control API's HTTP SD endpoint /targets. */
+export function chainScrapeJob(controlUrl: string, o: { name?: string; refresh?: string } = {}): string {
+  return `  - job_name: ${o.name ?? 'hopscope-chain'}
+    http_sd_configs:
+      - url: ${controlUrl.replace(/\/+$/, '')}/targets
+        refresh_interval: ${o.refresh ?? '5s'}
+`;
+}
+
+/** Prometheus' command line: its config, its TSDB, loopback on `port`, warnings only; the demo's and the tests' alike. */
+export function prometheusArgs(o: {
+  config: string;
+  data: string;
+  port: number | string;
+  retention?: string;
+}): string[] {
+  return [
+    `--config.file=${o.config}`,
+    `--storage.tsdb.path=${o.data}`,
+    `--web.listen-address=127.0.0.1:${o.port}`,
+    ...(o.retention ? [`--storage.tsdb.retention.time=${o.retention}`] : []),
+    '--log.level=warn',
+  ];
+}
+
 /**
  * The demo's scrape interval, every job. The demo's proxy is told the same (HOPSCOPE_SCRAPE_INTERVAL, ./proxy.ts): its
  * rate windows are max(step + scrape, 4 × scrape), so a wrong value gives windows with too few samples or too coarse.
@@ -50,12 +75,7 @@ global:
   scrape_timeout: 4s
   evaluation_interval: ${SCRAPE_INTERVAL}
 scrape_configs:
-  - job_name: hopscope-chain
-    # Every hop replica (labels service, pod, node, namespace) and each node's dcgm-exporter.
-    http_sd_configs:
-      - url: ${control}/targets
-        refresh_interval: 5s
-  - job_name: bpf-exporter
+${chainScrapeJob(control)}  - job_name: bpf-exporter
     static_configs:
       - targets: ['${exporter}']
         labels: { node: demo-node }
@@ -72,11 +92,7 @@ ${runsScrapeJob(`http://${proxy}`, { token: process.env.HOPSCOPE_PROXY_TOKEN || 
     order: 10,
     command: bin,
     args: [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--storage.tsdb.retention.time=1d',
-      '--log.level=warn',
+      ...prometheusArgs({ config, data: join(dir, 'data'), port, retention: '1d' }),
       // The chain's latency histograms carry exemplars (trace ids): kept, so a latency point links to its trace.
       '--enable-feature=exemplar-storage',
     ],

@@ -5,7 +5,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { ConfigError } from '../config-error';
-import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../runs/service';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../domain/runs';
 
 export interface DbConfig {
   /** PostgreSQL URL (several proxies share it); wins over dataDir. */

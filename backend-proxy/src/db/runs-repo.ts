@@ -13,7 +13,7 @@ import type {
   RunRegistration,
   RunStatus,
 } from '../../../contract';
-import type { ListFigures } from '../runs/merge';
+import type { ListFigures } from '../domain/runs';
 import type { Queryable } from './types';
 
 /** A run's target without `user:password@` (it is shown to every Viewer): kept out of the database and the answers. */

@@ -1,5 +1,9 @@
-/** Errors as `{error: {code, message}}` JSON, thrown by routes and turned into responses in one place. */
+/**
+ * Errors as `{error: {code, message}}` JSON, thrown by routes (HttpError) or raised by the services below as domain
+ * errors (../domain/errors.ts, mapped here by kind), and turned into responses in one place.
+ */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DomainError, type DomainErrorKind } from '../domain/errors';
 
 export class HttpError extends Error {
   /** Headers the answer carries (Retry-After on 503). */
@@ -26,6 +30,37 @@ export const badRequest = (message: string, details?: unknown): HttpError =>
 export const notFound = (message: string): HttpError => new HttpError(404, 'not_found', message);
 export const notImplemented = (message: string): HttpError => new HttpError(501, 'not_implemented', message);
 
+const STATUS: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported: 415,
+  not_implemented: 501,
+  upstream: 502,
+  unavailable: 503,
+  busy: 503,
+};
+
+const CODE: Record<DomainErrorKind, string> = {
+  invalid: 'bad_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  too_large: 'payload_too_large',
+  unsupported: 'unsupported_media_type',
+  not_implemented: 'not_implemented',
+  upstream: 'source_unavailable',
+  unavailable: 'unavailable',
+  busy: 'overloaded',
+};
+
+/** A service's refusal as its HTTP answer: the kind's status, its code (or the error's own), Retry-After when given. */
+export function httpErrorOf(e: DomainError): HttpError {
+  const h = new HttpError(STATUS[e.kind], e.code ?? CODE[e.kind], e.message, e.details);
+  if (e.retryAfterS !== undefined) h.headers = { 'Retry-After': String(Math.max(1, Math.ceil(e.retryAfterS))) };
+  return h;
+}
+
 export function errorBody(
   code: string,
   message: string,
@@ -38,8 +73,9 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json(errorBody('not_found', `no route for ${req.method} ${req.path}`));
 };
 
-export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+export const errorHandler: ErrorRequestHandler = (raw, req, res, _next) => {
   if (res.headersSent) return;
+  const err: unknown = raw instanceof DomainError ? httpErrorOf(raw) : raw;
   if (err instanceof HttpError) {
     if (err.headers) res.set(err.headers);
     res.status(err.status).json(errorBody(err.code, err.message, err.details));

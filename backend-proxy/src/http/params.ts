@@ -1,4 +1,5 @@
 /** Query-parameter parsing shared by routes: time ranges (epoch ms, ISO, Grafana-style `now-15m`), numbers, names. */
+import type { TimeRange } from '../domain/time-range';
 import { badRequest } from './errors';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -46,10 +47,7 @@ function parseDurationMs(raw: string): number | undefined {
   return Number(m[1]) * UNIT_MS[m[2] ?? 's'];
 }
 
-export interface TimeRange {
-  from: number;
-  to: number;
-}
+export type { TimeRange };
 
 type Query = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * ones, so parsing megabytes never holds the event loop.
  */
 import type { Span } from '../../../contract';
-import { assertJsonDepth } from '../http/json-depth';
+import { assertJsonDepth } from '../domain/json-depth';
 import { enrichSpan } from '../store/enrich';
 import { decodeOtlpProtobuf, ProtobufDecodeError } from '../store/otlp-protobuf';
 import { otlpToSpans, OtlpFormatError } from './normalize';

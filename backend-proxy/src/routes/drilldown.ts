@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { KernelEventType } from '../../../contract';
 import { enumParam, numberParam, pathName, timeRange } from '../http/params';
-import type { DrilldownService } from '../services/drilldown';
+import type { DrilldownService } from '../drilldown';
 
 export function drilldownRoutes(drilldown: DrilldownService): Router {
   const r = Router();

@@ -19,6 +19,7 @@ import {
   type RunStatus,
   type ThresholdVerdict,
 } from '../../../contract';
+import type { ListFigures } from '../domain/runs';
 
 /** The record keeps at most this many slowest and failed requests (as each worker does). */
 export const MAX_KEPT_REQUESTS = 100;
@@ -51,17 +52,7 @@ export interface MergedRun {
   abortReason: string | null;
 }
 
-/** The denormalised columns of the runs list, read from a (merged) summary. */
-export interface ListFigures {
-  durationS: number | null;
-  targetRps: number | null;
-  achievedRps: number | null;
-  ttftP99Ms: number | null;
-  e2eP99Ms: number | null;
-  goodputRatio: number | null;
-  errors: number | null;
-  errorRate: number | null;
-}
+export type { ListFigures };
 
 export function listFigures(s: ClientSummary | null): ListFigures {
   if (!s)

@@ -3,7 +3,7 @@
  * Prometheus: http(s) only, no credentials, no query (no `__param_*` for Prometheus to send on), no fragment, and the
  * host either the registering worker's own address or one of HOPSCOPE_RUN_METRICS_HOSTS.
  */
-import { HttpError } from '../http/errors';
+import { RunsError } from './errors';
 
 const bare = (h: string): string =>
   h
@@ -14,8 +14,8 @@ const bare = (h: string): string =>
 /** Throws a 400 naming what is wrong; `remote` is the registering connection's address. */
 export function checkMetricsUrl(raw: string | undefined, remote: string | undefined, allowed: readonly string[]): void {
   if (raw === undefined) return;
-  const bad = (why: string): HttpError =>
-    new HttpError(400, 'bad_request', `body.metricsUrl: ${why} (it becomes a Prometheus scrape target)`);
+  const bad = (why: string): RunsError =>
+    new RunsError('invalid', `body.metricsUrl: ${why} (it becomes a Prometheus scrape target)`);
   let u: URL;
   try {
     u = new URL(raw);

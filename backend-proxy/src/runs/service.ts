@@ -22,11 +22,12 @@ import {
 import type { Database, Queryable } from '../db/database';
 import { DatabaseUnavailableError } from '../db/errors';
 import * as repo from '../db/runs-repo';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../domain/runs';
 import { RunsError } from './errors';
 import { listFigures, mergeRun, runStatus, type WorkerResult } from './merge';
 import { checkMetricsUrl } from './metrics-url';
 
-export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
+export { DEFAULT_HEARTBEAT_TIMEOUT_MS };
 /** Bounds on what one call may store. */
 export const LIMITS = {
   registrationBytes: 128 * 1024,

@@ -13,8 +13,8 @@ import * as repo from '../db/alerts-repo';
 import type { Database } from '../db/database';
 import { classify, DatabaseUnavailableError } from '../db/errors';
 import { currentLease } from '../db/lease';
-import { HttpError } from '../http/errors';
-import type { TimeRange } from '../http/params';
+import { databaseUnavailable, DomainError, invalid } from '../domain/errors';
+import type { TimeRange } from '../domain/time-range';
 import type { Sources } from '../sources';
 
 /** The evaluator lease as /api/health shows it. */
@@ -43,9 +43,7 @@ export interface RulesAnswer {
 function unavailable(err: unknown, what: string): never {
   const e = classify(err, what);
   if (e instanceof DatabaseUnavailableError)
-    throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, {
-      retryAfterS: e.retryAfterS,
-    });
+    throw databaseUnavailable(`${e.message}; retry in ${e.retryAfterS} s`, e.retryAfterS);
   throw e;
 }
 
@@ -113,9 +111,7 @@ export class AlertService {
   async replaceRules(body: unknown, o: { what?: string } = {}): Promise<RulesAnswer> {
     const ev = (body as { expectedVersion?: unknown } | null)?.expectedVersion;
     if (ev !== undefined && (typeof ev !== 'number' || !Number.isInteger(ev) || ev < 0))
-      throw new HttpError(
-        400,
-        'bad_request',
+      throw invalid(
         'expectedVersion: the version the rules were read at (a whole number, as GET /api/alerts/rules answers)'
       );
     try {
@@ -126,13 +122,13 @@ export class AlertService {
       });
       return { rules: s.rules, version: s.version, updatedMs: s.updatedMs, updatedBy: s.updatedBy };
     } catch (err) {
-      if (err instanceof RuleSetError) throw new HttpError(err.status, err.code, err.message);
+      if (err instanceof RuleSetError)
+        throw new DomainError(err.status === 413 ? 'too_large' : 'invalid', err.message, { code: err.code });
       if (err instanceof repo.AlertRulesConflictError)
-        throw new HttpError(409, 'conflict', err.message, {
-          expectedVersion: err.expected,
-          currentVersion: err.current,
+        throw new DomainError('conflict', err.message, {
+          details: { expectedVersion: err.expected, currentVersion: err.current },
         });
-      if (err instanceof repo.AlertInputError) throw new HttpError(400, 'bad_request', err.message);
+      if (err instanceof repo.AlertInputError) throw invalid(err.message);
       unavailable(err, 'the database (alert rules)');
     }
   }

@@ -8,7 +8,7 @@
  * (scaled by the sampling rates recorded on their traces) and whether that is a sample.
  */
 import { isFailedSpan, ttftMsOfSpan, type CompareAnswer, type CompareSide, type Span } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import { settle } from '../sources/http';
 import type { TraceSource } from '../sources/traces';
 import { isBackendSpan, isInferenceServerSpan, outermostOf } from './inference-spans';

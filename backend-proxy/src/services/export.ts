@@ -6,11 +6,11 @@
 import { existsSync } from 'node:fs';
 import { appLink } from '../../../contract';
 import type { ProxyConfig } from '../config';
-import { HttpError, notImplemented, overloaded } from '../http/errors';
-import type { TimeRange } from '../http/params';
+import { busy, DomainError, notImplemented, upstream } from '../domain/errors';
+import type { TimeRange } from '../domain/time-range';
 import { eventsFromAll, type ExporterSource } from '../sources/exporters';
 import type { AlertService } from './alerts';
-import { countByType } from './drilldown';
+import { countByType } from '../drilldown';
 import type { FaultService } from './faults';
 import { renderPostmortem, type PostmortemData } from './postmortem-md';
 import type { RcaService } from './rca';
@@ -45,7 +45,7 @@ class Slots {
   async acquire(): Promise<() => void> {
     if (this.running >= this.max) {
       if (this.waiting.length >= this.queue)
-        throw overloaded(
+        throw busy(
           `${this.running} PNG exports are rendering and ${this.waiting.length} waiting (at most ${this.max} at once); retry shortly or use format=md`,
           5
         );
@@ -153,21 +153,20 @@ export class ExportService {
         args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
       });
     } catch (err) {
-      throw new HttpError(
-        502,
-        'render_failed',
-        `could not start Chromium at ${executablePath}: ${(err as Error).message.split('\n')[0]}`
+      throw upstream(
+        `could not start Chromium at ${executablePath}: ${(err as Error).message.split('\n')[0]}`,
+        'render_failed'
       );
     }
     try {
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       const resp = await page.goto(url, { waitUntil: 'networkidle', timeout: 20_000 });
       if (!resp || resp.status() >= 400)
-        throw new HttpError(502, 'render_failed', `the app answered ${resp?.status() ?? 'nothing'} for ${url}`);
+        throw upstream(`the app answered ${resp?.status() ?? 'nothing'} for ${url}`, 'render_failed');
       return await page.screenshot({ fullPage: true, type: 'png' });
     } catch (err) {
-      if (err instanceof HttpError) throw err;
-      throw new HttpError(502, 'render_failed', `could not render ${url}: ${(err as Error).message.split('\n')[0]}`);
+      if (err instanceof DomainError) throw err;
+      throw upstream(`could not render ${url}: ${(err as Error).message.split('\n')[0]}`, 'render_failed');
     } finally {
       await browser.close();
     }

@@ -1,6 +1,6 @@
 /** Faults injected into the simulated chain (its control API), as annotations of a time range. */
 import type { AnnotationsAnswer } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import type { ChainControlSource } from '../sources/chain';
 import { settle } from '../sources/http';
 

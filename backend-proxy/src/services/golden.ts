@@ -12,7 +12,7 @@ import {
   type SourceStatus,
   type Span,
 } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import { settle } from '../sources/http';
 import type { PrometheusSource } from '../sources/prometheus';
 import type { TraceSource } from '../sources/traces';

@@ -4,7 +4,7 @@
  * (≥ 1.4e14, the FP64/INT64 "blank" families) are no data. The field used is reported.
  */
 import { DcgmField, type HeatmapAnswer } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import type { PromSeries, PrometheusSource } from '../sources/prometheus';
 import { dcgmQuery } from './promql';
 

@@ -8,7 +8,7 @@
  * | ingest     | ingest.ts                     | OTLP/HTTP into the embedded store (parse all, enrich, store)        |
  * | golden     | golden.ts, promql.ts          | the golden metrics; promql.ts is the catalogue of every PromQL query |
  * | heatmap    | heatmap.ts                    | the GPU heatmap (DCGM field fallback, blank sentinels)              |
- * | drilldown  | drilldown.ts                  | services → pods → a pod's kernel events; figures from counts (own metrics, span metrics, ingest counters) |
+ * | drilldown  | ../drilldown/                 | services → pods → a pod's kernel events; figures from counts (own metrics, span metrics, ingest counters) |
  * | faults     | faults.ts                     | injected chain faults as annotations of a range                     |
  * | traces     | traces.ts                     | trace search and one trace by id (400/404/502 in one place)         |
  * | rca        | rca.ts, baseline-cache.ts     | root-cause orchestration (trace + baseline + kernel events fetched together), the baseline cache |
@@ -43,7 +43,7 @@ import { TempoSource } from '../sources/tempo';
 import { RunIndex } from '../store/run-index';
 import { AlertService, type AlertsHealth } from './alerts';
 import { CompareService } from './compare';
-import { DrilldownService } from './drilldown';
+import { DrilldownService } from '../drilldown';
 import { EngineStateService } from './engine-state';
 import { ExportService } from './export';
 import { FaultService } from './faults';

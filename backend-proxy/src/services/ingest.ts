@@ -3,7 +3,7 @@
  * malformed request changes nothing. Spans are enriched with GenAI attributes on the way in. A JSON body past
  * OFFLOAD_BYTES is parsed in the engine's worker pool (./rca-pool.ts), so megabytes of JSON never hold the event loop.
  */
-import { HttpError } from '../http/errors';
+import { DomainError } from '../domain/errors';
 import { otlpReceived, otlpRejected } from '../metrics';
 import { assertOtlpDepth, OtlpBodyError, parseOtlpBody, type OtlpEncoding } from '../otlp/parse-body';
 import type { Span } from '../../../contract';
@@ -25,9 +25,8 @@ export class IngestService {
     if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
     if (type === 'application/json') return 'json';
     otlpRejected.inc({ encoding: 'unknown' });
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
+    throw new DomainError(
+      'unsupported',
       `Content-Type must be application/json or application/x-protobuf, got "${type || 'none'}"`
     );
   }
@@ -43,7 +42,7 @@ export class IngestService {
     } catch (err) {
       if (!(err instanceof OtlpBodyError)) throw err;
       otlpRejected.inc({ encoding });
-      throw new HttpError(400, 'bad_otlp', `OTLP body rejected, nothing stored: ${err.message}`);
+      throw new DomainError('invalid', `OTLP body rejected, nothing stored: ${err.message}`, { code: 'bad_otlp' });
     }
     // Every span parsed before any is stored; a large body is stored a chunk per turn of the event loop.
     let n = 0;

@@ -10,7 +10,7 @@ import {
   type RcaAnswer,
   type SourceStatus,
 } from '../../../contract';
-import type { TimeRange } from '../http/params';
+import type { TimeRange } from '../domain/time-range';
 import type { RangeRootCause, TraceRootCause } from './rca';
 import { savedAnswerLinks } from './rca-answers';
 

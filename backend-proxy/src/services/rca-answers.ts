@@ -13,7 +13,7 @@ import {
 import type { Database } from '../db/database';
 import { classify, DatabaseUnavailableError } from '../db/errors';
 import * as repo from '../db/rca-answers-repo';
-import { HttpError, notFound } from '../http/errors';
+import { databaseUnavailable, DomainError, invalid, notFound } from '../domain/errors';
 import type { RcaService } from './rca';
 
 /** Grafana's data proxy path of the proxy's API (plugin.json route `api/*`), under HOPSCOPE_APP_URL. */
@@ -36,17 +36,11 @@ export function savedAnswerLinks(appUrl: string, m: SavedRcaAnswerMeta): SavedAn
 
 function dbError(err: unknown, what: string): never {
   if (err instanceof repo.RcaAnswerInputError) {
-    throw new HttpError(
-      /over the .*-byte limit/.test(err.message) ? 413 : 400,
-      /over the .*-byte limit/.test(err.message) ? 'payload_too_large' : 'bad_request',
-      err.message
-    );
+    throw new DomainError(/over the .*-byte limit/.test(err.message) ? 'too_large' : 'invalid', err.message);
   }
   const e = classify(err, what);
   if (e instanceof DatabaseUnavailableError)
-    throw new HttpError(503, 'database_unavailable', `${e.message}; retry in ${e.retryAfterS} s`, {
-      retryAfterS: e.retryAfterS,
-    });
+    throw databaseUnavailable(`${e.message}; retry in ${e.retryAfterS} s`, e.retryAfterS);
   throw e;
 }
 
@@ -61,11 +55,9 @@ export class RcaAnswerService {
   async save(req: SaveRcaAnswerRequest): Promise<SavedRcaAnswerMeta & { links: SavedAnswerLinks }> {
     const hasRange = req.from !== undefined || req.to !== undefined;
     if (hasRange && (req.from === undefined || req.to === undefined))
-      throw new HttpError(400, 'bad_request', 'from and to: give both (epoch ms), or a traceId');
-    if (hasRange && req.from! > req.to!)
-      throw new HttpError(400, 'bad_request', `from (${req.from}) is after to (${req.to})`);
-    if (hasRange && req.to! - req.from! > 7 * 86_400_000)
-      throw new HttpError(400, 'bad_request', 'the range is over 7 days');
+      throw invalid('from and to: give both (epoch ms), or a traceId');
+    if (hasRange && req.from! > req.to!) throw invalid(`from (${req.from}) is after to (${req.to})`);
+    if (hasRange && req.to! - req.from! > 7 * 86_400_000) throw invalid('the range is over 7 days');
     let answer: unknown = req.answer;
     let fromMs = req.from;
     let toMs = req.to;
@@ -89,11 +81,7 @@ export class RcaAnswerService {
       } else if (hasRange) {
         answer = await this.rca.forRange({ range: { from: fromMs!, to: toMs! }, service: req.service });
       } else {
-        throw new HttpError(
-          400,
-          'bad_request',
-          'name what to save: a traceId, a range (from, to[, service]) or an answer'
-        );
+        throw invalid('name what to save: a traceId, a range (from, to[, service]) or an answer');
       }
     }
     const title =

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { deserialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { Span } from '../../../contract';
-import { badRequest, HttpError, overloaded } from '../http/errors';
+import { busy, DomainError, invalid, stopping, type DomainErrorKind } from '../domain/errors';
 import { rcaPoolQueued, rcaPoolRefused } from '../metrics';
 import { OtlpBodyError, type OtlpEncoding } from '../otlp/parse-body';
 import type { RankTraceInput, RankWindowInput, RcaConfigInput, TraceRcaAnswer, WindowRcaAnswer } from '../rca';
@@ -29,7 +29,14 @@ export type RcaJobResult =
       id: number;
       answer?: undefined;
       chunks?: undefined;
-      error: { name: string; message: string; status?: number; code?: string };
+      error: {
+        name: string;
+        message: string;
+        kind?: DomainErrorKind;
+        code?: string;
+        details?: unknown;
+        retryAfterS?: number;
+      };
     };
 
 export interface RcaPoolOptions {
@@ -123,12 +130,12 @@ export class RcaPool {
   }
 
   private submit(job: RcaJob, transfer: ArrayBuffer[] = []): Promise<RcaJobResult> {
-    if (this.closed) return Promise.reject(new HttpError(503, 'stopping', 'the proxy is stopping'));
+    if (this.closed) return Promise.reject(stopping());
     const idle = this.idleSlot();
     if (!idle && this.waiting.length >= this.queueBound) {
       rcaPoolRefused.inc();
       return Promise.reject(
-        overloaded(
+        busy(
           `root cause: ${this.size} job(s) running and ${this.waiting.length} waiting (the engine's queue bound); retry shortly`,
           2
         )
@@ -144,8 +151,9 @@ export class RcaPool {
     }).then((r) => {
       if (!r.error) return r;
       const e = r.error;
-      if (e.name === 'HttpError' && e.status) throw new HttpError(e.status, e.code ?? 'bad_request', e.message);
-      if (e.name === 'RcaConfigError') throw badRequest(e.message);
+      if (e.name === 'DomainError' && e.kind)
+        throw new DomainError(e.kind, e.message, { code: e.code, details: e.details, retryAfterS: e.retryAfterS });
+      if (e.name === 'RcaConfigError') throw invalid(e.message);
       if (e.name === 'OtlpBodyError') throw new OtlpBodyError(e.message);
       throw new Error(`root cause: ${e.message}`);
     });
@@ -207,11 +215,11 @@ export class RcaPool {
   /** Ends every worker; jobs still waiting or running fail with 503. */
   async close(): Promise<void> {
     this.closed = true;
-    const stopping = new HttpError(503, 'stopping', 'the proxy is stopping');
-    for (const p of this.waiting.splice(0)) p.reject(stopping);
+    const refused = stopping();
+    for (const p of this.waiting.splice(0)) p.reject(refused);
     const slots = this.slots.splice(0);
     for (const s of slots) {
-      s.busy?.reject(stopping);
+      s.busy?.reject(refused);
       s.busy = undefined;
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));

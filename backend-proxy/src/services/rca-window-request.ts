@@ -5,8 +5,8 @@
  * is a 400 naming the field.
  */
 import { formatZodError, RcaWindowRequest, type Span } from '../../../contract';
-import { badRequest } from '../http/errors';
-import { assertJsonDepth } from '../http/json-depth';
+import { invalid } from '../domain/errors';
+import { assertJsonDepth } from '../domain/json-depth';
 import { otlpToSpans, OtlpFormatError } from '../otlp/normalize';
 import { RcaConfigSchema, type RankWindowInput, type RcaConfigInput } from '../rca';
 import { mergeRcaConfig } from './rca-config';
@@ -15,7 +15,7 @@ function spansOf(body: unknown, what: string): Span[] {
   try {
     return otlpToSpans(body);
   } catch (err) {
-    if (err instanceof OtlpFormatError) throw badRequest(`${what}: ${err.message}`);
+    if (err instanceof OtlpFormatError) throw invalid(`${what}: ${err.message}`);
     throw err;
   }
 }
@@ -28,17 +28,17 @@ export function windowInputOf(raw: Buffer, configured: RcaConfigInput | undefine
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch (err) {
-    throw badRequest(`malformed JSON body: ${(err as Error).message}`);
+    throw invalid(`malformed JSON body: ${(err as Error).message}`);
   }
   const parsed = RcaWindowRequest.safeParse(body);
-  if (!parsed.success) throw badRequest(formatZodError(parsed.error, { root: 'body' }));
+  if (!parsed.success) throw invalid(formatZodError(parsed.error, { root: 'body' }));
   const b = parsed.data;
   if (b.traces === undefined || b.traces === null)
-    throw badRequest('body.traces: OTLP JSON traces of the incident window are required');
+    throw invalid('body.traces: OTLP JSON traces of the incident window are required');
   const config = b.config === undefined ? undefined : RcaConfigSchema.safeParse(b.config);
-  if (config && !config.success) throw badRequest(`config: ${formatZodError(config.error)}`);
+  if (config && !config.success) throw invalid(`config: ${formatZodError(config.error)}`);
   const traces = spansOf(b.traces, 'traces');
-  if (!traces.length) throw badRequest('traces: no spans in the given OTLP JSON');
+  if (!traces.length) throw invalid('traces: no spans in the given OTLP JSON');
   const baseline = b.baseline === undefined ? undefined : spansOf(b.baseline, 'baseline');
   return { traces, baseline, kernelEvents: b.kernelEvents, config: mergeRcaConfig(configured, config?.data) };
 }

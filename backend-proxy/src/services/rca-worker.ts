@@ -9,7 +9,7 @@
 import { setPriority } from 'node:os';
 import { serialize } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
-import { HttpError } from '../http/errors';
+import { DomainError } from '../domain/errors';
 import { assertOtlpDepth, OtlpBodyError, parseOtlpBody } from '../otlp/parse-body';
 import { rankTrace, rankWindow } from '../rca';
 import type { RcaJob, RcaJobResult } from './rca-pool';
@@ -60,8 +60,15 @@ port.on('message', (job: RcaJob) => {
   } catch (err) {
     const e = err as Error;
     const error =
-      err instanceof HttpError
-        ? { name: 'HttpError', message: e.message, status: err.status, code: err.code }
+      err instanceof DomainError
+        ? {
+            name: 'DomainError',
+            message: e.message,
+            kind: err.kind,
+            code: err.code,
+            details: err.details,
+            retryAfterS: err.retryAfterS,
+          }
         : err instanceof OtlpBodyError
           ? { name: 'OtlpBodyError', message: e.message }
           : { name: e?.name ?? 'Error', message: e?.message ?? String(err) };

@@ -19,8 +19,8 @@ import {
   type Span,
   type TraceSummary,
 } from '../../../contract';
-import { HttpError } from '../http/errors';
-import type { TimeRange } from '../http/params';
+import { upstream } from '../domain/errors';
+import type { TimeRange } from '../domain/time-range';
 import { rcaDuration } from '../metrics';
 import {
   type EngineStateTable,
@@ -319,7 +319,7 @@ export class RcaService {
       failed = [...searches[1], ...searches[2]].slice(0, Math.ceil(budget / 2));
       slowest = searches[3];
     } catch (err) {
-      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+      if (err instanceof SourceError) throw upstream(err.message);
       throw err;
     }
     // Failed first, then the slowest, then a spread over the range (oldest to newest), without repeats.

@@ -9,7 +9,7 @@
  * run's traces stay the same.
  */
 import type { Candidate, HopDelta, RunCompareAnswer, RunRecord, Span } from '../../../contract';
-import { notFound, badRequest, HttpError } from '../http/errors';
+import { invalid, notFound, upstream } from '../domain/errors';
 import { buildBaseline, rankWindow, type Baseline, type RcaConfigInput } from '../rca';
 import { SourceError } from '../sources/http';
 import type { TempoSource } from '../sources/tempo';
@@ -227,9 +227,7 @@ export class RunCompareService {
   ): Promise<RunCompareAnswer> {
     const t0 = performance.now();
     if (runId === baselineRunId)
-      throw badRequest(
-        `run ${runId} compared with itself: give another run as the baseline (GET /api/runs lists them)`
-      );
+      throw invalid(`run ${runId} compared with itself: give another run as the baseline (GET /api/runs lists them)`);
     const [run, base] = await Promise.all([this.runs.get(runId), this.runs.get(baselineRunId)]);
     if (!run) throw notFound(`unknown run ${runId}: the proxy has no run with this id (GET /api/runs lists them)`);
     if (!base)
@@ -245,8 +243,7 @@ export class RunCompareService {
         this.finder.find(base, this.maxTraces),
       ]);
     } catch (err) {
-      if (err instanceof SourceError)
-        throw new HttpError(502, 'source_unavailable', `the runs' traces could not be read: ${err.message}`);
+      if (err instanceof SourceError) throw upstream(`the runs' traces could not be read: ${err.message}`);
       throw err;
     }
     // Counted against the byte budget the other window answers see (the traces are read already: nothing to cut).

@@ -18,7 +18,7 @@ import {
   type TtftRequestPart,
   type TtftRequestPartName,
 } from '../../../contract';
-import { notFound } from '../http/errors';
+import { notFound } from '../domain/errors';
 import { isInferenceServerSpan } from './inference-spans';
 import type { RunTtftLookup } from './run-ttft';
 import type { TraceService } from './traces';

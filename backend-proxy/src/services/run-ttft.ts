@@ -20,7 +20,7 @@ import type {
   TtftLayerName,
   WindowHistogram,
 } from '../../../contract';
-import { HttpError, notFound } from '../http/errors';
+import { DomainError, notFound } from '../domain/errors';
 import { settle } from '../sources/http';
 import type { PrometheusSource, PromSeries } from '../sources/prometheus';
 import { DEFAULT_SCRAPE_MS, promDuration, rateIntervalMs } from './promql';
@@ -128,10 +128,10 @@ export class RunTtftService {
     const run = await this.runs.get(runId);
     if (!run) throw notFound(`run ${runId} not found`);
     if (!this.prometheus)
-      throw new HttpError(
-        503,
-        'prometheus_unavailable',
-        'no Prometheus configured (HOPSCOPE_PROMETHEUS_URL): the client and server TTFT histograms live there'
+      throw new DomainError(
+        'unavailable',
+        'no Prometheus configured (HOPSCOPE_PROMETHEUS_URL): the client and server TTFT histograms live there',
+        { code: 'prometheus_unavailable' }
       );
     const prom = this.prometheus;
     const from = run.startMs;

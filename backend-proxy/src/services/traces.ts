@@ -1,6 +1,6 @@
 /** Traces from the trace source (Tempo or the embedded store): a search that degrades, and one trace by id. */
 import type { SourceStatus, TraceDetail, TraceSummary } from '../../../contract';
-import { HttpError, badRequest, notFound } from '../http/errors';
+import { invalid, notFound, upstream } from '../domain/errors';
 import { SourceError } from '../sources/http';
 import type { TraceSource } from '../sources/traces';
 import type { TraceQuery } from '../store/trace-store';
@@ -32,13 +32,12 @@ export class TraceService {
 
   /** One trace by id: 400 for a malformed id, 502 when the trace source fails, 404 when it has no such trace. */
   async byId(id: string): Promise<TraceDetail> {
-    if (!TRACE_ID_RE.test(id))
-      throw badRequest(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
+    if (!TRACE_ID_RE.test(id)) throw invalid(`traceId: "${id.slice(0, 40)}" is not a hex trace id (1-32 hex digits)`);
     let detail: TraceDetail | undefined;
     try {
       detail = await this.source.get(id);
     } catch (err) {
-      if (err instanceof SourceError) throw new HttpError(502, 'source_unavailable', err.message);
+      if (err instanceof SourceError) throw upstream(err.message);
       throw err;
     }
     if (!detail) throw notFound(`trace ${id.toLowerCase().padStart(32, '0')} not found in ${this.source.name}`);

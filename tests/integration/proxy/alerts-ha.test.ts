@@ -12,7 +12,7 @@ import { AlertRules, AlertsAnswer, type KernelEvent } from '../../../contract';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
 import { startProxyProcess, type ProxyProcess } from '../reliability/support/proxy-process';
 import { tinyServer } from '../../support/otlp-spans';
-import { startAlertmanager, type RealServer } from './real-servers';
+import { startAlertmanager, type RealServer } from '../../support/real-servers';
 
 const AM_BIN = '/usr/bin/prometheus-alertmanager';
 const skip =

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlertsAnswer, type KernelEvent } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { startAlertmanager, type RealServer } from './real-servers';
+import { startAlertmanager, type RealServer } from '../../support/real-servers';
 import { tinyServer } from '../../support/otlp-spans';
 
 let am: RealServer;

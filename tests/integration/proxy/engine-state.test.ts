@@ -17,7 +17,7 @@ import { EngineStateService } from '../../../backend-proxy/src/services/engine-s
 import { PrometheusSource, type PromSeries } from '../../../backend-proxy/src/sources/prometheus';
 import { spansToOtlp } from '../../support/otlp-encode';
 import { engineTrace, healthyCall } from '../../support/rca/engine-spans';
-import { startPrometheus, type RealServer } from './real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 
 const t0 = Date.now();
 /** Counters grow with time: preemptions 1/s (60/min), prefix-cache hits 3 of every 10 queried tokens. */

@@ -22,7 +22,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { startProxyProcess } from '../reliability/support/proxy-process';
 import { otlp, type SpanSpec } from '../../support/otlp-spans';
 import { has, probeSkipReason } from '../bpf-exporter/helpers';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 const skip = probeSkipReason() ?? (has('python3') ? undefined : "python3 missing (the test's connecting process)");
 const POD = 'kx-rag-0';

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoldenAnswer, HeatmapAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { startPrometheus, type RealServer } from './real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 import { startChainMetrics } from './chain-metrics';
 import { hex, otlp } from '../../support/otlp-spans';
 

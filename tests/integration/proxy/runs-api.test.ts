@@ -23,7 +23,7 @@ import {
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import type { ProxyConfig } from '../../../backend-proxy/src/config';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 const QUIET: Partial<ProxyConfig> = {
   port: 0,

@@ -18,7 +18,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
 import { main } from '../../../loadgen/src/cli';
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../support/postgres';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 const QUIET: Partial<ProxyConfig> = { prometheusUrl: undefined, exporterUrls: [], alertIntervalMs: 0 };
 let chain: RunningChain;

@@ -14,7 +14,7 @@ import { RunCompareAnswer, RunList, RunRecord } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
 import { main } from '../../../loadgen/src/cli';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 const FAULT_MS = 800;
 let proxy: RunningProxy;

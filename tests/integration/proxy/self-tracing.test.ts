@@ -16,7 +16,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { selfTracingFromEnv, startSelfTracing } from '../../../backend-proxy/src/telemetry';
 import { chainTrace, otlp, tinyServer } from '../../support/otlp-spans';
 import { startProxyProcess } from '../reliability/support/proxy-process';
-import { startPrometheus, type RealServer } from './real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 
 const TRACE = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const PARENT = '00f067aa0ba902b7';

@@ -17,7 +17,7 @@ import { PodsAnswer, ServicesAnswer } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { fixture } from '../../support/fixtures';
 import { tinyServer } from '../../support/otlp-spans';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 const PROMTOOL = '/usr/bin/promtool';
 const PROMETHEUS = '/usr/bin/prometheus';

@@ -10,7 +10,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chainTrace, otlp } from '../../support/otlp-spans';
-import { startPrometheus, type RealServer } from '../proxy/real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 import { fuzzCases } from './support/fuzz';
 import { figure, mib, pool } from './support/figures';
 import { startProxyProcess, type ProxyProcess } from './support/proxy-process';

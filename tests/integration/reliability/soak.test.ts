@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chainTrace, otlp } from '../../support/otlp-spans';
 import { startChainMetrics } from '../proxy/chain-metrics';
-import { startPrometheus, type RealServer } from '../proxy/real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 import { figure, mib } from './support/figures';
 import { startProxyProcess, type ProxyProcess } from './support/proxy-process';
 import { startExporterProcess, type ExporterProcess } from './support/sources';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chainTrace, otlp } from '../../support/otlp-spans';
-import { startPrometheus, type RealServer } from '../proxy/real-servers';
+import { startPrometheus, type RealServer } from '../../support/real-servers';
 import { figure } from './support/figures';
 import { startProxyProcess, type ProxyProcess } from './support/proxy-process';
 import { startExporterProcess, type ExporterProcess } from './support/sources';

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Span } from '../../../contract';
 import { BODY_BUDGET_BODIES } from '../../../backend-proxy/src/app';
-import { HttpError } from '../../../backend-proxy/src/http/errors';
+import { DomainError } from '../../../backend-proxy/src/domain/errors';
+import { HttpError, httpErrorOf } from '../../../backend-proxy/src/http/errors';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { ExportService, PNG_RENDERS_AT_ONCE, PNG_RENDERS_WAITING } from '../../../backend-proxy/src/services/export';
 import { decodeOtlpProtobuf, OTLP_PROTOBUF_LIMITS } from '../../../backend-proxy/src/store/otlp-protobuf';
@@ -330,7 +331,8 @@ describe('PNG rendering has a concurrency cap', () => {
       Array.from({ length: n }, () =>
         svc.png('/a/hopscope-rca-app/overview').then(
           () => 'ok',
-          (e: HttpError) => e
+          // The service's refusal as the HTTP layer answers it.
+          (e: unknown) => (e instanceof DomainError ? httpErrorOf(e) : e)
         )
       )
     );

@@ -4,6 +4,7 @@
  */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
+import { RunsError } from '../../../backend-proxy/src/runs/errors';
 import { checkMetricsUrl } from '../../../backend-proxy/src/runs/metrics-url';
 import { runsScrapeJob } from '../../../scripts/demo-parts/prometheus';
 
@@ -23,7 +24,7 @@ it('metricsUrl: the worker itself or an allowed host, http(s), no query, no cred
   for (const [url, why] of refused)
     assert.throws(
       () => checkMetricsUrl(url, '127.0.0.1', []),
-      (e: Error & { status?: number }) => e.status === 400 && why.test(e.message),
+      (e: unknown) => e instanceof RunsError && e.code === 'invalid' && why.test(e.message),
       url
     );
 });

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RunCompareAnswer, type RunRecord, type Span } from '../../../contract';
+import { DomainError } from '../../../backend-proxy/src/domain/errors';
 import { RunCompareService, TempoRunTraces } from '../../../backend-proxy/src/services/run-compare';
 import { buildTraceQL, TempoSource } from '../../../backend-proxy/src/sources/tempo';
 import { fixture } from '../../support/fixtures';
@@ -195,6 +196,6 @@ test('Tempo down: a 502 naming Tempo, not a crash', async () => {
   );
   await assert.rejects(
     service.compare('slow-t', 'base-t'),
-    (e: Error & { status?: number }) => e.status === 502 && /tempo/.test(e.message)
+    (e: unknown) => e instanceof DomainError && e.kind === 'upstream' && /tempo/.test(e.message)
   );
 });

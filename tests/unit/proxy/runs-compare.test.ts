@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunCompareAnswer, type RunRecord, type Span } from '../../../contract';
-import { HttpError } from '../../../backend-proxy/src/http/errors';
+import { DomainError } from '../../../backend-proxy/src/domain/errors';
 import { EmbeddedRunTraces, RunCompareService } from '../../../backend-proxy/src/services/run-compare';
 import { RunIndex } from '../../../backend-proxy/src/store/run-index';
 import { TraceStore } from '../../../backend-proxy/src/store/trace-store';
@@ -108,13 +108,16 @@ test('unknown run, unknown baseline, and a run compared with itself are refused 
   records.set('a', record('a', T0, T0 + 1000, 1));
   await assert.rejects(
     service.compare('nope', 'a'),
-    (e: HttpError) => e.status === 404 && /unknown run nope/.test(e.message)
+    (e: DomainError) => e.kind === 'not_found' && /unknown run nope/.test(e.message)
   );
   await assert.rejects(
     service.compare('a', 'gone'),
-    (e: HttpError) => e.status === 404 && /unknown baseline run gone/.test(e.message)
+    (e: DomainError) => e.kind === 'not_found' && /unknown baseline run gone/.test(e.message)
   );
-  await assert.rejects(service.compare('a', 'a'), (e: HttpError) => e.status === 400 && /with itself/.test(e.message));
+  await assert.rejects(
+    service.compare('a', 'a'),
+    (e: DomainError) => e.kind === 'invalid' && /with itself/.test(e.message)
+  );
 });
 
 test('a run without traces is an answer that says so, not an error', async () => {

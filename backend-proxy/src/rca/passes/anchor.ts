@@ -1,5 +1,5 @@
 /**
- * Pass 6, anchor: the span the delay is measured from. The root if it failed, timed out, served a degraded answer or
+ * Anchor: the span the delay is measured from. The root if it failed, timed out, served a degraded answer or
  * breached its SLO (`sloMs[service]`, else baseline p99 × `sloFactor`), or — with no explicit SLO — if its duration is
  * far outside its usual spread (robust z ≥ `zThreshold`: p99 of a small healthy sample is set by one cold start);
  * otherwise the span that frames every span of the worst class under it (timeouts, else failures, else breaches: their

@@ -1,5 +1,5 @@
 /**
- * Pass 4, async children: windows clamped into their parents'; producer/consumer spans, children starting after their
+ * Async children: windows clamped into their parents'; producer/consumer spans, children starting after their
  * parent ended and same-service children outliving a parent that did not fail are not waited for.
  */
 import type { TraceAccount } from '../account';

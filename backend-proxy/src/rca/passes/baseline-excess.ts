@@ -1,5 +1,5 @@
 /**
- * Pass 9, baseline excess: per on-path span, its exclusive time against its operation's healthy median/MAD (an excess
+ * Baseline excess: per on-path span, its exclusive time against its operation's healthy median/MAD (an excess
  * counts when robust z ≥ `zThreshold` and ≥ `minExcessMs`, only the part on the critical path); no baseline: all of
  * its on-path own time, at half weight, and `missing` says so. Each span's own time is booked on its hop — a client
  * span's on the callee (the network side into it), unless the caller's calls to ≥ 2 services all show a grown gap:

@@ -1,4 +1,4 @@
-/** Pass 3, clock skew: a child on another host outside its parent's window is moved into it, with its subtree. */
+/** Clock skew: a child on another host outside its parent's window is moved into it, with its subtree. */
 import type { TraceAccount } from '../account';
 import { correctClockSkew } from '../tree';
 

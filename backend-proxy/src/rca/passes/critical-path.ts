@@ -1,5 +1,5 @@
 /**
- * Pass 7, critical path: walked backwards from the anchor's end (`criticalPath` in ../tree.ts); each span's time on
+ * Critical path: walked backwards from the anchor's end (`criticalPath` in ../tree.ts); each span's time on
  * it, and the on-path spans in order of first appearance — with the ancestors the path went through without own time
  * (a server span its children cover), which still frame it.
  */

@@ -1,5 +1,5 @@
 /**
- * Pass 8, exclusive time and gap: every span's window minus the union of its synchronous children, and for a client
+ * Exclusive time and gap: every span's window minus the union of its synchronous children, and for a client
  * span the client→server gap (its duration minus its server child's); the critical path as the answer shows it.
  */
 import { type CriticalPathItem, podOrServiceOfSpan } from '../../../../contract';

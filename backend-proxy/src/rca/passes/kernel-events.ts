@@ -1,5 +1,5 @@
 /**
- * Pass 14, kernel events (`../kernel.ts`): by pod (else pid) inside each on-path span's window (± `kernelSlackMs`, the
+ * Kernel events (`../kernel.ts`): by pod (else pid) inside each on-path span's window (± `kernelSlackMs`, the
  * span's own clock) — an entry span (its caller left no client span) also `kernelLookbackMs` before it, where its
  * connect and handshake were, plus the TCP events sent to its address:port — for a client span also the callee pod's
  * events in the call window; the error and degradation origins' windows; and by trace id anywhere. A TCP event whose

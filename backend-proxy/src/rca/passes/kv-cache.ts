@@ -1,5 +1,5 @@
 /**
- * Pass 12, KV cache: an on-path LLM span whose KV/prefix-cache hit rate fell to ≤ ¼ of its operation's healthy median
+ * KV cache: an on-path LLM span whose KV/prefix-cache hit rate fell to ≤ ¼ of its operation's healthy median
  * (itself ≥ 5%) is degraded before the latency shows (thrash, eviction; e.g. when it is idle). Worth ≤ KV_DROP_SCORE:
  * small next to any latency excess or error, so it only decides among hops that show nothing else.
  */

@@ -1,5 +1,5 @@
 /**
- * Pass 10, λ: each on-path excess weighted by its hop type (`../lambda.ts`: long embedding inputs are expected to be
+ * λ: each on-path excess weighted by its hop type (`../lambda.ts`: long embedding inputs are expected to be
  * slow, a thrashing KV cache is not) and added to its hop; the worst span per hop and kind is spelled out as evidence,
  * with a count of the others (a 50k-span trace with a slow hop called 10k times must not build 10k sentences).
  */

@@ -1,11 +1,11 @@
 /**
- * Pass 11, LLM phases: an on-path inference server span (vLLM `llm_request`, SGLang's request span, TGI's router span; `llmPhasesOf` of contract/engines) is
+ * LLM phases: an on-path inference server span (vLLM `llm_request`, SGLang's request span, TGI's router span; `llmPhasesOf` of contract/engines) is
  * split into the phases the engine timed, each compared with that operation's healthy phase (`Baseline.ops[…].phases`,
- * median/MAD, the excess rule of pass 9). Each phase above its baseline is evidence on the server's hop: `llm_queue`
+ * median/MAD, the excess rule of the baseline-excess pass). Each phase above its baseline is evidence on the server's hop: `llm_queue`
  * (with the engine's waiting/running requests and KV-cache usage on that pod then, when the caller gave its state),
  * `llm_prefill` (prompt tokens against the usual), `llm_decode` (TGI: `inference`, which it does not split), and
  * `llm_preemption` when the engine preempted requests meanwhile. The phases say where the span's own time went; only
- * what they show beyond the excess pass 9 already counted is added to the hop's latency.
+ * what they show beyond the excess the baseline-excess pass already counted is added to the hop's latency.
  */
 import { type EngineState, type Evidence, type LlmPhase, type LlmPhases, llmPhasesOf } from '../../../../contract';
 import { type HopAccount, type TraceAccount, hopOfSpan, opAt } from '../account';
@@ -70,7 +70,7 @@ export function llmPhases(a: TraceAccount): void {
     const h = hopOfSpan(a, i);
     let total = 0;
     for (const v of excess.values()) total += v;
-    // Pass 9 counted the span's own time above its baseline; the phases may show more (a queue that the span's own
+    // The baseline-excess pass counted the span's own time above its baseline; the phases may show more (a queue that the span's own
     // spread hides) but never more than the span spent on the critical path.
     const extra = Math.max(0, Math.min(total, a.onPathMs[i] || 0) - (a.excessMs[i] || 0));
     h.weightedExcessMs += extra;

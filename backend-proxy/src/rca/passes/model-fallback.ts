@@ -1,5 +1,5 @@
 /**
- * Pass 5, model fallback: a request answered by another model than the one asked for (`hopscope.fallback.*`, or
+ * Model fallback: a request answered by another model than the one asked for (`hopscope.fallback.*`, or
  * `gen_ai.request.model` ≠ `gen_ai.response.model`) is a degraded request, not a healthy one; so is a span reporting
  * a GPU out-of-memory (`hopscope.gpu.oom`). Every span the answer passed through shows the served model (the gateway
  * copies it): the origin is the span showing it none of whose descendants does — the LLM server span, or a client span

@@ -1,5 +1,5 @@
 /**
- * Pass 13, errors and timeouts: under the anchor, the origin of a failure is a failed span none of whose children
+ * Errors and timeouts: under the anchor, the origin of a failure is a failed span none of whose children
  * failed (a failed client span → its callee: the network side). The degradations found before the anchor (a model
  * fallback) are booked the same way, with their own weight. Each origin's window is joined with its pod's kernel
  * events by the kernel pass.

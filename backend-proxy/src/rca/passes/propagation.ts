@@ -1,5 +1,5 @@
 /**
- * Pass 15, broken propagation: orphans (parent not in the trace), several parentless roots, the trace's root missing,
+ * Broken propagation: orphans (parent not in the trace), several parentless roots, the trace's root missing,
  * a client span with no server span where healthy traffic had one, and an edge that skips a hop of `expectedEdges`.
  */
 import { isFailedSpan, peerOfClientSpan } from '../../../../contract';

@@ -1,5 +1,5 @@
 /**
- * Pass 2, span roles (`../roles.ts`): spans that say no kind (Zipkin- or Jaeger-converted data, some
+ * Span roles (`../roles.ts`): spans that say no kind (Zipkin- or Jaeger-converted data, some
  * instrumentations) get the client/server roles their place in the tree shows — a child on another service or pod is
  * the server side of a remote call, its parent the client side when that call is all it did — so the gap, callee
  * booking and entry spans of the later passes work as with real kinds. Inferred kinds are marked

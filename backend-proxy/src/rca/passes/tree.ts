@@ -1,5 +1,5 @@
 /**
- * Pass 1, tree: Zipkin's shared client/server spans split (`../shared-spans.ts`), duplicates dropped (an exporter
+ * Tree: Zipkin's shared client/server spans split (`../shared-spans.ts`), duplicates dropped (an exporter
  * retry sends a span twice), parent links, orphans, breadth-first order, and the main root (the one holding most of
  * the trace). No recursion: a deep chain cannot overflow the stack.
  */

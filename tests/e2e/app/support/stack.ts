@@ -16,7 +16,7 @@ import type { KernelEvent } from '../../../../contract';
 import { podName } from '../../../../loadgen/src/chain/topology';
 import { startChain, type RunningChain } from '../../../../loadgen/src/chain/start';
 import { runLoad } from '../../../../loadgen/src/load/driver';
-import { freePort, startPrometheus, type RealServer } from '../../../integration/proxy/real-servers';
+import { freePort, startPrometheus, type RealServer } from '../../../support/real-servers';
 import { startTestHost } from '../../../support/host';
 import type { RunningHost } from '../../../host/server';
 import { waitFor as pollUntil } from '../../../support/wait';

@@ -15,7 +15,7 @@ import { startChain, type RunningChain } from '../../../../loadgen/src/chain/sta
 import { main } from '../../../../loadgen/src/cli';
 import { runsScrapeJob } from '../../../../scripts/demo-parts/prometheus';
 import type { RunningHost } from '../../../host/server';
-import { freePort } from '../../../integration/proxy/real-servers';
+import { freePort } from '../../../support/real-servers';
 import { startTestHost } from '../../../support/host';
 import { waitFor as pollUntil } from '../../../support/wait';
 

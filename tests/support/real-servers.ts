@@ -1,9 +1,14 @@
-/** Starts a real Prometheus or Alertmanager (Debian binaries) on a free loopback port with a temp dir; for proxy tests. */
+/**
+ * Starts a real Prometheus or Alertmanager (Debian binaries) on a free loopback port with a temp dir, ready when it
+ * says so (/-/ready); stopped with SIGTERM (SIGKILL after 5 s), its temp dir removed. Prometheus' command line is the
+ * demo's (scripts/demo-parts/prometheus.ts prometheusArgs).
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prometheusArgs } from '../../scripts/demo-parts/prometheus';
 
 /** Binds port 0 to learn a free port (Prometheus itself cannot listen on 0). */
 export function freePort(): Promise<number> {
@@ -61,12 +66,18 @@ function stopper(child: ChildProcess, dir: string): () => Promise<void> {
 }
 
 /** `targets`: host:port strings, or with the target labels a service discovery would give (`pod`, `service`). */
-export async function startPrometheus(
+export function startPrometheus(
   targets: Array<string | { target: string; labels: Record<string, string> }>,
   scrapeInterval = '1s'
 ): Promise<RealServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'proxy-prom-'));
-  const port = await freePort();
+  return startPrometheusWith(staticConfig(targets, scrapeInterval));
+}
+
+/** A prometheus.yml scraping `targets` (job `chain`) every `scrapeInterval`. */
+export function staticConfig(
+  targets: Array<string | { target: string; labels: Record<string, string> }>,
+  scrapeInterval: string
+): string {
   const plain = targets.filter((t): t is string => typeof t === 'string');
   const labelled = targets.filter(
     (t): t is { target: string; labels: Record<string, string> } => typeof t !== 'string'
@@ -80,26 +91,36 @@ export async function startPrometheus(
           .join(', ')}}\n`
     ),
   ];
-  const cfg = `global:\n  scrape_interval: ${scrapeInterval}\n  evaluation_interval: ${scrapeInterval}\nscrape_configs:\n  - job_name: chain\n    static_configs:\n${statics.join('')}`;
-  writeFileSync(join(dir, 'prometheus.yml'), cfg);
-  const child = spawn(
+  return `global:\n  scrape_interval: ${scrapeInterval}\n  evaluation_interval: ${scrapeInterval}\nscrape_configs:\n  - job_name: chain\n    static_configs:\n${statics.join('')}`;
+}
+
+/**
+ * A real Prometheus on `config` (a prometheus.yml text: its global settings and scrape jobs), on `port` when the
+ * caller had to know it before (a proxy told its URL), else on a free one.
+ */
+export async function startPrometheusWith(config: string, knownPort?: number): Promise<RealServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-prom-'));
+  const port = knownPort ?? (await freePort());
+  writeFileSync(join(dir, 'prometheus.yml'), config);
+  return startReady(
+    'prometheus',
     '/usr/bin/prometheus',
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--storage.tsdb.retention.time=1h',
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] }
+    prometheusArgs({ config: join(dir, 'prometheus.yml'), data: join(dir, 'data'), port, retention: '1h' }),
+    dir,
+    port
   );
+}
+
+/** `bin args` on `port`, ready once its /-/ready answers (its stderr in the error when it never does). */
+async function startReady(what: string, bin: string, args: string[], dir: string, port: number): Promise<RealServer> {
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitReady(`${url}/-/ready`, child, 'prometheus');
+    await waitReady(`${url}/-/ready`, child, what);
   } catch (e) {
     child.kill('SIGKILL');
     throw new Error(`${(e as Error).message}: ${stderr}`);
@@ -112,7 +133,8 @@ export async function startAlertmanager(): Promise<RealServer> {
   const port = await freePort();
   const clusterPort = await freePort();
   writeFileSync(join(dir, 'am.yml'), 'route:\n  receiver: none\n  group_wait: 1s\nreceivers:\n  - name: none\n');
-  const child = spawn(
+  return startReady(
+    'alertmanager',
     '/usr/bin/prometheus-alertmanager',
     [
       `--config.file=${join(dir, 'am.yml')}`,
@@ -122,18 +144,7 @@ export async function startAlertmanager(): Promise<RealServer> {
       '--cluster.advertise-address=127.0.0.1:' + clusterPort,
       '--log.level=warn',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] }
+    dir,
+    port
   );
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitReady(`${url}/-/ready`, child, 'alertmanager');
-  } catch (e) {
-    child.kill('SIGKILL');
-    throw new Error(`${(e as Error).message}: ${stderr}`);
-  }
-  return { url, port, dir, child, stop: stopper(child, dir) };
 }

@@ -3,7 +3,7 @@
  * code that walks the result recursively (OTLP normalisation, validation, JSON.stringify) overflows the stack on a
  * 10,000-deep body. One linear pass, no allocation; strings (and escapes in them) are skipped.
  */
-import { HttpError } from './errors';
+import { DomainError } from './errors';
 
 /**
  * Deepest nesting the proxy reads. OTLP JSON needs 10 levels to reach a span attribute's value and 4 more per nested
@@ -31,12 +31,14 @@ export function jsonDepthPast(buf: Uint8Array, max = MAX_JSON_DEPTH): number {
   return 0;
 }
 
-/** Throws a 400 naming the limit when `buf` nests deeper than `max`. */
+/** Throws an invalid input (400 `too_deep`) naming the limit when `buf` nests deeper than `max`. */
 export function assertJsonDepth(buf: Uint8Array, what: string, max = MAX_JSON_DEPTH): void {
   if (jsonDepthPast(buf, max))
-    throw new HttpError(
-      400,
-      'too_deep',
-      `${what} nests deeper than ${max} levels of arrays and objects; nothing was read`
+    throw new DomainError(
+      'invalid',
+      `${what} nests deeper than ${max} levels of arrays and objects; nothing was read`,
+      {
+        code: 'too_deep',
+      }
     );
 }
