@@ -7,7 +7,7 @@
  * so ten hostile ranges at once cannot hold the proxy's memory hostage.
  */
 import type { Span } from '../../../contract';
-import { overloaded } from '../http/errors';
+import { busy } from '../domain/errors';
 
 export interface WindowBudgetLimits {
   /** Window answers worked on at once (HOPSCOPE_WINDOW_MAX_CONCURRENT). */
@@ -79,17 +79,17 @@ export class WindowBudget {
   admit(what: string, traces: number): WindowTicket {
     const l = this.limits;
     if (this.windows > 0 && this.windows + 1 > l.windows)
-      throw overloaded(
+      throw busy(
         `${what}: the proxy is working on ${this.windows} window answers already (at most ${l.windows} at once, HOPSCOPE_WINDOW_MAX_CONCURRENT); retry after ${l.retryAfterS} s`,
         l.retryAfterS
       );
     if (this.windows > 0 && this.traces + traces > l.traces)
-      throw overloaded(
+      throw busy(
         `${what}: the window answers in progress hold ${this.traces} traces; this one may read ${traces}, past the ${l.traces} held at once (HOPSCOPE_WINDOW_MAX_TRACES); retry after ${l.retryAfterS} s or ask fewer (maxTraces)`,
         l.retryAfterS
       );
     if (this.windows > 0 && this.bytes >= l.bytes)
-      throw overloaded(
+      throw busy(
         `${what}: the window answers in progress hold about ${mib(this.bytes)} of spans (at most ${mib(l.bytes)}, HOPSCOPE_WINDOW_MAX_BYTES); retry after ${l.retryAfterS} s`,
         l.retryAfterS
       );

@@ -17,7 +17,7 @@ import { RunRecord } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
 import { main } from '../../../loadgen/src/cli';
-import { freePort } from './real-servers';
+import { freePort } from '../../support/real-servers';
 
 let proxy: RunningProxy;
 let chain: RunningChain;

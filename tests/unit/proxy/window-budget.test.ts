@@ -5,15 +5,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpError } from '../../../backend-proxy/src/http/errors';
+import { DomainError } from '../../../backend-proxy/src/domain/errors';
 import { WindowBudget } from '../../../backend-proxy/src/services/window-budget';
 
 const refused = (fn: () => unknown, setting: RegExp): void =>
   assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof HttpError);
-    assert.equal(e.status, 503);
+    // A busy domain error: the HTTP layer answers it 503 `overloaded` with Retry-After (http/errors.ts).
+    assert.ok(e instanceof DomainError);
+    assert.equal(e.kind, 'busy');
     assert.equal(e.code, 'overloaded');
-    assert.equal(e.headers?.['Retry-After'], '5');
+    assert.equal(e.retryAfterS, 5);
     assert.match(e.message, setting);
     return true;
   });
