@@ -14,6 +14,7 @@ export const FaultKind = z.enum([
   'gpu_oom',
   'kv_cache_thrash',
   'tcp_retransmit',
+  'gpu_memory_leak',
 ]);
 export type FaultKind = z.infer<typeof FaultKind>;
 

@@ -5,6 +5,9 @@
  * gpu_oom: the allocation fails at admission; the hop falls back once to the lighter model and records it on the span.
  * Each replica's KV allocations go through its own CUDA driver process and the stand-in libcuda.so.1 (gpu/cuda-driver.ts),
  * so a kernel probe sees each failing cuMemAlloc_v2 on this replica's pod.
+ * gpu_memory_leak: the replica's driver process allocates `magnitude` MiB/s more (real cuMemAlloc_v2 calls), never freed
+ * while the fault lasts; the engine's usable KV cache shrinks by what is held, then allocations fail (GPU OOM) and the
+ * hop falls back as for gpu_oom. When the fault ends the leaked memory is freed (cuMemFree_v2), as a restart would.
  * TGI's /metrics stays in the Prometheus text format (its exporter has no OpenMetrics, and OpenMetrics would add `_total`
  * to its counters); vLLM's negotiates OpenMetrics and carries trace exemplars.
  */
@@ -58,6 +61,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
     },
     gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
   });
+  const leak = startLeak(env, engine, driver);
   const metrics: LlmMetrics =
     backend === 'vllm'
       ? vllmMetrics(env.registry, engine, MODEL_IDS[0], env.cfg.vllmMetricNames)
@@ -328,8 +332,45 @@ export function createLlmHop(env: HopEnv): LlmHop {
       return driver?.pid;
     },
     stop: () => {
+      leak.stop();
       engine.stop();
       driver?.stop();
     },
   };
+}
+
+/** How often the leak allocates (its rate is per second; each tick allocates its share). */
+export const LEAK_TICK_MS = 250;
+
+/**
+ * gpu_memory_leak on this replica: every tick, magnitude × tick MiB through the driver (cuMemAlloc_v2, kept), counted in
+ * the engine's `leakedBytes` once the driver says it succeeded; an allocation that would overrun the KV pool fails
+ * (CUDA_ERROR_OUT_OF_MEMORY) and the leak stops growing. When no leak is active any more, everything leaked is freed.
+ */
+function startLeak(env: HopEnv, engine: InferenceEngine, driver: CudaDriver | undefined): { stop(): void } {
+  const { faults, replica } = env;
+  let busy = false;
+  const tick = async (): Promise<void> => {
+    const f = faults.active(replica.hop, replica.pod, 'gpu_memory_leak');
+    if (!f) {
+      if (engine.leakedBytes > 0) {
+        engine.leakedBytes = 0;
+        await driver?.release();
+      }
+      return;
+    }
+    const bytes = Math.round((f.magnitude * 2 ** 20 * LEAK_TICK_MS) / 1000);
+    const full = engine.leakedBytes + bytes > engine.opts.kvPoolBytes;
+    const r = driver ? await driver.leak(bytes, full) : full ? 2 : 0;
+    if (r === 0 || (r === undefined && !full)) engine.leakedBytes += bytes;
+  };
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void tick().finally(() => {
+      busy = false;
+    });
+  }, LEAK_TICK_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
