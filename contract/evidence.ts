@@ -29,6 +29,8 @@ export const EvidenceKind = z.enum([
   'kernel:tls_handshake',
   'kernel:gpu_alloc_fail',
   'kernel:http_traceparent',
+  'kernel:gpu_memory_held',
+  'gpu_memory_leak',
 ]);
 export type EvidenceKind = z.infer<typeof EvidenceKind>;
 
@@ -90,4 +92,9 @@ export const EVIDENCE_KINDS: Record<EvidenceKind, EvidenceKindInfo> = {
   'kernel:tls_handshake': kernelKind('tls_handshake'),
   'kernel:gpu_alloc_fail': kernelKind('gpu_alloc_fail'),
   'kernel:http_traceparent': kernelKind('http_traceparent'),
+  'kernel:gpu_memory_held': kernelKind('gpu_memory_held'),
+  gpu_memory_leak: {
+    label: 'GPU memory leak',
+    description: "GPU memory held by the pod's processes growing without being freed (eBPF on the CUDA driver)",
+  },
 };

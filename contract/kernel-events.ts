@@ -8,6 +8,7 @@ export const KernelEventType = z.enum([
   'tls_handshake',
   'gpu_alloc_fail',
   'http_traceparent',
+  'gpu_memory_held',
 ]);
 export type KernelEventType = z.infer<typeof KernelEventType>;
 
@@ -74,6 +75,15 @@ export const KERNEL_EVENT_TYPES: Record<KernelEventType, KernelEventTypeInfo> = 
     unit: 'count',
     notable: 'never',
     description: 'An HTTP request whose traceparent header the probe read: joins kernel events to a trace.',
+  },
+  gpu_memory_held: {
+    label: 'GPU memory held',
+    short: 'GPU held',
+    noun: { one: 'GPU memory step', many: 'GPU memory steps' },
+    unit: 'count',
+    notable: 'always',
+    description:
+      "A process's GPU memory held (CUDA allocations minus frees) moved by a step since its last record: with how much it grew since it last fell, over how long, and the allocations and frees meanwhile.",
   },
 };
 

@@ -1,6 +1,7 @@
 /** Every probe this exporter knows. Adding a probe is adding one module here. */
 import type { ProbeModule } from '../core/probe';
 import { gpuAllocFailProbe } from './gpu-alloc-fail';
+import { gpuMemoryHeldProbe } from './gpu-memory-held';
 import { httpTraceparentProbe } from './http-traceparent';
 import { tcpConnectProbe } from './tcp-connect';
 import { tcpRetransmitProbe } from './tcp-retransmit';
@@ -11,6 +12,7 @@ export const ALL_PROBES: ProbeModule[] = [
   tcpRetransmitProbe,
   tlsHandshakeProbe,
   gpuAllocFailProbe,
+  gpuMemoryHeldProbe,
   httpTraceparentProbe,
 ];
 
