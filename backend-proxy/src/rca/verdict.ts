@@ -25,7 +25,16 @@ const usual = (e: Evidence): string => {
 };
 
 /** Order of preference when the top candidate shows several kinds: failures first, then the engine's phases. */
-const ORDER = ['error', 'timeout', 'gpu_oom', 'model_fallback', 'llm_queue', 'llm_prefill', 'llm_decode'];
+const ORDER = [
+  'error',
+  'timeout',
+  'gpu_memory_leak',
+  'gpu_oom',
+  'model_fallback',
+  'llm_queue',
+  'llm_prefill',
+  'llm_decode',
+];
 
 export function verdictOf(candidates: Candidate[], windowTraces?: number): string | undefined {
   const top = candidates[0];
@@ -34,6 +43,8 @@ export function verdictOf(candidates: Candidate[], windowTraces?: number): strin
   const byKind = (k: string): Evidence | undefined => ev.find((e) => e.kind === k);
   const first = ORDER.map(byKind).find((e) => e !== undefined);
   const where = top.pod && top.pod !== top.service ? top.pod : top.service;
+  // It names the pod itself, and explains the out-of-memory or the queueing it led to.
+  if (first?.kind === 'gpu_memory_leak') return `${figuresOf(first).summary}${inTraces(first, windowTraces)}`;
   if (first?.kind === 'llm_queue') {
     const e = figuresOf(first);
     const st = e.engineState as EngineState | undefined;
