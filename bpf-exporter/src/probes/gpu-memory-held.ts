@@ -4,9 +4,9 @@
  * from the caller's `CUdeviceptr *` once the call returned CUDA_SUCCESS), uprobe on the frees (the size found by
  * pointer in a [pid, pointer] map). Every call is counted in the kernel per [pid, cgroup, op] with its bytes (the
  * metrics stay exact at any rate); a record is printed only when a process's held memory has moved by
- * GPU_MEMORY_STEP_BYTES since its last record, carrying what it holds now, how much it grew since it last fell (or
- * since the probe first saw it), over how long, and the allocations and frees meanwhile: a leak is a run of such
- * records that only climbs. Memory allocated before the probe attached is not known (its frees count, with 0 bytes).
+ * GPU_MEMORY_STEP_BYTES since its last record, carrying what it holds now, how much it grew since the run began (the
+ * last time it was back at the run's level, or fell a step, or the probe first saw it), over how long, and the
+ * allocations and frees meanwhile: a leak is a run of such records that only climbs. Memory allocated before the probe attached is not known (its frees count, with 0 bytes).
  * Attached like gpu_alloc_fail (every libcuda the workloads map, plus HOPSCOPE_BPF_LIBCUDA). Verified against the
  * stand-in library (loadgen/native/); unverified on a real NVIDIA driver (no GPU on these machines), whose caching
  * allocators (PyTorch's) call cuMemAlloc rarely: a leak inside such a cache is not visible here, one that grows the
@@ -57,6 +57,7 @@ export const gpuMemoryHeldProbe: ProbeModule = {
     const account = (): string => `
   $held = @gm_held[pid];
   if (@gm_run_t[pid] == 0) { @gm_run_t[pid] = nsecs; @gm_run_h[pid] = $before; @gm_run_a[pid] = @gm_n[pid, 0] - ($op == 0 ? 1 : 0); @gm_run_f[pid] = @gm_n[pid, 1] - ($op == 1 ? 1 : 0); }
+  if ($held <= @gm_run_h[pid]) { @gm_run_t[pid] = nsecs; @gm_run_h[pid] = $held; @gm_run_a[pid] = @gm_n[pid, 0]; @gm_run_f[pid] = @gm_n[pid, 1]; }
   $mark = @gm_mark[pid];
   $moved = 0;
   if ($held >= $mark + ${step}) { $moved = 1; }

@@ -343,15 +343,20 @@ export function createLlmHop(env: HopEnv): LlmHop {
 export const LEAK_TICK_MS = 250;
 
 /**
- * gpu_memory_leak on this replica: every tick, magnitude × tick MiB through the driver (cuMemAlloc_v2, kept), counted in
- * the engine's `leakedBytes` once the driver says it succeeded; an allocation that would overrun the KV pool fails
- * (CUDA_ERROR_OUT_OF_MEMORY) and the leak stops growing. When no leak is active any more, everything leaked is freed.
+ * gpu_memory_leak on this replica: every tick, magnitude MiB/s × the time since the last tick through the driver (cuMemAlloc_v2, kept), counted in
+ * the engine's `leakedBytes` once the driver says it succeeded, up to the whole KV pool (the last one takes what is
+ * left); past it every allocation fails (CUDA_ERROR_OUT_OF_MEMORY), and so does every admission. When no leak is active any more, everything leaked is freed.
  */
 function startLeak(env: HopEnv, engine: InferenceEngine, driver: CudaDriver | undefined): { stop(): void } {
   const { faults, replica } = env;
   let busy = false;
+  let lastAt = performance.now();
   const tick = async (): Promise<void> => {
     const f = faults.active(replica.hop, replica.pod, 'gpu_memory_leak');
+    // By the time elapsed, not the tick count: a busy event loop fires timers late, the leak's rate stays the fault's.
+    const now = performance.now();
+    const elapsedMs = Math.min(2000, now - lastAt);
+    lastAt = now;
     if (!f) {
       if (engine.leakedBytes > 0) {
         engine.leakedBytes = 0;
@@ -359,10 +364,14 @@ function startLeak(env: HopEnv, engine: InferenceEngine, driver: CudaDriver | un
       }
       return;
     }
-    const bytes = Math.round((f.magnitude * 2 ** 20 * LEAK_TICK_MS) / 1000);
-    const full = engine.leakedBytes + bytes > engine.opts.kvPoolBytes;
-    const r = driver ? await driver.leak(bytes, full) : full ? 2 : 0;
-    if (r === 0 || (r === undefined && !full)) engine.leakedBytes += bytes;
+    const bytes = Math.round((f.magnitude * 2 ** 20 * elapsedMs) / 1000);
+    if (bytes <= 0) return;
+    // What still fits is taken (a smaller allocation succeeds where a larger one would not); nothing left: it fails.
+    const room = engine.opts.kvPoolBytes - engine.leakedBytes;
+    const full = room <= 0;
+    const size = full ? bytes : Math.min(bytes, room);
+    const r = driver ? await driver.leak(size, full) : full ? 2 : 0;
+    if (r === 0 || (r === undefined && !full)) engine.leakedBytes += size;
   };
   const timer = setInterval(() => {
     if (busy) return;
