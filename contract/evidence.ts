@@ -31,6 +31,8 @@ export const EvidenceKind = z.enum([
   'kernel:http_traceparent',
   'kernel:nccl_slow_collective',
   'nccl_timeout',
+  'kernel:gpu_memory_held',
+  'gpu_memory_leak',
 ]);
 export type EvidenceKind = z.infer<typeof EvidenceKind>;
 
@@ -97,5 +99,10 @@ export const EVIDENCE_KINDS: Record<EvidenceKind, EvidenceKindInfo> = {
     label: 'NCCL timeout',
     description:
       "a tensor-parallel group's collective that timed out (the NCCL watchdog) on a stalled rank, failing every request on the group",
+  },
+  'kernel:gpu_memory_held': kernelKind('gpu_memory_held'),
+  gpu_memory_leak: {
+    label: 'GPU memory leak',
+    description: "GPU memory held by the pod's processes growing without being freed (eBPF on the CUDA driver)",
   },
 };

@@ -15,6 +15,7 @@ export const FaultKind = z.enum([
   'kv_cache_thrash',
   'tcp_retransmit',
   'nccl_timeout',
+  'gpu_memory_leak',
 ]);
 export type FaultKind = z.infer<typeof FaultKind>;
 

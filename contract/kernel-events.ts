@@ -9,6 +9,7 @@ export const KernelEventType = z.enum([
   'gpu_alloc_fail',
   'http_traceparent',
   'nccl_slow_collective',
+  'gpu_memory_held',
 ]);
 export type KernelEventType = z.infer<typeof KernelEventType>;
 
@@ -84,6 +85,15 @@ export const KERNEL_EVENT_TYPES: Record<KernelEventType, KernelEventTypeInfo> = 
     notable: 'always',
     description:
       'An NCCL collective call (ncclAllReduce) that took longer than the threshold in a rank process: a stalled or slow rank of a tensor-parallel group.',
+  },
+  gpu_memory_held: {
+    label: 'GPU memory held',
+    short: 'GPU held',
+    noun: { one: 'GPU memory step', many: 'GPU memory steps' },
+    unit: 'count',
+    notable: 'always',
+    description:
+      "A process's GPU memory held (CUDA allocations minus frees) moved by a step since its last record: with how much it grew since it last fell, over how long, and the allocations and frees meanwhile.",
   },
 };
 

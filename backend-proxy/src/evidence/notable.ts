@@ -20,6 +20,7 @@ export function isNotableKernelEvent(e: KernelEvent, t: NotableThresholds = DEFA
     case 'tcp_retransmit':
     case 'gpu_alloc_fail':
     case 'nccl_slow_collective':
+    case 'gpu_memory_held': // a record per step GPU memory moved: sparse, and what the leak pass reads
       return true;
     case 'tcp_connect':
       return (e.durationMs ?? 0) >= t.slowConnectMs || Number(e.detail.synRetransmits ?? 0) > 0;

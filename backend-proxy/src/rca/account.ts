@@ -29,7 +29,8 @@ export interface HopAccount {
   onPathMs: number;
   /** 0…1: this hop is where an error, a timeout or a degradation (a model fallback) started. */
   errorScore: number;
-  /** 0…KV_DROP_SCORE: a degradation the span reports without being slow or failing (its KV/prefix-cache hit rate collapsed). */
+  /** A degradation the span reports without being slow or failing: its KV/prefix-cache hit rate collapsed (≤ 0.05), its
+   *  pod leaks GPU memory (0.25, passes/gpu-memory-leak.ts). */
   degradation: number;
   /** Broken propagation seen at this hop (count). */
   propagationBreaks: number;

@@ -11,6 +11,7 @@ import { baselineExcess } from './passes/baseline-excess';
 import { clockSkew } from './passes/clock-skew';
 import { criticalPath } from './passes/critical-path';
 import { exclusiveTime } from './passes/exclusive-time';
+import { gpuMemoryLeak } from './passes/gpu-memory-leak';
 import { kernelEvents } from './passes/kernel-events';
 import { kvCache } from './passes/kv-cache';
 import { lambda } from './passes/lambda';
@@ -45,6 +46,7 @@ export const PASSES: readonly Pass[] = [
   { name: 'errors/timeouts', run: origins },
   { name: 'kernel events', run: kernelEvents },
   { name: 'NCCL timeout', run: ncclTimeout },
+  { name: 'GPU memory leak', run: gpuMemoryLeak },
   { name: 'broken propagation', run: propagation },
 ];
 

@@ -26,6 +26,10 @@ export interface RcaConfig {
   kernelLookbackMs: number;
   slowTlsMs: number;
   slowConnectMs: number;
+  /** GPU memory held by a pod's process that grew at least this much without falling back is a leak (bytes). */
+  gpuLeakMinBytes: number;
+  /** How far before a span the leak pass looks for the pod's latest GPU memory record (ms). */
+  gpuLeakLookbackMs: number;
   /** Same-service children ending this far after their parent are fire-and-forget (async), not skew. */
   asyncToleranceMs: number;
   /** Caller→callee service edges that must have a span in between (e.g. the chain's topology); empty: not checked. */
@@ -50,6 +54,8 @@ const DEFAULT_RCA_CONFIG: RcaConfig = {
   kernelLookbackMs: 1000,
   slowTlsMs: 200,
   slowConnectMs: 100,
+  gpuLeakMinBytes: 2 ** 30,
+  gpuLeakLookbackMs: 60_000,
   asyncToleranceMs: 1,
   expectedEdges: [],
   maxCandidates: 10,
@@ -79,6 +85,8 @@ export const RcaConfigSchema = z
     kernelLookbackMs: pos.max(60_000),
     slowTlsMs: pos,
     slowConnectMs: pos,
+    gpuLeakMinBytes: pos,
+    gpuLeakLookbackMs: pos.max(600_000),
     asyncToleranceMs: pos.max(60_000),
     expectedEdges: z.array(z.tuple([z.string(), z.string()])).max(1000),
     maxCandidates: z.number().int().min(1).max(1000),

@@ -29,6 +29,7 @@ const ORDER = [
   'nccl_timeout',
   'error',
   'timeout',
+  'gpu_memory_leak',
   'gpu_oom',
   'model_fallback',
   'llm_queue',
@@ -43,6 +44,8 @@ export function verdictOf(candidates: Candidate[], windowTraces?: number): strin
   const byKind = (k: string): Evidence | undefined => ev.find((e) => e.kind === k);
   const first = ORDER.map(byKind).find((e) => e !== undefined);
   const where = top.pod && top.pod !== top.service ? top.pod : top.service;
+  // It names the pod itself, and explains the out-of-memory or the queueing it led to.
+  if (first?.kind === 'gpu_memory_leak') return `${figuresOf(first).summary}${inTraces(first, windowTraces)}`;
   if (first?.kind === 'llm_queue') {
     const e = figuresOf(first);
     const st = e.engineState as EngineState | undefined;

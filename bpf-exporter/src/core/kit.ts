@@ -94,6 +94,8 @@ export interface KitEvent {
   printf: { fmt: string; args: string[] };
   /** For a type KERNEL_EVENT_TYPES calls notable when `slow`: the bpftrace condition that makes this one notable. */
   notableWhen?: string;
+  /** A bpftrace condition: only events meeting it get a record (every event is still counted in its tally). */
+  recordWhen?: string;
 }
 
 /** bpftrace statement setting the record class `$bx_c` (1 = notable) as the contract's catalogue says for the type. */
@@ -143,15 +145,17 @@ export class Kit {
     const args = ['$bx_e', '$bx_w', '$bx_c', `buf(${o.comm}, 16)`, ...o.printf.args].join(', ');
     const sup = (g: 0 | 1): string => `@bx_sup_${g}[$bx_w, ${typeCode(o.type)}, $bx_c, $bx_pid, $bx_cg] = count();`;
     const b = this.opts.budget;
-    out.push(
+    const record = [
       '$bx_w = nsecs / 1000000000;',
       'if (@bx_w != $bx_w) { @bx_w = $bx_w; @bx_n = 0; @bx_nn = 0; }',
       classOf(o),
       '$bx_ok = 0;',
       `if ($bx_c) { if (@bx_nn < ${b}) { @bx_nn = @bx_nn + 1; $bx_ok = 1; } } else { if (@bx_n < ${b}) { @bx_n = @bx_n + 1; $bx_ok = 1; } }`,
       `if ($bx_ok) { printf("%llu %llu %d %rx ${o.printf.fmt}", ${args}); }`,
-      `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`
-    );
+      `else { if ($bx_e & 1) { ${sup(1)} } else { ${sup(0)} } }`,
+    ];
+    if (o.recordWhen) out.push(`if (${o.recordWhen}) {`, ...record.map((l) => `  ${l}`), '}');
+    else out.push(...record);
     return out.join('\n  ');
   }
 

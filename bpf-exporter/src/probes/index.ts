@@ -1,6 +1,7 @@
 /** Every probe this exporter knows. Adding a probe is adding one module here. */
 import type { ProbeModule } from '../core/probe';
 import { gpuAllocFailProbe } from './gpu-alloc-fail';
+import { gpuMemoryHeldProbe } from './gpu-memory-held';
 import { httpTraceparentProbe } from './http-traceparent';
 import { ncclCollectiveProbe } from './nccl-collective';
 import { tcpConnectProbe } from './tcp-connect';
@@ -12,6 +13,7 @@ export const ALL_PROBES: ProbeModule[] = [
   tcpRetransmitProbe,
   tlsHandshakeProbe,
   gpuAllocFailProbe,
+  gpuMemoryHeldProbe,
   httpTraceparentProbe,
   ncclCollectiveProbe,
 ];

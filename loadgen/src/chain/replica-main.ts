@@ -41,6 +41,7 @@ if (llm) {
         lastBatchSize: e.lastBatchSize,
         kvUsage: e.kvUsage,
         opts: { maxNumSeqs: e.opts.maxNumSeqs },
+        leakedBytes: e.leakedBytes,
       },
     });
   }, 500).unref();

@@ -236,6 +236,9 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
               get opts() {
                 return (remoteEngines.get(r.pod) ?? idle).opts;
               },
+              get leakedBytes() {
+                return (remoteEngines.get(r.pod) ?? idle).leakedBytes;
+              },
             };
         for (const g of mine.slice(i * per, i * per + per)) {
           g.owner = {
@@ -244,6 +247,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
             container: r.hop === 'llm-tgi' ? 'text-generation-inference' : r.hop === 'llm-sglang' ? 'sglang' : 'vllm',
             engine: stats,
             weightsMiB: MODELS['hopscope-llama-8b-v1'].weightsMiB / per,
+            gpuCount: per,
             oom: () => Boolean(faults.active(r.hop, r.pod, 'gpu_oom')),
           };
         }

@@ -45,6 +45,8 @@ const REFUSED: Partial<Record<ScenarioFaultKind, string>> = {
     'Chaos Mesh has no TLS-handshake fault: use latency via chaos-mesh (a NetworkChaos delay slows every packet, the handshake included), or tls_slow_handshake via chain',
   gpu_oom:
     'Chaos Mesh has no GPU fault (it injects network, HTTP, stress, pod, I/O, time and kernel faults): run gpu_oom on the simulated chain (via: chain)',
+  gpu_memory_leak:
+    'Chaos Mesh has no GPU fault: run gpu_memory_leak on the simulated chain (via: chain), whose stand-in CUDA driver really leaks',
   kv_cache_thrash:
     'Chaos Mesh has no KV-cache or GPU fault: run kv_cache_thrash on the simulated chain (via: chain), or memory pressure with a StressChaos outside hopscope-load',
   nccl_timeout:

@@ -116,6 +116,7 @@ const DEFAULT_MAGNITUDE: Record<FaultKind, number> = {
   kv_cache_thrash: 150,
   tcp_retransmit: 200,
   nccl_timeout: 0,
+  gpu_memory_leak: 0,
 };
 /** Per-caller client deadlines: inner calls give up sooner than outer ones, as a real chain configures them. */
 const DEADLINE_MS: Record<string, number> = { gateway: 8000, agent: 3000 };

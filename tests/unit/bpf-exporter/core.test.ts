@@ -114,7 +114,14 @@ test('config: defaults, env overrides, clear errors', () => {
   const c = loadConfig({});
   assert.equal(c.port, 3302);
   assert.equal(c.host, '127.0.0.1');
-  assert.deepEqual(c.probes, ['tcp_connect', 'tcp_retransmit', 'tls_handshake', 'gpu_alloc_fail', 'nccl_collective']);
+  assert.deepEqual(c.probes, [
+    'tcp_connect',
+    'tcp_retransmit',
+    'tls_handshake',
+    'gpu_alloc_fail',
+    'gpu_memory_held',
+    'nccl_collective',
+  ]);
   assert.equal(loadConfig({ HOPSCOPE_BPF_PORT: '0' }).port, 0);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_PORT: '70000' }), /HOPSCOPE_BPF_PORT must be an integer/);
   assert.throws(() => loadConfig({ HOPSCOPE_BPF_PROBES: 'tcp_connect,nope' }), /unknown probe\(s\) nope/);

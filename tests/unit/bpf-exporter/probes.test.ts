@@ -8,6 +8,7 @@ import { unsafePathReason } from '../../../bpf-exporter/src/core/probe-path';
 import type { ProbeModule, ProbeOptions } from '../../../bpf-exporter/src/core/probe';
 import { ALL_PROBES, DEFAULT_PROBES } from '../../../bpf-exporter/src/probes';
 import { gpuAllocFailProbe, isLibcuda } from '../../../bpf-exporter/src/probes/gpu-alloc-fail';
+import { GPU_MEMORY_STEP_BYTES, gpuMemoryHeldProbe } from '../../../bpf-exporter/src/probes/gpu-memory-held';
 import { httpTraceparentProbe } from '../../../bpf-exporter/src/probes/http-traceparent';
 import { tcpConnectProbe } from '../../../bpf-exporter/src/probes/tcp-connect';
 import { tcpRetransmitProbe } from '../../../bpf-exporter/src/probes/tcp-retransmit';
@@ -127,6 +128,77 @@ test('gpu_alloc_fail: attaches each library with only the symbols it exports; CU
     error: 'CUDA_ERROR_OUT_OF_MEMORY',
     bytes: 1099511627776,
   });
+});
+
+test('gpu_memory_held: allocations (uprobe + uretprobe) and frees (uprobe) of what each library exports; a record per step moved', async () => {
+  const prog = gpuMemoryHeldProbe.program(
+    opts,
+    [
+      {
+        file: 'libcuda',
+        path: '/opt/cuda/libcuda.so.1',
+        symbols: ['cuMemAlloc_v2', 'cuMemAllocAsync', 'cuMemFree_v2'],
+      },
+      { file: 'libcuda', path: '/proc/12/root/lib/libcuda.so.1', symbols: ['cuMemAlloc_v2', 'cuMemFree_v2'] },
+    ],
+    kit(gpuMemoryHeldProbe)
+  );
+  for (const p of ['uprobe', 'uretprobe'])
+    assert.match(prog, new RegExp(`${p}:"/opt/cuda/libcuda\\.so\\.1":cuMemAllocAsync`));
+  assert.match(prog, /uprobe:"\/proc\/12\/root\/lib\/libcuda\.so\.1":cuMemFree_v2/);
+  assert.doesNotMatch(prog, /uretprobe:[^\n]*cuMemFree/, 'a free needs no return probe');
+  assert.doesNotMatch(prog, /root\/lib\/libcuda\.so\.1":cuMemAllocAsync/);
+  assert.match(prog, /\*\(uint64 \*\)uptr\(\$p\)/, "the pointer is read from the caller's memory");
+  assert.match(prog, new RegExp(`\\$held >= \\$mark \\+ ${GPU_MEMORY_STEP_BYTES}`));
+  assert.match(prog, /if \(\$moved\) \{\n/, 'records only when held moved a step');
+  // Only frees exported (odd, but anyOf allows it): no allocation section, still a valid shape.
+  const freesOnly = gpuMemoryHeldProbe.program(
+    opts,
+    [{ file: 'libcuda', path: '/l/libcuda.so.1', symbols: ['cuMemFree_v2'] }],
+    kit(gpuMemoryHeldProbe)
+  );
+  assert.doesNotMatch(freesOnly, /uretprobe/);
+
+  // Recorded from bpftrace 0.17 on the stand-in library (leak of 16 MiB allocations).
+  const e = gpuMemoryHeldProbe.parse(
+    '{"t":55,"pid":6289,"cg":1,"op":0,"size":16777216,"held":6979321856,"from":0,"over_ns":90250000000,"allocs":417,"frees":0,"fn":"uretprobe:/w/libcuda.so.1:cuMemAlloc_v2"}'
+  )!;
+  assert.equal(e.type, 'gpu_memory_held');
+  assert.equal(e.nsecs, 55n);
+  assert.deepEqual(e.detail, {
+    function: 'cuMemAlloc_v2',
+    op: 'alloc',
+    bytes: 16777216,
+    heldBytes: 6979321856,
+    grewBytes: 6979321856,
+    overMs: 90250,
+    allocs: 417,
+    frees: 0,
+  });
+  assert.deepEqual(e.tally, { name: 'mem', dims: [0], valueNs: 16777216 });
+  const f = gpuMemoryHeldProbe.parse(
+    '{"t":56,"pid":6289,"cg":1,"op":1,"size":16777216,"held":100,"from":100,"over_ns":1000,"allocs":0,"frees":3,"fn":"uprobe:/w/libcuda.so.1:cuMemFree_v2"}'
+  )!;
+  assert.deepEqual([f.detail.op, f.detail.grewBytes, f.tally?.dims], ['free', 0, [1]]);
+  assert.throws(() => gpuMemoryHeldProbe.parse('{"t":'));
+
+  // Metrics: held = allocated − freed per pod, from the kernel's exact sums.
+  const reg = new Registry();
+  const pod = podLabelSet([]);
+  const m = gpuMemoryHeldProbe.metrics(reg, pod);
+  const labels = pod.values('llm-vllm-1', 'chain', 'n1', {});
+  m.add!('mem', [0, 0], 40, 40 * 2 ** 24, labels);
+  m.add!('mem', [1, 0], 10, 10 * 2 ** 24, labels);
+  const text = await reg.metrics();
+  assert.match(text, /hopscope_gpu_memory_held_bytes\{pod="llm-vllm-1",namespace="chain",node="n1"\} 503316480\n/);
+  assert.match(
+    text,
+    /hopscope_gpu_memory_calls_total\{pod="llm-vllm-1",namespace="chain",node="n1",call="free"\} 10\n/
+  );
+  assert.match(
+    text,
+    /hopscope_gpu_memory_bytes_total\{pod="llm-vllm-1",namespace="chain",node="n1",call="alloc"\} 671088640\n/
+  );
 });
 
 test('http_traceparent: trace id from request headers, no event without one, duplicates folded', () => {

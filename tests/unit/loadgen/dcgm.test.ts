@@ -10,6 +10,7 @@ function gpus() {
     container: 'vllm',
     engine: { busyMsTotal: 0, lastBatchSize: 16, kvUsage: 0.5, opts: { maxNumSeqs: 32 } },
     weightsMiB: 8000,
+    gpuCount: 2,
     oom: () => false,
   };
   return g;
@@ -51,5 +52,21 @@ describe('simulated dcgm-exporter', () => {
         .every((l) => !l.includes('GPU_I_ID')),
       'device fields stay per GPU'
     );
+  });
+
+  it('FB_USED rises and FB_FREE falls by what the replica leaked (split over its GPUs), up to a full framebuffer', async () => {
+    const g = gpus();
+    const fb = async () => {
+      const text = await dcgmRegistry('node-a', g, { smActive: true, hostnameLabel: 'Hostname', mig: false }).metrics();
+      const v = (name: string) => Number(new RegExp(`${name}\\{gpu="0"[^}]*\\} (\\S+)`).exec(text)![1]);
+      return { used: v('DCGM_FI_DEV_FB_USED'), free: v('DCGM_FI_DEV_FB_FREE') };
+    };
+    const before = await fb();
+    g[0].owner!.engine.leakedBytes = 6 * 2 ** 30; // 6 GiB over 2 GPUs: 3,072 MiB on this one
+    const during = await fb();
+    assert.equal(during.used - before.used, 3072);
+    assert.equal(before.free - during.free, 3072);
+    g[0].owner!.engine.leakedBytes = 1000 * 2 ** 30;
+    assert.equal((await fb()).free, 12, 'never more than the framebuffer has');
   });
 });

@@ -122,6 +122,43 @@ describe('simulated continuous-batching engine', () => {
     );
   });
 
+  it('leaked GPU memory shrinks the usable KV cache: more preemption, then the allocation fails (GPU OOM)', async () => {
+    const pool = ENGINE_DEFAULTS.kvPoolBytes;
+    const healthy = engine();
+    const leaking = engine();
+    assert.equal(healthy.capacityTokens, ENGINE_DEFAULTS.kvCapacityTokens);
+    leaking.leakedBytes = pool * 0.99;
+    // 1 % of 32,768 tokens is left: 327 tokens → (a block-rounded capacity) ≈ 20 sequences of 16 blocks.
+    assert.equal(leaking.capacityTokens, Math.floor(ENGINE_DEFAULTS.kvCapacityTokens * 0.01));
+    const batch = (e: InferenceEngine) => Promise.all(Array.from({ length: 12 }, (_, i) => run(e, 40, 24, `l${i}`)));
+    await batch(healthy);
+    const rs = await batch(leaking);
+    assert.equal(healthy.preemptions, 0, 'the whole cache: nothing preempted');
+    assert.ok(leaking.preemptions > 0, 'the shrunk cache overflows and preempts');
+    assert.ok(
+      rs.some((r) => r.scheduledMs - r.arrivalMs > 0) && rs.every((r) => r.outputTokens === 24),
+      'still served, later'
+    );
+    // Nothing running and it still does not fit beside the leak: a real driver call that fails.
+    const calls: Array<[number, boolean]> = [];
+    const full = engine({
+      gpuAlloc: (bytes, fail) => {
+        calls.push([bytes, fail]);
+        return Promise.resolve(fail ? 2 : 0);
+      },
+    });
+    full.leakedBytes = pool;
+    await assert.rejects(
+      run(full, 400, 2),
+      (err: EngineError) =>
+        err.code === 'gpu_oom' && err.cudaResult === 2 && /4\.00 GiB held outside the KV cache/.test(err.message)
+    );
+    assert.deepEqual(calls, [[416 * model.kvBytesPerToken, true]]);
+    assert.equal(full.oomFailures, 1);
+    full.leakedBytes = 0; // freed (the fault ended): the same request fits again
+    assert.equal((await run(full, 400, 2)).outputTokens, 2);
+  });
+
   it('refuses work beyond its queue (overloaded)', () => {
     const e = engine({ maxQueue: 1 });
     e.submit(

@@ -53,6 +53,14 @@ export const KIND_SPECS: Record<FaultKind, KindSpec> = {
     default: 0.08,
     targets: ['llm-vllm', 'llm-tgi', 'llm-sglang'],
   },
+  gpu_memory_leak: {
+    unit: 'MiB per second of GPU memory allocated and never freed',
+    min: 0,
+    max: 65_536,
+    minInclusive: false,
+    default: 48,
+    targets: ['llm-vllm', 'llm-tgi', 'llm-sglang'],
+  },
   tcp_retransmit: {
     unit: 'percent of packets to the hop dropped (forcing retransmits)',
     min: 0,

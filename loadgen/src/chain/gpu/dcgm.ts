@@ -20,6 +20,8 @@ export interface EngineStats {
   lastBatchSize: number;
   kvUsage: number;
   opts: { maxNumSeqs: number };
+  /** GPU memory the replica's process holds outside its KV cache (gpu_memory_leak), bytes. */
+  leakedBytes?: number;
 }
 
 export interface GpuOwner {
@@ -28,6 +30,8 @@ export interface GpuOwner {
   container: string;
   engine: EngineStats;
   weightsMiB: number;
+  /** How many GPUs the replica spreads over (its leaked memory is split evenly across them). */
+  gpuCount: number;
   oom: () => boolean;
 }
 
@@ -130,7 +134,10 @@ export function dcgmRegistry(node: string, gpus: SimGpu[], opts: DcgmOptions): R
     if (!g.owner) return 0;
     if (g.owner.oom()) return FB_TOTAL_MIB - 12; // allocation failures happen with the framebuffer full
     const kvPool = FB_TOTAL_MIB * 0.9 - g.owner.weightsMiB;
-    return Math.round(g.owner.weightsMiB + kvPool * (0.15 + 0.85 * g.owner.engine.kvUsage));
+    // A leak's memory comes on top, up to what the framebuffer has (then allocations fail).
+    const leakedMiB = (g.owner.engine.leakedBytes ?? 0) / 2 ** 20 / g.owner.gpuCount;
+    const used = g.owner.weightsMiB + kvPool * (0.15 + 0.85 * g.owner.engine.kvUsage) + leakedMiB;
+    return Math.round(Math.min(FB_TOTAL_MIB - 512 - 12, used));
   };
 
   const gauge = (name: string, help: string, value: (g: SimGpu) => number, perInstance = false) =>

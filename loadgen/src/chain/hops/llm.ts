@@ -8,6 +8,9 @@
  * HOPSCOPE_TP ≥ 2: the replica is a tensor-parallel group (gpu/tp-group.ts), one rank process per rank making each
  * step's ncclAllReduce through the stand-in libnccl.so.2; nccl_timeout stalls one rank's collective, every request on
  * the group hangs until the watchdog, then fails as vLLM's do (EngineDeadError, HTTP 500) and the group restarts.
+ * gpu_memory_leak: the replica's driver process allocates `magnitude` MiB/s more (real cuMemAlloc_v2 calls), never freed
+ * while the fault lasts; the engine's usable KV cache shrinks by what is held, then allocations fail (GPU OOM) and the
+ * hop falls back as for gpu_oom. When the fault ends the leaked memory is freed (cuMemFree_v2), as a restart would.
  * TGI's /metrics stays in the Prometheus text format (its exporter has no OpenMetrics, and OpenMetrics would add `_total`
  * to its counters); vLLM's negotiates OpenMetrics and carries trace exemplars.
  */
@@ -72,6 +75,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
     gpuAlloc: driver ? (bytes, fail) => driver.alloc(bytes, fail) : undefined,
     collective: group ? (seqs) => group.allReduce(seqs * HIDDEN_SIZE) : undefined,
   });
+  const leak = startLeak(env, engine, driver);
   const metrics: LlmMetrics =
     backend === 'vllm'
       ? vllmMetrics(env.registry, engine, MODEL_IDS[0], env.cfg.vllmMetricNames)
@@ -379,6 +383,7 @@ export function createLlmHop(env: HopEnv): LlmHop {
     },
     group,
     stop: () => {
+      leak.stop();
       engine.stop();
       driver?.stop();
       group?.stop();
@@ -423,4 +428,49 @@ function startGroup(env: HopEnv): TpGroup {
       })();
     },
   });
+}
+
+/** How often the leak allocates (its rate is per second; each tick allocates its share). */
+export const LEAK_TICK_MS = 250;
+
+/**
+ * gpu_memory_leak on this replica: every tick, magnitude MiB/s × the time since the last tick through the driver (cuMemAlloc_v2, kept), counted in
+ * the engine's `leakedBytes` once the driver says it succeeded, up to the whole KV pool (the last one takes what is
+ * left); past it every allocation fails (CUDA_ERROR_OUT_OF_MEMORY), and so does every admission. When no leak is active any more, everything leaked is freed.
+ */
+function startLeak(env: HopEnv, engine: InferenceEngine, driver: CudaDriver | undefined): { stop(): void } {
+  const { faults, replica } = env;
+  let busy = false;
+  let lastAt = performance.now();
+  const tick = async (): Promise<void> => {
+    const f = faults.active(replica.hop, replica.pod, 'gpu_memory_leak');
+    // By the time elapsed, not the tick count: a busy event loop fires timers late, the leak's rate stays the fault's.
+    const now = performance.now();
+    const elapsedMs = Math.min(2000, now - lastAt);
+    lastAt = now;
+    if (!f) {
+      if (engine.leakedBytes > 0) {
+        engine.leakedBytes = 0;
+        await driver?.release();
+      }
+      return;
+    }
+    const bytes = Math.round((f.magnitude * 2 ** 20 * elapsedMs) / 1000);
+    if (bytes <= 0) return;
+    // What still fits is taken (a smaller allocation succeeds where a larger one would not); nothing left: it fails.
+    const room = engine.opts.kvPoolBytes - engine.leakedBytes;
+    const full = room <= 0;
+    const size = full ? bytes : Math.min(bytes, room);
+    const r = driver ? await driver.leak(size, full) : full ? 2 : 0;
+    if (r === 0 || (r === undefined && !full)) engine.leakedBytes += size;
+  };
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void tick().finally(() => {
+      busy = false;
+    });
+  }, LEAK_TICK_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

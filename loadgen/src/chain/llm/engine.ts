@@ -8,6 +8,11 @@
  * (`gpuAlloc`: the stand-in libcuda.so.1), so the kernel sees the allocations and their failures. A tensor-parallel
  * replica's step ends only once its ranks' collective has (`collective`); a collective that fails (the group's NCCL
  * watchdog) kills the engine as vLLM's dies: every running and waiting sequence fails with it.
+ * (gpu_oom makes the allocation at admission fail). GPU memory held outside the KV cache (`leakedBytes`, set by the
+ * gpu_memory_leak fault) is taken from the cache's pool (`kvPoolBytes`): the usable cache shrinks with it (more queueing,
+ * more preemption), and a sequence that no longer fits even in an empty engine fails its allocation (GPU OOM).
+ * Every admission's KV allocation can go to a real driver call (`gpuAlloc`: the stand-in libcuda.so.1), so the kernel
+ * sees the allocations and their failures.
  */
 import { EventEmitter } from 'node:events';
 import type { ModelSpec } from './models';
@@ -25,6 +30,8 @@ export interface EngineOptions {
   scale: (ms: number) => number;
   rand: () => number;
   kvFactor: () => number;
+  /** Bytes of GPU memory the KV cache may use at full capacity; memory held elsewhere (`leakedBytes`) comes out of it. */
+  kvPoolBytes: number;
   /** Probability an allocation for this model fails now (gpu_oom); lighter models need less memory. */
   oomProbability: (model: ModelSpec) => number;
   /** Makes the admission's KV allocation of `bytes` in the CUDA driver (failing when `fail`); resolves with the
@@ -48,6 +55,8 @@ export const ENGINE_DEFAULTS: Omit<
   decodeMsPerSeq: 0.35,
   maxQueue: 1024,
   prefixCacheEntries: 512,
+  // 32,768 tokens × 128 KiB (Llama-3 8B's KV bytes per token, models.ts) = 4 GiB.
+  kvPoolBytes: 32_768 * 2 * 32 * 8 * 128 * 2,
 };
 
 /** vLLM's EngineDeadError message (vllm/v1/engine/exceptions.py, vllm-project/vllm commit
@@ -168,6 +177,8 @@ export class InferenceEngine extends EventEmitter {
   oomFailures = 0;
   /** Sequences failed by a failed collective (engine_dead). */
   deadFailures = 0;
+  /** GPU memory held outside the KV cache by the process (gpu_memory_leak), in bytes: it shrinks the usable cache. */
+  leakedBytes = 0;
 
   constructor(readonly opts: EngineOptions) {
     super();
@@ -180,7 +191,14 @@ export class InferenceEngine extends EventEmitter {
     return this.waiting.length;
   }
   get capacityTokens(): number {
-    return Math.max(this.opts.blockSize, Math.floor(this.opts.kvCapacityTokens * this.opts.kvFactor()));
+    return Math.max(
+      this.opts.blockSize,
+      Math.floor(this.opts.kvCapacityTokens * this.opts.kvFactor() * (1 - this.leakedFraction))
+    );
+  }
+  /** 0..1 of the KV cache's pool held by memory allocated elsewhere in the process (gpu_memory_leak). */
+  get leakedFraction(): number {
+    return this.leakedBytes > 0 ? Math.min(1, this.leakedBytes / this.opts.kvPoolBytes) : 0;
   }
   /** 0..1 of the usable KV cache in use. */
   get kvUsage(): number {
@@ -242,14 +260,17 @@ export class InferenceEngine extends EventEmitter {
       if (this.kvUsed + need > cap && this.running.length + admitted.length > 0) break;
       this.waiting.shift();
       const oomP = o.oomProbability(s.req.model);
-      const fail = oomP > 0 && o.rand() < oomP;
+      // Nothing else runs and it still does not fit: the leaked memory left no room for it.
+      const squeezed = this.leakedBytes > 0 && this.kvUsed + need > cap;
+      const fail = squeezed || (oomP > 0 && o.rand() < oomP);
       const bytes = need * s.req.model.kvBytesPerToken;
       const driverCall = o.gpuAlloc?.(bytes, fail);
       if (fail) {
         this.oomFailures++;
+        const held = squeezed ? `; ${(this.leakedBytes / 2 ** 30).toFixed(2)} GiB held outside the KV cache` : '';
         const err = new EngineError(
           'gpu_oom',
-          `CUDA out of memory: tried to allocate ${Math.round(bytes / 2 ** 20)} MiB for ${need} KV tokens`
+          `CUDA out of memory: tried to allocate ${Math.round(bytes / 2 ** 20)} MiB for ${need} KV tokens${held}`
         );
         err.bytes = bytes;
         if (driverCall)
