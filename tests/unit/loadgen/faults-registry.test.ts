@@ -22,7 +22,7 @@ describe('fault registry', () => {
     );
     assert.match(
       err({ target: 'rag', kind: 'meteor' }).message,
-      /allowed: latency, error, timeout, cpu_hog, tls_slow_handshake, gpu_oom, kv_cache_thrash, tcp_retransmit, gpu_memory_leak/
+      /allowed: latency, error, timeout, cpu_hog, tls_slow_handshake, gpu_oom, kv_cache_thrash, tcp_retransmit, nccl_timeout, gpu_memory_leak/
     );
     assert.equal(err({ target: 'rag', kind: 'error', magnitude: 1.5 }).code, 'magnitude_out_of_range');
     assert.equal(err({ target: 'rag', kind: 'latency', magnitude: -1 }).status, 400);
