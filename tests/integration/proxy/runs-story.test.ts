@@ -16,6 +16,8 @@ import { startChain, type RunningChain } from '../../../loadgen/src/chain/start'
 import { main } from '../../../loadgen/src/cli';
 import { freePort } from '../../support/real-servers';
 
+// Large against the tail a busy machine adds to a run of 40 requests (its p99 is nearly its max), so the gate judges
+// the fault, not the machine; the chain keeps its default hop timeout (15 s), which a starved machine does not reach.
 const FAULT_MS = 800;
 let proxy: RunningProxy;
 let chain: RunningChain;
@@ -89,21 +91,19 @@ const getJson = async (path: string): Promise<{ status: number; body: any }> => 
   return { status: r.status, body: await r.json() };
 };
 
-// Open: since this session's merge the first run of the story measures seconds slower than the second even after a
-// warm-up run (p99 3.1 s against 0.7 s with the fault on), so the gate cannot fail on the fault. Skipped with that
-// reason until the cause is found, rather than asserting on a run the chain does not yet make comparable.
-const STORY_OPEN =
-  'open: the first run is seconds slower than the faulted second since the three-engine chain landed (cause not found yet)';
-
 test(
   'two runs of one scenario, a latency fault on rag in the second: the gate fails it and the compare ranks rag first',
-  { skip: process.env.STORY_TRY ? false : STORY_OPEN },
+  { timeout: 300_000 },
   async (t) => {
     // A first run against a cold chain (caches empty, code not yet compiled) is seconds slower than the next: warm it,
     // so the two runs compared differ by the fault alone.
     await load('story-warm');
     const first = await load('story-1');
-    assert.equal(first.code, 0, first.err + JSON.stringify(first.json).slice(0, 6000));
+    assert.equal(
+      first.code,
+      0,
+      `${first.err} ${JSON.stringify(first.json.latencyMs)} ${JSON.stringify(first.json.errors)}`
+    );
     assert.equal(first.json.report.delivered, true, first.err);
 
     const fault = (await (
@@ -119,7 +119,7 @@ test(
     } finally {
       await fetch(`${chain.controlUrl}/faults/${fault.id}`, { method: 'DELETE' });
     }
-    t.diagnostic(`p99 ${first.json.latencyMs.p99} → ${second.json.latencyMs.p99}; byModel1 ${JSON.stringify(first.json.byModel)}; byModel2 ${JSON.stringify(second.json.byModel)}; regs ${JSON.stringify(second.json.regressions ?? second.json.gates)}`);
+    t.diagnostic(`p99 ${first.json.latencyMs.p99} ms → ${second.json.latencyMs.p99} ms with the fault`);
     assert.equal(second.code, 1, `exit ${second.code}: ${second.err}`);
     assert.match(second.err, /regressed against baseline story-1: p99_ms/);
     await chain.forceFlush();
@@ -140,7 +140,7 @@ test(
     const list = RunList.parse((await getJson('/api/runs')).body);
     assert.deepEqual(
       list.runs.map((r) => r.runId),
-      ['story-2', 'story-1']
+      ['story-2', 'story-1', 'story-warm']
     );
 
     const { status, body } = await getJson('/api/runs/story-2/compare/story-1');
