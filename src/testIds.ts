@@ -95,6 +95,7 @@ export const testIds = {
     overviewLink: id('run-overview-link'),
     tracesLink: id('run-traces-link'),
     capacity: id('run-capacity'),
+    fallback: id('run-fallback'),
     compareWith: id('run-compare-with'),
     anyScenario: id('run-compare-any-scenario'),
     compareClear: id('run-compare-clear'),

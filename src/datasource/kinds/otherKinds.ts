@@ -10,6 +10,7 @@ import { rca } from './rca';
 import { run } from './run';
 import { runCapacity } from './runCapacity';
 import { runCompare } from './runCompare';
+import { runFallback } from './runFallback';
 import { runTtft } from './runTtft';
 import { runTtftRequests } from './runTtftRequests';
 import { trace } from './trace';
@@ -32,6 +33,7 @@ export const OTHER_KINDS = {
   runTtftRequests,
   windowRca,
   runCapacity,
+  runFallback,
 };
 
 export type OtherKinds = typeof OTHER_KINDS;
