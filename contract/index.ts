@@ -10,6 +10,7 @@ export * from './alert-rules';
 export * from './runs';
 export * from './capacity';
 export * from './capacity-analysis';
+export * from './fallback';
 export * from './chain';
 export * from './zod-error';
 export * from './app-urls';

@@ -3,6 +3,7 @@ import { FaultTarget, FaultVia, ScenarioFaultKind } from './faults';
 import { SourceStatus } from './common';
 import { Candidate, CriticalPathItem } from './rca';
 import { Capacity, CapacityStep } from './capacity';
+import { FallbackSummary } from './fallback';
 
 /**
  * Load-test runs: what `hopscope-load` reports to the proxy (register, heartbeats, finish) and what the proxy serves
@@ -114,6 +115,8 @@ export const ClientSummary = z.object({
   sketches: z.object({ e2e: LatencySketch, ttft: LatencySketch }).optional(),
   /** A sweep's steps (a ramp's or step profile's windows), counted by the client: what the capacity is found in. */
   steps: z.array(CapacityStep).max(1000).optional(),
+  /** Answers per model path (primary vs fall-back), graded, and the fall-back share over time (contract/fallback.ts). */
+  fallback: FallbackSummary.optional(),
   notes: z.array(z.string()).default([]),
 });
 export type ClientSummary = z.infer<typeof ClientSummary>;
@@ -188,6 +191,8 @@ export const RegressionVerdict = z.object({
   delta: z.number().nullable(),
   deltaRatio: z.number().nullable(),
   pass: z.boolean(),
+  /** What `baseline` is: the baseline run's figure (absent: the same), or this run's primary path (fallback_completion). */
+  versus: z.enum(['baseline_run', 'primary_path']).optional(),
 });
 export type RegressionVerdict = z.infer<typeof RegressionVerdict>;
 

@@ -52,6 +52,8 @@ export const THRESHOLD_METRICS = {
   rag_recall: 'mean RAG recall: retrieved ∩ expected document ids / expected (0..1)',
   agent_task_completion: 'share of agent tasks completed (0..1)',
   capacity_rps: 'sweep/ramp: the highest offered rate (req/s) whose step held the SLOs (capacity.maxGoodRps)',
+  fallback_completion:
+    "agent tasks completed on the fall-back model path / its agent tasks (0..1); as --max-regression, against the same run's primary path",
 } as const;
 export type ThresholdMetric = keyof typeof THRESHOLD_METRICS;
 export const ThresholdMetric = z.enum(Object.keys(THRESHOLD_METRICS) as [ThresholdMetric, ...ThresholdMetric[]]);

@@ -4,6 +4,7 @@
  * ones. The catalogue of names is `THRESHOLD_METRICS` (in ./scenario, beside the grammar that scenario files use).
  */
 import { analyseCapacity } from './capacity-analysis';
+import { pathTotals, taskCompletion } from './fallback';
 import type { ClientSummary } from './runs';
 import { THRESHOLD_METRICS, type ThresholdMetric } from './scenario';
 
@@ -12,7 +13,7 @@ export type ThresholdFigures = Pick<
   ClientSummary,
   'sent' | 'errors' | 'timeouts' | 'latencyMs' | 'ttftMs' | 'itlMs' | 'tpotMs' | 'rps' | 'goodput' | 'schedule'
 > &
-  Partial<Pick<ClientSummary, 'degraded' | 'quality' | 'steps'>>;
+  Partial<Pick<ClientSummary, 'degraded' | 'quality' | 'steps' | 'fallback'>>;
 
 const per = (s: ThresholdFigures, n: number): number => (s.sent ? n / s.sent : 0);
 
@@ -37,6 +38,7 @@ const READ: Record<ThresholdMetric, (s: ThresholdFigures) => number | null> = {
   rag_recall: (s) => s.quality?.ragRecall.mean ?? null,
   agent_task_completion: (s) => s.quality?.agentTaskCompletion.rate ?? null,
   capacity_rps: (s) => (s.steps?.length ? analyseCapacity(s.steps).maxGoodRps : null),
+  fallback_completion: (s) => (s.fallback ? taskCompletion(pathTotals(s.fallback, 'fallback')) : null),
 };
 
 /** A name of the catalogue (`p99_ms`, `error_rate`…). */

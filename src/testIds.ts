@@ -96,6 +96,7 @@ export const testIds = {
     tracesLink: id('run-traces-link'),
     capacity: id('run-capacity'),
     saturation: id('run-saturation'),
+    fallback: id('run-fallback'),
     compareWith: id('run-compare-with'),
     anyScenario: id('run-compare-any-scenario'),
     compareClear: id('run-compare-clear'),

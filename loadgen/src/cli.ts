@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { WITHIN_RUN_METRICS } from '../../contract/fallback';
 import { RUN_ID_MESSAGE, RunId, WORKER_ID_MESSAGE, WorkerId } from '../../contract/runs';
 import { Scenario } from '../../contract/scenario';
 import {
@@ -21,7 +22,7 @@ import { namespacesOf } from './chaos-mesh/cleanup';
 import { loadDataset } from './load/dataset';
 import { UsageError } from './load/errors';
 import { expectedArrivals, validateProfile, type Profile, type ProfileKind } from './load/profiles';
-import { parseMaxRegression } from './load/regression';
+import { parseMaxRegression, withinRun } from './load/regression';
 import { listScenarios, loadScenario, revalidate, scenarioRelative, type LoadedScenario } from './load/scenario';
 import { EXIT, runSession, type SessionPlan } from './load/session';
 import { parseSlo, parseThreshold, THRESHOLD_METRICS, type Threshold } from './load/thresholds';
@@ -116,7 +117,9 @@ CI gate
                         'capacity_rps>=N')
   --baseline-run ID|FILE  compare with a run on the proxy, or a run's JSON summary / record file
   --max-regression R    e.g. 'p99_ms:+10%,ttft_p99_ms:+15%,error_rate:+0.01' (- for figures that must not fall,
-                        e.g. 'goodput_rps:-5%', 'capacity_rps:-10%'); exit 1 and what regressed by how much
+                        e.g. 'goodput_rps:-5%', 'capacity_rps:-10%'); exit 1 and what regressed by how much.
+                        'fallback_completion:-10%' needs no baseline: the fall-back model path's agent-task
+                        completion against the primary path's in the same run; exit 1 with both figures
 Output
   --json FILE           write the JSON summary there ('-' = stdout, the default; the table then goes to stderr)
   --quiet               no progress line
@@ -495,8 +498,10 @@ export function parseCli(
     throw new UsageError(
       "--baseline-run needs --max-regression (or the scenario's maxRegression), e.g. --max-regression 'p99_ms:+10%'"
     );
-  if (s('max-regression') !== undefined && baselineRef === undefined)
-    throw new UsageError('--max-regression needs --baseline-run ID|FILE');
+  if (s('max-regression') !== undefined && baselineRef === undefined && !rules!.every(withinRun))
+    throw new UsageError(
+      `--max-regression needs --baseline-run ID|FILE (only ${WITHIN_RUN_METRICS.join(', ')} is judged within the run)`
+    );
 
   const prompts =
     final.prompts.kind === 'dataset'
@@ -554,7 +559,9 @@ export function parseCli(
       waitMaxMs: Math.round(waitS * 1000),
       portGiven: metricsPort !== undefined,
     },
-    ...(baselineRef !== undefined && rules ? { baseline: { ref: baselineRef, rules } } : {}),
+    ...(rules && (baselineRef !== undefined || rules.some(withinRun))
+      ? { baseline: { ...(baselineRef !== undefined ? { ref: baselineRef } : {}), rules } }
+      : {}),
     jsonOut: s('json') ?? '-',
     quiet: Boolean(values.quiet),
   };

@@ -5,6 +5,8 @@
  * which have no sketch) are null rather than invented.
  */
 import {
+  judgeFallbackCompletion,
+  mergeFallback,
   mergeSketches,
   sketchSummary,
   thresholdValue,
@@ -185,6 +187,7 @@ export function mergeSummaries(parts: Part[]): {
   const task = weighted(
     withQuality.map((s) => ({ v: s.quality!.agentTaskCompletion.rate, n: s.quality!.agentTaskCompletion.n }))
   );
+  const fallback = mergeFallback(ss.flatMap((s) => (s.fallback ? [s.fallback] : [])));
   const workerNotes = parts.flatMap((p) => p.summary.notes.map((n) => `[${p.workerId}] ${n}`));
   const summary: ClientSummary = {
     // Workers run side by side: the run lasts as long as the longest, and rates add.
@@ -224,6 +227,7 @@ export function mergeSummaries(parts: Part[]): {
       : {}),
     untraced: sum(ss.map((s) => s.untraced)),
     ...(e2e.sketch && ttft.sketch ? { sketches: { e2e: e2e.sketch, ttft: ttft.sketch } } : {}),
+    ...(fallback ? { fallback } : {}),
     notes: [...notes, ...workerNotes].slice(0, MAX_NOTES),
   };
   return { summary, percentiles: e2e.bucketed || ttft.bucketed ? 'bucketed' : 'exact', notes };
@@ -242,6 +246,22 @@ function mergeThresholds(finishes: RunFinish[], merged: ClientSummary | null): T
   return [...by.values()];
 }
 
+/** A within-run rule (fallback_completion) with both figures from the merged paths; passes only if every worker passed. */
+function fallbackVerdict(r: RegressionVerdict, merged: ClientSummary | null): RegressionVerdict {
+  if (!merged?.fallback) return { ...r };
+  const m = /^([+-])([0-9.]+)(%?)$/.exec(r.allowed);
+  const rule = m ? { direction: m[1] as '+' | '-', amount: Number(m[2]), relative: m[3] === '%' } : undefined;
+  const j = judgeFallbackCompletion(rule ?? { direction: '-', amount: 0, relative: false }, merged.fallback);
+  const delta = j.primary !== null && j.fallback !== null ? r4(j.fallback - j.primary) : null;
+  return {
+    ...r,
+    baseline: j.primary !== null ? r4(j.primary) : null,
+    actual: j.fallback !== null ? r4(j.fallback) : null,
+    delta,
+    deltaRatio: delta !== null && j.primary ? r4(delta / j.primary) : null,
+  };
+}
+
 function mergeRegressions(finishes: RunFinish[], merged: ClientSummary | null): RegressionVerdict[] {
   const by = new Map<string, RegressionVerdict>();
   for (const f of finishes) {
@@ -250,6 +270,10 @@ function mergeRegressions(finishes: RunFinish[], merged: ClientSummary | null): 
       const cur = by.get(key);
       if (cur) {
         cur.pass &&= r.pass;
+        continue;
+      }
+      if (r.versus === 'primary_path') {
+        by.set(key, fallbackVerdict(r, merged));
         continue;
       }
       const actual = merged ? (metricValue(merged, r.metric) ?? r.actual) : r.actual;

@@ -70,7 +70,9 @@ async function freePort(host: string): Promise<number> {
 
 export async function startSplitChain(
   cfg: ChainConfig,
-  log: Logger
+  log: Logger,
+  /** How long the replica processes may take to be ready (a busy machine compiles each one slowly). */
+  opts: { readyTimeoutMs?: number } = {}
 ): Promise<RunningChain & { children: ChildProcess[] }> {
   const bindProblem = controlBindProblem(cfg);
   if (bindProblem) throw new Error(`invalid chain configuration:\n  host: ${bindProblem}`);
@@ -138,7 +140,7 @@ export async function startSplitChain(
       });
       children.push(child);
     }
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
     while (readyPods.size < replicas.length) {
       if (Date.now() > deadline)
         throw new Error(

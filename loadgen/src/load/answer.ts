@@ -21,12 +21,18 @@ export interface Grade {
   /** retrieved ∩ expected / expected, when the prompt named its expected documents. */
   recall?: number;
   agentTask?: 'completed' | 'failed';
+  /** The model that answered, as the chain reported it (the answer's model path: fall-back when degraded). */
+  responseModel?: string;
 }
 
 export function gradeAnswer(info: ChainAnswerInfo | undefined, expected: PromptLine['expected'] | undefined): Grade {
   if (!info) return { degraded: false };
   const degraded = info.responseModel !== info.requestedModel;
-  const g: Grade = { degraded, detail: degraded ? `fallback:${info.requestedModel}→${info.responseModel}` : undefined };
+  const g: Grade = {
+    degraded,
+    detail: degraded ? `fallback:${info.requestedModel}→${info.responseModel}` : undefined,
+    responseModel: info.responseModel,
+  };
   const want = expected?.documents;
   if (want?.length && info.route === 'rag') {
     const got = new Set(info.documents);

@@ -45,6 +45,8 @@ export interface Outcome {
   answered: boolean;
   recall?: number;
   agentTask?: 'completed' | 'failed';
+  /** The model that answered, when the server said (the chain's answer info). */
+  responseModel?: string;
 }
 
 /** Reason given to requests cut short by an interrupt (Ctrl-C), so they are not taken for timeouts. */
@@ -155,6 +157,7 @@ export async function sendRequest(c: RequestContext, p: PlannedRequest): Promise
         detail: g.detail,
         recall: g.recall,
         agentTask: g.agentTask,
+        responseModel: g.responseModel,
         latencyMs: performance.now() - t0,
         tokens: json?.usage?.completion_tokens ?? 0,
         itl: [],
@@ -222,6 +225,7 @@ async function readStream(body: AsyncIterable<Buffer>, t0: number, p: PlannedReq
     detail: g.detail,
     recall: g.recall,
     agentTask: g.agentTask,
+    responseModel: g.responseModel,
     latencyMs: end - t0,
     ttftMs: first !== undefined ? first - t0 : undefined,
     tokens: usageTokens ?? chunks,

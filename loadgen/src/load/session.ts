@@ -23,6 +23,7 @@ import { RunReporter } from '../report/run-reporter';
 import { describeCapacity, proxyCapacity } from '../report/capacity';
 import { formatTable } from '../report/table';
 import { analyseCapacity } from '../../../contract/capacity-analysis';
+import { fallbackSentence } from '../../../contract/fallback';
 import { runLoad, type LoadOptions, type Summary } from './driver';
 import { UsageError } from './errors';
 import { FaultSchedule } from './fault-schedule';
@@ -47,7 +48,8 @@ export interface SessionPlan {
   } | null;
   workerId: string;
   metrics: { mode: MetricsMode; host: string; port: number; waitMaxMs: number; portGiven: boolean };
-  baseline?: { ref: string; rules: RegressionRule[] };
+  /** The regression gate: its rules, and the baseline run they compare with (absent: within-run rules only). */
+  baseline?: { ref?: string; rules: RegressionRule[] };
   jsonOut: string;
   quiet: boolean;
 }
@@ -75,7 +77,7 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
 
   let baseline: Baseline | undefined;
   try {
-    if (plan.baseline) {
+    if (plan.baseline?.ref !== undefined) {
       baseline = await loadBaseline(plan.baseline.ref, client);
       for (const w of baseline.warnings) warn(w);
       if (baseline.scenario && baseline.scenario !== plan.scenario.name)
@@ -201,8 +203,9 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     const actual = thresholdValue(sum, t.metric);
     return { threshold: t.text, metric: t.metric, actual, pass: checkThreshold(t, actual) };
   });
-  const regressions: RegressionVerdict[] =
-    baseline && plan.baseline ? judgeRegressions(plan.baseline.rules, baseline.summary, clientSummary(sum)) : [];
+  const regressions: RegressionVerdict[] = plan.baseline
+    ? judgeRegressions(plan.baseline.rules, baseline?.summary, clientSummary(sum))
+    : [];
   const failed = thresholds.some((t) => !t.pass) || regressions.some((r) => !r.pass);
   const status: RunFinish['status'] = interrupted ? 'aborted' : failed ? 'failed' : 'passed';
 
@@ -265,10 +268,12 @@ export async function runSession(plan: SessionPlan, io: SessionIo): Promise<numb
     io.err(
       `hopscope-load: capacity gate failed: ${sum.capacity ? describeCapacity(sum.capacity, registration.startMs) : 'no capacity figure (not a sweep, ramp or step run)'}\n`
     );
-  if (regressions.some((r) => !r.pass)) {
+  if (regressions.some((r) => r.metric === 'fallback_completion' && !r.pass))
+    io.err(`hopscope-load: fall-back gate failed: ${fallbackSentence(sum.fallback) ?? 'nothing fell back'}\n`);
+  const regressed = regressions.filter((r) => !r.pass && r.versus !== 'primary_path');
+  if (regressed.length) {
     io.err(
-      `hopscope-load: regressed against baseline ${baseline?.runId ?? baseline?.source}: ${regressions
-        .filter((r) => !r.pass)
+      `hopscope-load: regressed against baseline ${baseline?.runId ?? baseline?.source}: ${regressed
         .map((r) => r.metric)
         .join(', ')}\n`
     );

@@ -4,7 +4,9 @@
  */
 import type { Capacity } from '../../../contract/capacity';
 import type { ClientSummary, LatencySketch, RequestOutcome, RunRequest } from '../../../contract/runs';
+import { fallbackBucketS } from '../../../contract/fallback';
 import { emptySketch, sketchAdd } from '../../../contract/sketch';
+import { FallbackTally } from './fallback';
 import { RequestLedger } from './ledger';
 import type { PlannedRequest } from './mix';
 import { rateAt, type Profile } from './profiles';
@@ -118,6 +120,8 @@ export class Tally {
   private lastCompleted = 0;
   /** The sweep's (ramp's, step profile's) per-step counts; undefined for the other profiles. */
   readonly steps: StepTally | undefined;
+  /** Answers per model path (primary vs fall-back) and the fall-back share per time bucket. */
+  readonly fallback: FallbackTally;
   /** performance.now() of the schedule's start (set by the driver as it starts). */
   startedAt = 0;
 
@@ -131,6 +135,7 @@ export class Tally {
     this.ledger = new RequestLedger(keepRequests, seed);
     const steps = new StepTally(profile);
     this.steps = steps.size ? steps : undefined;
+    this.fallback = new FallbackTally(fallbackBucketS(profile.durationS));
   }
 
   /** An arrival not sent: `maxInFlight` requests were already in flight. */
@@ -155,6 +160,7 @@ export class Tally {
       return;
     }
     this.completed++;
+    this.fallback.record(r, startMs);
     const served = r.outcome === 'ok' || r.outcome === 'degraded';
     const t = served && r.ttftMs !== undefined ? tpot(r.latencyMs, r.ttftMs, r.tokens) : undefined;
     this.ledger.add(r.latencyMs, served, r.outcome !== 'ok', r.traceIdSource, r.sampled, () => ({
@@ -277,6 +283,7 @@ export class Tally {
         `${this.ledger.traceIds.none} request(s) have no trace id (no traceresponse from the server, none sent)`
       );
     }
+    const fallback = this.fallback.result();
     let meanRate = 0;
     for (let t = 0; t < f.profile.durationS; t += f.profile.durationS / 200) meanRate += rateAt(f.profile, t) / 200;
     const byModelOut: Summary['byModel'] = {};
@@ -337,6 +344,8 @@ export class Tally {
       untraced: this.ledger.traceIds.none,
       sketches: { e2e: sketchOf(this.e2e.values()), ttft: sketchOf(this.ttft.values()) },
       ...(this.steps ? { steps: this.steps.result(performance.timeOrigin + this.startedAt, f.scheduleEndS) } : {}),
+      // Only where the server says which model answered (the chain's answer info): otherwise there is no path to key.
+      ...(fallback.paths.length ? { fallback } : {}),
       traceIds: { ...this.ledger.traceIds },
       interrupted: this.interrupted,
       byModel: byModelOut,

@@ -1,4 +1,5 @@
 /** The run summary as an aligned table for people (the JSON summary is for tools). */
+import { fallbackSentence, meanRecall, taskCompletion } from '../../../contract/fallback';
 import type { AppliedFault, RegressionVerdict, RunRequest, ThresholdVerdict } from '../../../contract/runs';
 import type { Summary } from '../load/driver';
 import { describeRegression } from '../load/regression';
@@ -66,6 +67,15 @@ export function formatTable(sum: Summary, x: TableExtras = {}): string {
   if (q?.ragRecall.n) rows.push(['RAG recall (n)', `${pct(q.ragRecall.mean)} (${q.ragRecall.n})`]);
   if (q?.agentTaskCompletion.n)
     rows.push(['agent task completion (n)', `${pct(q.agentTaskCompletion.rate)} (${q.agentTaskCompletion.n})`]);
+  const fb = sum.fallback;
+  if (fb?.paths.some((p) => p.path === 'fallback')) {
+    for (const p of fb.paths)
+      rows.push([
+        `${p.path} path ${p.model}`,
+        `served ${p.served}, agent tasks ${pct(taskCompletion(p))} (${p.tasks.completed}/${p.tasks.n}), recall ${f(meanRecall(p))} (n ${p.recall.n})`,
+      ]);
+    rows.push(['fall-back', fallbackSentence(fb) ?? '-']);
+  }
   for (const [k, v] of Object.entries(sum.errors.byKind)) rows.push([`errors: ${k}`, String(v)]);
   for (const [k, v] of Object.entries(sum.byModel))
     rows.push([`  ${k}`, `n=${v.count} p50 ${f(v.p50Ms)} p99 ${f(v.p99Ms)} ttft p99 ${f(v.ttftP99Ms)}`]);
@@ -91,9 +101,15 @@ export function formatTable(sum: Summary, x: TableExtras = {}): string {
     out.push(
       `threshold ${t.threshold}: ${t.pass ? 'pass' : 'FAIL'} (actual ${t.actual !== null ? Number(t.actual.toFixed(4)) : 'n/a'})`
     );
-  if (x.regressions?.length) {
+  const againstBaseline = (x.regressions ?? []).filter((r) => r.versus !== 'primary_path');
+  if (againstBaseline.length) {
     out.push(`against baseline ${x.baseline ?? ''}:`.replace(/ :$/, ':'));
-    for (const r of x.regressions) out.push(`  ${describeRegression(r)}`);
+    for (const r of againstBaseline) out.push(`  ${describeRegression(r)}`);
+  }
+  const withinRun = (x.regressions ?? []).filter((r) => r.versus === 'primary_path');
+  if (withinRun.length) {
+    out.push('fall-back path against the primary path:');
+    for (const r of withinRun) out.push(`  ${describeRegression(r)}`);
   }
   out.push(...sum.notes.map((m) => `note: ${m}`), ...(x.scenarioNotes ?? []).map((m) => `scenario: ${m}`));
   return out.join('\n');

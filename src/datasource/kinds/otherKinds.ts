@@ -11,6 +11,7 @@ import { run } from './run';
 import { runCapacity } from './runCapacity';
 import { runCompare } from './runCompare';
 import { runSaturation } from './runSaturation';
+import { runFallback } from './runFallback';
 import { runTtft } from './runTtft';
 import { runTtftRequests } from './runTtftRequests';
 import { trace } from './trace';
@@ -34,6 +35,7 @@ export const OTHER_KINDS = {
   windowRca,
   runCapacity,
   runSaturation,
+  runFallback,
 };
 
 export type OtherKinds = typeof OTHER_KINDS;

@@ -26,6 +26,7 @@ import { ExplainWindowButton } from '../explain/ExplainWindowButton';
 import { CompareWithScene } from './CompareWithScene';
 import { liveWhileRunning } from './live';
 import { RunCapacityScene } from './RunCapacityScene';
+import { RunFallbackScene } from './RunFallbackScene';
 import { RunHeader } from './RunHeader';
 
 /** Set once the run page's panels show their answers. */
@@ -137,6 +138,7 @@ export function runBody(runId: string, pinWindow: boolean): SceneObject {
       // Brushing a chart of the run zooms the range; this offers its window root cause.
       new SceneFlexItem({ body: new ExplainWindowButton() }),
       new SceneFlexItem({ body: new RunCapacityScene({ runId }) }),
+      new SceneFlexItem({ body: new RunFallbackScene({ runId }) }),
       new SceneFlexItem({ height: 120, body: summaryPanel() }),
       new SceneFlexLayout({
         direction: 'row',

@@ -2,7 +2,9 @@
  * `agent`: a multi-step plan — ask the LLM for a plan, call the `tool` hop (an external API, over TLS by default)
  * once or twice, then ask the LLM for the final answer (streamed back when the caller streams). A failed tool call
  * ends the plan there: the agent still answers with what it has, and reports the task as failed (its answer-info:
- * `hopscope.agent = {task, toolCalls, steps}`, a field of the JSON answer or a closing chunk of the stream).
+ * `hopscope.agent = {task, toolCalls, steps}`, a field of the JSON answer or a closing chunk of the stream). A plan made
+ * by a model with `agentPlanFailure` (the light fall-back model) can name a tool call with invalid arguments: the plan
+ * ends there, and the task fails. The answer's response model is the fall-back one when any step fell back.
  */
 import type { ServerResponse } from 'node:http';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
@@ -12,6 +14,7 @@ import { HopError } from '../errors';
 import { sendJson, type HopEnv, type HopRequest, type Routes } from '../hop-server';
 import { callChat, GenAiClientMetrics } from '../llm-call';
 import { endChatStream } from '../stream';
+import { MODELS } from '../llm/models';
 import { hashFraction } from '../../shared/random';
 
 export const AGENT_NAME = 'hopscope-research-agent';
@@ -85,6 +88,12 @@ export function agentRoutes(env: HopEnv): Routes {
     const results: string[] = [];
     let toolCalls = 0;
     let failure: string | undefined;
+    let failureType = 'tool_failed';
+    const planner = MODELS[plan.responseModel];
+    if (planner?.agentPlanFailure && hashFraction(`plan:${planner.id}:${question}`) < planner.agentPlanFailure) {
+      failure = `the plan from ${planner.id} called web_search with invalid arguments`;
+      failureType = 'invalid_tool_call';
+    }
     for (let i = 0; i < planned && !failure; i++) {
       toolCalls++;
       const r = await callTool(question, i);
@@ -101,7 +110,8 @@ export function agentRoutes(env: HopEnv): Routes {
     });
     if (failure)
       span.addEvent('agent.plan_aborted', {
-        'error.type': 'tool_failed',
+        'error.type': failureType,
+        'gen_ai.response.model': plan.responseModel,
         'exception.message': failure,
         'hopscope.agent.planned_tool_calls': planned,
       });
@@ -130,8 +140,10 @@ export function agentRoutes(env: HopEnv): Routes {
       relayTo: stream ? res : undefined,
       keepUsage: true,
     });
-    span.setAttributes({ 'gen_ai.usage.output_tokens': out.outputTokens, 'gen_ai.response.model': out.responseModel });
-    const info: Partial<ChainAnswerInfo> = { responseModel: out.responseModel, agent: outcome };
+    // A request is on the fall-back path when any of its LLM steps was answered by another model than the one asked.
+    const responseModel = [plan.responseModel, out.responseModel].find((x) => x !== model) ?? out.responseModel;
+    span.setAttributes({ 'gen_ai.usage.output_tokens': out.outputTokens, 'gen_ai.response.model': responseModel });
+    const info: Partial<ChainAnswerInfo> = { responseModel, agent: outcome };
     if (stream) endChatStream(res, out.stream ?? {}, info);
     else sendJson(res, 200, { ...out.json, hopscope: info });
   };

@@ -11,6 +11,12 @@ export interface ModelSpec {
   kvBytesPerToken: number;
   /** The lighter model a gpu_oom falls back to (none for the lightest). */
   fallback?: string;
+  /**
+   * Share of the agent's plans this model gets wrong (a tool call with invalid arguments: the task fails), drawn per
+   * question. A simulation parameter, not a measurement: small models call tools less reliably, and this makes the
+   * fall-back path's task completion differ from the primary's as it does in practice. Absent: 0.
+   */
+  agentPlanFailure?: number;
 }
 
 // Llama-3 8B: 32 layers × 8 KV heads × 128 → 128 KiB/token; Llama-3.2 1B: 16 layers × 8 KV heads × 64 → 32 KiB/token.
@@ -40,6 +46,7 @@ export const MODELS: Record<string, ModelSpec> = {
     decode: 0.45,
     weightsMiB: 2_500,
     kvBytesPerToken: KV_1B,
+    agentPlanFailure: 0.35,
   },
 };
 export const DEFAULT_MODEL = 'hopscope-llama-8b-v1';
