@@ -18,7 +18,7 @@ import { loadChainConfig } from '../../../loadgen/src/config';
 import { makeLogger } from '../../../loadgen/src/log';
 import { startSplitChain } from '../../../loadgen/src/chain/split';
 import type { RunningChain } from '../../../loadgen/src/chain/start';
-import { freePort } from '../proxy/real-servers';
+import { freePort } from '../../support/real-servers';
 
 const DATASET = join(import.meta.dirname, '../../../loadgen/scenarios/data/gpu-oom-answers.jsonl');
 // On from 2 s to the end: every TGI request from then on falls back, and the sequential dataset (21 lines, backends
