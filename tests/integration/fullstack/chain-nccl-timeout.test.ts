@@ -8,8 +8,8 @@
  * the LLM, EngineDeadError), the group restarts and answers again; the exporter reports the stalled call on
  * llm-vllm-0-1 (≥ the watchdog, ncclTimeout) and nothing before the fault; the root cause of a failed trace names the
  * group, rank 1 and ncclAllReduce, with the kernel's evidence.
- * The chain runs in this process (its rank processes are their own, as in split mode, where the replica process forks
- * the same ranks): split mode's nine replica processes do not get ready within its 60 s on a machine this loaded.
+ * The chain runs in split mode (one process per pod; each llm-vllm replica process starts its group's rank
+ * processes, and the fault reaches it through the chain's control API).
  */
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
@@ -21,9 +21,12 @@ import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { RcaAnswer, TraceDetail, type KernelEvent } from '../../../contract';
 import { ensureNcclStandIn } from '../../../loadgen/src/chain/gpu/nccl-stand-in';
-import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
+import { startSplitChain } from '../../../loadgen/src/chain/split';
+import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
+import { loadChainConfig } from '../../../loadgen/src/config';
+import { makeLogger } from '../../../loadgen/src/log';
 import { waitFor } from '../bpf-exporter/helpers';
-import { exporterEvents, kernelSkipReason, unattachedProbes } from './support';
+import { exporterEvents, kernelSkipReason, unattachedProbes, type SplitChain } from './support';
 
 const standIn = process.platform === 'linux' ? ensureNcclStandIn() : { ok: false as const, reason: 'not Linux' };
 const skip = kernelSkipReason() ?? (standIn.ok ? undefined : standIn.reason);
@@ -34,7 +37,7 @@ let RANK1 = '';
 
 describe('nccl_timeout reaches the kernel: ncclAllReduce through the stand-in libnccl.so.2', { skip }, () => {
   let exp: Exporter;
-  let chain: RunningChain;
+  let chain!: SplitChain;
   let proxy: RunningProxy;
   const registrations = async (): Promise<Array<{ pid: number; pod: string }>> =>
     ((await (await fetch(`${exp.url}/register`)).json()) as { registrations: Array<{ pid: number; pod: string }> })
@@ -75,19 +78,27 @@ describe('nccl_timeout reaches the kernel: ncclAllReduce through the stand-in li
     await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
     const proxyPort = (holder.address() as AddressInfo).port;
     try {
-      chain = await startChain({
+      const cfg = loadChainConfig({
         gatewayPort: 0,
         controlPort: 0,
         logLevel: 'silent',
         timeScale: 0.05,
         samplerAdaptive: false,
         vectorCacheHitRate: 0,
-        replicas: { rag: 1, 'llm-vllm': 1, 'llm-tgi': 1 } as never,
+        replicas: { ...DEFAULT_REPLICAS, rag: 1, 'llm-vllm': 1, 'llm-tgi': 1 },
         tensorParallel: 2,
         executeModelTimeoutS: WATCHDOG_S,
         otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
         exporterUrl: exp.url,
       });
+      // Split mode picks its ports before forking the replicas: on a shared machine one may be taken meanwhile.
+      for (let attempt = 1; !chain; attempt++) {
+        try {
+          chain = await startSplitChain(cfg, makeLogger('silent'));
+        } catch (err) {
+          if (attempt >= 3) throw err;
+        }
+      }
     } finally {
       await new Promise<void>((r) => holder.close(() => r()));
     }
