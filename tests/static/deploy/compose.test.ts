@@ -271,7 +271,7 @@ describe('docker-compose.yaml', () => {
     const env = Object.fromEntries(
       Object.entries(envOf(compose.services.loadgen)).map(([k, v]) => [
         k,
-        interpolate(v, { HOPSCOPE_PROXY_TOKEN: 'sample-token' }),
+        interpolate(v, { HOPSCOPE_INGEST_TOKEN: 'sample-token' }),
       ])
     );
     assert.equal(chooseMetricsMode(undefined, env), 'otlp');
@@ -284,15 +284,22 @@ describe('docker-compose.yaml', () => {
     assert.equal(env.HOPSCOPE_PROXY_URL, 'http://backend-proxy:3301');
     assert.match(
       envOf(compose.services.loadgen).HOPSCOPE_PROXY_TOKEN,
-      /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/,
-      'the proxy wants its token'
+      /^\$\{HOPSCOPE_INGEST_TOKEN:\?.+\}$/,
+      "the load driver sends the ingest scope's token (its runs, never the alert rules)"
     );
   });
 
-  it('requires the proxy token for both Grafana and the proxy (a non-loopback bind without one is refused)', () => {
+  it('requires a token per scope: admin for Grafana and the proxy, ingest for the proxy and the load driver; no all-scopes token', () => {
     for (const name of ['grafana', 'backend-proxy']) {
-      assert.match(envOf(compose.services[name]).HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?.+\}$/, name);
+      assert.match(envOf(compose.services[name]).HOPSCOPE_ADMIN_TOKEN, /^\$\{HOPSCOPE_ADMIN_TOKEN:\?.+\}$/, name);
     }
+    assert.match(envOf(compose.services['backend-proxy']).HOPSCOPE_INGEST_TOKEN, /^\$\{HOPSCOPE_INGEST_TOKEN:\?.+\}$/);
+    assert.equal(
+      envOf(compose.services['backend-proxy']).HOPSCOPE_PROXY_TOKEN,
+      undefined,
+      'the deprecated every-scope token'
+    );
+    assert.match(readText('provisioning/plugins/hopscope.yaml'), /proxyToken: \$\{HOPSCOPE_ADMIN_TOKEN\}/);
     assert.equal(envOf(compose.services['backend-proxy']).HOPSCOPE_PROXY_HOST, '0.0.0.0');
   });
 
@@ -362,7 +369,8 @@ describe('docker-compose.yaml', () => {
 
   it('hands our services values their own config modules accept (a refused value would stop the container at start)', async () => {
     const samples = {
-      HOPSCOPE_PROXY_TOKEN: 'sample-token-0123456789abcdef',
+      HOPSCOPE_ADMIN_TOKEN: 'sample-admin-token-0123456789abcdef',
+      HOPSCOPE_INGEST_TOKEN: 'sample-ingest-token-0123456789abcdef',
       HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789',
       HOPSCOPE_CHAIN_TOKEN: 'sample-chain-token-0123456789',
     };
@@ -418,16 +426,20 @@ describe('docker-compose.yaml', () => {
       }
     };
     const tokens = {
-      HOPSCOPE_PROXY_TOKEN: 'sample-token',
+      HOPSCOPE_ADMIN_TOKEN: 'sample-admin-token',
+      HOPSCOPE_INGEST_TOKEN: 'sample-ingest-token',
       HOPSCOPE_BPF_TOKEN: 'sample-bpf-token-0123456789',
       GRAFANA_ADMIN_PASSWORD: 'sample-password',
     };
     const good = run(tokens);
     assert.ok(good.ok, good.out);
     assert.equal(run({}).ok, false);
-    const noProxyToken = run({ ...tokens, HOPSCOPE_PROXY_TOKEN: '' });
-    assert.equal(noProxyToken.ok, false);
-    assert.match(noProxyToken.out, /set HOPSCOPE_PROXY_TOKEN/);
+    const noAdminToken = run({ ...tokens, HOPSCOPE_ADMIN_TOKEN: '' });
+    assert.equal(noAdminToken.ok, false);
+    assert.match(noAdminToken.out, /set HOPSCOPE_ADMIN_TOKEN/);
+    const noIngestToken = run({ ...tokens, HOPSCOPE_INGEST_TOKEN: '' });
+    assert.equal(noIngestToken.ok, false);
+    assert.match(noIngestToken.out, /set HOPSCOPE_INGEST_TOKEN/);
     const noBpfToken = run({ ...tokens, HOPSCOPE_BPF_TOKEN: '' });
     assert.equal(noBpfToken.ok, false);
     assert.match(noBpfToken.out, /set HOPSCOPE_BPF_TOKEN/);

@@ -37,7 +37,7 @@ describe('provisioning/plugins', () => {
     assert.match(route.url, /\.JsonData\.proxyUrl/);
     assert.match(route.headers[0].content, /\.SecureJsonData\.proxyToken/);
     assert.equal(apps[0].jsonData.proxyUrl, '${HOPSCOPE_PROXY_URL}');
-    assert.equal(apps[0].secureJsonData.proxyToken, '${HOPSCOPE_PROXY_TOKEN}');
+    assert.equal(apps[0].secureJsonData.proxyToken, '${HOPSCOPE_ADMIN_TOKEN}');
   });
 
   it("names the provisioned Prometheus and Tempo as the app's data sources, so Explore works out of the box", () => {
@@ -55,7 +55,7 @@ describe('provisioning/plugins', () => {
   it('gets those variables from docker-compose, the URL naming the proxy service and port', () => {
     assert.equal(grafanaEnv.HOPSCOPE_PROXY_URL, 'http://backend-proxy:3301');
     assert.ok(compose.services['backend-proxy'].ports.some((p: string) => p.endsWith(':3301')));
-    assert.match(grafanaEnv.HOPSCOPE_PROXY_TOKEN, /^\$\{HOPSCOPE_PROXY_TOKEN:\?/);
+    assert.match(grafanaEnv.HOPSCOPE_ADMIN_TOKEN, /^\$\{HOPSCOPE_ADMIN_TOKEN:\?/);
   });
 });
 
