@@ -124,10 +124,12 @@ describe("Hopscope's routes (plugin.json)", () => {
     assert.equal(decide(routes, 'PUT', 'api/alerts/rules', 'Admin').status, 200);
   });
 
-  it('every mutating call of the app is an Editor route: rules import and saving a root-cause answer', () => {
+  it('every mutating call is an Editor route: rules import, saving a root-cause answer, evaluating the rules, deleting a run', () => {
     for (const [method, path] of [
       ['POST', 'api/alerts/rules/import'],
       ['POST', 'api/rca/answers'],
+      ['POST', 'api/alerts/evaluate'],
+      ['DELETE', 'api/runs/run-1'],
     ]) {
       assert.equal(decide(routes, method, path, 'Viewer').status, 403, `${method} ${path} as Viewer`);
       const ok = decide(routes, method, path, 'Editor');
