@@ -88,7 +88,11 @@ describe('answers', () => {
   });
 
   it('a fallback model is degraded; recall against expected documents; the agent outcome', () => {
-    assert.deepEqual(gradeAnswer(answerInfo(info()), undefined), { degraded: false, detail: undefined });
+    assert.deepEqual(gradeAnswer(answerInfo(info()), undefined), {
+      degraded: false,
+      detail: undefined,
+      responseModel: 'big',
+    });
     const fb = gradeAnswer(answerInfo(info({ responseModel: 'small' })), undefined);
     assert.equal(fb.degraded, true);
     assert.equal(fb.detail, 'fallback:big→small');
