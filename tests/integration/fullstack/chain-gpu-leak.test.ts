@@ -223,7 +223,13 @@ describe(
       await sleep(600); // the replica reports its engine figures every 500 ms
       const fbGrew = (await fbUsed(leaking)) - fbBefore;
       assert.ok(fbGrew >= (1.4 * GiB) / MiB, `FB_USED +${fbGrew} MiB`);
-      assert.ok(Math.abs((await fbUsed(other)) - fbOtherBefore) < 200, 'the other pod unchanged');
+      // The other pod's use moves only with the KV cache of the requests it serves meanwhile (128 KiB a token): far
+      // less than the leak, whichever instant the scrape caught.
+      const otherMoved = Math.abs((await fbUsed(other)) - fbOtherBefore);
+      assert.ok(
+        otherMoved < fbGrew / 4,
+        `the other pod's FB_USED moved ${otherMoved} MiB, the leaking pod's +${fbGrew} MiB`
+      );
 
       // Root cause of a trace served on the leaking pod, through the proxy (kernel events from the exporter).
       let onLeaking: string | undefined;
