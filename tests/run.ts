@@ -42,7 +42,7 @@ const STAGES: Stage[] = [
   { name: 'static', dir: 'tests/static', concurrency: 2, timeoutMs: 15 * 60_000 },
   { name: 'unit', dir: 'tests/unit', concurrency: 2, timeoutMs: 5 * 60_000 },
   { name: 'integration', dir: 'tests/integration', concurrency: 2, timeoutMs: 10 * 60_000, exclusive: true },
-  { name: 'e2e', dir: 'tests/e2e', concurrency: 2, timeoutMs: 10 * 60_000 },
+  { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
 ];
 
 /** The last recorded wall time of each file (tests/durations.json), to start the longest first. */
