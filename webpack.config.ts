@@ -22,9 +22,6 @@ export const SHARED_MODULES = [
   '@grafana/data',
   '@grafana/ui',
   '@grafana/runtime',
-  // Grafana 13 shares its runtime's unstable entry too (create-plugin marks every `@grafana/runtime*` import external);
-  // @grafana/scenes 9 reaches it through @grafana/plugin-compat, which feature-detects what the running Grafana has.
-  '@grafana/runtime/unstable',
   'rxjs',
   'lodash',
   '@emotion/css',

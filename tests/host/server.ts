@@ -85,16 +85,6 @@ const HOP_BY_HOP = new Set([
   'content-length',
 ]);
 
-/**
- * The Grafana version the host plays: the one its shared modules come from (the installed @grafana/data, in lockstep
- * with @grafana/ui and @grafana/runtime), so `buildInfo` and /api/health never claim another Grafana than the one run.
- */
-export const HOST_GRAFANA_VERSION = (
-  JSON.parse(
-    readFileSync(join(import.meta.dirname, '..', '..', 'node_modules', '@grafana', 'data', 'package.json'), 'utf8')
-  ) as { version: string }
-).version;
-
 function sendError(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: { code, message } });
 }
@@ -115,7 +105,7 @@ function bootData(
       appSubUrl: '',
       appUrl: '/',
       buildInfo: {
-        version: HOST_GRAFANA_VERSION,
+        version: '12.4.10',
         commit: 'hopscope-host',
         env: 'production',
         edition: 'Open Source',
@@ -267,7 +257,7 @@ export async function startHost(options: HostOptions = {}): Promise<RunningHost>
   }
 
   app.get('/api/health', (_req, res) => {
-    res.json({ database: 'ok', version: HOST_GRAFANA_VERSION, commit: 'hopscope-host' });
+    res.json({ database: 'ok', version: '12.4.10', commit: 'hopscope-host' });
   });
 
   app.get(`/api/plugins/${plugin.id}/settings`, (_req, res) => {

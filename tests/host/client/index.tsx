@@ -133,8 +133,6 @@ async function boot(): Promise<void> {
       </LocationServiceProvider>
     </ThemeContext.Provider>
   );
-  // The React the plugin runs on (the host's copy, shared as Grafana shares its own): the e2e tests check it.
-  document.body.dataset.hostReact = React.version;
   document.body.dataset.hostState = 'ready';
 }
 

@@ -31,7 +31,7 @@ import {
   type RuntimeDataSourceRegistration,
   type TemplateSrv,
 } from '@grafana/runtime';
-// Not a public export of @grafana/runtime 13.2 (Grafana core calls it): the same module instance, by file path.
+// Not a public export of @grafana/runtime 12.4 (Grafana core calls it): the same module instance, by file path.
 import { setPluginPage } from 'grafana-runtime-internal/plugin-page';
 import { Observable, catchError, concat, defer, from, map, of } from 'rxjs';
 
@@ -82,7 +82,7 @@ class HostDataSourceSrv implements DataSourceSrv {
     return ds ? settingsOf(ds) : this.configured().find((s) => s.uid === uid || s.name === uid);
   }
 
-  async reload(): Promise<void> {}
+  reload(): void {}
 
   registerRuntimeDataSource({ dataSource }: RuntimeDataSourceRegistration): void {
     if (this.runtime.has(dataSource.uid)) {
@@ -153,8 +153,7 @@ export function setupRuntimeServices(): void {
         id: info.id,
         name: info.name,
         description: info.description,
-        // Grafana 13 resolves transformers lazily (a promise); the standard ones are all loaded here.
-        transformation: () => Promise.resolve(info),
+        transformation: info,
         editor: () => null,
         imageDark: '',
         imageLight: '',

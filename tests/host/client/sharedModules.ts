@@ -3,7 +3,6 @@ import * as emotionCss from '@emotion/css';
 import * as emotionReact from '@emotion/react';
 import * as grafanaData from '@grafana/data';
 import * as grafanaRuntime from '@grafana/runtime';
-import * as grafanaRuntimeUnstable from '@grafana/runtime/unstable';
 import * as grafanaUi from '@grafana/ui';
 import * as d3 from 'd3';
 import * as i18next from 'i18next';
@@ -24,7 +23,6 @@ export const sharedModules: Record<string, unknown> = {
   '@grafana/data': grafanaData,
   '@grafana/ui': grafanaUi,
   '@grafana/runtime': grafanaRuntime,
-  '@grafana/runtime/unstable': grafanaRuntimeUnstable,
   rxjs,
   lodash,
   '@emotion/css': emotionCss,

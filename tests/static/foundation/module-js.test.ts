@@ -36,22 +36,15 @@ function amdDependencies(code: string): { deps: string[]; calls: number } {
  * library file that contains it — each marker is proven against that file, so the check can fail.
  */
 const BUNDLED_MARKERS: Array<{ lib: string; marker: RegExp; file: string }> = [
-  // React 19 (what Grafana 13.2 shares): its internals were renamed from React 18's __SECRET_INTERNALS_….
   {
     lib: 'react',
-    marker: /__CLIENT_INTERNALS_DO_NOT_USE_OR_WARN_USERS_THEY_CANNOT_UPGRADE/,
-    file: 'react/cjs/react.production.js',
+    marker: /__SECRET_INTERNALS_DO_NOT_USE_OR_YOU_WILL_BE_FIRED/,
+    file: 'react/cjs/react.production.min.js',
   },
   {
     lib: 'react-dom',
-    marker: /__DOM_INTERNALS_DO_NOT_USE_OR_WARN_USERS_THEY_CANNOT_UPGRADE/,
-    file: 'react-dom/cjs/react-dom.production.js',
-  },
-  // react-dom/client is not one of Grafana's shared modules: bundled, it would be a second renderer.
-  {
-    lib: 'react-dom/client',
-    marker: /__REACT_DEVTOOLS_GLOBAL_HOOK__/,
-    file: 'react-dom/cjs/react-dom-client.production.js',
+    marker: /unstable_renderSubtreeIntoContainer/,
+    file: 'react-dom/cjs/react-dom.production.min.js',
   },
   {
     lib: '@grafana/data',

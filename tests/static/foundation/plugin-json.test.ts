@@ -84,7 +84,7 @@ describe('plugin.json', () => {
       pages.filter((p) => p.defaultNav).map((p) => p.name),
       ['Overview']
     );
-    assert.equal(built.dependencies.grafanaDependency, '>=13.2.0');
+    assert.equal(built.dependencies.grafanaDependency, '>=12.4.0');
     for (const logo of [built.info.logos.small, built.info.logos.large]) {
       assert.ok(existsSync(join(root, 'dist', logo)), `dist/${logo} exists`);
     }
@@ -124,7 +124,7 @@ describe('plugin.json', () => {
     }
   });
 
-  it("declares its links into Grafana and the exposed components it uses, by Grafana 13.2's ids", () => {
+  it("declares its links into Grafana and the exposed components it uses, by Grafana 12.4's ids", () => {
     const b = built as unknown as {
       extensions: { addedLinks: Array<{ targets: string[]; title: string }> };
       dependencies: { extensions: { exposedComponents: string[] } };

@@ -161,7 +161,7 @@ describe('plugin.json declares the link module.tsx registers', () => {
     ]);
   });
 
-  it('the targets are extension points Grafana 13.2 defines (PluginExtensionPoints)', () => {
+  it('the targets are extension points Grafana 12.4 defines (PluginExtensionPoints)', () => {
     for (const t of ROOT_CAUSE_LINK.targets) {
       assert.ok(Object.values(PluginExtensionPoints).includes(t), t);
     }
