@@ -99,6 +99,8 @@ describe('plugin.json', () => {
         ['POST', 'api/alerts/rules/import', 'Editor', '{{ .JsonData.proxyUrl }}/api/alerts/rules/import'],
         ['POST', 'api/rca/answers', 'Editor', '{{ .JsonData.proxyUrl }}/api/rca/answers'],
         ['POST', 'api/rca', 'Viewer', '{{ .JsonData.proxyUrl }}/api/rca'],
+        ['POST', 'api/alerts/evaluate', 'Editor', '{{ .JsonData.proxyUrl }}/api/alerts/evaluate'],
+        ['DELETE', 'api/runs/*', 'Editor', '{{ .JsonData.proxyUrl }}/api/runs'],
         ['GET', 'api/*', 'Viewer', '{{ .JsonData.proxyUrl }}/api'],
       ]
     );
