@@ -133,7 +133,7 @@ describe(
       await exp?.stop().catch(() => {});
     });
 
-    test('attached to the stand-in; healthy serving allocates and frees: held flat, no record', async () => {
+    test('attached to the stand-in; healthy serving allocates and frees: held flat, no growth recorded', async () => {
       let why: string[] = [];
       await waitFor(
         'probes attached',
@@ -164,7 +164,14 @@ describe(
         });
         assert.ok(seen.allocs >= 1);
       }
-      assert.deepEqual(await exporterEvents(exp, `from=${t0 - 1000}&to=${Date.now() + 1000}&type=gpu_memory_held`), []);
+      // A request's own KV allocation (~70 MiB) held across a kernel flush can cross one 64 MiB step and leave a record
+      // on a busy machine; healthy serving never grows held memory the way a leak does.
+      const healthy = await exporterEvents(exp, `from=${t0 - 1000}&to=${Date.now() + 1000}&type=gpu_memory_held`);
+      assert.deepEqual(
+        healthy.filter((r) => (r.detail.grewBytes as number) >= GiB / 4),
+        [],
+        'no record of growth past 256 MiB'
+      );
     });
 
     test('the leak: held memory climbs in the records and the metric, FB_USED follows, root cause names the pod before any OOM', async () => {
@@ -206,13 +213,17 @@ describe(
         'no allocation failed yet'
       );
 
-      const records = await exporterEvents(exp, `from=${from - 1000}&to=${Date.now() + 1000}&type=gpu_memory_held`);
-      assert.ok(records.length >= 10, `${records.length} records (one per 64 MiB)`);
+      const all = await exporterEvents(exp, `from=${from - 1000}&to=${Date.now() + 1000}&type=gpu_memory_held`);
+      // Growth past 256 MiB is the leak's alone (a request's own allocation, ~70 MiB, may leave a record on either pod).
+      const grown = all.filter((r) => (r.detail.grewBytes as number) >= GiB / 4);
+      assert.ok(grown.length > 0, 'records of the growth');
       assert.ok(
-        records.every((r) => r.pod === leaking && r.pid === chain.gpuDriverPids[leaking]),
-        JSON.stringify(records.slice(0, 3))
+        grown.every((r) => r.pod === leaking && r.pid === chain.gpuDriverPids[leaking]),
+        JSON.stringify(grown.slice(0, 3))
       );
-      const last = records[records.length - 1];
+      const records = all.filter((r) => r.pod === leaking);
+      assert.ok(records.length >= 10, `${records.length} records (one per 64 MiB)`);
+      const last = grown.reduce((a, b) => ((b.detail.grewBytes as number) > (a.detail.grewBytes as number) ? b : a));
       assert.equal(last.detail.function, 'cuMemAlloc_v2');
       assert.ok((last.detail.grewBytes as number) >= 1.4 * GiB, JSON.stringify(last.detail));
       // The growth over its time is the fault's rate (the leak's ticks, within what a loaded machine delays).
