@@ -11,6 +11,7 @@
  * on the GPU is not a long host call (only a blocking communicator, NCCL_BLOCKING or a full queue, makes it one).
  */
 import { Histogram, type Registry } from 'prom-client';
+import { NCCL_RESULTS } from '../../../contract/nccl';
 import { secondsToNs } from '../core/kit';
 import { bpfPath } from '../core/probe-path';
 import { big, json, labelCache, num, str, observeMany, type ProbeModule } from '../core/probe';
@@ -22,19 +23,6 @@ export const SLOW_NCCL_NS = 100_000_000;
 export const NCCL_SLOW_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
 export const NCCL_SYMBOLS = ['ncclAllReduce'];
-
-/** ncclResult_t (nccl.h.in). */
-export const NCCL_RESULTS: Record<number, string> = {
-  0: 'ncclSuccess',
-  1: 'ncclUnhandledCudaError',
-  2: 'ncclSystemError',
-  3: 'ncclInternalError',
-  4: 'ncclInvalidArgument',
-  5: 'ncclInvalidUsage',
-  6: 'ncclRemoteError',
-  7: 'ncclInProgress',
-  8: 'ncclTimeout',
-};
 
 /** ncclDataType_t (nccl.h.in): name and element size in bytes. */
 export const NCCL_TYPES: Record<number, [string, number]> = {

@@ -4,23 +4,13 @@
  * rank's pod, or, where the stand-in could not be built, the same behaviour in this process (no kernel signal).
  * Either way a stalled collective answers only once the rank is aborted (the group's watchdog), with ncclTimeout.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
+import { NCCL_TIMEOUT } from '../../../../contract/nccl';
+import { NativeProcess } from './native-process';
 import type { NcclStandIn } from './nccl-stand-in';
 
-/** ncclResult_t values (NVIDIA/nccl src/nccl.h.in, commit 021e8045ff77a8a9fba909617a0129d3c3d44def). */
-export const NCCL_RESULTS: Record<number, string> = {
-  0: 'ncclSuccess',
-  1: 'ncclUnhandledCudaError',
-  2: 'ncclSystemError',
-  3: 'ncclInternalError',
-  4: 'ncclInvalidArgument',
-  5: 'ncclInvalidUsage',
-  6: 'ncclRemoteError',
-  7: 'ncclInProgress',
-  8: 'ncclTimeout',
-};
-export const NCCL_TIMEOUT = 8;
+export { NCCL_RESULTS, NCCL_TIMEOUT } from '../../../../contract/nccl';
 
 export interface NcclRank {
   /** The rank's process (absent when simulated in this process, or once it is gone). */
@@ -35,65 +25,28 @@ export interface NcclRank {
 
 /** A rank in a process linked against the stand-in library. */
 export class NcclRankProcess implements NcclRank {
-  private readonly pending: Array<(result: number) => void> = [];
-  private buffered = '';
-  private ready = false;
-  private alive = true;
-  private readonly child: ChildProcess;
+  private readonly proc: NativeProcess;
 
   constructor(standIn: NcclStandIn, size: number, rank: number, log: Logger) {
-    this.child = spawn(standIn.rank, [String(size), String(rank)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.child.stdout!.setEncoding('utf8');
-    this.child.stdout!.on('data', (d: string) => this.onData(d));
-    this.child.stdin!.on('error', () => {}); // EPIPE after the rank died: reported by 'exit'
-    const gone = (why: string): void => {
-      const wasAlive = this.alive;
-      this.alive = false;
-      for (const p of this.pending.splice(0)) p(-1);
-      if (wasAlive) log.warn({ pid: this.child.pid, rank }, `the NCCL rank process ${why}`);
-    };
-    this.child.once('error', (err) => gone(`could not start: ${err.message}`));
-    this.child.once('exit', (code, sig) => gone(`exited (${sig ?? code})`));
+    const child = spawn(standIn.rank, [String(size), String(rank)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.proc = new NativeProcess(child, (why) => log.warn({ pid: child.pid, rank }, `the NCCL rank process ${why}`));
   }
 
   get pid(): number | undefined {
-    return this.alive ? this.child.pid : undefined;
+    return this.proc.pid;
   }
 
   allReduce(count: number, stall: boolean): Promise<number> {
-    if (!this.alive) return Promise.resolve(-1);
-    return new Promise((resolve) => {
-      this.pending.push(resolve);
-      this.child.stdin!.write(`allreduce ${Math.max(1, Math.round(count))} ${stall ? 1 : 0}\n`);
-    });
+    return this.proc.send(`allreduce ${Math.max(1, Math.round(count))} ${stall ? 1 : 0}`) ?? Promise.resolve(-1);
   }
 
+  /** ncclCommAbort: the rank process's stalled call returns ncclTimeout (SIGUSR1). */
   abort(): void {
-    if (this.alive) this.child.kill('SIGUSR1');
+    this.proc.kill('SIGUSR1');
   }
 
   stop(): void {
-    const wasAlive = this.alive;
-    this.alive = false;
-    for (const p of this.pending.splice(0)) p(-1);
-    if (!wasAlive) return;
-    this.child.stdin!.end();
-    this.child.kill('SIGTERM');
-  }
-
-  private onData(d: string): void {
-    this.buffered += d;
-    let nl: number;
-    while ((nl = this.buffered.indexOf('\n')) >= 0) {
-      const line = this.buffered.slice(0, nl).trim();
-      this.buffered = this.buffered.slice(nl + 1);
-      if (!this.ready) {
-        this.ready = line.startsWith('ready');
-        continue;
-      }
-      const r = Number(line);
-      this.pending.shift()?.(Number.isInteger(r) ? r : -1);
-    }
+    this.proc.stop();
   }
 }
 
