@@ -10,42 +10,29 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRecord } from '../../../contract';
-import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
-import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
+import type { RunningChain } from '../../../loadgen/src/chain/start';
+import type { RunningProxy } from '../../../backend-proxy/src/server';
 import { main } from '../../../loadgen/src/cli';
-import { freePort } from '../../support/real-servers';
+import { startTestStack, type TestStack } from '../../support/stack';
 
+let stack: TestStack;
 let proxy: RunningProxy;
 let chain: RunningChain;
 let dir: string;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), `run-traces-${process.pid}-`));
-  const port = await freePort();
-  chain = await startChain({
-    gatewayPort: 0,
-    controlPort: 0,
-    timeScale: 0.05,
-    logLevel: 'silent',
-    otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
-    samplerAdaptive: true,
+  stack = await startTestStack({
+    tmpPrefix: 'run-traces-',
+    chain: { timeScale: 0.05, samplerAdaptive: true },
+    proxy: (s) => ({ chainControlUrl: s.chain.controlUrl }),
+    prometheus: false,
   });
-  proxy = await startProxy({
-    port,
-    prometheusUrl: undefined,
-    exporterUrls: [],
-    chainControlUrl: chain.controlUrl,
-    alertIntervalMs: 0,
-  });
+  ({ proxy, chain, dir } = stack);
 });
 after(async () => {
-  await chain?.stop();
-  await proxy?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 /** The gateway's `hopscope_sampler_rate` (its adaptive sampler's current rate for traces without a parent). */
