@@ -14,6 +14,9 @@ import type { ProxyConfig } from '../../backend-proxy/src/config';
 import { startProxy, type RunningProxy } from '../../backend-proxy/src/server';
 import { startChain, type RunningChain, type StartChainOptions } from '../../loadgen/src/chain/start';
 import { main } from '../../loadgen/src/cli';
+import { startSplitChain } from '../../loadgen/src/chain/split';
+import { loadChainConfig } from '../../loadgen/src/config';
+import { makeLogger } from '../../loadgen/src/log';
 import { chainScrapeJob, runsScrapeJob } from '../../scripts/demo-parts/prometheus';
 import type { RunningHost } from '../host/server';
 import { startTestHost } from './host';
@@ -29,6 +32,8 @@ export interface TestStackOptions {
   tmpPrefix: string;
   /** The chain's options beyond its ports, logs and tracing (its spans go to the proxy). */
   chain?: StartChainOptions;
+  /** Split mode (one process per pod, as the demo runs it), each replica process ready within `readyTimeoutMs`. */
+  split?: { readyTimeoutMs?: number };
   /** The proxy's config beyond its port (default: no exporters, no chain control, the stack's Prometheus). */
   proxy?: (s: { promUrl: string; chain: RunningChain; dir: string }) => Partial<ProxyConfig>;
   /**
@@ -67,7 +72,14 @@ export async function startTestStack(o: TestStackOptions): Promise<TestStack> {
     const proxyPort = await freePort();
     const promPort = await freePort();
     const promUrl = `http://127.0.0.1:${promPort}`;
-    const chain = await startTestChain({ otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`, ...o.chain });
+    const otlpEndpoint = `http://127.0.0.1:${proxyPort}/v1/traces`;
+    const chain = o.split
+      ? await startSplitChain(
+          loadChainConfig({ gatewayPort: 0, controlPort: 0, logLevel: 'silent', otlpEndpoint, ...o.chain }),
+          makeLogger('silent'),
+          o.split
+        )
+      : await startTestChain({ otlpEndpoint, ...o.chain });
     stops.push(() => chain.stop());
     const proxy = await startProxy({
       port: proxyPort,

@@ -7,18 +7,14 @@
  * `--max-regression 'fallback_completion:-10%'` fails the run with the figure; the proxy's record carries the same.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FallbackSummary, HOPS, pathTotals, RunRecord } from '../../../contract';
-import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
+import type { RunningProxy } from '../../../backend-proxy/src/server';
 import { main } from '../../../loadgen/src/cli';
-import { loadChainConfig } from '../../../loadgen/src/config';
-import { makeLogger } from '../../../loadgen/src/log';
-import { startSplitChain } from '../../../loadgen/src/chain/split';
 import type { RunningChain } from '../../../loadgen/src/chain/start';
-import { freePort } from '../../support/real-servers';
+import { startTestStack, type TestStack } from '../../support/stack';
 
 const DATASET = join(import.meta.dirname, '../../../loadgen/scenarios/data/gpu-oom-answers.jsonl');
 // On from 2 s to the end: every TGI request from then on falls back, and the sequential dataset (21 lines, backends
@@ -26,42 +22,32 @@ const DATASET = join(import.meta.dirname, '../../../loadgen/scenarios/data/gpu-o
 const FAULT_AT_S = 2;
 
 describe('fall-back consistency: gpu_oom on the primary path, answers graded per model path', () => {
+  let stack: TestStack;
   let chain: RunningChain;
   let proxy: RunningProxy;
   let dir: string;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), `fallback-${process.pid}-`));
-    const port = await freePort();
-    chain = await startSplitChain(
-      loadChainConfig({
-        gatewayPort: 0,
-        controlPort: 0,
+    stack = await startTestStack({
+      tmpPrefix: 'fallback-',
+      split: {
+        // Each replica process compiles the chain before it is ready: minutes on a machine shared by many test runs.
+        readyTimeoutMs: 300_000,
+      },
+      chain: {
         timeScale: 0.05,
-        logLevel: 'silent',
-        otlpEndpoint: `http://127.0.0.1:${port}/v1/traces`,
         vectorCacheHitRate: 0,
         samplerAdaptive: false,
         // One pod per hop: nine processes are enough for two backends, and start in time on a busy machine.
         replicas: Object.fromEntries(HOPS.map((h) => [h, 1])) as Record<(typeof HOPS)[number], number>,
-      }),
-      makeLogger('silent'),
-      // Each replica process compiles the chain before it is ready: minutes on a machine shared by many test runs.
-      { readyTimeoutMs: 300_000 }
-    );
-    proxy = await startProxy({
-      port,
-      prometheusUrl: undefined,
-      exporterUrls: [],
-      chainControlUrl: chain.controlUrl,
-      alertIntervalMs: 0,
-      dataDir: join(dir, 'data'),
+      },
+      proxy: (s) => ({ chainControlUrl: s.chain.controlUrl, alertIntervalMs: 0, dataDir: join(s.dir, 'data') }),
+      prometheus: false,
     });
+    ({ chain, proxy, dir } = stack);
   });
   after(async () => {
-    await chain?.stop();
-    await proxy?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   it('counts every answer on its path, grades each path, and the gate fails on the fall-back path with the figure', async () => {
