@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClientSummary, FallbackSummary, RunRecord, type RegressionVerdict, type RunFinish } from '../../../contract';
 import { mergeRun, type WorkerResult } from '../../../backend-proxy/src/runs/merge';
+import { latencies, summary as fixtureSummary } from '../../integration/db/run-fixtures';
 
 const T0 = 1_800_000_000_000;
-const lat = { count: 1, mean: 1, p50: 1, p90: 1, p95: 1, p99: 1, max: 1 };
 
 function fallback(primary: [number, number], light: [number, number], bucketS: number): FallbackSummary {
   const path = (p: 'primary' | 'fallback', model: string, [done, n]: [number, number]) => ({
@@ -28,25 +28,7 @@ function fallback(primary: [number, number], light: [number, number], bucketS: n
 }
 
 function worker(id: string, f: FallbackSummary, gate: RegressionVerdict): WorkerResult {
-  const summary = ClientSummary.parse({
-    durationS: 60,
-    sent: 100,
-    completed: 100,
-    succeeded: 100,
-    errors: { total: 0, byKind: {} },
-    timeouts: 0,
-    droppedClientSide: 0,
-    rps: { targetMean: 1, sent: 1, completed: 1 },
-    latencyMs: lat,
-    ttftMs: lat,
-    itlMs: lat,
-    tpotMs: lat,
-    outputTokens: 0,
-    outputTokensPerS: 0,
-    goodput: { good: 100, rps: 1, ratio: 1 },
-    schedule: { lateOver10ms: 0, lateRatio: 0, lateP99Ms: 1, lateMaxMs: 1 },
-    fallback: f,
-  });
+  const summary = ClientSummary.parse({ ...fixtureSummary(latencies(100, 200)), fallback: f });
   const finish: RunFinish = {
     workerId: id,
     endMs: T0 + 60_000,
