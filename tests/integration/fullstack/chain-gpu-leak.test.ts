@@ -10,20 +10,15 @@
  * bring held memory back down. Runs bpftrace, so tests/run.ts runs it alone.
  */
 import assert from 'node:assert/strict';
-import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../../bpf-exporter/src/config';
-import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
+import type { Exporter } from '../../../bpf-exporter/src/server';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { ChainAnswerInfo, RcaAnswer, TRACERESPONSE_RE, TraceDetail } from '../../../contract';
 import { ensureCudaStandIn } from '../../../loadgen/src/chain/gpu/cuda-stand-in';
-import { startSplitChain } from '../../../loadgen/src/chain/split';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
-import { loadChainConfig } from '../../../loadgen/src/config';
-import { makeLogger } from '../../../loadgen/src/log';
 import { waitFor } from '../bpf-exporter/helpers';
-import { exporterEvents, kernelSkipReason, unattachedProbes, type SplitChain } from './support';
+import { freePort } from '../../support/real-servers';
+import { exporterEvents, kernelSkipReason, startKernelChain, unattachedProbes, type SplitChain } from './support';
 
 const standIn = process.platform === 'linux' ? ensureCudaStandIn() : { ok: false as const, reason: 'not Linux' };
 const skip = kernelSkipReason() ?? (standIn.ok ? undefined : standIn.reason);
@@ -84,45 +79,23 @@ describe(
 
     before(async () => {
       if (!standIn.ok) return;
-      exp = await startExporter(
-        loadConfig({
-          HOPSCOPE_BPF_PORT: '0',
+      const proxyPort = await freePort();
+      ({ exp, chain } = await startKernelChain(
+        {
+          timeScale: 0.05,
+          samplerAdaptive: false,
+          vectorCacheHitRate: 0,
+          otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
+          // Two llm-vllm pods (one leaks, one does not), one of each other hop: fewer processes to start.
+          replicas: { ...DEFAULT_REPLICAS, rag: 1, 'llm-tgi': 1 },
+        },
+        {
           HOPSCOPE_BPF_NODE: 'gpu-node',
           HOPSCOPE_BPF_PROBES: 'gpu_memory_held,gpu_alloc_fail',
           HOPSCOPE_BPF_LIBCUDA: standIn.library,
           HOPSCOPE_BPF_SCAN_MS: '1000',
-        }),
-        pino({ level: 'warn' })
-      );
-      await exp.pipeline.settled(60_000);
-      // The chain's OTLP endpoint is fixed when it starts: hold a port for the proxy until the proxy takes it.
-      const holder = net.createServer();
-      await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
-      const proxyPort = (holder.address() as AddressInfo).port;
-      const cfg = loadChainConfig({
-        gatewayPort: 0,
-        controlPort: 0,
-        logLevel: 'silent',
-        timeScale: 0.05,
-        samplerAdaptive: false,
-        vectorCacheHitRate: 0,
-        otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
-        exporterUrl: exp.url,
-        // Two llm-vllm pods (one leaks, one does not), one of each other hop: fewer processes to start.
-        replicas: { ...DEFAULT_REPLICAS, rag: 1, 'llm-tgi': 1 },
-      });
-      try {
-        // Split mode picks its ports before forking the replicas: on this shared machine one may be taken meanwhile.
-        for (let attempt = 1; !chain; attempt++) {
-          try {
-            chain = await startSplitChain(cfg, makeLogger('silent'));
-          } catch (err) {
-            if (attempt >= 3) throw err;
-          }
         }
-      } finally {
-        await new Promise<void>((r) => holder.close(() => r()));
-      }
+      ));
       proxy = await startProxy({ port: proxyPort, exporterUrls: [exp.url], sourceTimeoutMs: 5000 });
       [leaking, other] = chain.hops.filter((h) => h.hop === 'llm-vllm').map((h) => h.pod);
     });

@@ -12,21 +12,16 @@
  * processes, and the fault reaches it through the chain's control API).
  */
 import assert from 'node:assert/strict';
-import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
-import { loadConfig } from '../../../bpf-exporter/src/config';
-import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
+import type { Exporter } from '../../../bpf-exporter/src/server';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { RcaAnswer, TraceDetail, type KernelEvent } from '../../../contract';
 import { ensureNcclStandIn } from '../../../loadgen/src/chain/gpu/nccl-stand-in';
-import { startSplitChain } from '../../../loadgen/src/chain/split';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
-import { loadChainConfig } from '../../../loadgen/src/config';
-import { makeLogger } from '../../../loadgen/src/log';
 import { waitFor } from '../bpf-exporter/helpers';
-import { exporterEvents, kernelSkipReason, unattachedProbes, type SplitChain } from './support';
+import { freePort } from '../../support/real-servers';
+import { exporterEvents, kernelSkipReason, startKernelChain, unattachedProbes, type SplitChain } from './support';
 
 const standIn = process.platform === 'linux' ? ensureNcclStandIn() : { ok: false as const, reason: 'not Linux' };
 const skip = kernelSkipReason() ?? (standIn.ok ? undefined : standIn.reason);
@@ -64,24 +59,9 @@ describe('nccl_timeout reaches the kernel: ncclAllReduce through the stand-in li
 
   before(async () => {
     if (!standIn.ok) return;
-    exp = await startExporter(
-      loadConfig({
-        HOPSCOPE_BPF_PORT: '0',
-        HOPSCOPE_BPF_NODE: 'gpu-node',
-        HOPSCOPE_BPF_PROBES: 'nccl_collective',
-        HOPSCOPE_BPF_SCAN_MS: '1000',
-      }),
-      pino({ level: 'warn' })
-    );
-    // The chain's OTLP endpoint is fixed when it starts: hold a port for the proxy until the proxy takes it.
-    const holder = net.createServer();
-    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
-    const proxyPort = (holder.address() as AddressInfo).port;
-    try {
-      const cfg = loadChainConfig({
-        gatewayPort: 0,
-        controlPort: 0,
-        logLevel: 'silent',
+    const proxyPort = await freePort();
+    ({ exp, chain } = await startKernelChain(
+      {
         timeScale: 0.05,
         samplerAdaptive: false,
         vectorCacheHitRate: 0,
@@ -89,19 +69,9 @@ describe('nccl_timeout reaches the kernel: ncclAllReduce through the stand-in li
         tensorParallel: 2,
         executeModelTimeoutS: WATCHDOG_S,
         otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
-        exporterUrl: exp.url,
-      });
-      // Split mode picks its ports before forking the replicas: on a shared machine one may be taken meanwhile.
-      for (let attempt = 1; !chain; attempt++) {
-        try {
-          chain = await startSplitChain(cfg, makeLogger('silent'));
-        } catch (err) {
-          if (attempt >= 3) throw err;
-        }
-      }
-    } finally {
-      await new Promise<void>((r) => holder.close(() => r()));
-    }
+      },
+      { HOPSCOPE_BPF_NODE: 'gpu-node', HOPSCOPE_BPF_PROBES: 'nccl_collective', HOPSCOPE_BPF_SCAN_MS: '1000' }
+    ));
     GROUP = chain.hops.find((h) => h.hop === 'llm-vllm')!.pod;
     RANK1 = `${GROUP}-1`;
     proxy = await startProxy({

@@ -25,16 +25,21 @@ export function kernelSkipReason(): string | undefined {
 }
 
 /**
- * Starts the exporter (tcp_connect, tcp_retransmit, tls_handshake probes) and the split chain registered with it; the
- * chain's other settings come from `chain` (its OTLP endpoint, time scale…). Resolves once the probes have settled.
+ * Starts the exporter (tcp_connect, tcp_retransmit, tls_handshake probes, unless `exporterEnv` says otherwise) and the
+ * split chain registered with it; the chain's other settings come from `chain` (its OTLP endpoint, time scale…).
+ * Resolves once the probes have settled.
  */
-export async function startKernelChain(chain: Partial<ChainConfig>): Promise<{ exp: Exporter; chain: SplitChain }> {
+export async function startKernelChain(
+  chain: Partial<ChainConfig>,
+  exporterEnv: Record<string, string> = {}
+): Promise<{ exp: Exporter; chain: SplitChain }> {
   const exp = await startExporter(
     loadConfig({
       HOPSCOPE_BPF_PORT: '0',
       HOPSCOPE_BPF_NODE: 'fs-node',
       HOPSCOPE_BPF_PROBES: 'tcp_connect,tcp_retransmit,tls_handshake',
       HOPSCOPE_BPF_NODE_BINARY: process.execPath,
+      ...exporterEnv,
     }),
     pino({ level: 'warn' })
   );
