@@ -18,13 +18,6 @@ export class HttpError extends Error {
   }
 }
 
-/** 503 with Retry-After: the proxy is saturated (back-pressure); a client should retry after `retryAfterS`. */
-export function overloaded(message: string, retryAfterS = 1): HttpError {
-  const e = new HttpError(503, 'overloaded', message);
-  e.headers = { 'Retry-After': String(retryAfterS) };
-  return e;
-}
-
 export const badRequest = (message: string, details?: unknown): HttpError =>
   new HttpError(400, 'bad_request', message, details);
 export const notFound = (message: string): HttpError => new HttpError(404, 'not_found', message);
