@@ -1,8 +1,11 @@
 /**
- * Builds the stand-in CUDA driver (libcuda.so.1 and llm-cuda-driver) now and prints where it is, so a bpf-exporter
- * started before the chain can be pointed at the library (HOPSCOPE_BPF_LIBCUDA). The chain builds it on first use too.
+ * Builds the stand-ins now — the CUDA driver (libcuda.so.1 and llm-cuda-driver) and NCCL (libnccl.so.2 and
+ * llm-nccl-rank, for HOPSCOPE_TP ≥ 2) — and prints where the CUDA library is, so a bpf-exporter started before the
+ * chain can be pointed at it (HOPSCOPE_BPF_LIBCUDA). The chain builds them on first use too; the Docker image ships
+ * what this builds.
  */
 import { ensureCudaStandIn, nativeDir } from '../src/chain/gpu/cuda-stand-in';
+import { ensureNcclStandIn } from '../src/chain/gpu/nccl-stand-in';
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(`Usage: tsx loadgen/native/build.ts [--json]
@@ -11,9 +14,17 @@ Builds loadgen/native/*.c with gcc into ${nativeDir()} (HOPSCOPE_NATIVE_DIR over
 there, then prints the library's path (for HOPSCOPE_BPF_LIBCUDA). Exit 1, with the reason, when it cannot (no gcc).`);
   process.exit(0);
 }
-const r = ensureCudaStandIn();
-if (!r.ok) {
-  console.error(`hopscope native: ${r.reason}`);
+const fail = (reason: string): never => {
+  console.error(`hopscope native: ${reason}`);
   process.exit(1);
-}
-console.log(process.argv.includes('--json') ? JSON.stringify({ library: r.library, driver: r.driver }) : r.library);
+};
+const cuda = ensureCudaStandIn();
+if (!cuda.ok) fail(cuda.reason);
+const nccl = ensureNcclStandIn();
+if (!nccl.ok) fail(nccl.reason);
+if (cuda.ok && nccl.ok)
+  console.log(
+    process.argv.includes('--json')
+      ? JSON.stringify({ library: cuda.library, driver: cuda.driver, nccl: { library: nccl.library, rank: nccl.rank } })
+      : cuda.library
+  );
