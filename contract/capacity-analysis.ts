@@ -186,7 +186,7 @@ export function analyseCapacity(
         service: null,
         pod: null,
         resource: 'unknown',
-        evidence: `${knee.why} at ${fmt(knee.step.offeredRps)} req/s, but no hop's saturation signal reached its limit${signals.length ? ` (${signals.length} read)` : ' (none read)'}`,
+        evidence: `${knee.why} at ${fmt(knee.step.offeredRps)} req/s, but no hop's saturation signal reached its limit${signals.length ? ` (${signals.length} read${closest(signals, knee.step.startMs, horizon)})` : ' (none read)'}`,
       };
     }
   } else if (used.length) {
@@ -202,6 +202,19 @@ export function analyseCapacity(
     note: notes.length ? notes.join('; ') : null,
     lowerBound: behind !== undefined,
   };
+}
+
+/** The signal nearest its limit from the knee on (`; nearest: …`), so an undecided bottleneck still points somewhere. */
+function closest(signals: readonly SaturationSignal[], from: number, to: number): string {
+  let best: { x: SaturationSignal; v: number; share: number } | undefined;
+  for (const x of signals) {
+    if (x.limit === null || x.limit <= 0) continue;
+    for (const [at, v] of x.points)
+      if (at >= from && at <= to && (!best || v / x.limit > best.share)) best = { x, v, share: v / x.limit };
+  }
+  if (!best) return '';
+  const show = UNIT[best.x.resource] ?? fmt;
+  return `; nearest: ${best.x.metric} on ${best.x.pod ?? best.x.service} at ${show(best.v)} (limit ${show(best.x.limit!)})`;
 }
 
 function s(cond: boolean, text: string): string {

@@ -54,6 +54,19 @@ describe('capacity analysis (pure)', () => {
     assert.match(c.bottleneck!.evidence, /achieved 8\.1 req\/s of 10 offered/);
   });
 
+  it('an undecided bottleneck points at the signal nearest its limit from the knee on', () => {
+    const steps = sweep([2, 4, 6, 8, 10, 12], [2, 4, 6, 7.9, 8.1, 8], { goodUpTo: 8 });
+    const cpu = (pod: string, v: (t: number) => number) =>
+      signal({ service: pod.split('-')[0], pod, resource: 'cpu', metric: 'rate(process_cpu_seconds_total)', limit: 0.9 }, 6, v);
+    // The gateway's 0.85 core comes before the knee (the 10 req/s step): it is not what the knee met.
+    const c = analyseCapacity(steps, [
+      cpu('embedding-1', (t) => (t >= T0 + 4 * STEP_MS ? 0.72 : 0.2)),
+      cpu('gateway-1', (t) => (t < T0 + STEP_MS ? 0.85 : 0.1)),
+    ]);
+    assert.equal(c.bottleneck?.resource, 'unknown');
+    assert.match(c.bottleneck!.evidence, /2 read; nearest: rate\(process_cpu_seconds_total\) on embedding-1 at 72% of a core \(limit 90% of a core\)/);
+  });
+
   it('a growing engine queue marks the knee before the client sees it, and names the hop, pod and resource', () => {
     const steps = sweep([2, 4, 6, 8, 10, 12], [2, 4, 6, 8, 9.5, 9.9]);
     const cpu = signal(
