@@ -4,7 +4,8 @@
  *  - a step **held its SLOs** when at least `sloAttainment` of its requests were good (the client decides per step);
  *    `maxGoodRps` is the highest offered rate of such a step;
  *  - the **knee** is the first step where achieved stops following offered (achieved < `follow` × offered over the
- *    step's settled half, by more than the count's noise 2√n + 1), or where an engine's queue starts to grow (≥ 1 waiting two points in a row),
+ *    step's settled half, by more than the count's noise 2√n + 1, or with every later step behind too, by more than
+ *    their pooled count's noise), or where an engine's queue starts to grow (≥ 1 waiting two points in a row),
  *    whichever comes first;
  *  - the **bottleneck** is the signal that saturated first (at or above its limit for two points in a row), up to the
  *    end of the run; `next` is the next one on another hop or resource. An engine queue that grows while that
@@ -111,11 +112,21 @@ export function analyseCapacity(
 
   // The knee: the client's figures, or an engine queue that starts to grow.
   let knee: { step: CapacityStep; why: string } | null = null;
-  for (const s of used) {
-    // Counted over the step's settled half: a deficit within the count's own noise (2√n + 1) is not a knee.
-    const expected = (s.offeredRps * (s.endMs - s.startMs)) / 2000;
-    const got = (s.achievedRps * (s.endMs - s.startMs)) / 2000;
-    if (s.achievedRps < follow * s.offeredRps && expected - got > 2 * Math.sqrt(expected) + 1) {
+  // Counted over each step's settled half: a deficit within the count's own noise (2√n + 1) is not a knee. Short steps
+  // (a ramp's windows) pool: a step behind, and every later one behind too, is a knee when their summed deficit is
+  // beyond the summed count's noise.
+  const behindFrom = (i: number): boolean => used.slice(i).every((x) => x.achievedRps < follow * x.offeredRps);
+  const deficit = (xs: readonly CapacityStep[]) => {
+    let expected = 0;
+    let got = 0;
+    for (const x of xs) {
+      expected += (x.offeredRps * (x.endMs - x.startMs)) / 2000;
+      got += (x.achievedRps * (x.endMs - x.startMs)) / 2000;
+    }
+    return expected - got > 2 * Math.sqrt(expected) + 1;
+  };
+  for (const [i, s] of used.entries()) {
+    if (s.achievedRps < follow * s.offeredRps && (deficit([s]) || (behindFrom(i) && deficit(used.slice(i))))) {
       knee = {
         step: s,
         why: `achieved ${fmt(s.achievedRps)} req/s of ${fmt(s.offeredRps)} offered`,

@@ -54,17 +54,43 @@ describe('capacity analysis (pure)', () => {
     assert.match(c.bottleneck!.evidence, /achieved 8\.1 req\/s of 10 offered/);
   });
 
+  it("a ramp's short windows pool: the first window behind, with every later one behind, is the knee", () => {
+    // 4 s windows (a 40 s ramp): each window's own deficit is within its count's noise, their sum is not.
+    const w = (i: number, offered: number, achieved: number): CapacityStep => ({
+      ...sweep([offered], [achieved])[0],
+      index: i,
+      startMs: T0 + i * 4000,
+      endMs: T0 + (i + 1) * 4000,
+    });
+    const plateau = [1.5, 2.6, 3.7, 4.8, 5.9, 7, 8.1, 9.2, 10.3, 11.4].map((o, i) => w(i, o, Math.min(o, 5)));
+    assert.equal(
+      analyseCapacity(plateau).kneeRps,
+      5.9,
+      '5 of 5.9 is behind (under 90 %), and so is every later window'
+    );
+    // One window behind, then caught up: noise, no knee.
+    const dip = [2, 3, 4, 5, 6, 7].map((o, i) => w(i, o, i === 3 ? 4 : o));
+    assert.equal(analyseCapacity(dip).kneeRps, null);
+  });
+
   it('an undecided bottleneck points at the signal nearest its limit from the knee on', () => {
     const steps = sweep([2, 4, 6, 8, 10, 12], [2, 4, 6, 7.9, 8.1, 8], { goodUpTo: 8 });
     const cpu = (pod: string, v: (t: number) => number) =>
-      signal({ service: pod.split('-')[0], pod, resource: 'cpu', metric: 'rate(process_cpu_seconds_total)', limit: 0.9 }, 6, v);
+      signal(
+        { service: pod.split('-')[0], pod, resource: 'cpu', metric: 'rate(process_cpu_seconds_total)', limit: 0.9 },
+        6,
+        v
+      );
     // The gateway's 0.85 core comes before the knee (the 10 req/s step): it is not what the knee met.
     const c = analyseCapacity(steps, [
       cpu('embedding-1', (t) => (t >= T0 + 4 * STEP_MS ? 0.72 : 0.2)),
       cpu('gateway-1', (t) => (t < T0 + STEP_MS ? 0.85 : 0.1)),
     ]);
     assert.equal(c.bottleneck?.resource, 'unknown');
-    assert.match(c.bottleneck!.evidence, /2 read; nearest: rate\(process_cpu_seconds_total\) on embedding-1 at 72% of a core \(limit 90% of a core\)/);
+    assert.match(
+      c.bottleneck!.evidence,
+      /2 read; nearest: rate\(process_cpu_seconds_total\) on embedding-1 at 72% of a core \(limit 90% of a core\)/
+    );
   });
 
   it('a growing engine queue marks the knee before the client sees it, and names the hop, pod and resource', () => {
