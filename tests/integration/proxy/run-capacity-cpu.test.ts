@@ -22,7 +22,7 @@ before(async () => {
   if (skip) return;
   stack = await startTestStack({
     tmpPrefix: 'run-capacity-cpu-',
-    split: {},
+    split: { readyTimeoutMs: 120_000 },
     chain: { timeScale: 0.2, samplerAdaptive: false, replicas: { ...DEFAULT_REPLICAS, embedding: 1 } },
     proxy: (s) => ({
       prometheusUrl: s.promUrl,

@@ -25,6 +25,7 @@ let dir: string;
 before(async () => {
   stack = await startTestStack({
     tmpPrefix: 'run-traces-',
+    split: { readyTimeoutMs: 120_000 },
     chain: { timeScale: 0.05, samplerAdaptive: true },
     proxy: (s) => ({ chainControlUrl: s.chain.controlUrl }),
     prometheus: false,
