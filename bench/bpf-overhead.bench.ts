@@ -325,7 +325,7 @@ try {
       const h = (await (await fetch(`${e.url}/health`)).json()) as { probes: Array<{ name: string; events: number }> };
       return h.probes.find((p) => p.name === 'gpu_alloc_fail')!.events;
     };
-    const secs = 5;
+    const secs = smoke(5, 1); // a smoke run (bench/lib/ab.ts): 1 s windows
     const window = async (rate: number) => {
       const before = {
         cpu: cpuSeconds(pid),

@@ -13,11 +13,12 @@ import { runLoad } from '../loadgen/src/load/driver';
 import type { Profile } from '../loadgen/src/load/profiles';
 import { benchLoad, constantProfile, cpuNow } from './lib/driver-load';
 import { StepTally } from '../loadgen/src/load/steps';
-import { abCompare, abRow, median, report } from './lib/ab';
+import { abCompare, abRow, median, report, smoke, SMOKE } from './lib/ab';
 
 const RPS = Number(process.env.BENCH_RPS ?? 2000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+// A smoke run (bench/lib/ab.ts): one round of each measure, the driver's rounds half a second long, no warm-up.
+const SECONDS = Number(process.env.BENCH_SECONDS ?? smoke(4, 0.5));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? smoke(7, 1));
 
 // (1) The analysis.
 const REQUESTS = 50_000;
@@ -112,8 +113,10 @@ const steps: Profile = {
   arrivals: 'uniform',
 };
 try {
-  await round(constant)();
-  await round(steps)();
+  if (!SMOKE) {
+    await round(constant)();
+    await round(steps)();
+  }
   const r = await abCompare({
     name: `driver CPU per request at ${RPS} req/s`,
     unit: 'µs',
