@@ -16,7 +16,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { ChainAnswerInfo, RcaAnswer, TRACERESPONSE_RE, TraceDetail } from '../../../contract';
 import { ensureCudaStandIn } from '../../../loadgen/src/chain/gpu/cuda-stand-in';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
-import { waitFor } from '../bpf-exporter/helpers';
+import { waitFor } from '../bpf-exporter/http';
 import { freePort } from '../../support/real-servers';
 import { exporterEvents, kernelSkipReason, startKernelChain, unattachedProbes, type SplitChain } from './support';
 
