@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { KernelEventList, type KernelEvent } from '../../../contract';
-import { getJson, waitFor } from './helpers';
+import { getJson, waitFor } from './http';
 
 const log = pino({ level: 'silent' });
 const T0 = 1_700_000_000_000;

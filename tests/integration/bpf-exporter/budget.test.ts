@@ -14,7 +14,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { KernelEventList, type KernelEvent } from '../../../contract';
-import { child, getJson, has, probeSkipReason, sh, waitFor } from './helpers';
+import { child, has, probeSkipReason, sh } from './helpers';
+import { getJson, waitFor } from './http';
 
 const skip = probeSkipReason();
 const here = import.meta.dirname;

@@ -14,7 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
-import { child, getJson, has, probeSkipReason, sh, waitFor, waitForEvents } from './helpers';
+import { child, has, probeSkipReason, sh, waitForEvents } from './helpers';
+import { getJson, waitFor } from './http';
 
 const skip = probeSkipReason() ?? (has('gcc') ? undefined : 'gcc missing: cannot build the stand-in libcuda.so.1');
 const here = import.meta.dirname;

@@ -2,7 +2,8 @@
  * The exporter's exposure (runs anywhere: replay mode, no eBPF): with HOPSCOPE_BPF_TOKEN, /register and the event API
  * answer 401 without the bearer token while /metrics and /health stay open; it may then bind a non-loopback address
  * (without a token it refuses to); the SSE subscriber after the cap gets 503; a connection that sends its headers
- * too slowly is closed within the headers timeout.
+ * too slowly is closed within the headers timeout. It times that close (under 3 s), so it runs with no other test file
+ * beside it (hopscope-test: alone).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
-import { sse } from './helpers';
+import { sse } from './http';
 
 const log = pino({ level: 'silent' });
 const TOKEN = 'bx-token-0123456789abcdef';

@@ -14,7 +14,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { MAX_FILES_PER_KIND } from '../../../bpf-exporter/src/core/uprobe-files';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
-import { child, getJson, has, probeSkipReason, sh, waitFor, waitForEvents } from './helpers';
+import { child, has, probeSkipReason, sh, waitForEvents } from './helpers';
+import { getJson, waitFor } from './http';
 
 const skip =
   probeSkipReason() ??

@@ -20,7 +20,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import type { KernelEvent } from '../../../contract';
-import { child, getJson, has, probeSkipReason, sh, waitFor, waitForEvents } from './helpers';
+import { child, has, probeSkipReason, sh, waitForEvents } from './helpers';
+import { getJson, waitFor } from './http';
 import { recording, startKubeReplay } from './kube-replay';
 
 const log = pino({ level: 'silent' });

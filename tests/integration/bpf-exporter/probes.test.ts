@@ -14,7 +14,8 @@ import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import type { KernelEvent } from '../../../contract';
 import { KernelEventList } from '../../../contract';
-import { child, getJson, has, probeSkipReason, sh, waitFor, waitForEvents } from './helpers';
+import { child, has, probeSkipReason, sh, waitForEvents } from './helpers';
+import { getJson, waitFor } from './http';
 
 const skip = probeSkipReason();
 const here = import.meta.dirname;

@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { KERNEL_EVENT_TYPES, KernelEventList, type KernelEvent, type KernelEventType } from '../../../contract';
-import { getJson, sse, waitFor } from './helpers';
+import { getJson, sse, waitFor } from './http';
 
 const log = pino({ level: 'silent' });
 const T0 = 1_700_000_000_000;

@@ -16,7 +16,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { ChainAnswerInfo, RcaAnswer, TRACERESPONSE_RE, TraceDetail } from '../../../contract';
 import { ensureCudaStandIn } from '../../../loadgen/src/chain/gpu/cuda-stand-in';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
-import { waitFor } from '../bpf-exporter/helpers';
+import { waitFor } from '../bpf-exporter/http';
 import { freePort } from '../../support/real-servers';
 import { exporterEvents, kernelSkipReason, startKernelChain, unattachedProbes, type SplitChain } from './support';
 
@@ -148,6 +148,9 @@ describe(
     });
 
     test('the leak: held memory climbs in the records and the metric, FB_USED follows, root cause names the pod before any OOM', async () => {
+      // FB_USED includes the KV cache of the requests in flight at a replica's last report (every 500 ms): read both
+      // pods once a report has come after the previous test's requests ended (idle), as the reading after the leak is.
+      await sleep(600);
       const fbBefore = await fbUsed(leaking);
       const fbOtherBefore = await fbUsed(other);
       const res = await fetch(`${chain.controlUrl}/faults`, {
@@ -179,12 +182,24 @@ describe(
       );
       const heldNow = await metric('hopscope_gpu_memory_held_bytes', leaking);
       assert.ok(heldNow < 4 * GiB, `${heldNow} B: not yet the whole pool`);
-      assert.equal(await metric('hopscope_gpu_memory_held_bytes', other), 0, 'the other pod holds nothing');
       assert.deepEqual(
         await exporterEvents(exp, `from=${from - 1000}&to=${Date.now() + 1000}&type=gpu_alloc_fail`),
         [],
         'no allocation failed yet'
       );
+      // The other pod served requests meanwhile (round robin): each one's allocation is freed when it ends, but an
+      // allocation and its free may straddle a kernel flush, so the metric is read once every counted allocation has its
+      // free counted too; then it holds nothing (a leak there would never get there).
+      const otherSeen = await waitFor(
+        `${other}: every counted allocation freed`,
+        async () => {
+          const allocs = await metric('hopscope_gpu_memory_calls_total', other, 'call="alloc"');
+          const frees = await metric('hopscope_gpu_memory_calls_total', other, 'call="free"');
+          return allocs === frees ? { allocs, held: await metric('hopscope_gpu_memory_held_bytes', other) } : undefined;
+        },
+        10_000
+      ).catch(async () => ({ allocs: -1, held: await metric('hopscope_gpu_memory_held_bytes', other) }));
+      assert.equal(otherSeen.held, 0, `the other pod holds nothing (allocations counted: ${otherSeen.allocs})`);
 
       const all = await exporterEvents(exp, `from=${from - 1000}&to=${Date.now() + 1000}&type=gpu_memory_held`);
       // Growth past 256 MiB is the leak's alone (a request's own allocation, ~70 MiB, may leave a record on either pod).

@@ -14,7 +14,7 @@ import { startExporter, type Exporter } from '../../../bpf-exporter/src/server';
 import { ChainAnswerInfo } from '../../../contract';
 import { ensureCudaStandIn } from '../../../loadgen/src/chain/gpu/cuda-stand-in';
 import { startChain, type RunningChain } from '../../../loadgen/src/chain/start';
-import { waitFor } from '../bpf-exporter/helpers';
+import { waitFor } from '../bpf-exporter/http';
 import { exporterEvents, kernelSkipReason, unattachedProbes } from './support';
 
 const standIn = process.platform === 'linux' ? ensureCudaStandIn() : { ok: false as const, reason: 'not Linux' };

@@ -19,7 +19,7 @@ import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server
 import { RcaAnswer, TraceDetail, type KernelEvent } from '../../../contract';
 import { ensureNcclStandIn } from '../../../loadgen/src/chain/gpu/nccl-stand-in';
 import { DEFAULT_REPLICAS } from '../../../loadgen/src/chain/topology';
-import { waitFor } from '../bpf-exporter/helpers';
+import { waitFor } from '../bpf-exporter/http';
 import { freePort } from '../../support/real-servers';
 import { exporterEvents, kernelSkipReason, startKernelChain, unattachedProbes, type SplitChain } from './support';
 

@@ -16,7 +16,8 @@ import type { Exporter } from '../../../bpf-exporter/src/server';
 import { PodKernelEventsAnswer, RcaAnswer, TraceDetail, TraceList, type KernelEvent } from '../../../contract';
 import { startProxy, type RunningProxy } from '../../../backend-proxy/src/server';
 import { chat } from '../loadgen/support';
-import { has, waitFor } from '../bpf-exporter/helpers';
+import { has } from '../bpf-exporter/helpers';
+import { waitFor } from '../bpf-exporter/http';
 import {
   exporterEvents as eventsOf,
   kernelSkipReason,
