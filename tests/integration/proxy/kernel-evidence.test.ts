@@ -227,11 +227,13 @@ describe('kernel evidence kept from the real exporter', { skip }, () => {
     );
   });
 
-  test('SIGKILL of the proxy process while events stream in: after a restart every event is kept, once', async () => {
+  test('SIGKILL of the proxy process while events stream in: after a restart every event is kept, once', async (t) => {
     const d2 = join(dir, 'data-kill9');
     const env = { HOPSCOPE_DATA_DIR: d2, HOPSCOPE_EXPORTER_URLS: exporter.url, HOPSCOPE_PROMETHEUS_URL: 'none' };
     const tStart = Date.now();
     let p = await startProxyProcess(env);
+    // Stopped however the test ends: a child left running keeps the file (and the stage) waiting.
+    t.after(() => p.kill9().catch(() => undefined));
     await new Promise((r) => setTimeout(r, 1500)); // subscribed
     const burst = failer.run('fail 40');
     await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 150)));
