@@ -28,6 +28,7 @@ process.on('message', (m: ToReplica) => {
   if (m.type === 'fault-start') chain.faults.mirror(m.fault);
   else if (m.type === 'fault-end') chain.faults.end(m.id);
   else if (m.type === 'settings') chain.settings.vectorCacheHitRate = m.vectorCacheHitRate;
+  else if (m.type === 'flush') void chain.forceFlush().finally(() => send({ type: 'flushed', id: m.id }));
 });
 const llm = chain.llm.get(pod);
 if (llm) {

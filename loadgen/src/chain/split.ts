@@ -22,9 +22,15 @@ import { HOPS, replicasOf } from './topology';
 export type ToReplica =
   | { type: 'fault-start'; fault: Fault }
   | { type: 'fault-end'; id: string }
-  | { type: 'settings'; vectorCacheHitRate: number };
+  | { type: 'settings'; vectorCacheHitRate: number }
+  | { type: 'flush'; id: number };
 export type FromReplica =
-  { type: 'ready'; pod: string; gpuDriverPid?: number } | { type: 'engine'; pod: string; stats: EngineStats };
+  | { type: 'ready'; pod: string; gpuDriverPid?: number }
+  | { type: 'engine'; pod: string; stats: EngineStats }
+  | { type: 'flushed'; id: number };
+
+/** How long `forceFlush` waits for a replica's span export to be acknowledged. */
+const FLUSH_TIMEOUT_MS = 10_000;
 
 /** The kernel's ephemeral range: outgoing connections take source ports from it. */
 function ephemeralLow(): number {
@@ -88,6 +94,8 @@ export async function startSplitChain(
   }
   const children: ChildProcess[] = [];
   const chainRef: { chain?: RunningChain } = {};
+  const flushes = new Map<number, (child: ChildProcess) => void>();
+  let nextFlush = 0;
   const readyPods = new Set<string>();
   const gpuDriverPids: Record<string, number> = {};
   // Built once here, before the LLM replica processes start and would race to build it.
@@ -134,6 +142,7 @@ export async function startSplitChain(
           if (m.gpuDriverPid) gpuDriverPids[m.pod] = m.gpuDriverPid;
         }
         if (m.type === 'engine') chainRef.chain?.remoteEngines.set(m.pod, m.stats);
+        if (m.type === 'flushed') flushes.get(m.id)?.(child);
       });
       child.on('exit', (code, sig) => {
         if (!stopping) log.error({ pod: r.pod, code, sig }, 'replica process exited');
@@ -164,6 +173,28 @@ export async function startSplitChain(
     chain.faults.on('start', (f: Fault) => broadcast({ type: 'fault-start', fault: f }));
     chain.faults.on('end', (f: Fault) => broadcast({ type: 'fault-end', id: f.id }));
     chain.onSettings = () => broadcast({ type: 'settings', vectorCacheHitRate: chain.settings.vectorCacheHitRate });
+    // The replicas export their own spans: a flush of the chain is each replica's flush, acknowledged.
+    const flushParent = chain.forceFlush;
+    chain.forceFlush = async () => {
+      const id = nextFlush++;
+      const live = children.filter((c) => c.connected);
+      const pending = new Set(live);
+      const acked = new Promise<void>((resolve) => {
+        const done = setTimeout(resolve, FLUSH_TIMEOUT_MS);
+        flushes.set(id, (c) => {
+          pending.delete(c);
+          if (!pending.size) {
+            clearTimeout(done);
+            resolve();
+          }
+        });
+        if (!pending.size) resolve();
+      });
+      for (const c of live) c.send({ type: 'flush', id } satisfies ToReplica);
+      await Promise.all([flushParent(), acked]);
+      flushes.delete(id);
+      if (pending.size) log.warn({ replicas: pending.size }, 'span flush not acknowledged by every replica');
+    };
     const stopParent = chain.stop;
     chain.stop = async () => {
       stopping = true;
