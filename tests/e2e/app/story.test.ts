@@ -214,7 +214,9 @@ test(
       const slow = panel(page, 'Slowest traces through rag').getByRole('link');
       await slow.first().waitFor();
 
-      // a slow trace → its root cause ranks the injected hop first
+      // a slow trace → its root cause ranks the injected hop first. The trace listed ended at the gateway, so each of
+      // its hops' spans has ended too, perhaps still in its hop's export batch: flushed now, the trace is whole.
+      await stack.chain.forceFlush();
       await slow.first().click();
       await page.getByTestId(testIds.page.container('trace')).waitFor();
       assert.match(pathAndQuery(page).pathname, /^\/a\/hopscope-rca-app\/traces\/[0-9a-f]{32}$/);
