@@ -1,6 +1,5 @@
 /**
- * The tests' stack builder (today the integration tests on a load test's client metrics; the e2e stacks are to move
- * onto it):
+ * The tests' stack builder (the integration tests on a load test's client metrics, the e2e app and runs stories):
  * the simulated chain (real hops, its spans to the proxy's embedded store, real /metrics), the real backend proxy, a
  * real Prometheus (/usr/bin/prometheus, the demo's command line and scrape jobs from scripts/demo-parts/prometheus.ts:
  * the chain's hops and the running load-test workers) and, when asked, the Grafana-compatible host serving the built

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import { STAND_IN_IDS } from '../../host/client/hostTestIds';
 import { startHost, type RunningHost } from '../../host/server';
@@ -22,7 +22,7 @@ import {
   startStandInProxy,
   type StandInProxy,
 } from '../../host/standInProxy';
-import { CHROMIUM_PATH, launchBrowser, screenshot } from '../../support/browser';
+import { CHROMIUM_PATH, launchTestBrowser, screenshot, type TestBrowser } from '../../support/browser';
 import { appUrl, DIST, startTestHost } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
 import {
@@ -45,7 +45,7 @@ const PROM_UID = 'my-prometheus';
 
 let proxy: StandInProxy;
 let host: RunningHost;
-let browser: Browser;
+let browser: TestBrowser;
 
 before(async () => {
   if (skip) {
@@ -53,7 +53,7 @@ before(async () => {
   }
   proxy = await startStandInProxy();
   host = await startTestHost({ proxyUrl: proxy.url, jsonData: { prometheusDatasourceUid: PROM_UID } });
-  browser = await launchBrowser();
+  browser = await launchTestBrowser();
 });
 
 after(async () => {

@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import { AlertRulesExport, RcaAnswer, RcaRangeAnswer, SavedRcaAnswer, ServicesAnswer } from '../../../contract';
-import { launchBrowser, SCREENSHOT_DIR } from '../../support/browser';
+import { launchTestBrowser, SCREENSHOT_DIR, type TestBrowser } from '../../support/browser';
 import { finish, latencies, registration } from '../../integration/db/run-fixtures';
 import { appUrl } from '../../support/host';
 import { openAppPage, testIds } from './support/pages';
@@ -32,7 +32,7 @@ const hasChromium = (() => {
 const skip = hasChromium ? false : 'no /usr/bin/chromium';
 
 let stack: Stack;
-let browser: Browser;
+let browser: TestBrowser;
 const RANGE = { from: 'now-10m', to: 'now' };
 const visited: Record<string, string> = {};
 
@@ -41,7 +41,7 @@ before(async () => {
     return;
   }
   stack = await startStack({ rps: 6 });
-  browser = await launchBrowser();
+  browser = await launchTestBrowser();
   // Healthy traffic first: the root-cause engine compares each hop with its recent healthy baseline.
   await waitFor(
     'healthy traces in the proxy',
@@ -80,7 +80,8 @@ async function settleAndShoot(page: Page, name: string, theme: 'dark' | 'light')
   await page.locator('[data-testid^="data-testid Panel header"]').first().waitFor();
   const loading = '[aria-label="Panel loading bar"]';
   await waitFor(`${name} loaded`, async () => (await page.locator(loading).count()) === 0, 20_000, 200);
-  await page.waitForTimeout(300);
+  // What the last answers drew is painted (two frames), then the picture.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `app-${name}-${theme}.png`), fullPage: true });
 }
@@ -169,11 +170,19 @@ test(
         60_000
       );
 
-      // The spike: reload the overview (as the refresh picker would); rag's P99 is now above a second.
-      await page.reload({ waitUntil: 'domcontentloaded' });
+      // The spike: reload the overview (as the refresh picker would) until rag's P99 is above a second (pages do not
+      // poll: a reload before enough of the fault's traces were in would keep its lower P99).
       const ragLink = serviceBar(page, 'rag');
-      await ragLink.waitFor();
-      await waitFor('rag P99 above 1 s on the overview', async () => (await serviceP99Ms(page, 'rag')) > 1000, 15_000);
+      await waitFor(
+        'rag P99 above 1 s on the overview',
+        async () => {
+          await page.reload({ waitUntil: 'domcontentloaded' });
+          await ragLink.waitFor();
+          return (await serviceP99Ms(page, 'rag')) > 1000;
+        },
+        60_000,
+        1000
+      );
       // The fault is drawn as a marker on the charts (from the chain's fault API, through the proxy's annotations).
       const rpsChart = panel(page, 'Requests / s').getByTestId(hostPanelIds.timeseries);
       await waitFor(
@@ -205,7 +214,9 @@ test(
       const slow = panel(page, 'Slowest traces through rag').getByRole('link');
       await slow.first().waitFor();
 
-      // a slow trace → its root cause ranks the injected hop first
+      // a slow trace → its root cause ranks the injected hop first. The trace listed ended at the gateway, so each of
+      // its hops' spans has ended too, perhaps still in its hop's export batch: flushed now, the trace is whole.
+      await stack.chain.forceFlush();
       await slow.first().click();
       await page.getByTestId(testIds.page.container('trace')).waitFor();
       assert.match(pathAndQuery(page).pathname, /^\/a\/hopscope-rca-app\/traces\/[0-9a-f]{32}$/);

@@ -4,12 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import { startProxy } from '../../../backend-proxy/src/server';
 import { HealthAnswer } from '../../../contract';
 import type { RunningHost } from '../../host/server';
-import { launchBrowser, openPage, screenshot, waitForHost, type PageProblems } from '../../support/browser';
+import {
+  launchTestBrowser,
+  openPage,
+  screenshot,
+  waitForHost,
+  type PageProblems,
+  type TestBrowser,
+} from '../../support/browser';
 import { configUrl, startTestHost } from '../../support/host';
 
 const ids = {
@@ -40,7 +47,7 @@ describe('foundation: config page and data proxy', () => {
   const token = `hopscope-e2e-${process.pid}`;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let host: RunningHost;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let problems: PageProblems;
 
@@ -48,7 +55,7 @@ describe('foundation: config page and data proxy', () => {
     proxy = await startProxy({ port: 0, token });
     // The host starts with a wrong URL and no token: the config page must fix both.
     host = await startTestHost({ proxyUrl: 'http://127.0.0.1:9' });
-    browser = await launchBrowser();
+    browser = await launchTestBrowser();
     ({ page, problems } = await openPage(browser, configUrl(host)));
   });
   after(async () => {

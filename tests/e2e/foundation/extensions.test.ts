@@ -7,12 +7,19 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { RunningHost } from '../../host/server';
 import { EXTENSION_POINT_IDS } from '../../host/client/hostTestIds';
 import { FROM, NOW, startStandInProxy, TRACE_ID, type StandInProxy } from '../../host/standInProxy';
-import { CHROMIUM_PATH, launchBrowser, openPage, waitForHost, type PageProblems } from '../../support/browser';
+import {
+  CHROMIUM_PATH,
+  launchTestBrowser,
+  openPage,
+  waitForHost,
+  type PageProblems,
+  type TestBrowser,
+} from '../../support/browser';
 import { startTestHost } from '../../support/host';
 
 const skip = existsSync(CHROMIUM_PATH) ? false : `no Chromium at ${CHROMIUM_PATH}`;
@@ -20,7 +27,7 @@ const LINK = 'Root cause in Hopscope';
 
 let proxy: StandInProxy;
 let host: RunningHost;
-let browser: Browser;
+let browser: TestBrowser;
 
 before(async () => {
   if (skip) {
@@ -28,7 +35,7 @@ before(async () => {
   }
   proxy = await startStandInProxy();
   host = await startTestHost({ proxyUrl: proxy.url });
-  browser = await launchBrowser();
+  browser = await launchTestBrowser();
 });
 
 after(async () => {

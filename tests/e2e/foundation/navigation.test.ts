@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import { startProxy } from '../../../backend-proxy/src/server';
 import type { RunningHost } from '../../host/server';
-import { launchBrowser, openPage, screenshot, type PageProblems } from '../../support/browser';
+import { launchTestBrowser, openPage, screenshot, type PageProblems, type TestBrowser } from '../../support/browser';
 import { appUrl, startTestHost } from '../../support/host';
 
 async function expectPage(page: Page, route: string, title: string): Promise<void> {
@@ -24,14 +24,14 @@ async function expectPage(page: Page, route: string, title: string): Promise<voi
 describe('foundation: navigation', () => {
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let host: RunningHost;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let problems: PageProblems;
 
   before(async () => {
     proxy = await startProxy({ port: 0 });
     host = await startTestHost({ proxyUrl: proxy.url });
-    browser = await launchBrowser();
+    browser = await launchTestBrowser();
     ({ page, problems } = await openPage(browser, appUrl(host)));
   });
   after(async () => {

@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 
 import { startProxy } from '../../../backend-proxy/src/server';
 import type { RunningHost } from '../../host/server';
-import { launchBrowser, screenshot, waitForHost, watchProblems } from '../../support/browser';
+import { launchTestBrowser, screenshot, waitForHost, watchProblems, type TestBrowser } from '../../support/browser';
 import { appUrl, startTestHost } from '../../support/host';
 
 const PAGES = [
@@ -22,14 +22,14 @@ const PAGES = [
 describe('foundation: every page in both themes', () => {
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let host: RunningHost;
-  let browser: Browser;
+  let browser: TestBrowser;
 
   before(async () => {
     // The real backend proxy (no sources behind it): pages that call it get real answers, and a page whose calls
     // fail shows up here as console errors or failed requests.
     proxy = await startProxy({ port: 0 });
     host = await startTestHost({ proxyUrl: proxy.url });
-    browser = await launchBrowser();
+    browser = await launchTestBrowser();
   });
   after(async () => {
     await browser?.close();

@@ -4,21 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import type { Browser } from 'playwright-core';
 
 import { startProxy } from '../../../backend-proxy/src/server';
 import type { RunningHost } from '../../host/server';
-import { launchBrowser, openPage } from '../../support/browser';
+import { launchTestBrowser, openPage, type TestBrowser } from '../../support/browser';
 import { appUrl, startTestHost } from '../../support/host';
 
 let proxy: Awaited<ReturnType<typeof startProxy>>;
 let host: RunningHost;
-let browser: Browser;
+let browser: TestBrowser;
 
 before(async () => {
   proxy = await startProxy({ port: 0 });
   host = await startTestHost({ proxyUrl: proxy.url, pluginBaseUrl: 'cdn/hopscope-rca-app/0.1.0' });
-  browser = await launchBrowser();
+  browser = await launchTestBrowser();
 });
 after(async () => {
   await browser?.close();

@@ -10,11 +10,18 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 
 import { RunRecord } from '../../../contract';
 import { testIds } from '../../../src/testIds';
-import { launchBrowser, openPage, screenshot, waitForHost, type OpenedPage } from '../../support/browser';
+import {
+  launchTestBrowser,
+  openPage,
+  screenshot,
+  waitForHost,
+  type OpenedPage,
+  type TestBrowser,
+} from '../../support/browser';
 import { appUrl } from '../../support/host';
 import { PROMETHEUS, startRunsStack, storyScenario, waitFor, type RunsStack } from './support/stack';
 
@@ -27,7 +34,7 @@ const skip = !existsSync('/usr/bin/chromium')
 const FAULT_MS = 600;
 
 let stack: RunsStack;
-let browser: Browser;
+let browser: TestBrowser;
 let first: Awaited<ReturnType<RunsStack['load']>>;
 let second: Awaited<ReturnType<RunsStack['load']>>;
 
@@ -53,9 +60,22 @@ before(async () => {
   ]);
   first = await stack.load('story-1', ['--scenario', scenario, '--no-faults']);
   second = await stack.load('story-2', ['--scenario', scenario, '--baseline-run', 'story-1']);
-  // vLLM's last samples of the second run's window scraped; the browser only now (the runs had the CPUs).
-  await new Promise((r) => setTimeout(r, 2500));
-  browser = await launchBrowser();
+  // vLLM's last samples of the second run's window scraped (every hop scraped after the run's end); the browser only
+  // now (the runs had the CPUs).
+  const r2 = RunRecord.parse(await (await fetch(`${stack.proxy.url}/api/runs/story-2`)).json());
+  await waitFor(
+    "every hop scraped after the second run's end",
+    async () => {
+      const q = encodeURIComponent('min(timestamp(up{job="chain"}))');
+      const r = (await (await fetch(`${stack.promUrl}/api/v1/query?query=${q}`)).json()) as {
+        data: { result: Array<{ value: [number, string] }> };
+      };
+      return Number(r.data.result[0]?.value[1] ?? 0) * 1000 > (r2.endMs ?? Infinity);
+    },
+    30_000,
+    250
+  );
+  browser = await launchTestBrowser();
 });
 
 after(async () => {
@@ -106,7 +126,8 @@ async function shoot(page: Page, name: string): Promise<void> {
     (document.activeElement as HTMLElement | null)?.blur();
     window.scrollTo(0, 0);
   });
-  await page.waitForTimeout(500);
+  // The blur and the scroll painted (two frames), then the picture.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await screenshot(page, name);
 }
 

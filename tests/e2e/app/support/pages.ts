@@ -1,10 +1,10 @@
 /** Browser helpers for the app's e2e: pages opened through the host at a fixed viewport, and test-id lookups. */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import { testIds } from '../../../../src/testIds';
-import { openPage, waitForHost, type OpenedPage } from '../../../support/browser';
+import { openPage, waitForHost, type OpenedPage, type TestBrowser } from '../../../support/browser';
 
-export async function openAppPage(browser: Browser, url?: string): Promise<OpenedPage> {
+export async function openAppPage(browser: TestBrowser, url?: string): Promise<OpenedPage> {
   const opened = await openPage(browser, undefined, { viewport: { width: 1440, height: 900 } });
   if (url) {
     await opened.page.goto(url, { waitUntil: 'domcontentloaded' });

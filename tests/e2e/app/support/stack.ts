@@ -2,22 +2,23 @@
  * The whole stack for the app's end-to-end story, every server on a free port: the simulated chain (real hops, real
  * OpenTelemetry spans and /metrics), a real Prometheus scraping it, the real backend proxy (embedded trace store,
  * Prometheus, the chain's fault API for annotations), the Grafana-compatible host serving the built plugin, and the
- * chain's load driver sending steady traffic until stopped.
+ * chain's load driver sending steady traffic until stopped. Built with the tests' stack builder
+ * (tests/support/stack.ts), plus the exporter replaying recorded kernel events and the load.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 
-import { startProxy, type RunningProxy } from '../../../../backend-proxy/src/server';
+import type { RunningProxy } from '../../../../backend-proxy/src/server';
 import { loadConfig as loadExporterConfig } from '../../../../bpf-exporter/src/config';
 import { startExporter, type Exporter } from '../../../../bpf-exporter/src/server';
 import type { KernelEvent } from '../../../../contract';
 import { podName } from '../../../../loadgen/src/chain/topology';
-import { startChain, type RunningChain } from '../../../../loadgen/src/chain/start';
+import type { RunningChain } from '../../../../loadgen/src/chain/start';
 import { runLoad } from '../../../../loadgen/src/load/driver';
-import { freePort, startPrometheus, type RealServer } from '../../../support/real-servers';
-import { startTestHost } from '../../../support/host';
+import type { RealServer } from '../../../support/real-servers';
+import { startTestStack } from '../../../support/stack';
 import type { RunningHost } from '../../../host/server';
 import { waitFor as pollUntil } from '../../../support/wait';
 
@@ -32,39 +33,21 @@ export interface Stack {
 }
 
 export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
-  const stops: Array<() => Promise<unknown>> = [];
-  const close = async (): Promise<void> => {
-    for (const stop of stops.reverse()) {
-      await stop().catch(() => undefined);
-    }
-  };
+  // Kernel evidence: every hop runs inside this one test process, so live probes could not tell its pods apart.
+  // The exporter replays a recording instead (its documented mode for that case; every event says mode "replay"):
+  // slow TLS handshakes and retransmits on the rag pods, quick handshakes elsewhere, spaced in real time. It starts
+  // first, since the proxy is told its URL.
+  const dir = mkdtempSync(join(tmpdir(), `hopscope-e2e-app-kernel-${process.pid}-`));
+  const recording = join(dir, 'kernel.jsonl');
+  writeFileSync(
+    recording,
+    kernelRecording(process.pid)
+      .map((e) => JSON.stringify(e))
+      .join('\n') + '\n'
+  );
+  let exporter: Exporter;
   try {
-    // The chain exports spans to the proxy, which needs the chain's control URL: learn a free port for the proxy first.
-    const proxyPort = await freePort();
-    const chain = await startChain({
-      gatewayPort: 0,
-      controlPort: 0,
-      hopPort: 0,
-      timeScale: 0.1,
-      otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
-      samplerBaseRate: 1,
-      logLevel: 'silent',
-      seed: 7,
-    });
-    stops.push(() => chain.stop());
-    // Kernel evidence: every hop runs inside this one test process, so live probes could not tell its pods apart.
-    // The exporter replays a recording instead (its documented mode for that case; every event says mode "replay"):
-    // slow TLS handshakes and retransmits on the rag pods, quick handshakes elsewhere, spaced in real time.
-    const dir = mkdtempSync(join(tmpdir(), 'hopscope-e2e-app-'));
-    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const recording = join(dir, 'kernel.jsonl');
-    writeFileSync(
-      recording,
-      kernelRecording(process.pid)
-        .map((e) => JSON.stringify(e))
-        .join('\n') + '\n'
-    );
-    const exporter = await startExporter(
+    exporter = await startExporter(
       loadExporterConfig({
         HOPSCOPE_BPF_PORT: '0',
         HOPSCOPE_BPF_NODE: 'cpu-node-0',
@@ -74,25 +57,30 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
       }),
       pino({ level: 'silent' })
     );
-    stops.push(() => exporter.stop());
-    const prometheus = await startPrometheus(
-      chain.targets().flatMap((t) => t.targets),
-      '1s'
-    );
-    stops.push(() => prometheus.stop());
-    const proxy = await startProxy({
-      port: proxyPort,
-      prometheusUrl: prometheus.url,
-      exporterUrls: [exporter.url],
-      chainControlUrl: chain.controlUrl,
-      logLevel: 'silent',
-    });
-    stops.push(() => proxy.close());
-    const host = await startTestHost({ proxyUrl: proxy.url });
-    stops.push(() => host.close());
-    // The PNG export renders app views from the host.
-    proxy.config.appUrl = host.url;
-
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const stopExporter = async (): Promise<void> => {
+    await exporter.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // The chain (its spans to the proxy), a real Prometheus scraping its hops (static targets with their pod labels),
+  // the real proxy (Prometheus, the replaying exporter, the chain's fault API for annotations) and the host serving
+  // the built plugin, the proxy's PNG export rendering app views from it.
+  const stack = await startTestStack({
+    tmpPrefix: 'hopscope-e2e-app-',
+    chain: { timeScale: 0.1, samplerBaseRate: 1, seed: 7 },
+    proxy: ({ chain }) => ({ exporterUrls: [exporter.url], chainControlUrl: chain.controlUrl }),
+    prometheus: { chain: 'static' },
+    host: true,
+  }).catch(async (err: unknown) => {
+    await stopExporter().catch(() => undefined);
+    throw err;
+  });
+  stack.onClose(stopExporter);
+  const { chain, proxy } = stack;
+  try {
     const abort = new AbortController();
     const load = runLoad({
       target: chain.gatewayUrl,
@@ -118,7 +106,7 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
       abort.abort();
       await load;
     };
-    stops.push(stopLoad);
+    stack.onClose(stopLoad);
     // Ready when a dashboard opened now has data: Prometheus has scraped the traffic at least twice (a rate needs
     // two samples) and both backends' request rates are there. Pages do not poll, so a page opened earlier would
     // keep its "no data" answer.
@@ -136,9 +124,17 @@ export async function startStack(opts: { rps?: number } = {}): Promise<Stack> {
       },
       60_000
     );
-    return { chain, exporter, prometheus, proxy, host, stopLoad, close };
+    return {
+      chain,
+      exporter,
+      prometheus: stack.prometheus!,
+      proxy,
+      host: stack.host!,
+      stopLoad,
+      close: stack.close,
+    };
   } catch (err) {
-    await close();
+    await stack.close();
     throw err;
   }
 }

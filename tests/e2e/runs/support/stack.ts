@@ -3,20 +3,16 @@
  * proxy's embedded store, real /metrics), a real Prometheus scraping the chain (its HTTP SD) and the running
  * load-test workers (the proxy's HTTP SD, the demo's own scrape job), the real backend proxy on an embedded PGlite in a
  * temp dir, the Grafana-compatible host serving the built plugin, and `hopscope-load` itself (`main()` of
- * loadgen/src/cli.ts) for each run.
+ * loadgen/src/cli.ts) for each run. Built with the tests' stack builder (tests/support/stack.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startProxy, type RunningProxy } from '../../../../backend-proxy/src/server';
-import { startChain, type RunningChain } from '../../../../loadgen/src/chain/start';
+import type { RunningProxy } from '../../../../backend-proxy/src/server';
+import type { RunningChain } from '../../../../loadgen/src/chain/start';
 import { main } from '../../../../loadgen/src/cli';
-import { runsScrapeJob } from '../../../../scripts/demo-parts/prometheus';
 import type { RunningHost } from '../../../host/server';
-import { freePort } from '../../../support/real-servers';
-import { startTestHost } from '../../../support/host';
+import { startTestStack } from '../../../support/stack';
 import { waitFor as pollUntil } from '../../../support/wait';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
@@ -33,78 +29,27 @@ export interface RunsStack {
 }
 
 export async function startRunsStack(opts: { timeScale?: number } = {}): Promise<RunsStack> {
-  const stops: Array<() => Promise<unknown>> = [];
-  const close = async (): Promise<void> => {
-    for (const stop of stops.reverse()) {
-      await stop().catch(() => undefined);
-    }
-  };
-  try {
-    const dir = mkdtempSync(join(tmpdir(), 'hopscope-e2e-runs-'));
-    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const proxyPort = await freePort();
-    const promPort = await freePort();
-    const promUrl = `http://127.0.0.1:${promPort}`;
-    const chain = await startChain({
-      gatewayPort: 0,
-      controlPort: 0,
-      hopPort: 0,
+  const stack = await startTestStack({
+    tmpPrefix: 'hopscope-e2e-runs-',
+    chain: {
       timeScale: opts.timeScale ?? 0.1,
-      logLevel: 'silent',
-      otlpEndpoint: `http://127.0.0.1:${proxyPort}/v1/traces`,
       samplerAdaptive: false,
       samplerBaseRate: 1,
       hopTimeoutMs: 5000,
       seed: 11,
-    });
-    stops.push(() => chain.stop());
-    const proxy = await startProxy({
-      port: proxyPort,
-      prometheusUrl: promUrl,
-      exporterUrls: [],
+    },
+    proxy: ({ chain, dir }) => ({
       chainControlUrl: chain.controlUrl,
       alertIntervalMs: 0,
       dataDir: join(dir, 'data'),
       scrapeIntervalMs: 1000,
-      logLevel: 'silent',
-    });
-    stops.push(() => proxy.close());
-    writeFileSync(
-      join(dir, 'prometheus.yml'),
-      `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: chain\n    http_sd_configs:\n      - url: ${chain.controlUrl}/targets\n        refresh_interval: 1s\n${runsScrapeJob(proxy.url, { refresh: '1s' })}`
-    );
-    const prom: ChildProcess = spawn(
-      PROMETHEUS,
-      [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'prom')}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-        '--log.level=warn',
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }
-    );
-    stops.push(
-      () =>
-        new Promise<void>((resolve) => {
-          if (prom.exitCode !== null) return resolve();
-          prom.once('exit', () => resolve());
-          prom.kill('SIGTERM');
-          setTimeout(() => prom.exitCode === null && prom.kill('SIGKILL'), 5000).unref();
-        })
-    );
-    let stderr = '';
-    prom.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-2000);
-    });
-    await waitFor(
-      'Prometheus ready',
-      async () =>
-        (await fetch(`${promUrl}/-/ready`)).ok || (prom.exitCode !== null && Promise.reject(new Error(stderr))),
-      30_000,
-      200
-    );
+    }),
+    // The chain's hops through its HTTP SD, the running load-test workers through the proxy's (the demo's jobs).
+    prometheus: { chain: 'sd', runs: true },
+    host: true,
+  });
+  const { chain, proxy, promUrl, dir } = stack;
+  try {
     // The chain's hops scraped before any run, so the window's increase() of vLLM's counters starts from a sample.
     await waitFor(
       'the chain scraped',
@@ -117,45 +62,45 @@ export async function startRunsStack(opts: { timeScale?: number } = {}): Promise
       30_000,
       250
     );
-    const host = await startTestHost({ proxyUrl: proxy.url });
-    stops.push(() => host.close());
-
-    const load: RunsStack['load'] = async (runId, args) => {
-      let err = '';
-      const out = join(dir, `${runId}.json`);
-      const code = await main(
-        [
-          '--target',
-          chain.gatewayUrl,
-          '--control',
-          chain.controlUrl,
-          '--run-id',
-          runId,
-          '--report',
-          proxy.url,
-          '--metrics',
-          'prometheus',
-          '--quiet',
-          '--spool-dir',
-          join(dir, 'spool'),
-          '--json',
-          out,
-          ...args,
-        ],
-        () => {},
-        (s) => {
-          err += s;
-        },
-        { env: {} }
-      );
-      await chain.forceFlush();
-      return { code, err, json: JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown> };
-    };
-    return { chain, proxy, promUrl, host, dir, load, close };
   } catch (err) {
-    await close();
+    await stack.close();
     throw err;
   }
+
+  // The load's own flags last, so a run can override the stack's (a warm-up reports nowhere: `--report none`);
+  // tests/support/stack.ts hopscopeLoad puts them first.
+  const load: RunsStack['load'] = async (runId, args) => {
+    let err = '';
+    const out = join(dir, `${runId}.json`);
+    const code = await main(
+      [
+        '--target',
+        chain.gatewayUrl,
+        '--control',
+        chain.controlUrl,
+        '--run-id',
+        runId,
+        '--report',
+        proxy.url,
+        '--metrics',
+        'prometheus',
+        '--quiet',
+        '--spool-dir',
+        join(dir, 'spool'),
+        '--json',
+        out,
+        ...args,
+      ],
+      () => {},
+      (s) => {
+        err += s;
+      },
+      { env: {} }
+    );
+    await chain.forceFlush();
+    return { code, err, json: JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown> };
+  };
+  return { chain, proxy, promUrl, host: stack.host!, dir, load, close: stack.close };
 }
 
 /** The e2e stacks start slowly: a minute by default, polled every 500 ms. */
