@@ -180,6 +180,7 @@ export async function startSplitChain(
       const live = children.filter((c) => c.connected);
       const pending = new Set(live);
       const acked = new Promise<void>((resolve) => {
+        if (!pending.size) return resolve();
         const done = setTimeout(resolve, FLUSH_TIMEOUT_MS);
         flushes.set(id, (c) => {
           pending.delete(c);
@@ -188,7 +189,6 @@ export async function startSplitChain(
             resolve();
           }
         });
-        if (!pending.size) resolve();
       });
       for (const c of live) c.send({ type: 'flush', id } satisfies ToReplica);
       await Promise.all([flushParent(), acked]);
