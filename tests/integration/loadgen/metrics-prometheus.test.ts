@@ -260,19 +260,23 @@ describe('chain metrics scraped by a real Prometheus', { skip }, () => {
         fast: await q('hopscope_request_duration_seconds_bucket', ',le="0.25"'),
       };
     };
-    /** Waits until Prometheus has scraped everything served so far (its rag count equals rag's own). */
+    /**
+     * Waits until Prometheus has scraped everything served so far: for every service, its summed count equals what the
+     * service's own pods count. Each hop records a request when its answer ends, so a caller (vector-cache) records
+     * after its callee (rag): waiting for one service alone races the others' scrapes.
+     */
     const settled = async () => {
-      let want = 0;
-      for (const h of chain.hops.filter((x) => x.hop === 'rag')) {
+      const want: Record<string, number> = {};
+      for (const h of chain.hops) {
         const text = await (await fetch(h.metricsUrl)).text();
-        want += [...text.matchAll(/hopscope_request_duration_seconds_count\{route="\/v1\/retrieve"\} (\d+)/g)].reduce(
-          (n, m) => n + Number(m[1]),
-          0
-        );
+        for (const m of text.matchAll(/^hopscope_request_duration_seconds_count\{([^}]*)\} (\d+)/gm)) {
+          if (m[1].includes('route="unknown"')) continue;
+          want[h.hop] = (want[h.hop] ?? 0) + Number(m[2]);
+        }
       }
       return waitFor('scrape', async () => {
         const s = await snapshot();
-        return s.count.rag === want ? s : undefined;
+        return Object.entries(want).every(([svc, n]) => (s.count[svc] ?? 0) === n) ? s : undefined;
       });
     };
     const a = await settled();
