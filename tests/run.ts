@@ -1,13 +1,14 @@
 /**
- * Runs every suite, stage by stage, and ends with one line `total: N passed, N failed, N skipped`.
- * Stages: static (typecheck, lint, schemas) → unit → integration (real servers) → e2e (Chromium through the host).
- * Each test file runs in its own Node process (node:test, as `node --test` does), `concurrency` of them at a time; a
- * file that uses the kernel's shared, root-only state (bpftrace probes, nftables, tracefs, cgroups, network
- * namespaces: see `EXCLUSIVE`, matched on the file and the test helpers it imports) runs alone, since a probe sees
+ * Runs every suite and ends with one line `total: N passed, N failed, N skipped`.
+ * Stages: static (typecheck, lint, schemas), unit, integration (real servers), e2e (Chromium through the host).
+ * Each test file runs in its own Node process (node:test, as `node --test` does), in three phases (see `phases`):
+ * static and unit two at a time; integration two at a time beside e2e one at a time; then each integration file
+ * that uses the kernel's shared, root-only state (bpftrace probes, nftables, tracefs, cgroups, network namespaces:
+ * see `EXCLUSIVE`, matched on the file and the test helpers it imports) or times answers, alone, since a probe sees
  * every process's traffic and a fault rule every process's packets. At the end, each file's wall and CPU time
  * (the process and everything it waited for: browsers, servers) is printed, slowest first, before the total line.
  * Files start longest first (the wall times of `tests/durations.json`, written by `--record-durations` after a full
- * run; a file not in it counts as 30 s), so a stage does not end on its longest file started last.
+ * run; a file not in it counts as 30 s), so a phase does not end on its longest file started last.
  * Usage: tsx tests/run.ts [stage ...] [--only <substring>] [--record-durations]
  */
 import { spawn } from 'node:child_process';
@@ -178,27 +179,64 @@ function runFile(stage: Stage, file: string, exclusive: boolean): Promise<FileRe
   });
 }
 
-/** Runs a stage's files, `concurrency` at a time; an exclusive file waits for the others to end and runs alone. */
-async function runStage(stage: Stage, files: string[]): Promise<FileResult[]> {
-  const queue = files.map((file) => ({
-    file,
-    exclusive: !!stage.exclusive && stage.concurrency > 1 && isExclusive(file),
-  }));
-  // The shared ones first, the exclusive ones after, one by one; the longest first within each.
-  queue.sort((a, b) => Number(a.exclusive) - Number(b.exclusive) || expectedS(b.file) - expectedS(a.file));
+interface Job {
+  stage: Stage;
+  file: string;
+  exclusive: boolean;
+}
+
+/**
+ * Runs jobs longest first, at most `total` at a time and at most a stage's `concurrency` of that stage; an exclusive
+ * job waits for every other to end and runs alone.
+ */
+async function runPool(jobs: Job[], total: number): Promise<FileResult[]> {
+  const queue = [...jobs].sort(
+    (a, b) => Number(a.exclusive) - Number(b.exclusive) || expectedS(b.file) - expectedS(a.file)
+  );
   const results: FileResult[] = [];
-  const running = new Set<Promise<void>>();
-  for (const item of queue) {
-    while (running.size >= (item.exclusive ? 1 : stage.concurrency)) await Promise.race(running);
-    const p: Promise<void> = runFile(stage, item.file, item.exclusive).then((r) => {
+  const running = new Map<Promise<void>, Job>();
+  const busy = (stage: Stage): number => [...running.values()].filter((j) => j.stage === stage).length;
+  const fits = (j: Job): boolean =>
+    j.exclusive ? running.size === 0 : running.size < total && busy(j.stage) < j.stage.concurrency;
+  while (queue.length) {
+    const i = queue.findIndex(fits);
+    if (i < 0) {
+      await Promise.race(running.keys());
+      continue;
+    }
+    const [job] = queue.splice(i, 1);
+    const p: Promise<void> = runFile(job.stage, job.file, job.exclusive).then((r) => {
       results.push(r);
       running.delete(p);
     });
-    running.add(p);
-    if (item.exclusive) await p;
+    running.set(p, job);
+    if (job.exclusive) await p;
   }
-  await Promise.all(running);
+  await Promise.all(running.keys());
   return results;
+}
+
+/**
+ * The stages' files in three phases, so both cores stay busy without two files that must not meet running together:
+ * static and unit together (CPU-bound, no shared state); then integration two at a time beside the e2e stage's
+ * browser one at a time (e2e mostly waits on its browser: half a core idle when it ran on its own); then the
+ * integration files that use the kernel's shared state or time answers, each alone.
+ */
+function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job[]; total: number }> {
+  const jobs = stages.flatMap((stage) =>
+    testFiles(stage.dir, only).map((file) => ({
+      stage,
+      file,
+      exclusive: !!stage.exclusive && stage.concurrency > 1 && isExclusive(file),
+    }))
+  );
+  const of = (names: string[], exclusive: boolean): Job[] =>
+    jobs.filter((j) => names.includes(j.stage.name) && j.exclusive === exclusive);
+  return [
+    { name: 'static + unit', jobs: of(['static', 'unit'], false), total: 2 },
+    { name: 'integration + e2e', jobs: of(['integration', 'e2e'], false), total: 3 },
+    { name: 'integration, alone', jobs: of(['integration'], true), total: 1 },
+  ].filter((ph) => ph.jobs.length);
 }
 
 const argv = process.argv.slice(2);
@@ -208,25 +246,28 @@ const wanted = argv.filter((a, i) => !a.startsWith('--') && (onlyIdx < 0 || i !=
 const total: Counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
 const all: FileResult[] = [];
 const started = Date.now();
-for (const stage of STAGES) {
-  if (wanted.length && !wanted.includes(stage.name)) continue;
-  const files = testFiles(stage.dir, only);
-  if (!files.length) continue;
-  console.log(`\n=== ${stage.name}: ${files.length} file(s) ===`);
+for (const phase of phases(
+  STAGES.filter((s) => !wanted.length || wanted.includes(s.name)),
+  only
+)) {
+  console.log(`\n=== ${phase.name}: ${phase.jobs.length} file(s) ===`);
   const t0 = Date.now();
-  const results = await runStage(stage, files);
-  const c = results.reduce(
+  const results = await runPool(phase.jobs, phase.total);
+  console.log(`--- ${phase.name}: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const r of results) total.failures.push(...r.failures);
+  all.push(...results);
+}
+for (const stage of STAGES) {
+  const rs = all.filter((r) => r.stage === stage.name);
+  if (!rs.length) continue;
+  const c = rs.reduce(
     (s, r) => ({ passed: s.passed + r.passed, failed: s.failed + r.failed, skipped: s.skipped + r.skipped }),
     { passed: 0, failed: 0, skipped: 0 }
   );
-  console.log(
-    `--- ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped (${((Date.now() - t0) / 1000).toFixed(0)} s)`
-  );
+  console.log(`--- ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
   total.passed += c.passed;
   total.failed += c.failed;
   total.skipped += c.skipped;
-  for (const r of results) total.failures.push(...r.failures);
-  all.push(...results);
 }
 if (all.length) {
   console.log('\nPer file (wall s, CPU s of the file and its children; * ran alone), slowest first:');
