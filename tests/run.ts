@@ -115,6 +115,22 @@ function childCpuSeconds(times: string): number {
   return [...line.matchAll(/(\d+)m([\d.]+)s/g)].reduce((s, m) => s + Number(m[1]) * 60 + Number(m[2]), 0);
 }
 
+/** The process groups of the files running now, ended with the runner when it is interrupted. */
+const groups = new Set<number>();
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const)
+  process.on(signal, () => {
+    for (const pid of groups)
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    process.exit(code);
+  });
+
 /** Runs one test file in its own Node process (through `sh`, whose `times` reports its CPU), output kept until done. */
 function runFile(stage: Stage, file: string, exclusive: boolean): Promise<FileResult> {
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-tests-'));
@@ -136,6 +152,7 @@ function runFile(stage: Stage, file: string, exclusive: boolean): Promise<FileRe
       detached: true, // its own process group, so a timeout ends the file's servers and browsers with it
       env: { ...process.env, HOPSCOPE_TEST_STAGE: stage.name },
     });
+    groups.add(child.pid!);
     let output = '';
     let times = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -152,6 +169,7 @@ function runFile(stage: Stage, file: string, exclusive: boolean): Promise<FileRe
     }, stage.timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
+      groups.delete(child.pid!);
       let counts: Counts;
       try {
         counts = JSON.parse(readFileSync(countFile, 'utf8'));
@@ -232,10 +250,15 @@ function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job
   );
   const of = (names: string[], exclusive: boolean): Job[] =>
     jobs.filter((j) => names.includes(j.stage.name) && j.exclusive === exclusive);
+  const phase = (names: string[], exclusive: boolean, total: number) => {
+    const js = of(names, exclusive);
+    const present = names.filter((n) => js.some((j) => j.stage.name === n)).join(' + ');
+    return { name: exclusive ? `${present}, each alone` : present, jobs: js, total };
+  };
   return [
-    { name: 'static + unit', jobs: of(['static', 'unit'], false), total: 2 },
-    { name: 'integration + e2e', jobs: of(['integration', 'e2e'], false), total: 3 },
-    { name: 'integration, alone', jobs: of(['integration'], true), total: 1 },
+    phase(['static', 'unit'], false, 2),
+    phase(['integration', 'e2e'], false, 3),
+    phase(['integration'], true, 1),
   ].filter((ph) => ph.jobs.length);
 }
 
