@@ -48,6 +48,9 @@ export async function launchTestBrowser(): Promise<TestBrowser> {
     args: CHROMIUM_ARGS,
     viewport: DEFAULT_VIEWPORT,
   });
+  // A page's first load compiles the host's bundle (no code cache yet): with two test files at a time on two cores,
+  // give navigations twice Playwright's 30 s default before calling the page broken.
+  profile.setDefaultNavigationTimeout(60_000);
   // The profile's first tab stays open (a persistent context ends with its last page) and clears the sites' data.
   const keeper = profile.pages()[0] ?? (await profile.newPage());
   const origins = new Set<string>();
@@ -173,7 +176,7 @@ export async function gotoHostPage(page: Page, url: string): Promise<void> {
   await waitForHost(page);
 }
 
-export async function waitForHost(page: Page, timeoutMs = 30_000): Promise<void> {
+export async function waitForHost(page: Page, timeoutMs = 60_000): Promise<void> {
   await page.waitForFunction(() => document.body?.dataset.hostState !== 'loading', undefined, { timeout: timeoutMs });
   const state = await page.evaluate(() => document.body.dataset.hostState);
   if (state !== 'ready') {
