@@ -2,8 +2,8 @@
  * Runs every suite and ends with one line `total: N passed, N failed, N skipped`.
  * Stages: static (typecheck, lint, schemas), unit, integration (real servers), e2e (Chromium through the host).
  * Each test file runs in its own Node process (node:test, as `node --test` does), in three phases (see `phases`):
- * static and unit two at a time; integration two at a time beside e2e one at a time; then each integration file
- * that uses the kernel's shared, root-only state (bpftrace probes, nftables, tracefs, cgroups, network namespaces:
+ * static and unit two at a time; integration two at a time beside e2e one at a time; then each integration or e2e
+ * file that uses the kernel's shared, root-only state (bpftrace probes, nftables, tracefs, cgroups, network namespaces:
  * see `EXCLUSIVE`, matched on the file and the test helpers it imports) or times answers, alone, since a probe sees
  * every process's traffic and a fault rule every process's packets. At the end, each file's wall and CPU time
  * (the process and everything it waited for: browsers, servers) is printed, slowest first, before the total line.
@@ -43,7 +43,7 @@ const STAGES: Stage[] = [
   { name: 'static', dir: 'tests/static', concurrency: 2, timeoutMs: 15 * 60_000 },
   { name: 'unit', dir: 'tests/unit', concurrency: 2, timeoutMs: 5 * 60_000 },
   { name: 'integration', dir: 'tests/integration', concurrency: 2, timeoutMs: 10 * 60_000, exclusive: true },
-  { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
+  { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000, exclusive: true },
 ];
 
 /** The last recorded wall time of each file (tests/durations.json), to start the longest first. */
@@ -238,14 +238,14 @@ async function runPool(jobs: Job[], total: number): Promise<FileResult[]> {
  * The stages' files in three phases, so both cores stay busy without two files that must not meet running together:
  * static and unit together (CPU-bound, no shared state); then integration two at a time beside the e2e stage's
  * browser one at a time (e2e mostly waits on its browser: half a core idle when it ran on its own); then the
- * integration files that use the kernel's shared state or time answers, each alone.
+ * integration and e2e files that use the kernel's shared state or that CPU starvation would move, each alone.
  */
 function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job[]; total: number }> {
   const jobs = stages.flatMap((stage) =>
     testFiles(stage.dir, only).map((file) => ({
       stage,
       file,
-      exclusive: !!stage.exclusive && stage.concurrency > 1 && isExclusive(file),
+      exclusive: !!stage.exclusive && isExclusive(file),
     }))
   );
   const of = (names: string[], exclusive: boolean): Job[] =>
@@ -258,7 +258,7 @@ function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job
   return [
     phase(['static', 'unit'], false, 2),
     phase(['integration', 'e2e'], false, 3),
-    phase(['integration'], true, 1),
+    phase(['integration', 'e2e'], true, 1),
   ].filter((ph) => ph.jobs.length);
 }
 
