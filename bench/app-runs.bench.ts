@@ -18,7 +18,7 @@ import { startProxy, type RunningProxy } from '../backend-proxy/src/server';
 import { finish, latencies, registration } from '../tests/integration/db/run-fixtures';
 import { launchBrowser } from '../tests/support/browser';
 import { appUrl, startTestHost } from '../tests/support/host';
-import { abCompare, abRow, median, report, smoke } from './lib/ab';
+import { abCompare, abRow, median, report, smoke, SMOKE } from './lib/ab';
 
 const ROUNDS = smoke(Math.max(5, Number(process.env.HOPSCOPE_BENCH_ROUNDS ?? 7)), 1);
 const TARGET_MS = 300;
@@ -129,9 +129,11 @@ try {
     await page.getByTestId('data-testid Panel header Load-test runs').waitFor({ timeout: 60_000 });
     pages.push(page);
   }
-  // Warm-up: a first visit of each page (code, plans, caches).
-  await openRuns(pages[0], 0, BIG);
-  await openRuns(pages[1], 0, SMALL);
+  // Warm-up: a first visit of each page (code, plans, caches); a smoke run (bench/lib/ab.ts) needs none.
+  if (!SMOKE) {
+    await openRuns(pages[0], 0, BIG);
+    await openRuns(pages[1], 0, SMALL);
+  }
   let round = 1;
   const proxyShare: number[] = [];
   const ab = await abCompare({

@@ -16,14 +16,15 @@
  *
  * Usage: npx tsx bench/db-memory.bench.ts [--rounds N]   (default 5, the figures in docs/deploy.md; ~2 min a round)
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pino from 'pino';
 import type { Database, Queryable } from '../backend-proxy/src/db/types';
-import { migrate } from '../backend-proxy/src/db/migrations';
+import { checksum, migrate, MIGRATIONS } from '../backend-proxy/src/db/migrations';
 import { servePglite, startPglite } from '../backend-proxy/src/db/pglite';
 import { RunsService } from '../backend-proxy/src/runs/service';
 import {
@@ -158,6 +159,33 @@ function runChild(bundle: string, a: ChildArgs): Promise<ChildResult> {
   return runMeasured<ChildResult>(bundle, { envVar: CHILD_ENV, args: a, what: `${a.variant} ${a.scenario}:` });
 }
 
+/**
+ * The in-memory template as the old code made it (initdb in this process, migrated, dumped), made once per PGlite
+ * build, settings and migrations and kept beside the child's bundle: it is set-up, not measured, and its initdb was
+ * most of a smoke run's CPU. Answers the file's path.
+ */
+async function cachedBeforeTemplate(): Promise<string> {
+  const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify([entry, statSync(entry).size, statSync(entry).mtimeMs, BEFORE_PARAMS, MIGRATIONS.map(checksum)])
+    )
+    .digest('hex')
+    .slice(0, 16);
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const file = join(root, 'node_modules', '.cache', 'hopscope', `db-memory-before-template-${key}.tar`);
+  if (existsSync(file)) return file;
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}`;
+  try {
+    await makeBeforeTemplate(tmp);
+    renameSync(tmp, file); // another run may have made it meanwhile: the same bytes' worth
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return file;
+}
+
 /** The in-memory template as the old code made it: initdb in this process, migrated, dumped. */
 async function makeBeforeTemplate(file: string): Promise<void> {
   const log = pino({ level: 'silent' });
@@ -181,7 +209,6 @@ async function parent(): Promise<void> {
   const rounds = ri > 0 ? Math.max(1, Number(process.argv[ri + 1])) : smoke(5, 1);
   const bundle = await bundleChild(fileURLToPath(import.meta.url), 'db-memory-bench');
   const dir = mkdtempSync(join(tmpdir(), 'hopscope-bench-dbmem-'));
-  const beforeTemplate = join(dir, 'before-template.tar');
   const scenarios: Scenario[] = ['file', 'reopened', 'memory'];
   const results: Record<Scenario, Record<Variant, ChildResult[]>> = {
     file: { before: [], after: [] },
@@ -189,7 +216,7 @@ async function parent(): Promise<void> {
     memory: { before: [], after: [] },
   };
   try {
-    await makeBeforeTemplate(beforeTemplate);
+    const beforeTemplate = await cachedBeforeTemplate();
     // The 'after' template (the temp dir's, as every proxy and test makes it): made once here if absent, not counted
     // (a smoke run, whose figures are not read, lets its first in-memory child make it).
     if (!SMOKE) await runChild(bundle, { variant: 'after', scenario: 'memory', beforeTemplate });

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { abCompare, abRow, median, report, smoke } from './lib/ab';
+import { abCompare, abRow, median, report, smoke, SMOKE } from './lib/ab';
 import { runLoad, type Summary } from '../loadgen/src/load/driver';
 
 const RPS = Number(process.env.BENCH_RPS ?? smoke(300, 50));
@@ -120,9 +120,11 @@ const round = (label: 'on' | 'off', c: typeof on) => async () => {
   return s.succeeded / s.durationS;
 };
 try {
-  // Warm-up (JIT, connection pools) on both.
-  await round('on', on)();
-  await round('off', off)();
+  // Warm-up (JIT, connection pools) on both; a smoke run (bench/lib/ab.ts) needs none.
+  if (!SMOKE) {
+    await round('on', on)();
+    await round('off', off)();
+  }
   sums.on.length = sums.off.length = cpu.on.length = cpu.off.length = 0;
   const r = await abCompare({
     name: `completed req/s at ${RPS} req/s offered`,

@@ -5,7 +5,7 @@
  * Prints requests/s, latency percentiles, errors, and the proxy's RSS sampled every second (bounded memory).
  */
 import autocannon from 'autocannon';
-import { report, smoke } from './lib/ab';
+import { report, smoke, SMOKE } from './lib/ab';
 import { startProxyProcess } from './proxy-child';
 import { startPrometheus } from '../tests/support/real-servers';
 import { startChainMetrics } from '../tests/integration/proxy/chain-metrics';
@@ -30,8 +30,9 @@ async function rssMb(): Promise<number> {
 
 try {
   const now = Date.now();
-  // 5,000 traces × 3 spans, in batches, plus one slow trace to root-cause.
-  for (let b = 0; b < 50; b++) {
+  // 5,000 traces × 3 spans, in batches, plus one slow trace to root-cause (a smoke run, bench/lib/ab.ts: the batch
+  // holding the slow trace only).
+  for (const b of smoke([...Array(50).keys()], [42])) {
     const spans = [];
     for (let i = 0; i < 100; i++) {
       const k = b * 100 + i;
@@ -43,7 +44,7 @@ try {
       body: JSON.stringify(otlp(spans)),
     });
   }
-  await new Promise((r) => setTimeout(r, 5000));
+  await new Promise((r) => setTimeout(r, smoke(5000, 0)));
   const range = 'from=now-15m&to=now';
   const paths = [
     `/api/golden?${range}`,
@@ -64,6 +65,8 @@ try {
     url: proxy.url,
     connections: CONNECTIONS,
     duration: DURATION,
+    // A smoke run: each path twice, however long they take (a cold proxy on a busy machine may answer none in 1 s).
+    ...(SMOKE ? { amount: 2 * paths.length } : {}),
     requests: paths.map((path) => ({ method: 'GET', path })),
     timeout: 30,
   });

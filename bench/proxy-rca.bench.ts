@@ -16,7 +16,7 @@
  */
 import { request } from 'undici';
 import type { KernelEvent, Span } from '../contract';
-import { abCompare, abRow, report, smoke } from './lib/ab';
+import { abCompare, abRow, report, smoke, SMOKE } from './lib/ab';
 import { startProxy } from '../backend-proxy/src/server';
 import { buildBaseline, rankTrace } from '../backend-proxy/src/rca';
 import { TraceStore } from '../backend-proxy/src/store/trace-store';
@@ -133,8 +133,11 @@ try {
         await proxy.close();
       }
     };
-    await engine();
-    await firstClick();
+    if (!SMOKE) {
+      // Warm-up (a smoke run, bench/lib/ab.ts, whose figures are not read, needs none).
+      await engine();
+      await firstClick();
+    }
     const cold = await abCompare({
       name: `${n} spans: first click (cold)`,
       unit: 'ms',

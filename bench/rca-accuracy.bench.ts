@@ -9,7 +9,12 @@
 import { report, smoke } from './lib/ab';
 import { buildBaseline, rankTrace, rankWindow } from '../backend-proxy/src/rca';
 import { loadNezhaCases, nezhaBeforeInjection, nezhaFaultFree, nezhaWindow } from '../tests/support/rca/nezha';
-import { CHAIN_HOPS, FAULT_KINDS, syntheticHealthy, syntheticTrace } from '../tests/support/rca/synthetic';
+import {
+  CHAIN_HOPS as ALL_HOPS,
+  FAULT_KINDS as ALL_KINDS,
+  syntheticHealthy,
+  syntheticTrace,
+} from '../tests/support/rca/synthetic';
 import type { KernelEvent, Span } from '../contract';
 import { fixture } from '../tests/support/fixtures';
 
@@ -17,6 +22,12 @@ const DIR = process.env.NEZHA_DIR ?? fixture('rca', 'nezha-ob');
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const rankOf = (list: string[], want: string): number => list.indexOf(want) + 1 || Infinity;
 const uniq = (xs: string[]): string[] => [...new Set(xs)];
+// A smoke run (bench/lib/ab.ts) takes every section's path on the smallest inputs: one fault kind at one hop, a
+// baseline of 20 healthy traces, windows of 10 traces (3 faulted).
+const FAULT_KINDS = smoke(ALL_KINDS, ALL_KINDS.slice(0, 1));
+const CHAIN_HOPS = smoke(ALL_HOPS, ALL_HOPS.slice(0, 1));
+const HEALTHY = smoke(200, 20);
+const WINDOW = smoke(30, 10);
 
 // 1. Nezha.
 {
@@ -90,7 +101,7 @@ const uniq = (xs: string[]): string[] => [...new Set(xs)];
 }
 
 // 2. Our chain, per trace.
-const baseline = buildBaseline(syntheticHealthy(42, 200));
+const baseline = buildBaseline(syntheticHealthy(42, HEALTHY));
 const SEEDS = smoke(20, 1);
 for (const [label, scale] of [
   ['default magnitudes', 1],
@@ -155,7 +166,7 @@ for (const [label, scale] of [
     for (const hop of CHAIN_HOPS) {
       const traces: Span[][] = [];
       const events: KernelEvent[] = [];
-      for (let i = 0; i < 30; i++) {
+      for (let i = 0; i < WINDOW; i++) {
         const tr = syntheticTrace({
           seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50,
           fault: i % 10 < 3 ? { hop, kind } : undefined,
@@ -172,7 +183,7 @@ for (const [label, scale] of [
     }
   }
   report(
-    'Our chain, window RCA (30 traces, 30% faulted)',
+    `Our chain, window RCA (${WINDOW} traces, 30% faulted)`,
     [{ windows: total, 'AC@1': pct(at1 / total), 'AC@3': pct(at3 / total), misses: misses.join(' ') || '-' }],
     { at1, at3, total, misses }
   );
@@ -182,7 +193,7 @@ for (const [label, scale] of [
 // inferred from the tree), side by side with kinds: per-trace RCA at the default magnitudes, and window RCA.
 {
   const strip = (tr: Span[]): Span[] => tr.map((s) => ({ ...s, kind: 'unspecified' as const }));
-  const healthy = syntheticHealthy(42, 200);
+  const healthy = syntheticHealthy(42, HEALTHY);
   const bases = { 'with kinds': buildBaseline(healthy), 'without kinds': buildBaseline(healthy.map(strip)) };
   const shape = { 'with kinds': (tr: Span[]) => tr, 'without kinds': strip };
   const defaults: Record<string, number> = {
@@ -216,7 +227,7 @@ for (const [label, scale] of [
       for (const hop of CHAIN_HOPS) {
         const traces: Span[][] = [];
         const events: KernelEvent[] = [];
-        for (let i = 0; i < 30; i++) {
+        for (let i = 0; i < WINDOW; i++) {
           const tr = syntheticTrace({
             seed: 300_000 + i * 7 + kind.length * 1000 + hop.length * 50,
             fault: i % 10 < 3 ? { hop, kind } : undefined,
@@ -236,7 +247,7 @@ for (const [label, scale] of [
     });
   }
   report(
-    'Our chain with and without span kinds (per-trace: fault × hop × 20 seeds; window: 30 traces, 30% faulted)',
+    `Our chain with and without span kinds (per-trace: fault × hop × ${SEEDS} seeds; window: ${WINDOW} traces, 30% faulted)`,
     rows,
     rows
   );
