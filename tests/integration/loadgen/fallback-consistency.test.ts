@@ -119,9 +119,12 @@ describe('fall-back consistency: gpu_oom on the primary path, answers graded per
     assert.ok(fb.served >= 8, seen);
     const [fault] = sum.faults;
     assert.ok(fault.id && fault.startMs, `applied: ${JSON.stringify(fault)}`);
+    // Buckets are by send time: a request sent before the fault can still reach the LLM after it (queued on a busy
+    // machine) and fall back. None sent longer before the fault than the run's slowest request took can have.
+    const inFlight = Math.max(1000, sum.latencyMs.max);
     for (const b of f.buckets)
-      if (b.startMs + f.bucketS * 1000 < fault.startMs - 1000)
-        assert.equal(b.fallback, 0, `nothing fell back in the bucket at ${b.startMs}, before the fault`);
+      if (b.startMs + f.bucketS * 1000 < fault.startMs - inFlight)
+        assert.equal(b.fallback, 0, `nothing fell back in the bucket at ${b.startMs}, before the fault: ${seen}`);
     assert.ok(
       f.buckets.some((b) => b.startMs >= fault.startMs - 1000 && b.fallback > 0),
       'the fall-back rate rises once the fault is on'
