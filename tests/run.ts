@@ -19,7 +19,6 @@ import { dirname, join, relative, resolve } from 'node:path';
 interface Stage {
   name: string;
   dir: string;
-  concurrency: number;
   timeoutMs: number;
   /** Whether files using the kernel's shared state (EXCLUSIVE) run alone: where tests attach probes and rules. */
   exclusive?: boolean;
@@ -40,10 +39,10 @@ interface FileResult extends Counts {
 
 const root = join(import.meta.dirname, '..');
 const STAGES: Stage[] = [
-  { name: 'static', dir: 'tests/static', concurrency: 2, timeoutMs: 15 * 60_000 },
-  { name: 'unit', dir: 'tests/unit', concurrency: 2, timeoutMs: 5 * 60_000 },
-  { name: 'integration', dir: 'tests/integration', concurrency: 2, timeoutMs: 10 * 60_000, exclusive: true },
-  { name: 'e2e', dir: 'tests/e2e', concurrency: 1, timeoutMs: 10 * 60_000 },
+  { name: 'static', dir: 'tests/static', timeoutMs: 15 * 60_000 },
+  { name: 'unit', dir: 'tests/unit', timeoutMs: 5 * 60_000 },
+  { name: 'integration', dir: 'tests/integration', timeoutMs: 10 * 60_000, exclusive: true },
+  { name: 'e2e', dir: 'tests/e2e', timeoutMs: 10 * 60_000 },
 ];
 
 /** The last recorded wall time of each file (tests/durations.json), to start the longest first. */
@@ -203,58 +202,39 @@ interface Job {
   exclusive: boolean;
 }
 
-/**
- * Runs jobs longest first, at most `total` at a time and at most a stage's `concurrency` of that stage; an exclusive
- * job waits for every other to end and runs alone.
- */
-async function runPool(jobs: Job[], total: number): Promise<FileResult[]> {
-  const queue = [...jobs].sort(
-    (a, b) => Number(a.exclusive) - Number(b.exclusive) || expectedS(b.file) - expectedS(a.file)
-  );
+/** Runs jobs longest first, `concurrency` of them at a time. */
+async function runPool(jobs: Job[], concurrency: number): Promise<FileResult[]> {
+  const queue = [...jobs].sort((a, b) => expectedS(b.file) - expectedS(a.file));
   const results: FileResult[] = [];
-  const running = new Map<Promise<void>, Job>();
-  const busy = (stage: Stage): number => [...running.values()].filter((j) => j.stage === stage).length;
-  const fits = (j: Job): boolean =>
-    j.exclusive ? running.size === 0 : running.size < total && busy(j.stage) < j.stage.concurrency;
-  while (queue.length) {
-    const i = queue.findIndex(fits);
-    if (i < 0) {
-      await Promise.race(running.keys());
-      continue;
-    }
-    const [job] = queue.splice(i, 1);
+  const running = new Set<Promise<void>>();
+  for (const job of queue) {
+    while (running.size >= concurrency) await Promise.race(running);
     const p: Promise<void> = runFile(job.stage, job.file, job.exclusive).then((r) => {
       results.push(r);
       running.delete(p);
     });
-    running.set(p, job);
-    if (job.exclusive) await p;
+    running.add(p);
   }
-  await Promise.all(running.keys());
+  await Promise.all(running);
   return results;
 }
 
 /**
- * The stages' files in four phases, so both cores stay busy without two files that must not meet running together:
- * static and unit together (CPU-bound, no shared state); integration two at a time; the integration files that use the
- * kernel's shared state or time answers, each alone; then e2e one at a time. e2e beside integration (three at a time)
- * was tried in two clean-clone runs: it gained little, since the two stories had to run alone (CPU starvation moved
- * their root-cause ranking), and three timing assumptions broke under the load, each in a different file.
+ * The stages' files in four phases: static and unit together, two at a time (CPU-bound, no shared state, so the
+ * bench smoke's long tail shares the machine with unit files); integration two at a time; the integration files that
+ * use the kernel's shared state or time answers, each alone; then e2e one at a time. e2e beside integration (three at
+ * a time) was tried in two clean-clone runs: it gained little, since the two stories had to run alone (CPU
+ * starvation moved their root-cause ranking), and three timing assumptions broke under the load, each in a different
+ * file.
  */
-function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job[]; total: number }> {
+function phases(stages: Stage[], only?: string): Array<{ name: string; jobs: Job[]; concurrency: number }> {
   const jobs = stages.flatMap((stage) =>
-    testFiles(stage.dir, only).map((file) => ({
-      stage,
-      file,
-      exclusive: !!stage.exclusive && isExclusive(file),
-    }))
+    testFiles(stage.dir, only).map((file) => ({ stage, file, exclusive: !!stage.exclusive && isExclusive(file) }))
   );
-  const of = (names: string[], exclusive: boolean): Job[] =>
-    jobs.filter((j) => names.includes(j.stage.name) && j.exclusive === exclusive);
-  const phase = (names: string[], exclusive: boolean, total: number) => {
-    const js = of(names, exclusive);
+  const phase = (names: string[], exclusive: boolean, concurrency: number) => {
+    const js = jobs.filter((j) => names.includes(j.stage.name) && j.exclusive === exclusive);
     const present = names.filter((n) => js.some((j) => j.stage.name === n)).join(' + ');
-    return { name: exclusive ? `${present}, each alone` : present, jobs: js, total };
+    return { name: exclusive ? `${present}, each alone` : present, jobs: js, concurrency };
   };
   return [
     phase(['static', 'unit'], false, 2),
@@ -277,7 +257,7 @@ for (const phase of phases(
 )) {
   console.log(`\n=== ${phase.name}: ${phase.jobs.length} file(s) ===`);
   const t0 = Date.now();
-  const results = await runPool(phase.jobs, phase.total);
+  const results = await runPool(phase.jobs, phase.concurrency);
   console.log(`--- ${phase.name}: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   for (const r of results) total.failures.push(...r.failures);
   all.push(...results);

@@ -48,8 +48,8 @@ export async function launchTestBrowser(): Promise<TestBrowser> {
     args: CHROMIUM_ARGS,
     viewport: DEFAULT_VIEWPORT,
   });
-  // A page's first load compiles the host's bundle (no code cache yet): with two test files at a time on two cores,
-  // give navigations twice Playwright's 30 s default before calling the page broken.
+  // A page's first load compiles the host's bundle (no code cache yet): on a busy machine that passed Playwright's
+  // 30 s default, so navigations get twice that before the page is called broken.
   profile.setDefaultNavigationTimeout(60_000);
   // The profile's first tab stays open (a persistent context ends with its last page) and clears the sites' data.
   const keeper = profile.pages()[0] ?? (await profile.newPage());

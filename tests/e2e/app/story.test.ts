@@ -7,8 +7,9 @@
  * history and evaluator, export and import; a load-test run picked on the trace search pins it to the run's window.
  * Then every view in both themes is screenshotted, and a dead source degrades one panel, not the page.
  */
-// hopscope-test: alone (tests/run.ts): the root cause must rank the injected hop first, which a neighbour file's load on
-// the same two cores can outweigh (beside the integration files, the gateway's own time ranked it first).
+// Must not share the machine with another test file (tests/run.ts runs e2e files one at a time, after integration):
+// the root cause must rank the injected hop first, which a neighbour's load on the same two cores can outweigh
+// (beside the integration files, the gateway's own time ranked it first).
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

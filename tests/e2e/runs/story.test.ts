@@ -7,9 +7,9 @@
  * fault on the timeline; "Compare with" the first ranks rag first; the slowest request opens its trace's root cause;
  * back and forward retrace every step; both themes; screenshots of the run page (artifacts/screenshots/run-*.png).
  */
-// hopscope-test: alone (tests/run.ts, in a stage that runs files together): the gate and the comparison measure two
-// runs' latencies, which a neighbour file's chain and browser on the same two cores move (run beside the app story,
-// its first run's TTFT reached 1 s and rag was not ranked first).
+// Must not share the machine with another test file (tests/run.ts runs e2e files one at a time, after integration):
+// the gate and the comparison measure two runs' latencies, which a neighbour file's chain and browser on the same two
+// cores move (run beside the app story, its first run's TTFT reached 1 s and rag was not ranked first).
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';

@@ -283,8 +283,7 @@ describe('two proxies on one PostgreSQL', { skip }, () => {
     // The kill lands mid-stream once three edits were acknowledged (what was counted, not a fixed delay a busy
     // machine can fill with one edit), at a random point of the next ones.
     const first = acked.version!;
-    const deadline = Date.now() + 30_000;
-    while (acked.version! < first + 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('three edits acknowledged', async () => (acked.version! >= first + 3 ? true : undefined), 30_000);
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
     await victim.kill9();
     procs.splice(procs.indexOf(victim), 1);
